@@ -1,0 +1,323 @@
+//! Scenarios: one schema, parsed from JSON (the Python front end turns TOML or a dict into
+//! JSON), validated once, with every default filled in. Every error names the field path,
+//! what was given and what is allowed.
+
+pub mod units;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+pub use units::{Bytes, Duration, Rate};
+
+/// A refused scenario: `path: given X; allowed: Y`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+pub fn err(path: &str, given: impl fmt::Display, allowed: impl fmt::Display) -> ConfigError {
+    ConfigError { path: path.to_string(), message: format!("given {given}; allowed: {allowed}") }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "d_name")]
+    pub name: String,
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// Longest simulated time; a run also ends when its workload is done.
+    #[serde(default = "d_duration")]
+    pub duration: Duration,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub switch: SwitchCfg,
+    #[serde(default)]
+    pub transport: TransportCfg,
+    pub workload: WorkloadCfg,
+    #[serde(default)]
+    pub metrics: MetricsCfg,
+}
+
+fn d_name() -> String {
+    "unnamed".into()
+}
+fn d_seed() -> u64 {
+    1
+}
+fn d_duration() -> Duration {
+    Duration(crate::engine::PS_PER_S)
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Duration>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    pub kind: String,
+    #[serde(default)]
+    pub link: LinkCfg,
+    // single_switch
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<i64>,
+    // fat_tree
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<i64>,
+    // leaf_spine
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spines: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oversubscription: Option<f64>,
+    // diablo_array
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub racks: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_per_rack: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub racks_per_array: Option<i64>,
+    // edge_list
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchCfg {
+    /// "per_port" or "shared".
+    #[serde(default = "d_buffer")]
+    pub buffer: String,
+    #[serde(default = "d_buffer_per_port")]
+    pub buffer_per_port: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<Bytes>,
+    #[serde(default = "d_alpha")]
+    pub dt_alpha: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_to_port_latency: Option<Duration>,
+    #[serde(default = "d_forwarding")]
+    pub forwarding: String,
+    #[serde(default = "d_scheme")]
+    pub scheme: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub droptail_limit_packets: Option<i64>,
+}
+
+fn d_buffer() -> String {
+    "per_port".into()
+}
+/// 100 full-size Ethernet frames, ns-3's default queue of 100 packets.
+fn d_buffer_per_port() -> Bytes {
+    Bytes(100 * 1518)
+}
+fn d_alpha() -> f64 {
+    1.0
+}
+fn d_forwarding() -> String {
+    "store_and_forward".into()
+}
+fn d_scheme() -> String {
+    "droptail".into()
+}
+
+impl Default for SwitchCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").unwrap()
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportCfg {
+    /// "tcp" or "udp" (flows and long-lived workloads).
+    #[serde(default = "d_tcp")]
+    pub kind: String,
+    /// "newreno" or "cubic".
+    #[serde(default = "d_variant")]
+    pub variant: String,
+    #[serde(default = "d_rto_min")]
+    pub rto_min: Duration,
+    #[serde(default = "d_rto_max")]
+    pub rto_max: Duration,
+    #[serde(default = "d_mss")]
+    pub mss: Bytes,
+    /// Initial congestion window in segments.
+    #[serde(default = "d_iw")]
+    pub initial_window: i64,
+    #[serde(default = "d_rwnd")]
+    pub rcv_window: Bytes,
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    #[serde(default = "d_delack")]
+    pub delayed_ack_timeout: Duration,
+    #[serde(default)]
+    pub ecn: bool,
+}
+
+fn d_tcp() -> String {
+    "tcp".into()
+}
+fn d_variant() -> String {
+    "cubic".into()
+}
+fn d_rto_min() -> Duration {
+    Duration(200 * crate::engine::PS_PER_MS)
+}
+fn d_rto_max() -> Duration {
+    Duration(120 * crate::engine::PS_PER_S)
+}
+fn d_mss() -> Bytes {
+    Bytes(1460)
+}
+fn d_iw() -> i64 {
+    10
+}
+fn d_rwnd() -> Bytes {
+    Bytes(6 * 1024 * 1024)
+}
+fn d_true() -> bool {
+    true
+}
+fn d_delack() -> Duration {
+    Duration(40 * crate::engine::PS_PER_MS)
+}
+
+impl Default for TransportCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").unwrap()
+    }
+}
+
+/// A flow size: a size in bytes or "infinite" (long-lived).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowSize {
+    Finite(u64),
+    Infinite,
+}
+
+impl Serialize for FlowSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FlowSize::Finite(b) => Bytes(*b).serialize(s),
+            FlowSize::Infinite => s.serialize_str("infinite"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        if v.as_str() == Some("infinite") {
+            return Ok(FlowSize::Infinite);
+        }
+        let b: Result<Bytes, _> = serde_json::from_value(v.clone());
+        match b {
+            Ok(b) => Ok(FlowSize::Finite(b.0)),
+            Err(_) => Err(serde::de::Error::custom(format!("given {v}; allowed: \"infinite\" or {}", units::BYTES_ALLOWED))),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    pub kind: String,
+    // incast
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<i64>,
+    // flows
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_cdf: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<i64>>,
+    // permutation, all_to_all
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<FlowSize>,
+    // udp
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<i64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination: Option<i64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsCfg {
+    #[serde(default = "d_sample")]
+    pub queue_sample_interval: Duration,
+    #[serde(default = "d_max_samples")]
+    pub max_queue_samples: i64,
+}
+
+fn d_sample() -> Duration {
+    Duration(100 * crate::engine::PS_PER_US)
+}
+fn d_max_samples() -> i64 {
+    2_000_000
+}
+
+impl Default for MetricsCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").unwrap()
+    }
+}
+
+/// Parses a scenario from JSON text, naming the field of the first error.
+pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde_json appends " at line L column C"; the field path says more to a user.
+        let msg = match inner.find(" at line ") {
+            Some(i) => inner[..i].to_string(),
+            None => inner,
+        };
+        let path = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
+        ConfigError { path, message: msg }
+    })?;
+    Ok(sc)
+}
+
+pub mod resolve;
+pub use resolve::{resolve, Resolved, WorkloadSpec};

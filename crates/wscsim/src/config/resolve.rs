@@ -1,0 +1,366 @@
+//! Validation and defaults: turns a parsed `Scenario` into what the builder needs, and
+//! fills every default into the scenario so that `summary.json` shows the run as it ran.
+
+use super::{err, ConfigError, FlowSize, Scenario};
+use crate::engine::rng::{family, stream};
+use crate::engine::{PS_PER_NS, PS_PER_US};
+use crate::net::packet::{frame_bytes_for_ip, TCP_IP_HEADER_BYTES};
+use crate::net::Forwarding;
+use crate::topology::build::SwitchParams;
+use crate::topology::{diablo, edge_list, fat_tree, leaf_spine, single_switch, Graph, LinkParams};
+use crate::transport::cc::Variant;
+use crate::transport::TcpParams;
+use crate::workload::cdf::Cdf;
+
+pub const TOPOLOGY_KINDS: &[&str] = &["single_switch", "leaf_spine", "fat_tree", "diablo_array", "edge_list"];
+pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "udp"];
+pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
+pub const SCHEMES: &[&str] = &["droptail"];
+
+/// Built-in flow-size distributions, shipped with the Python package and embedded here.
+pub const BUILTIN_CDFS: &[(&str, &str)] = &[
+    ("websearch", include_str!("../../../../python/wscsim/data/websearch_flow_sizes.csv")),
+    ("datamining", include_str!("../../../../python/wscsim/data/datamining_flow_sizes.csv")),
+    ("hadoop", include_str!("../../../../python/wscsim/data/hadoop_flow_sizes.csv")),
+];
+
+/// The workload as the simulator runs it.
+#[derive(Clone, Debug)]
+pub enum WorkloadSpec {
+    Incast { client: u32, servers: Vec<u32>, block_bytes: u64, iterations: u32, request_bytes: u64 },
+    Flows { cdf: Cdf, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64 },
+    LongLived { pairs: Vec<(u32, u32)>, size: Option<u64> },
+    Udp { sources: Vec<u32>, destination: u32, rate_bps: u64, payload_bytes: u32, poisson: bool },
+}
+
+pub struct Resolved {
+    pub scenario: Scenario,
+    pub graph: Graph,
+    pub switch: SwitchParams,
+    pub tcp: TcpParams,
+    pub workload: WorkloadSpec,
+}
+
+fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        Err(err(path, format!("{v:?}"), format!("one of {}", allowed.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(", "))))
+    }
+}
+
+fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
+    if v < lo || v > hi {
+        return Err(err(path, v, format!("an integer from {lo} to {hi}")));
+    }
+    Ok(v as u32)
+}
+
+/// A key that only some kinds use must not be set for another kind.
+fn only_for<T: std::fmt::Debug>(path: &str, v: &Option<T>, kinds: &str, kind: &str) -> Result<(), ConfigError> {
+    match v {
+        Some(x) => Err(ConfigError { path: path.into(), message: format!("given {x:?}; allowed: only with kind {kinds} (this one is {kind:?})") }),
+        None => Ok(()),
+    }
+}
+
+pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
+    if sc.duration.0 == 0 {
+        return Err(err("duration", &sc.duration, "a positive duration such as \"1s\""));
+    }
+    // --- topology ---
+    let t = &mut sc.topology;
+    one_of("topology.kind", &t.kind, TOPOLOGY_KINDS)?;
+    let kind = t.kind.clone();
+    let is = |k: &str| kind == k;
+    if !is("single_switch") {
+        only_for("topology.hosts", &t.hosts, "\"single_switch\"", &kind)?;
+    }
+    if !is("fat_tree") {
+        only_for("topology.k", &t.k, "\"fat_tree\"", &kind)?;
+    }
+    if !is("leaf_spine") {
+        only_for("topology.leaves", &t.leaves, "\"leaf_spine\"", &kind)?;
+        only_for("topology.spines", &t.spines, "\"leaf_spine\"", &kind)?;
+        only_for("topology.hosts_per_leaf", &t.hosts_per_leaf, "\"leaf_spine\"", &kind)?;
+        only_for("topology.oversubscription", &t.oversubscription, "\"leaf_spine\"", &kind)?;
+    }
+    if !is("diablo_array") {
+        only_for("topology.preset", &t.preset, "\"diablo_array\"", &kind)?;
+        only_for("topology.racks", &t.racks, "\"diablo_array\"", &kind)?;
+        only_for("topology.servers_per_rack", &t.servers_per_rack, "\"diablo_array\"", &kind)?;
+        only_for("topology.racks_per_array", &t.racks_per_array, "\"diablo_array\"", &kind)?;
+    }
+    if !is("edge_list") {
+        only_for("topology.file", &t.file, "\"edge_list\"", &kind)?;
+    }
+    // DIABLO presets: 1 Gbit/s with 1 us port-to-port latency, 10 Gbit/s with 100 ns.
+    let (preset_rate, preset_latency) = if is("diablo_array") {
+        let p = t.preset.get_or_insert_with(|| "1g".into()).clone();
+        one_of("topology.preset", &p, DIABLO_PRESETS)?;
+        if p == "1g" { (1_000_000_000, PS_PER_US) } else { (10_000_000_000, 100 * PS_PER_NS) }
+    } else {
+        (10_000_000_000, PS_PER_US)
+    };
+    let rate = t.link.rate.get_or_insert(super::Rate(preset_rate)).0;
+    let delay = t.link.delay.get_or_insert(super::Duration(500 * PS_PER_NS)).0;
+    let link = LinkParams { rate_bps: rate, delay_ps: delay };
+    let graph = match kind.as_str() {
+        "single_switch" => {
+            let h = int_in("topology.hosts", *t.hosts.get_or_insert(16), 2, 100_000)?;
+            single_switch::build(h, link)
+        }
+        "fat_tree" => {
+            let k = *t.k.get_or_insert(4);
+            if k < 2 || k > 64 || k % 2 != 0 {
+                return Err(err("topology.k", k, "an even integer from 2 to 64"));
+            }
+            fat_tree::build(k as u32, link)
+        }
+        "leaf_spine" => {
+            let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 10_000)?;
+            let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 10_000)?;
+            let hpl = int_in("topology.hosts_per_leaf", *t.hosts_per_leaf.get_or_insert(8), 1, 10_000)?;
+            let os = *t.oversubscription.get_or_insert(1.0);
+            if !(os.is_finite() && os > 0.0 && os <= 1000.0) {
+                return Err(err("topology.oversubscription", os, "a ratio greater than 0 (1 means none, 3 means 3:1)"));
+            }
+            if leaves * hpl < 2 {
+                return Err(err("topology.hosts_per_leaf", hpl, "enough hosts for at least 2 in all"));
+            }
+            let up = LinkParams { rate_bps: leaf_spine::uplink_rate_bps(hpl, spines, rate, os).max(1), delay_ps: delay };
+            leaf_spine::build(leaves, spines, hpl, link, up)
+        }
+        "diablo_array" => {
+            let spr = int_in("topology.servers_per_rack", *t.servers_per_rack.get_or_insert(31), 1, 1000)?;
+            let rpa = int_in("topology.racks_per_array", *t.racks_per_array.get_or_insert(16), 1, 1000)?;
+            let racks = int_in("topology.racks", *t.racks.get_or_insert(16), 1, 100_000)?;
+            if racks * spr < 2 {
+                return Err(err("topology.racks", racks, "enough racks for at least 2 servers"));
+            }
+            diablo::build(racks, spr, rpa, link)
+        }
+        _ => {
+            let Some(path) = t.file.clone() else { return Err(err("topology.file", "nothing", "the path of an edge-list file")) };
+            let text = std::fs::read_to_string(&path).map_err(|e| err("topology.file", format!("{path:?}"), format!("a readable edge-list file ({e})")))?;
+            edge_list::parse(&text, link).map_err(|m| ConfigError { path: "topology.file".into(), message: format!("{path}: {m}") })?
+        }
+    };
+    graph.check().map_err(|m| ConfigError { path: if is("edge_list") { "topology.file".into() } else { "topology".into() }, message: m })?;
+    let n_hosts = graph.n_hosts() as i64;
+
+    // --- transport ---
+    let tr = &mut sc.transport;
+    one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
+    one_of("transport.variant", &tr.variant, &["newreno", "cubic"])?;
+    if tr.rto_min.0 == 0 {
+        return Err(err("transport.rto_min", &tr.rto_min, "a positive duration such as \"200ms\" or \"1ms\""));
+    }
+    if tr.rto_max.0 < tr.rto_min.0 {
+        return Err(err("transport.rto_max", &tr.rto_max, format!("at least transport.rto_min ({})", tr.rto_min)));
+    }
+    if !(64..=9000).contains(&tr.mss.0) {
+        return Err(err("transport.mss", &tr.mss, "from 64 to 9000 bytes"));
+    }
+    let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
+    if tr.rcv_window.0 < tr.mss.0 {
+        return Err(err("transport.rcv_window", &tr.rcv_window, format!("at least one segment (transport.mss = {})", tr.mss.0)));
+    }
+    if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
+        return Err(err("transport.delayed_ack_timeout", &tr.delayed_ack_timeout, "a positive duration (or transport.delayed_ack = false)"));
+    }
+    let tcp = TcpParams {
+        variant: if tr.variant == "cubic" { Variant::Cubic } else { Variant::NewReno },
+        mss_bytes: tr.mss.0 as u32,
+        initial_window_segments: iw,
+        rto_min_ps: tr.rto_min.0,
+        rto_max_ps: tr.rto_max.0,
+        rcv_window_bytes: tr.rcv_window.0,
+        delayed_ack: tr.delayed_ack,
+        delayed_ack_ps: tr.delayed_ack_timeout.0,
+        ecn: tr.ecn,
+    };
+    let full_frame = frame_bytes_for_ip(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
+
+    // --- switch ---
+    let s = &mut sc.switch;
+    one_of("switch.buffer", &s.buffer, &["per_port", "shared"])?;
+    one_of("switch.forwarding", &s.forwarding, &["store_and_forward", "cut_through"])?;
+    one_of("switch.scheme", &s.scheme, SCHEMES)?;
+    if s.buffer_per_port.0 < full_frame {
+        return Err(err("switch.buffer_per_port", &s.buffer_per_port, format!("at least one full-size frame ({full_frame} bytes at transport.mss = {})", tcp.mss_bytes)));
+    }
+    let shared = if s.buffer == "shared" {
+        let max_ports = graph_max_switch_ports(&graph);
+        let total = *s.shared_buffer.get_or_insert(super::Bytes(s.buffer_per_port.0 * max_ports));
+        if total.0 < full_frame {
+            return Err(err("switch.shared_buffer", &total, format!("at least one full-size frame ({full_frame} bytes)")));
+        }
+        if !(s.dt_alpha.is_finite() && s.dt_alpha > 0.0 && s.dt_alpha <= 1000.0) {
+            return Err(err("switch.dt_alpha", s.dt_alpha, "a number greater than 0 (1 is the usual dynamic threshold)"));
+        }
+        Some(total.0)
+    } else {
+        only_for("switch.shared_buffer", &s.shared_buffer, "switch.buffer = \"shared\" (it is", &s.buffer)?;
+        None
+    };
+    let p2p = s.port_to_port_latency.get_or_insert(super::Duration(preset_latency)).0;
+    let limit_pkts = match s.droptail_limit_packets {
+        Some(v) => Some(int_in("switch.droptail_limit_packets", v, 1, 1 << 30)?),
+        None => None,
+    };
+    let switch = SwitchParams {
+        buffer_per_port_bytes: s.buffer_per_port.0,
+        shared_buffer_bytes: shared,
+        dt_alpha: s.dt_alpha,
+        port_to_port_ps: p2p,
+        forwarding: if s.forwarding == "cut_through" { Forwarding::CutThrough } else { Forwarding::StoreAndForward },
+        droptail_limit_packets: limit_pkts,
+    };
+
+    // --- workload ---
+    let w = &mut sc.workload;
+    one_of("workload.kind", &w.kind, WORKLOAD_KINDS)?;
+    let wk = w.kind.clone();
+    let wis = |k: &str| wk == k;
+    if !wis("incast") {
+        for (p, v) in [("workload.senders", &w.senders), ("workload.iterations", &w.iterations), ("workload.client", &w.client)] {
+            only_for(p, v, "\"incast\"", &wk)?;
+        }
+        only_for("workload.block", &w.block, "\"incast\"", &wk)?;
+        only_for("workload.request", &w.request, "\"incast\"", &wk)?;
+    }
+    if !wis("flows") {
+        only_for("workload.load", &w.load, "\"flows\"", &wk)?;
+        only_for("workload.size_cdf", &w.size_cdf, "\"flows\"", &wk)?;
+        only_for("workload.flows", &w.flows, "\"flows\"", &wk)?;
+        only_for("workload.clients", &w.clients, "\"flows\"", &wk)?;
+        only_for("workload.servers", &w.servers, "\"flows\"", &wk)?;
+    }
+    if !(wis("permutation") || wis("all_to_all")) {
+        only_for("workload.size", &w.size, "\"permutation\" or \"all_to_all\"", &wk)?;
+    }
+    if !wis("udp") {
+        only_for("workload.rate", &w.rate, "\"udp\"", &wk)?;
+        only_for("workload.packet_size", &w.packet_size, "\"udp\"", &wk)?;
+        only_for("workload.arrival", &w.arrival, "\"udp\"", &wk)?;
+        only_for("workload.sources", &w.sources, "\"udp\"", &wk)?;
+        only_for("workload.destination", &w.destination, "\"udp\"", &wk)?;
+        if sc.transport.kind == "udp" {
+            return Err(err("transport.kind", "\"udp\"", format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")")));
+        }
+    }
+    let host_list = |path: &str, v: &Option<Vec<i64>>| -> Result<Option<Vec<u32>>, ConfigError> {
+        let Some(v) = v else { return Ok(None) };
+        if v.is_empty() {
+            return Err(err(path, "[]", "a non-empty list of host indices"));
+        }
+        let mut out = Vec::with_capacity(v.len());
+        for (i, &h) in v.iter().enumerate() {
+            out.push(int_in(&format!("{path}[{i}]"), h, 0, n_hosts - 1)?);
+        }
+        Ok(Some(out))
+    };
+    let workload = match wk.as_str() {
+        "incast" => {
+            let senders = int_in("workload.senders", *w.senders.get_or_insert(n_hosts - 1), 1, n_hosts - 1)?;
+            let client = int_in("workload.client", *w.client.get_or_insert(0), 0, n_hosts - 1)?;
+            let block = w.block.get_or_insert(super::Bytes(256 * 1024)).0;
+            if block < senders as u64 {
+                return Err(err("workload.block", block, format!("at least one byte per sender ({senders})")));
+            }
+            let iterations = int_in("workload.iterations", *w.iterations.get_or_insert(40), 1, 1_000_000)?;
+            let request = w.request.get_or_insert(super::Bytes(64)).0;
+            if request == 0 {
+                return Err(err("workload.request", request, "at least 1 byte"));
+            }
+            let servers = (0..n_hosts as u32).filter(|&h| h != client).take(senders as usize).collect();
+            WorkloadSpec::Incast { client, servers, block_bytes: block, iterations, request_bytes: request }
+        }
+        "flows" => {
+            let load = *w.load.get_or_insert(0.5);
+            if !(load.is_finite() && load > 0.0 && load <= 1.0) {
+                return Err(err("workload.load", load, "a fraction of edge-link capacity greater than 0 and at most 1"));
+            }
+            let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
+            let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                Some((_, t)) => t.to_string(),
+                None => std::fs::read_to_string(&name).map_err(|e| err("workload.size_cdf", format!("{name:?}"), format!("\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf ({e})")))?,
+            };
+            let cdf = Cdf::parse(&text).map_err(|m| ConfigError { path: "workload.size_cdf".into(), message: format!("{name}: {m}") })?;
+            let all: Vec<u32> = (0..n_hosts as u32).collect();
+            let receivers = host_list("workload.clients", &w.clients)?.unwrap_or_else(|| all.clone());
+            let senders = host_list("workload.servers", &w.servers)?.unwrap_or(all);
+            if senders.len() == 1 && receivers.len() == 1 && senders[0] == receivers[0] {
+                return Err(err("workload.servers", format!("{senders:?}"), "hosts that differ from workload.clients"));
+            }
+            let max_flows = match w.flows {
+                Some(f) => int_in("workload.flows", f, 1, i32::MAX as i64)? as u64,
+                None => u64::MAX,
+            };
+            // Arrival rate so that the busier side's edge links carry `load` on average.
+            let ends = senders.len().min(receivers.len()) as f64;
+            let rate_per_s = load * rate as f64 * ends / (cdf.mean() * 8.0);
+            WorkloadSpec::Flows { cdf, rate_per_s, senders, receivers, max_flows }
+        }
+        "permutation" | "all_to_all" => {
+            let size = match *w.size.get_or_insert(FlowSize::Infinite) {
+                FlowSize::Infinite => None,
+                FlowSize::Finite(0) => return Err(err("workload.size", 0, "\"infinite\" or a positive size such as \"1MiB\"")),
+                FlowSize::Finite(b) => Some(b),
+            };
+            let n = n_hosts as u32;
+            let pairs = if wk == "permutation" {
+                // Sattolo's shuffle gives a single cycle: no host sends to itself.
+                let mut perm: Vec<u32> = (0..n).collect();
+                let mut rng = stream(sc.seed, family::WORKLOAD, 0);
+                for i in (1..n as usize).rev() {
+                    let j = rand::Rng::random_range(&mut rng, 0..i);
+                    perm.swap(i, j);
+                }
+                (0..n).map(|i| (i, perm[i as usize])).collect()
+            } else {
+                if n > 1024 {
+                    return Err(err("topology", format!("{n} hosts"), "at most 1024 hosts for all_to_all (n^2 flows)"));
+                }
+                (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b))).collect()
+            };
+            WorkloadSpec::LongLived { pairs, size }
+        }
+        _ => {
+            let Some(r) = w.rate else { return Err(err("workload.rate", "nothing", "a rate per source such as \"1Gbps\"")) };
+            if r.0 > rate {
+                return Err(err("workload.rate", r, format!("at most the host link rate ({})", super::Rate(rate))));
+            }
+            let dst = int_in("workload.destination", *w.destination.get_or_insert(0), 0, n_hosts - 1)?;
+            let sources = match host_list("workload.sources", &w.sources)? {
+                Some(s) => s,
+                None => (0..n_hosts as u32).filter(|&h| h != dst).collect(),
+            };
+            if let Some(i) = sources.iter().position(|&s| s == dst) {
+                return Err(err(&format!("workload.sources[{i}]"), dst, "hosts other than workload.destination"));
+            }
+            w.sources = Some(sources.iter().map(|&s| s as i64).collect());
+            let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
+            if !(1..=1472).contains(&size) {
+                return Err(err("workload.packet_size", size, "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)"));
+            }
+            let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
+            one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
+            WorkloadSpec::Udp { sources, destination: dst, rate_bps: r.0, payload_bytes: size as u32, poisson: arrival == "poisson" }
+        }
+    };
+    if sc.metrics.max_queue_samples < 0 {
+        return Err(err("metrics.max_queue_samples", sc.metrics.max_queue_samples, "0 or more (0 records no samples)"));
+    }
+    Ok(Resolved { scenario: sc, graph, switch, tcp, workload })
+}
+
+fn graph_max_switch_ports(g: &Graph) -> u64 {
+    let mut deg = vec![0u64; g.nodes.len()];
+    for l in &g.links {
+        deg[l.a as usize] += 1;
+        deg[l.b as usize] += 1;
+    }
+    g.nodes.iter().zip(deg).filter(|(n, _)| n.kind == crate::net::NodeKind::Switch).map(|(_, d)| d).max().unwrap_or(1)
+}

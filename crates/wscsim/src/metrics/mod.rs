@@ -1,0 +1,174 @@
+//! What a run records, kept in plain vectors during the run and turned into columnar
+//! tables at the end (units in column names).
+
+use crate::engine::{TimePs, NEVER, PS_PER_US};
+use crate::net::{Network, NodeKind};
+
+#[derive(Clone, Copy, Debug)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes the flow carries (0 for an endless flow).
+    pub size_bytes: u64,
+    pub start_ps: TimePs,
+    /// When the receiver had every byte (NEVER if it did not finish).
+    pub end_ps: TimePs,
+    pub bytes_received: u64,
+    /// Transfer time on an idle network (see `Network::ideal_transfer_ps`), for slowdown.
+    pub ideal_ps: TimePs,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct IncastRecord {
+    pub iteration: u32,
+    pub start_ps: TimePs,
+    pub end_ps: TimePs,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct QueueSample {
+    pub time_ps: TimePs,
+    pub port: u32,
+    pub bytes: u64,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    pub flows: Vec<FlowRecord>,
+    pub incast: Vec<IncastRecord>,
+    pub queue: Vec<QueueSample>,
+    pub sample_interval_ps: TimePs,
+    pub max_queue_samples: usize,
+    pub queue_samples_truncated: bool,
+}
+
+impl Metrics {
+    /// Samples the queue of every switch port that has carried traffic.
+    pub fn sample_queues(&mut self, now: TimePs, net: &Network) {
+        for (i, p) in net.ports.iter().enumerate() {
+            if p.switch == crate::net::NONE || (p.stats.tx_pkts == 0 && p.stats.drops == 0 && p.pkts_queued == 0) {
+                continue;
+            }
+            if self.queue.len() >= self.max_queue_samples {
+                self.queue_samples_truncated = true;
+                return;
+            }
+            self.queue.push(QueueSample { time_ps: now, port: i as u32, bytes: p.bytes_queued });
+        }
+    }
+}
+
+/// A column of a result table.
+#[derive(Clone, Debug)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub name: &'static str,
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+fn us(ps: TimePs) -> f64 {
+    ps as f64 / PS_PER_US as f64
+}
+
+pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
+    let f = &m.flows;
+    let fct: Vec<f64> = f.iter().map(|r| if r.end_ps == NEVER { f64::NAN } else { us(r.end_ps - r.start_ps) }).collect();
+    let slowdown: Vec<f64> = f
+        .iter()
+        .map(|r| if r.end_ps == NEVER || r.ideal_ps == 0 { f64::NAN } else { (r.end_ps - r.start_ps) as f64 / r.ideal_ps as f64 })
+        .collect();
+    let goodput: Vec<f64> = f
+        .iter()
+        .map(|r| {
+            let stop = if r.end_ps == NEVER { end_ps } else { r.end_ps };
+            if stop > r.start_ps { r.bytes_received as f64 * 8.0 / ((stop - r.start_ps) as f64 / 1e12) / 1e9 } else { f64::NAN }
+        })
+        .collect();
+    Table {
+        name: "flows",
+        columns: vec![
+            ("flow_id", Column::I64(f.iter().map(|r| r.flow_id as i64).collect())),
+            ("src", Column::I64(f.iter().map(|r| r.src as i64).collect())),
+            ("dst", Column::I64(f.iter().map(|r| r.dst as i64).collect())),
+            ("size_bytes", Column::I64(f.iter().map(|r| r.size_bytes as i64).collect())),
+            ("start_us", Column::F64(f.iter().map(|r| us(r.start_ps)).collect())),
+            ("fct_us", Column::F64(fct)),
+            ("slowdown", Column::F64(slowdown)),
+            ("bytes_received", Column::I64(f.iter().map(|r| r.bytes_received as i64).collect())),
+            ("goodput_gbps", Column::F64(goodput)),
+        ],
+    }
+}
+
+pub fn incast_table(m: &Metrics) -> Table {
+    let r = &m.incast;
+    Table {
+        name: "incast",
+        columns: vec![
+            ("iteration", Column::I64(r.iter().map(|x| x.iteration as i64).collect())),
+            ("start_us", Column::F64(r.iter().map(|x| us(x.start_ps)).collect())),
+            ("duration_us", Column::F64(r.iter().map(|x| us(x.end_ps - x.start_ps)).collect())),
+            ("block_bytes", Column::I64(r.iter().map(|x| x.bytes as i64).collect())),
+            ("goodput_mbps", Column::F64(r.iter().map(|x| x.bytes as f64 * 8.0 / ((x.end_ps - x.start_ps) as f64 / 1e12) / 1e6).collect())),
+        ],
+    }
+}
+
+pub fn queue_table(m: &Metrics, net: &Network) -> Table {
+    let q = &m.queue;
+    Table {
+        name: "queues",
+        columns: vec![
+            ("time_us", Column::F64(q.iter().map(|s| us(s.time_ps)).collect())),
+            ("node", Column::I64(q.iter().map(|s| net.ports[s.port as usize].node as i64).collect())),
+            ("port", Column::I64(q.iter().map(|s| (s.port - net.nodes[net.ports[s.port as usize].node as usize].port_base) as i64).collect())),
+            ("queue_bytes", Column::I64(q.iter().map(|s| s.bytes as i64).collect())),
+        ],
+    }
+}
+
+pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
+    let p = &net.ports;
+    let local = |i: usize| (i as u32 - net.nodes[p[i].node as usize].port_base) as i64;
+    let secs = (end_ps as f64 / 1e12).max(1e-18);
+    Table {
+        name: "links",
+        columns: vec![
+            ("node", Column::I64(p.iter().map(|x| x.node as i64).collect())),
+            ("node_name", Column::Str(p.iter().map(|x| net.node_names[x.node as usize].clone()).collect())),
+            ("kind", Column::Str(p.iter().map(|x| if net.nodes[x.node as usize].kind == NodeKind::Host { "nic" } else { "switch" }.to_string()).collect())),
+            ("port", Column::I64((0..p.len()).map(local).collect())),
+            ("peer_name", Column::Str(p.iter().map(|x| net.node_names[x.peer_node as usize].clone()).collect())),
+            ("rate_bps", Column::I64(p.iter().map(|x| x.rate_bps as i64).collect())),
+            ("tx_bytes", Column::I64(p.iter().map(|x| x.stats.tx_wire_bytes as i64).collect())),
+            ("tx_packets", Column::I64(p.iter().map(|x| x.stats.tx_pkts as i64).collect())),
+            ("utilisation", Column::F64(p.iter().map(|x| x.stats.tx_wire_bytes as f64 * 8.0 / (x.rate_bps as f64 * secs)).collect())),
+            ("drops", Column::I64(p.iter().map(|x| x.stats.drops as i64).collect())),
+            ("drop_bytes", Column::I64(p.iter().map(|x| x.stats.drop_bytes as i64).collect())),
+            ("mean_wait_us", Column::F64(p.iter().map(|x| if x.stats.tx_pkts > 0 { us(x.stats.wait_ps_sum) / x.stats.tx_pkts as f64 } else { f64::NAN }).collect())),
+            ("max_queue_bytes", Column::I64(p.iter().map(|x| x.stats.max_queue_bytes as i64).collect())),
+        ],
+    }
+}
+
+pub fn drops_table(net: &Network) -> Table {
+    let d = &net.drop_log;
+    Table {
+        name: "drops",
+        columns: vec![
+            ("time_us", Column::F64(d.iter().map(|x| us(x.time_ps)).collect())),
+            ("node", Column::I64(d.iter().map(|x| net.ports[x.port as usize].node as i64).collect())),
+            ("port", Column::I64(d.iter().map(|x| (x.port - net.nodes[net.ports[x.port as usize].node as usize].port_base) as i64).collect())),
+            ("flow_id", Column::I64(d.iter().map(|x| x.flow_id as i64).collect())),
+            ("frame_bytes", Column::I64(d.iter().map(|x| x.frame_bytes as i64).collect())),
+        ],
+    }
+}

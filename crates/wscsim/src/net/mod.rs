@@ -1,0 +1,337 @@
+//! The network: packets, ports (each drained at line rate onto a link), switches and
+//! host NICs, with the per-packet forwarding path.
+//!
+//! A node is a host or a switch. Every link end is a port with an output queue set run by
+//! a scheme; a host's port is its NIC. Nodes interact only by scheduling `Arrive` events at
+//! the far end of a link, which keeps the partitioning rule of the engine.
+
+pub mod packet;
+pub mod routing;
+
+use crate::engine::{serialisation_ps, EventKind, EventQueue, PartitionId, TimePs};
+use crate::scheme::{PortCtx, Scheme, Verdict};
+use packet::{PacketPool, PktId, PktQueue, PHY_OVERHEAD_BYTES};
+use routing::Routing;
+
+pub const NONE: u32 = u32::MAX;
+
+/// Bytes a cut-through switch must receive before it can forward (the header it parses).
+pub const CUT_THROUGH_HEADER_BYTES: u64 = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// Host index or switch index, by kind.
+    pub index: u32,
+    pub port_base: u32,
+    pub nports: u32,
+    pub partition: PartitionId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forwarding {
+    StoreAndForward,
+    CutThrough,
+}
+
+/// One buffer shared by all ports of a switch, with Choudhury-Hahne dynamic thresholds:
+/// a port may hold at most `alpha * (total - used)` bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedBuffer {
+    pub total_bytes: u64,
+    pub used_bytes: u64,
+    pub alpha: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Switch {
+    pub node: u32,
+    pub name: String,
+    /// 0 for switches next to hosts, increasing upwards (used to pick schemes per tier).
+    pub tier: u8,
+    pub forwarding: Forwarding,
+    pub port_to_port_ps: TimePs,
+    pub shared: Option<SharedBuffer>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortStats {
+    pub tx_wire_bytes: u64,
+    pub tx_pkts: u64,
+    pub drops: u64,
+    pub drop_bytes: u64,
+    /// Sum over dequeued packets of the time they waited in this port's queue.
+    pub wait_ps_sum: u64,
+    pub max_queue_bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Port {
+    pub node: u32,
+    /// The switch owning the port, or NONE for a host NIC.
+    pub switch: u32,
+    pub peer_node: u32,
+    pub peer_in_port: u32,
+    pub rate_bps: u64,
+    pub prop_ps: TimePs,
+    /// Port-to-port latency of the switch at the far end (0 for a host).
+    pub peer_delay_ps: TimePs,
+    /// The far end is a cut-through switch: it acts on the header, not the last bit.
+    pub peer_cut_through: bool,
+    pub q_base: u32,
+    pub q_count: u32,
+    pub mask_base: u32,
+    pub bytes_queued: u64,
+    pub pkts_queued: u32,
+    /// This port's own buffer (u64::MAX for a NIC, which does not drop by default).
+    pub buffer_bytes: u64,
+    pub busy_until_ps: TimePs,
+    pub wake_pending: bool,
+    pub stats: PortStats,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct DropRecord {
+    pub time_ps: TimePs,
+    pub node: u32,
+    pub port: u32,
+    pub flow_id: u32,
+    pub frame_bytes: u32,
+}
+
+/// Packet accounting for the conservation invariant: sent = delivered + dropped + in flight.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NetCounters {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub packet_hops: u64,
+    /// Times a queue was found above its buffer after an enqueue (must stay 0).
+    pub buffer_violations: u64,
+}
+
+pub struct Network {
+    pub pool: PacketPool,
+    pub nodes: Vec<Node>,
+    pub node_names: Vec<String>,
+    pub ports: Vec<Port>,
+    pub queues: Vec<PktQueue>,
+    pub masks: Vec<u64>,
+    pub schemes: Vec<Scheme>,
+    pub switches: Vec<Switch>,
+    /// Host index to node index.
+    pub host_nodes: Vec<u32>,
+    pub routing: Routing,
+    pub counters: NetCounters,
+    pub drop_log: Vec<DropRecord>,
+}
+
+impl Network {
+    #[inline]
+    pub fn n_hosts(&self) -> usize {
+        self.host_nodes.len()
+    }
+
+    /// The NIC port of host `h`.
+    #[inline]
+    pub fn nic_port(&self, host: u32) -> u32 {
+        self.nodes[self.host_nodes[host as usize] as usize].port_base
+    }
+
+    /// A host hands a packet to its NIC.
+    #[inline]
+    pub fn inject(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId) {
+        self.counters.sent += 1;
+        let port = self.nic_port(host);
+        self.enqueue_at_port(ev, port, pkt, 0);
+    }
+
+    /// A packet arrives at a switch: route, then hand it to the output port's scheme.
+    #[inline]
+    pub fn on_arrive_switch(&mut self, ev: &mut EventQueue, node: u32, in_port: u32, pkt: PktId) {
+        let n = &self.nodes[node as usize];
+        let (sw, base) = (n.index, n.port_base);
+        let p = self.pool.get(pkt);
+        let local = self.routing.next_port(sw, p.dst_host, p.hash);
+        self.enqueue_at_port(ev, base + local, pkt, in_port);
+    }
+
+    /// A host consumed a packet that reached it.
+    #[inline]
+    pub fn delivered(&mut self, pkt: PktId) {
+        self.counters.delivered += 1;
+        self.pool.free(pkt);
+    }
+
+    fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
+        let p = self.pool.get(pkt);
+        let rec = DropRecord { time_ps: now, node: self.ports[port as usize].node, port, flow_id: p.flow_id, frame_bytes: p.frame_bytes };
+        let st = &mut self.ports[port as usize].stats;
+        st.drops += 1;
+        st.drop_bytes += p.frame_bytes as u64;
+        self.drop_log.push(rec);
+        self.counters.dropped += 1;
+        self.pool.free(pkt);
+    }
+
+    fn enqueue_at_port(&mut self, ev: &mut EventQueue, port: u32, pkt: PktId, in_port: u32) {
+        let now = ev.now();
+        let Network { pool, ports, queues, masks, schemes, switches, .. } = self;
+        let pt = &mut ports[port as usize];
+        let shared = if pt.switch != NONE { switches[pt.switch as usize].shared.as_mut() } else { None };
+        let limit_bytes = match &shared {
+            Some(sb) => {
+                let free = sb.total_bytes - sb.used_bytes;
+                let threshold = (sb.alpha * free as f64) as u64;
+                threshold.min(pt.bytes_queued + free)
+            }
+            None => pt.buffer_bytes,
+        };
+        pool.get_mut(pkt).enqueued_ps = now;
+        let before = pt.bytes_queued;
+        let mut ctx = PortCtx {
+            queues: &mut queues[pt.q_base as usize..(pt.q_base + pt.q_count) as usize],
+            nonempty: &mut masks[pt.mask_base as usize..pt.mask_base as usize + (pt.q_count as usize).div_ceil(64)],
+            pool,
+            bytes_queued: &mut pt.bytes_queued,
+            pkts_queued: &mut pt.pkts_queued,
+            limit_bytes,
+            now_ps: now,
+        };
+        let scheme = &mut schemes[port as usize];
+        let q = scheme.classify(&ctx, pkt, in_port);
+        let verdict = scheme.enqueue(&mut ctx, pkt, q);
+        if verdict == Verdict::AcceptedMarked {
+            ctx.pool.get_mut(pkt).ecn = packet::ecn::CE;
+        }
+        let after = pt.bytes_queued;
+        if after > pt.stats.max_queue_bytes {
+            pt.stats.max_queue_bytes = after;
+        }
+        let over = match shared {
+            Some(sb) => {
+                sb.used_bytes = sb.used_bytes + after - before;
+                sb.used_bytes > sb.total_bytes
+            }
+            None => after > pt.buffer_bytes,
+        };
+        if over {
+            self.counters.buffer_violations += 1;
+        }
+        match verdict {
+            Verdict::Accepted | Verdict::AcceptedMarked => self.try_transmit(ev, port),
+            Verdict::Dropped => self.drop_packet(now, port, pkt),
+            Verdict::DroppedOther(other) => {
+                self.drop_packet(now, port, other);
+                self.try_transmit(ev, port);
+            }
+        }
+    }
+
+    /// The port's previous transmission has ended.
+    #[inline]
+    pub fn on_port_wake(&mut self, ev: &mut EventQueue, port: u32) {
+        self.ports[port as usize].wake_pending = false;
+        self.try_transmit(ev, port);
+    }
+
+    /// Starts the next transmission if the port is idle and has a packet to send.
+    fn try_transmit(&mut self, ev: &mut EventQueue, port: u32) {
+        let now = ev.now();
+        let Network { pool, ports, queues, masks, schemes, switches, counters, .. } = self;
+        let pt = &mut ports[port as usize];
+        if pt.pkts_queued == 0 {
+            return;
+        }
+        if pt.busy_until_ps > now {
+            if !pt.wake_pending {
+                pt.wake_pending = true;
+                ev.schedule(pt.busy_until_ps, EventKind::PortWake { port });
+            }
+            return;
+        }
+        let before = pt.bytes_queued;
+        let mut ctx = PortCtx {
+            queues: &mut queues[pt.q_base as usize..(pt.q_base + pt.q_count) as usize],
+            nonempty: &mut masks[pt.mask_base as usize..pt.mask_base as usize + (pt.q_count as usize).div_ceil(64)],
+            pool,
+            bytes_queued: &mut pt.bytes_queued,
+            pkts_queued: &mut pt.pkts_queued,
+            limit_bytes: u64::MAX,
+            now_ps: now,
+        };
+        let Some(pkt) = schemes[port as usize].schedule(&mut ctx) else { return };
+        if pt.switch != NONE {
+            if let Some(sb) = switches[pt.switch as usize].shared.as_mut() {
+                sb.used_bytes -= before - pt.bytes_queued;
+            }
+        }
+        let p = pool.get_mut(pkt);
+        let wire = (p.frame_bytes + PHY_OVERHEAD_BYTES) as u64;
+        let ser = serialisation_ps(wire, pt.rate_bps);
+        // Under cut-through the packet may still be arriving: it cannot leave before its last bit.
+        let end = (now + ser).max(p.rx_done_ps);
+        pt.busy_until_ps = end;
+        pt.stats.tx_wire_bytes += wire;
+        pt.stats.tx_pkts += 1;
+        pt.stats.wait_ps_sum += now - p.enqueued_ps;
+        counters.packet_hops += 1;
+        p.rx_done_ps = end + pt.prop_ps;
+        let head_arrival = if pt.peer_cut_through {
+            now + serialisation_ps(CUT_THROUGH_HEADER_BYTES + 8, pt.rate_bps) + pt.prop_ps
+        } else {
+            p.rx_done_ps
+        };
+        p.in_port = pt.peer_in_port;
+        ev.schedule(
+            head_arrival + pt.peer_delay_ps,
+            EventKind::Arrive { node: pt.peer_node, in_port: pt.peer_in_port, pkt },
+        );
+        if pt.pkts_queued > 0 {
+            pt.wake_pending = true;
+            ev.schedule(end, EventKind::PortWake { port });
+        }
+    }
+
+    /// Time to move `bytes` of TCP payload from `src` to `dst` on an idle network: the first
+    /// segment crosses every hop store-and-forward (serialisation, propagation and
+    /// port-to-port latency), the rest follow back to back at the path's slowest link.
+    /// Leaves out ACKs, slow start and the handshake: it is the floor that slowdown divides by.
+    pub fn ideal_transfer_ps(&self, src: u32, dst: u32, bytes: u64, mss: u32) -> TimePs {
+        let full = packet::frame_bytes_for_ip(mss + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
+        let first_payload = bytes.min(mss as u64) as u32;
+        let first = packet::frame_bytes_for_ip(first_payload + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
+        let rest = bytes - first_payload as u64;
+        let (n_full, last) = (rest / mss as u64, rest % mss as u64);
+        let mut t = 0;
+        let mut min_rate = u64::MAX;
+        let mut port = self.nic_port(src);
+        for _ in 0..self.nodes.len() {
+            let pt = &self.ports[port as usize];
+            t += serialisation_ps(first, pt.rate_bps) + pt.prop_ps + pt.peer_delay_ps;
+            min_rate = min_rate.min(pt.rate_bps);
+            let nd = &self.nodes[pt.peer_node as usize];
+            if nd.kind == NodeKind::Host {
+                break;
+            }
+            port = nd.port_base + self.routing.next_port(nd.index, dst, 0);
+        }
+        t += n_full * serialisation_ps(full, min_rate);
+        if last > 0 {
+            let f = packet::frame_bytes_for_ip(last as u32 + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
+            t += serialisation_ps(f, min_rate);
+        }
+        t
+    }
+
+    /// Sum of bytes held in all queues (for checks and summaries).
+    pub fn bytes_queued_total(&self) -> u64 {
+        self.ports.iter().map(|p| p.bytes_queued).sum()
+    }
+}

@@ -1,0 +1,256 @@
+//! Packets, their pool, and intrusive FIFO queues threaded through the pool.
+//!
+//! A packet is a plain struct in a `Vec`; it is referred to by its index (`PktId`). Freed
+//! slots are reused, so a run in steady state allocates nothing per packet.
+
+use crate::engine::TimePs;
+
+pub type PktId = u32;
+pub const NO_PKT: PktId = u32::MAX;
+
+/// Ethernet header and FCS bytes added to the IP packet.
+pub const ETH_HEADER_FCS_BYTES: u32 = 18;
+/// Preamble, start delimiter and inter-frame gap: on the wire, not in a buffer.
+pub const PHY_OVERHEAD_BYTES: u32 = 20;
+/// Smallest Ethernet frame (header to FCS).
+pub const MIN_FRAME_BYTES: u32 = 64;
+/// IPv4 + TCP headers without options.
+pub const TCP_IP_HEADER_BYTES: u32 = 40;
+/// IPv4 + UDP headers.
+pub const UDP_IP_HEADER_BYTES: u32 = 28;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Proto {
+    #[default]
+    Tcp = 6,
+    Udp = 17,
+}
+
+/// ECN codepoints (RFC 3168), as two bits in `Packet::ecn`.
+pub mod ecn {
+    pub const NOT_ECT: u8 = 0b00;
+    pub const ECT0: u8 = 0b10;
+    pub const CE: u8 = 0b11;
+}
+
+/// TCP flag bits used by the model.
+pub mod tcp_flags {
+    pub const ACK: u8 = 0x10;
+    /// ECN-echo: the receiver saw CE.
+    pub const ECE: u8 = 0x40;
+    /// Congestion window reduced.
+    pub const CWR: u8 = 0x80;
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    // --- 5-tuple (hosts are addressed by index) ---
+    pub src_host: u32,
+    pub dst_host: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub proto: Proto,
+    // --- classification and congestion fields ---
+    pub dscp: u8,
+    pub ecn: u8,
+    pub tcp_flags: u8,
+    /// Flow this packet belongs to (a connection or a UDP stream).
+    pub flow_id: u32,
+    /// Per-packet priority value for schemes that want one (pFabric: remaining flow size).
+    pub priority: u64,
+    /// Two free words a scheme may read and write as it crosses switches.
+    pub scheme_fields: [u32; 2],
+    /// 5-tuple hash, computed once at the source, used by ECMP.
+    pub hash: u32,
+    // --- sizes ---
+    /// Bytes the packet takes in a buffer (Ethernet frame, header to FCS).
+    pub frame_bytes: u32,
+    /// Transport payload bytes.
+    pub payload_bytes: u32,
+    // --- transport ---
+    pub seq: u64,
+    pub ack: u64,
+    /// Sender timestamp and echoed timestamp (like TCP timestamps), for RTT samples.
+    pub ts_ps: TimePs,
+    pub ts_echo_ps: TimePs,
+    // --- in-network bookkeeping ---
+    /// When the last bit reaches the node the packet is at (differs from the arrival event
+    /// time under cut-through, where the event marks the header).
+    pub rx_done_ps: TimePs,
+    /// When the packet entered its current output queue.
+    pub enqueued_ps: TimePs,
+    /// Input port at the current switch (its virtual output queue).
+    pub in_port: u32,
+    /// Next packet in the same queue.
+    pub next: PktId,
+}
+
+impl Packet {
+    /// Bytes on the wire, including preamble and inter-frame gap.
+    #[inline]
+    pub fn wire_bytes(&self) -> u32 {
+        self.frame_bytes + PHY_OVERHEAD_BYTES
+    }
+}
+
+/// Frame bytes of an IP packet of `ip_bytes`.
+#[inline]
+pub fn frame_bytes_for_ip(ip_bytes: u32) -> u32 {
+    (ip_bytes + ETH_HEADER_FCS_BYTES).max(MIN_FRAME_BYTES)
+}
+
+/// 5-tuple hash used by ECMP (a fixed mixer: the same tuple hashes the same in every run).
+#[inline]
+pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16, proto: Proto) -> u32 {
+    let a = ((src as u64) << 32) | dst as u64;
+    let b = ((sport as u64) << 24) | ((dport as u64) << 8) | proto as u64;
+    (crate::engine::rng::mix64(a ^ crate::engine::rng::mix64(b)) >> 32) as u32
+}
+
+/// Pool of packets with a free list.
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+    live: u64,
+}
+
+impl Default for PacketPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PacketPool {
+    pub fn new() -> Self {
+        PacketPool { slots: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0 }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        self.live += 1;
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets allocated and not yet freed (in flight, queued or in a NIC).
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+
+    /// Slots ever allocated (the pool's high-water mark).
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// FIFO of packets linked through `Packet::next`: 24 bytes, no allocation.
+#[derive(Clone, Copy, Debug)]
+pub struct PktQueue {
+    pub head: PktId,
+    pub tail: PktId,
+    pub len: u32,
+    pub bytes: u64,
+}
+
+impl Default for PktQueue {
+    fn default() -> Self {
+        PktQueue { head: NO_PKT, tail: NO_PKT, len: 0, bytes: 0 }
+    }
+}
+
+impl PktQueue {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn push_back(&mut self, pool: &mut PacketPool, id: PktId) {
+        let bytes = {
+            let p = pool.get_mut(id);
+            p.next = NO_PKT;
+            p.frame_bytes as u64
+        };
+        if self.tail == NO_PKT {
+            self.head = id;
+        } else {
+            pool.get_mut(self.tail).next = id;
+        }
+        self.tail = id;
+        self.len += 1;
+        self.bytes += bytes;
+    }
+
+    #[inline]
+    pub fn pop_front(&mut self, pool: &mut PacketPool) -> Option<PktId> {
+        if self.head == NO_PKT {
+            return None;
+        }
+        let id = self.head;
+        let p = pool.get(id);
+        self.head = p.next;
+        if self.head == NO_PKT {
+            self.tail = NO_PKT;
+        }
+        self.len -= 1;
+        self.bytes -= p.frame_bytes as u64;
+        Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_reuses_slots_and_queue_is_fifo() {
+        let mut pool = PacketPool::new();
+        let mut q = PktQueue::default();
+        for i in 0..5 {
+            let id = pool.alloc(Packet { seq: i, frame_bytes: 100, ..Default::default() });
+            q.push_back(&mut pool, id);
+        }
+        assert_eq!(q.len, 5);
+        assert_eq!(q.bytes, 500);
+        let first = q.pop_front(&mut pool).unwrap();
+        assert_eq!(pool.get(first).seq, 0);
+        pool.free(first);
+        let again = pool.alloc(Packet::default());
+        assert_eq!(again, first, "freed slot is reused");
+        let mut rest = vec![];
+        while let Some(id) = q.pop_front(&mut pool) {
+            rest.push(pool.get(id).seq);
+        }
+        assert_eq!(rest, vec![1, 2, 3, 4]);
+        assert_eq!(q.bytes, 0);
+        assert_eq!(pool.live(), 5);
+    }
+
+    #[test]
+    fn frames_have_ethernet_minimum() {
+        assert_eq!(frame_bytes_for_ip(40), 64);
+        assert_eq!(frame_bytes_for_ip(1500), 1518);
+    }
+}

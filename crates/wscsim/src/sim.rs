@@ -1,0 +1,304 @@
+//! A simulation: the network, transports and applications of one scenario, the event loop
+//! that drives them, and the results it hands back.
+
+use crate::config::{self, ConfigError, Resolved, Scenario, WorkloadSpec};
+use crate::engine::rng::{family, stream};
+use crate::engine::{EventKind, EventQueue, TimePs};
+use crate::metrics::{self, Metrics, Table};
+use crate::net::packet::Proto;
+use crate::net::{Network, NodeKind};
+use crate::topology::build::build_network;
+use crate::transport::{Note, Tcp, Udp};
+use crate::workload::{flows, incast, long_lived, udp_source, App, Ctx};
+
+pub struct Sim {
+    pub scenario: Scenario,
+    pub ev: EventQueue,
+    pub net: Network,
+    pub tcp: Tcp,
+    pub udp: Udp,
+    pub apps: Vec<App>,
+    pub metrics: Metrics,
+    /// Driver applications still working; 0 means the workload is done.
+    active: u32,
+    end_ps: TimePs,
+    started: bool,
+    finished: bool,
+}
+
+/// Invariants checked at the end of every run.
+#[derive(Clone, Copy, Debug)]
+pub struct Invariants {
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub packets_in_flight: u64,
+    pub buffer_violations: u64,
+    pub time_reversals: u64,
+}
+
+impl Invariants {
+    pub fn ok(&self) -> bool {
+        self.packets_sent == self.packets_delivered + self.packets_dropped + self.packets_in_flight && self.buffer_violations == 0 && self.time_reversals == 0
+    }
+}
+
+impl Sim {
+    /// Builds a simulation from scenario JSON, refusing bad input with a named field.
+    pub fn from_json(text: &str) -> Result<Sim, ConfigError> {
+        let sc = config::parse_json(text)?;
+        Self::from_scenario(sc)
+    }
+
+    pub fn from_scenario(sc: Scenario) -> Result<Sim, ConfigError> {
+        let r = config::resolve(sc)?;
+        Ok(Self::build(r))
+    }
+
+    fn build(r: Resolved) -> Sim {
+        let Resolved { scenario, graph, switch, tcp, workload } = r;
+        let net = build_network(&graph, &switch);
+        let seed = scenario.seed;
+        let mut apps = Vec::new();
+        let mut tcp = Tcp::new(tcp);
+        match workload {
+            WorkloadSpec::Incast { client, servers, block_bytes, iterations, request_bytes } => {
+                let n = servers.len() as u64;
+                let parts: Vec<u64> = (0..n).map(|i| block_bytes / n + u64::from(i < block_bytes % n)).collect();
+                let client_app = 0u32;
+                apps.push(App::Sink); // replaced below once connections exist
+                let mut req = Vec::new();
+                for (i, &s) in servers.iter().enumerate() {
+                    let server_app = (apps.len()) as u32;
+                    apps.push(App::Sink);
+                    req.push((tcp.open(client, s, client_app, server_app), i, s, server_app));
+                }
+                let first_data = tcp.senders.len() as u32;
+                for &(_, _, s, _) in &req {
+                    tcp.open(s, client, 0, client_app);
+                }
+                for &(_, i, s, server_app) in &req {
+                    apps[server_app as usize] = App::IncastServer(incast::Server::new(s, first_data + i as u32, parts[i], request_bytes));
+                }
+                apps[0] = App::IncastClient(incast::Client::new(client, req.iter().map(|r| r.0).collect(), first_data, parts, request_bytes, iterations));
+            }
+            WorkloadSpec::Flows { cdf, rate_per_s, senders, receivers, max_flows } => {
+                apps.push(App::FlowGen(flows::FlowGen::new(cdf, rate_per_s, senders, receivers, max_flows, stream(seed, family::WORKLOAD, 1))));
+            }
+            WorkloadSpec::LongLived { pairs, size } => apps.push(App::LongLived(long_lived::LongLived::new(pairs, size))),
+            WorkloadSpec::Udp { sources, destination, rate_bps, payload_bytes, poisson } => {
+                let rngs = sources.iter().map(|&s| stream(seed, family::HOST, s as u64)).collect();
+                apps.push(App::UdpSource(udp_source::UdpSource::new(sources, destination, rate_bps, payload_bytes, poisson, rngs)));
+            }
+        }
+        let metrics = Metrics {
+            sample_interval_ps: scenario.metrics.queue_sample_interval.0,
+            max_queue_samples: scenario.metrics.max_queue_samples as usize,
+            ..Default::default()
+        };
+        let end_ps = scenario.duration.0;
+        Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, end_ps, started: false, finished: false }
+    }
+
+    fn start(&mut self) {
+        self.started = true;
+        for id in 0..self.apps.len() {
+            let mut app = std::mem::replace(&mut self.apps[id], App::Sink);
+            let mut ctx = Ctx { ev: &mut self.ev, net: &mut self.net, tcp: &mut self.tcp, udp: &mut self.udp, metrics: &mut self.metrics, active: &mut self.active, end_ps: self.end_ps };
+            app.start(id as u32, &mut ctx);
+            self.apps[id] = app;
+        }
+        self.dispatch_notes();
+        if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
+            self.ev.schedule(0, EventKind::Sample);
+        }
+    }
+
+    /// Whether the run has ended (workload done or duration reached).
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Simulated time now, in picoseconds.
+    pub fn now_ps(&self) -> TimePs {
+        self.ev.now()
+    }
+
+    pub fn end_ps(&self) -> TimePs {
+        self.end_ps
+    }
+
+    /// Runs until simulated time `until_ps` (or the end of the run). Returns whether the run ended.
+    pub fn run_until(&mut self, until_ps: TimePs) -> bool {
+        if !self.started {
+            self.start();
+        }
+        let horizon = until_ps.min(self.end_ps);
+        while !self.finished {
+            let Some(e) = self.ev.pop_until(horizon) else { break };
+            self.handle(e.kind);
+            if self.active == 0 && self.workload_has_end() {
+                self.finished = true;
+            }
+        }
+        if !self.finished {
+            self.ev.advance_to(horizon);
+            if horizon >= self.end_ps || self.ev.is_empty() {
+                self.finished = true;
+            }
+        }
+        self.finish_if_done();
+        self.finished
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(self.end_ps);
+    }
+
+    /// Workloads that end by themselves (incast, finite flows) stop the run when done.
+    fn workload_has_end(&self) -> bool {
+        self.apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })))
+    }
+
+    fn finish_if_done(&mut self) {
+        if self.finished {
+            let (udp, flows) = (&self.udp, &mut self.metrics.flows);
+            for a in &self.apps {
+                if let App::UdpSource(s) = a {
+                    s.finish(udp, flows);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn handle(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::Arrive { node, in_port, pkt } => {
+                if self.net.nodes[node as usize].kind == NodeKind::Switch {
+                    self.net.on_arrive_switch(&mut self.ev, node, in_port, pkt);
+                } else {
+                    let p = *self.net.pool.get(pkt);
+                    self.net.delivered(pkt);
+                    match p.proto {
+                        Proto::Tcp => self.tcp.on_packet(&mut self.net, &mut self.ev, &p),
+                        Proto::Udp => self.udp.on_packet(&p),
+                    }
+                    self.dispatch_notes();
+                }
+            }
+            EventKind::PortWake { port } => self.net.on_port_wake(&mut self.ev, port),
+            EventKind::TcpTimer { conn, which } => {
+                self.tcp.on_timer(&mut self.net, &mut self.ev, conn, which);
+                self.dispatch_notes();
+            }
+            EventKind::App { app, tag } => {
+                let mut a = std::mem::replace(&mut self.apps[app as usize], App::Sink);
+                let mut ctx = Ctx { ev: &mut self.ev, net: &mut self.net, tcp: &mut self.tcp, udp: &mut self.udp, metrics: &mut self.metrics, active: &mut self.active, end_ps: self.end_ps };
+                a.on_timer(app, tag, &mut ctx);
+                self.apps[app as usize] = a;
+                self.dispatch_notes();
+            }
+            EventKind::Sample => {
+                let now = self.ev.now();
+                self.metrics.sample_queues(now, &self.net);
+                if !self.metrics.queue_samples_truncated {
+                    self.ev.schedule(now + self.metrics.sample_interval_ps, EventKind::Sample);
+                }
+            }
+        }
+    }
+
+    /// Hands transport notes to their applications (which may cause more notes).
+    fn dispatch_notes(&mut self) {
+        while !self.tcp.notes.is_empty() || !self.udp.notes.is_empty() {
+            let mut notes = std::mem::take(&mut self.tcp.notes);
+            notes.append(&mut self.udp.notes);
+            for n in notes.drain(..) {
+                let app = match n {
+                    Note::Delivered { app, .. } | Note::Datagram { app, .. } => app,
+                };
+                let mut a = std::mem::replace(&mut self.apps[app as usize], App::Sink);
+                let mut ctx = Ctx { ev: &mut self.ev, net: &mut self.net, tcp: &mut self.tcp, udp: &mut self.udp, metrics: &mut self.metrics, active: &mut self.active, end_ps: self.end_ps };
+                a.on_note(n, &mut ctx);
+                self.apps[app as usize] = a;
+            }
+            if self.tcp.notes.is_empty() {
+                self.tcp.notes = notes; // keep the allocation
+            }
+        }
+    }
+
+    pub fn invariants(&self) -> Invariants {
+        let c = &self.net.counters;
+        Invariants {
+            packets_sent: c.sent,
+            packets_delivered: c.delivered,
+            packets_dropped: c.dropped,
+            packets_in_flight: self.net.pool.live(),
+            buffer_violations: c.buffer_violations,
+            time_reversals: self.ev.past_schedules,
+        }
+    }
+
+    pub fn tables(&self) -> Vec<Table> {
+        let end = self.ev.now();
+        vec![
+            metrics::flows_table(&self.metrics, end),
+            metrics::incast_table(&self.metrics),
+            metrics::queue_table(&self.metrics, &self.net),
+            metrics::links_table(&self.net, end),
+            metrics::drops_table(&self.net),
+        ]
+    }
+
+    /// Headline figures and run statistics, as JSON (the front end adds wall time and version).
+    pub fn summary(&self) -> serde_json::Value {
+        let inv = self.invariants();
+        let sim_s = self.ev.now() as f64 / 1e12;
+        let mut headline = serde_json::Map::new();
+        let m = &self.metrics;
+        if !m.incast.is_empty() {
+            let bytes: u64 = m.incast.iter().map(|r| r.bytes).sum();
+            let span: u64 = m.incast.iter().map(|r| r.end_ps - r.start_ps).sum();
+            headline.insert("incast_iterations".into(), m.incast.len().into());
+            headline.insert("incast_goodput_mbps".into(), (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into());
+        }
+        if !m.flows.is_empty() {
+            let done: Vec<_> = m.flows.iter().filter(|f| f.end_ps != crate::engine::NEVER).collect();
+            headline.insert("flows".into(), m.flows.len().into());
+            headline.insert("flows_completed".into(), done.len().into());
+            if !done.is_empty() {
+                let mean_fct = done.iter().map(|f| (f.end_ps - f.start_ps) as f64).sum::<f64>() / done.len() as f64 / 1e6;
+                headline.insert("mean_fct_us".into(), mean_fct.into());
+            }
+            let rx: u64 = m.flows.iter().map(|f| f.bytes_received).sum();
+            if sim_s > 0.0 {
+                headline.insert("aggregate_goodput_gbps".into(), (rx as f64 * 8.0 / sim_s / 1e9).into());
+            }
+        }
+        headline.insert("drops".into(), self.net.counters.dropped.into());
+        headline.insert("tcp_timeouts".into(), self.tcp.total_timeouts().into());
+        headline.insert("tcp_retransmits".into(), self.tcp.total_retransmits().into());
+        serde_json::json!({
+            "scenario": self.scenario,
+            "seed": self.scenario.seed,
+            "simulated_seconds": sim_s,
+            "events": self.ev.events_processed(),
+            "packet_hops": self.net.counters.packet_hops,
+            "hosts": self.net.n_hosts(),
+            "switches": self.net.switches.len(),
+            "headline": headline,
+            "invariants": {
+                "packets_sent": inv.packets_sent,
+                "packets_delivered": inv.packets_delivered,
+                "packets_dropped": inv.packets_dropped,
+                "packets_in_flight": inv.packets_in_flight,
+                "buffer_violations": inv.buffer_violations,
+                "time_reversals": inv.time_reversals,
+                "ok": inv.ok(),
+            },
+            "queue_samples_truncated": self.metrics.queue_samples_truncated,
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! Turns a `Graph` into a `Network`: ports for every link end, queue sets run by the
+//! switch's scheme, buffers, and ECMP routing tables computed by breadth-first search.
+
+use super::Graph;
+use crate::engine::TimePs;
+use crate::net::packet::PktQueue;
+use crate::net::routing::Routing;
+use crate::net::{Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer, Switch, NONE};
+use crate::scheme::{DropTail, Scheme};
+use std::collections::{HashMap, VecDeque};
+
+/// Switch parameters applied to every switch.
+#[derive(Clone, Debug)]
+pub struct SwitchParams {
+    pub buffer_per_port_bytes: u64,
+    /// Some(total) for one shared buffer per switch with dynamic thresholds.
+    pub shared_buffer_bytes: Option<u64>,
+    pub dt_alpha: f64,
+    pub port_to_port_ps: TimePs,
+    pub forwarding: Forwarding,
+    pub droptail_limit_packets: Option<u32>,
+}
+
+pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
+    let n = g.nodes.len();
+    // Node -> host or switch index, in order of appearance.
+    let mut index = vec![0u32; n];
+    let (mut nh, mut ns) = (0u32, 0u32);
+    for (i, nd) in g.nodes.iter().enumerate() {
+        match nd.kind {
+            NodeKind::Host => {
+                index[i] = nh;
+                nh += 1
+            }
+            NodeKind::Switch => {
+                index[i] = ns;
+                ns += 1
+            }
+        }
+    }
+    // Ports: each node's ports are contiguous, in the order its links appear.
+    let mut nports = vec![0u32; n];
+    for l in &g.links {
+        nports[l.a as usize] += 1;
+        nports[l.b as usize] += 1;
+    }
+    let mut port_base = vec![0u32; n];
+    let mut acc = 0;
+    for i in 0..n {
+        port_base[i] = acc;
+        acc += nports[i];
+    }
+    let total_ports = acc as usize;
+    // For each port: (node, peer node, peer's local port, link index).
+    let mut fill = vec![0u32; n];
+    let mut port_info = vec![(0u32, 0u32, 0u32, 0usize); total_ports];
+    for (li, l) in g.links.iter().enumerate() {
+        let pa = port_base[l.a as usize] + fill[l.a as usize];
+        fill[l.a as usize] += 1;
+        let pb = port_base[l.b as usize] + fill[l.b as usize];
+        fill[l.b as usize] += 1;
+        port_info[pa as usize] = (l.a, l.b, pb - port_base[l.b as usize], li);
+        port_info[pb as usize] = (l.b, l.a, pa - port_base[l.a as usize], li);
+    }
+
+    let mut nodes = Vec::with_capacity(n);
+    let mut switches = Vec::new();
+    let mut host_nodes = Vec::new();
+    for (i, nd) in g.nodes.iter().enumerate() {
+        nodes.push(Node { kind: nd.kind, index: index[i], port_base: port_base[i], nports: nports[i], partition: 0 });
+        match nd.kind {
+            NodeKind::Host => host_nodes.push(i as u32),
+            NodeKind::Switch => switches.push(Switch {
+                node: i as u32,
+                name: nd.name.clone(),
+                tier: nd.tier,
+                forwarding: sp.forwarding,
+                port_to_port_ps: sp.port_to_port_ps,
+                shared: sp.shared_buffer_bytes.map(|t| SharedBuffer { total_bytes: t, used_bytes: 0, alpha: sp.dt_alpha }),
+            }),
+        }
+    }
+
+    let mut ports = Vec::with_capacity(total_ports);
+    let mut queues = Vec::new();
+    let mut masks = Vec::new();
+    let mut schemes = Vec::with_capacity(total_ports);
+    for &(node, peer, peer_local, li) in &port_info {
+        let l = &g.links[li];
+        let is_switch = g.nodes[node as usize].kind == NodeKind::Switch;
+        let peer_switch = g.nodes[peer as usize].kind == NodeKind::Switch;
+        // A switch port has one virtual output queue per input port; a NIC has one queue.
+        let q_count = if is_switch { nports[node as usize] } else { 1 };
+        let q_base = queues.len() as u32;
+        queues.extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
+        let mask_base = masks.len() as u32;
+        masks.extend(std::iter::repeat_n(0u64, (q_count as usize).div_ceil(64)));
+        schemes.push(Scheme::DropTail(DropTail::new(if is_switch { sp.droptail_limit_packets } else { None })));
+        ports.push(Port {
+            node,
+            switch: if is_switch { index[node as usize] } else { NONE },
+            peer_node: peer,
+            peer_in_port: peer_local,
+            rate_bps: l.rate_bps,
+            prop_ps: l.delay_ps,
+            peer_delay_ps: if peer_switch { sp.port_to_port_ps } else { 0 },
+            peer_cut_through: peer_switch && sp.forwarding == Forwarding::CutThrough,
+            q_base,
+            q_count,
+            mask_base,
+            bytes_queued: 0,
+            pkts_queued: 0,
+            buffer_bytes: if is_switch { sp.buffer_per_port_bytes } else { u64::MAX },
+            busy_until_ps: 0,
+            wake_pending: false,
+            stats: PortStats::default(),
+        });
+    }
+
+    let routing = compute_routes(g, &index, &port_base, &port_info, ns as usize, nh as usize);
+    Network {
+        pool: Default::default(),
+        nodes,
+        node_names: g.nodes.iter().map(|n| n.name.clone()).collect(),
+        ports,
+        queues,
+        masks,
+        schemes,
+        switches,
+        host_nodes,
+        routing,
+        counters: NetCounters::default(),
+        drop_log: Vec::new(),
+    }
+}
+
+/// Shortest-path ECMP: a breadth-first search over switches from every host-facing switch;
+/// a switch's ports towards a destination are those whose neighbour is one hop closer.
+fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32, u32, u32, usize)], ns: usize, nh: usize) -> Routing {
+    let n = g.nodes.len();
+    let is_switch = |i: u32| g.nodes[i as usize].kind == NodeKind::Switch;
+    // Switch adjacency as (neighbour switch, local port) lists.
+    let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    // Hosts grouped by the switch they attach to: (host index, local port at the switch).
+    let mut attached: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    for (p, &(node, peer, _, _)) in port_info.iter().enumerate() {
+        let local = p as u32 - port_base[node as usize];
+        if is_switch(node) && is_switch(peer) {
+            adj[node as usize].push((peer, local));
+        } else if is_switch(node) {
+            attached.entry(node).or_default().push((index[peer as usize], local));
+        }
+    }
+    let mut routing = Routing::new(ns, nh);
+    let mut intern = HashMap::new();
+    let mut edge_switches: Vec<u32> = attached.keys().copied().collect();
+    edge_switches.sort_unstable();
+    let mut dist = vec![u32::MAX; n];
+    let mut ports_buf = Vec::new();
+    for &e in &edge_switches {
+        dist.iter_mut().for_each(|d| *d = u32::MAX);
+        dist[e as usize] = 0;
+        let mut q = VecDeque::from([e]);
+        while let Some(u) = q.pop_front() {
+            for &(v, _) in &adj[u as usize] {
+                if dist[v as usize] == u32::MAX {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    q.push_back(v);
+                }
+            }
+        }
+        let hosts = &attached[&e];
+        for s in 0..n as u32 {
+            if !is_switch(s) || dist[s as usize] == u32::MAX {
+                continue;
+            }
+            let sw = index[s as usize];
+            if s == e {
+                for &(h, local) in hosts {
+                    routing.set(sw, h, &[local], &mut intern);
+                }
+                continue;
+            }
+            ports_buf.clear();
+            for &(v, local) in &adj[s as usize] {
+                if dist[v as usize] + 1 == dist[s as usize] {
+                    ports_buf.push(local);
+                }
+            }
+            for &(h, _) in hosts {
+                routing.set(sw, h, &ports_buf, &mut intern);
+            }
+        }
+    }
+    routing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{fat_tree, LinkParams};
+
+    fn params() -> SwitchParams {
+        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, droptail_limit_packets: None }
+    }
+
+    /// Walks every ECMP choice from a host to another and returns the set of path lengths
+    /// (in links) and the number of distinct paths.
+    fn paths(net: &Network, src: u32, dst: u32) -> (Vec<u32>, usize) {
+        let mut lens = vec![];
+        let mut stack = vec![(net.nodes[net.host_nodes[src as usize] as usize].port_base, 1u32)];
+        while let Some((port, len)) = stack.pop() {
+            let peer = net.ports[port as usize].peer_node;
+            let nd = &net.nodes[peer as usize];
+            if nd.kind == NodeKind::Host {
+                assert_eq!(nd.index, dst);
+                lens.push(len);
+                continue;
+            }
+            for &p in net.routing.ports(nd.index, dst) {
+                stack.push((nd.port_base + p, len + 1));
+            }
+        }
+        let n = lens.len();
+        lens.sort_unstable();
+        lens.dedup();
+        (lens, n)
+    }
+
+    #[test]
+    fn fat_tree_paths_have_the_right_lengths_and_multiplicity() {
+        let k = 4;
+        let g = fat_tree::build(k, LinkParams { rate_bps: 1, delay_ps: 0 });
+        let net = build_network(&g, &params());
+        // Same edge switch: 2 links, 1 path. Same pod: 4 links, k/2 paths. Other pod: 6 links, (k/2)^2 paths.
+        assert_eq!(paths(&net, 0, 1), (vec![2], 1));
+        assert_eq!(paths(&net, 0, 2), (vec![4], 2));
+        assert_eq!(paths(&net, 0, 15), (vec![6], 4));
+        let k8 = build_network(&fat_tree::build(8, LinkParams { rate_bps: 1, delay_ps: 0 }), &params());
+        assert_eq!(paths(&k8, 0, 127), (vec![6], 16));
+    }
+}

@@ -1,0 +1,47 @@
+//! DIABLO's array (ASPLOS 2015, section 4.2, Figure 7): racks of N servers (31 by default)
+//! on one top-of-rack switch whose spare port goes to an array switch; array switches of up
+//! to 16 racks, each with one uplink to a datacenter switch. With a single array there is
+//! no datacenter switch (DIABLO's 496-node setup). All links run at the same rate, so the
+//! rack is 31:1 and the array 16:1 oversubscribed.
+
+use super::{Graph, LinkParams};
+
+pub fn build(racks: u32, servers_per_rack: u32, racks_per_array: u32, link: LinkParams) -> Graph {
+    let mut g = Graph::default();
+    let arrays = racks.div_ceil(racks_per_array);
+    let dc = if arrays > 1 { Some(g.add_switch("datacenter".into(), 2)) } else { None };
+    let mut server = 0;
+    for a in 0..arrays {
+        let array = g.add_switch(format!("array{a}"), 1);
+        if let Some(dc) = dc {
+            g.link(array, dc, link);
+        }
+        let first = a * racks_per_array;
+        for r in first..(first + racks_per_array).min(racks) {
+            let tor = g.add_switch(format!("tor{r}"), 0);
+            for _ in 0..servers_per_rack {
+                let n = g.add_host(format!("h{server}"));
+                server += 1;
+                g.link(n, tor, link);
+            }
+            g.link(tor, array, link);
+        }
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_scales() {
+        let l = LinkParams { rate_bps: 1_000_000_000, delay_ps: 0 };
+        for (racks, servers, switches) in [(16u32, 496usize, 17usize), (32, 992, 32 + 2 + 1), (64, 1984, 64 + 4 + 1)] {
+            let g = build(racks, 31, 16, l);
+            assert_eq!(g.n_hosts(), servers);
+            assert_eq!(g.n_switches(), switches);
+            g.check().unwrap();
+        }
+    }
+}

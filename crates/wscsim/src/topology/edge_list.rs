@@ -1,0 +1,114 @@
+//! A generic topology from a text file, one statement per line:
+//!
+//! ```text
+//! # comment
+//! switch s0
+//! host h0
+//! link h0 s0 10Gbps 1us     # rate and delay are optional; topology.link gives defaults
+//! ```
+//!
+//! Errors name the line and what was expected.
+
+use super::{Graph, LinkParams};
+use crate::config::units::{Duration, Rate};
+use crate::net::NodeKind;
+use std::collections::HashMap;
+
+pub fn parse(text: &str, default: LinkParams) -> Result<Graph, String> {
+    let mut g = Graph::default();
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.split('#').next().unwrap().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words[0] {
+            "host" | "switch" => {
+                if words.len() != 2 {
+                    return Err(format!("line {line_no}: given {line:?}; allowed: \"{} NAME\"", words[0]));
+                }
+                if ids.contains_key(words[1]) {
+                    return Err(format!("line {line_no}: node {:?} is declared twice", words[1]));
+                }
+                let id = if words[0] == "host" { g.add_host(words[1].to_string()) } else { g.add_switch(words[1].to_string(), 0) };
+                ids.insert(words[1].to_string(), id);
+            }
+            "link" => {
+                if !(3..=5).contains(&words.len()) {
+                    return Err(format!("line {line_no}: given {line:?}; allowed: \"link A B [RATE] [DELAY]\""));
+                }
+                let node = |w: &str| ids.get(w).copied().ok_or_else(|| format!("line {line_no}: node {w:?} is not declared; declare it first with \"host {w}\" or \"switch {w}\""));
+                let (a, b) = (node(words[1])?, node(words[2])?);
+                let mut l = default;
+                if let Some(w) = words.get(3) {
+                    l.rate_bps = Rate::parse(w).ok_or_else(|| format!("line {line_no}: rate given {w:?}; allowed: {}", crate::config::units::RATE_ALLOWED))?.0;
+                }
+                if let Some(w) = words.get(4) {
+                    l.delay_ps = Duration::parse(w).ok_or_else(|| format!("line {line_no}: delay given {w:?}; allowed: {}", crate::config::units::DURATION_ALLOWED))?.0;
+                }
+                g.link(a, b, l);
+            }
+            other => return Err(format!("line {line_no}: given {other:?}; allowed: a line starting with \"host\", \"switch\" or \"link\"")),
+        }
+    }
+    assign_tiers(&mut g);
+    Ok(g)
+}
+
+/// Tier of a switch = its distance in switch hops from the nearest host-facing switch.
+fn assign_tiers(g: &mut Graph) {
+    let n = g.nodes.len();
+    let mut dist = vec![u32::MAX; n];
+    let mut frontier = vec![];
+    for l in &g.links {
+        for (x, y) in [(l.a, l.b), (l.b, l.a)] {
+            if g.nodes[x as usize].kind == NodeKind::Host && g.nodes[y as usize].kind == NodeKind::Switch && dist[y as usize] == u32::MAX {
+                dist[y as usize] = 0;
+                frontier.push(y);
+            }
+        }
+    }
+    while !frontier.is_empty() {
+        let mut next = vec![];
+        for &u in &frontier {
+            for l in &g.links {
+                let v = if l.a == u { l.b } else if l.b == u { l.a } else { continue };
+                if g.nodes[v as usize].kind == NodeKind::Switch && dist[v as usize] == u32::MAX {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    next.push(v);
+                }
+            }
+        }
+        frontier = next;
+    }
+    for (i, nd) in g.nodes.iter_mut().enumerate() {
+        if nd.kind == NodeKind::Switch && dist[i] != u32::MAX {
+            nd.tier = dist[i].min(255) as u8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const L: LinkParams = LinkParams { rate_bps: 10_000_000_000, delay_ps: 1000 };
+
+    #[test]
+    fn parses_a_small_file() {
+        let g = parse("switch s\nhost a\nhost b # two hosts\nlink a s\nlink b s 1Gbps 2us\n", L).unwrap();
+        assert_eq!(g.n_hosts(), 2);
+        assert_eq!(g.links[1].rate_bps, 1_000_000_000);
+        assert_eq!(g.links[1].delay_ps, 2_000_000);
+        g.check().unwrap();
+    }
+
+    #[test]
+    fn names_the_bad_line() {
+        let e = parse("switch s\nlink a s\n", L).unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let e = parse("host a\nhost b\nswitch s\nswitch t\nlink a s\nlink b t\n", L).unwrap();
+        assert!(e.check().unwrap_err().contains("disconnected"));
+    }
+}

@@ -1,0 +1,48 @@
+//! k-ary fat tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2 aggregation
+//! switches, (k/2)^2 core switches, k^3/4 hosts, all links alike. k must be even.
+
+use super::{Graph, LinkParams};
+
+pub fn build(k: u32, link: LinkParams) -> Graph {
+    let half = k / 2;
+    let mut g = Graph::default();
+    let cores: Vec<u32> = (0..half * half).map(|c| g.add_switch(format!("core{c}"), 2)).collect();
+    let mut host = 0;
+    for pod in 0..k {
+        let aggs: Vec<u32> = (0..half).map(|a| g.add_switch(format!("agg{pod}_{a}"), 1)).collect();
+        for e in 0..half {
+            let edge = g.add_switch(format!("edge{pod}_{e}"), 0);
+            for _ in 0..half {
+                let n = g.add_host(format!("h{host}"));
+                host += 1;
+                g.link(n, edge, link);
+            }
+            for &a in &aggs {
+                g.link(edge, a, link);
+            }
+        }
+        // Aggregation switch a of every pod links to cores a*half .. a*half+half-1.
+        for (a, &agg) in aggs.iter().enumerate() {
+            for c in 0..half {
+                g.link(agg, cores[a * half as usize + c as usize], link);
+            }
+        }
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_k() {
+        for k in [2u32, 4, 8, 16] {
+            let g = build(k, LinkParams { rate_bps: 1, delay_ps: 0 });
+            assert_eq!(g.n_hosts() as u32, k * k * k / 4);
+            assert_eq!(g.n_switches() as u32, 5 * k * k / 4);
+            assert_eq!(g.links.len() as u32, 3 * k * k * k / 4);
+            g.check().unwrap();
+        }
+    }
+}

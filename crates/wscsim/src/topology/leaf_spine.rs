@@ -1,0 +1,24 @@
+//! Two-tier leaf-spine: every leaf links to every spine. The uplink rate is set so that a
+//! leaf's host capacity over its uplink capacity equals the oversubscription ratio.
+
+use super::{Graph, LinkParams};
+
+pub fn uplink_rate_bps(hosts_per_leaf: u32, spines: u32, host_rate_bps: u64, oversubscription: f64) -> u64 {
+    ((hosts_per_leaf as f64 * host_rate_bps as f64) / (spines as f64 * oversubscription)).round() as u64
+}
+
+pub fn build(leaves: u32, spines: u32, hosts_per_leaf: u32, link: LinkParams, uplink: LinkParams) -> Graph {
+    let mut g = Graph::default();
+    let spine_ids: Vec<u32> = (0..spines).map(|s| g.add_switch(format!("spine{s}"), 1)).collect();
+    for l in 0..leaves {
+        let leaf = g.add_switch(format!("leaf{l}"), 0);
+        for h in 0..hosts_per_leaf {
+            let n = g.add_host(format!("h{}", l * hosts_per_leaf + h));
+            g.link(n, leaf, link);
+        }
+        for &s in &spine_ids {
+            g.link(leaf, s, uplink);
+        }
+    }
+    g
+}

@@ -1,0 +1,105 @@
+//! Topologies: builders that produce a `Graph` (nodes and links), checks on it, and the
+//! step that turns a graph into a `Network` with its routing tables.
+
+pub mod build;
+pub mod diablo;
+pub mod edge_list;
+pub mod fat_tree;
+pub mod leaf_spine;
+pub mod single_switch;
+
+use crate::net::NodeKind;
+
+#[derive(Clone, Debug)]
+pub struct GNode {
+    pub kind: NodeKind,
+    pub name: String,
+    /// Switch tier: 0 next to hosts, increasing upwards (hosts: 0).
+    pub tier: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct GLink {
+    pub a: u32,
+    pub b: u32,
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+}
+
+/// A topology before it becomes a network: who is linked to whom, at what rate and delay.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub nodes: Vec<GNode>,
+    pub links: Vec<GLink>,
+}
+
+/// Rate and one-way propagation delay of a link.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkParams {
+    pub rate_bps: u64,
+    pub delay_ps: u64,
+}
+
+impl Graph {
+    pub fn add_host(&mut self, name: String) -> u32 {
+        self.nodes.push(GNode { kind: NodeKind::Host, name, tier: 0 });
+        (self.nodes.len() - 1) as u32
+    }
+    pub fn add_switch(&mut self, name: String, tier: u8) -> u32 {
+        self.nodes.push(GNode { kind: NodeKind::Switch, name, tier });
+        (self.nodes.len() - 1) as u32
+    }
+    pub fn link(&mut self, a: u32, b: u32, l: LinkParams) {
+        self.links.push(GLink { a, b, rate_bps: l.rate_bps, delay_ps: l.delay_ps });
+    }
+    pub fn n_hosts(&self) -> usize {
+        self.nodes.iter().filter(|n| n.kind == NodeKind::Host).count()
+    }
+    pub fn n_switches(&self) -> usize {
+        self.nodes.len() - self.n_hosts()
+    }
+
+    /// Checks that every node can reach every other and that each host has exactly one
+    /// link (hosts do not forward in this version). Returns a description of the first
+    /// problem found.
+    pub fn check(&self) -> Result<(), String> {
+        if self.n_hosts() < 2 {
+            return Err(format!("{} hosts; a network needs at least 2", self.n_hosts()));
+        }
+        let n = self.nodes.len();
+        let mut degree = vec![0u32; n];
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for l in &self.links {
+            if l.a == l.b {
+                return Err(format!("node {} is linked to itself", self.nodes[l.a as usize].name));
+            }
+            degree[l.a as usize] += 1;
+            degree[l.b as usize] += 1;
+            adj[l.a as usize].push(l.b);
+            adj[l.b as usize].push(l.a);
+        }
+        for (i, nd) in self.nodes.iter().enumerate() {
+            if nd.kind == NodeKind::Host && degree[i] != 1 {
+                return Err(format!("host {} has {} links; a host has exactly one", nd.name, degree[i]));
+            }
+            if nd.kind == NodeKind::Host && self.nodes[adj[i][0] as usize].kind == NodeKind::Host {
+                return Err(format!("host {} is linked to host {}; hosts attach to switches", nd.name, self.nodes[adj[i][0] as usize].name));
+            }
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0u32];
+        seen[0] = true;
+        while let Some(u) = stack.pop() {
+            for &v in &adj[u as usize] {
+                if !seen[v as usize] {
+                    seen[v as usize] = true;
+                    stack.push(v);
+                }
+            }
+        }
+        if let Some(i) = seen.iter().position(|s| !s) {
+            return Err(format!("node {} cannot be reached from node {} (the topology is disconnected)", self.nodes[i].name, self.nodes[0].name));
+        }
+        Ok(())
+    }
+}

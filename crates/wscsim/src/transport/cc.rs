@@ -1,0 +1,107 @@
+//! Congestion control: the window growth and reduction rules of NewReno (RFC 5681, 6582)
+//! and CUBIC (RFC 8312). Windows are in bytes; CUBIC works internally in segments.
+
+use crate::engine::{TimePs, NEVER, PS_PER_S};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    NewReno,
+    Cubic,
+}
+
+/// CUBIC's constants (RFC 8312 section 5).
+const CUBIC_C: f64 = 0.4;
+const CUBIC_BETA: f64 = 0.7;
+
+#[derive(Clone, Copy, Debug)]
+pub struct CcState {
+    pub variant: Variant,
+    /// CUBIC: window before the last reduction, in segments.
+    w_max: f64,
+    k_s: f64,
+    origin: f64,
+    epoch_start_ps: TimePs,
+    w_est: f64,
+}
+
+impl CcState {
+    pub fn new(variant: Variant) -> Self {
+        CcState { variant, w_max: 0.0, k_s: 0.0, origin: 0.0, epoch_start_ps: NEVER, w_est: 0.0 }
+    }
+
+    /// New window after `acked` bytes were newly acknowledged in congestion avoidance.
+    pub fn on_ack_avoidance(&mut self, cwnd: f64, acked: f64, mss: f64, now: TimePs, srtt_ps: TimePs) -> f64 {
+        match self.variant {
+            Variant::NewReno => cwnd + mss * acked / cwnd,
+            Variant::Cubic => {
+                let w = cwnd / mss;
+                let acked_seg = acked / mss;
+                if self.epoch_start_ps == NEVER {
+                    self.epoch_start_ps = now;
+                    if w < self.w_max {
+                        self.k_s = ((self.w_max - w) / CUBIC_C).cbrt();
+                        self.origin = self.w_max;
+                    } else {
+                        self.k_s = 0.0;
+                        self.origin = w;
+                    }
+                    self.w_est = w;
+                }
+                let t = (now - self.epoch_start_ps + srtt_ps) as f64 / PS_PER_S as f64;
+                let target = self.origin + CUBIC_C * (t - self.k_s).powi(3);
+                // TCP-friendly estimate (RFC 8312 section 4.2).
+                self.w_est += 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA) * acked_seg / w;
+                let mut next = if target > w { w + (target - w) / w * acked_seg } else { w + 0.01 * acked_seg / w };
+                if self.w_est > next {
+                    next = self.w_est;
+                }
+                next * mss
+            }
+        }
+    }
+
+    /// Slow-start threshold after a loss (or ECN echo) with window `cwnd` and `flight` bytes out.
+    pub fn on_loss(&mut self, cwnd: f64, flight: f64, mss: f64) -> f64 {
+        match self.variant {
+            Variant::NewReno => (flight / 2.0).max(2.0 * mss),
+            Variant::Cubic => {
+                let w = cwnd / mss;
+                self.epoch_start_ps = NEVER;
+                // Fast convergence: release bandwidth faster when the window is shrinking.
+                self.w_max = if w < self.w_max { w * (1.0 + CUBIC_BETA) / 2.0 } else { w };
+                (cwnd * CUBIC_BETA).max(2.0 * mss)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newreno_grows_one_segment_per_window() {
+        let mut cc = CcState::new(Variant::NewReno);
+        let mss = 1000.0;
+        let mut cwnd = 10_000.0;
+        for _ in 0..10 {
+            cwnd = cc.on_ack_avoidance(cwnd, mss, mss, 0, 0);
+        }
+        assert!((cwnd - 11_000.0).abs() < 60.0, "{cwnd}");
+        assert_eq!(cc.on_loss(cwnd, 8000.0, mss), 4000.0);
+    }
+
+    #[test]
+    fn cubic_returns_to_w_max_after_k_seconds() {
+        let mut cc = CcState::new(Variant::Cubic);
+        let mss = 1.0;
+        let ss = cc.on_loss(100.0, 100.0, mss);
+        assert!((ss - 70.0).abs() < 1e-9);
+        // K = cbrt(w_max * (1 - beta) / C) = cbrt(100 * 0.3 / 0.4).
+        let k = (100.0f64 * 0.3 / 0.4).cbrt();
+        let mut cwnd = ss;
+        cwnd = cc.on_ack_avoidance(cwnd, 0.0, mss, 0, 0);
+        let at_k = cc.on_ack_avoidance(cwnd, cwnd, mss, (k * PS_PER_S as f64) as u64, 0);
+        assert!((at_k - 100.0).abs() < 1.0, "window at K: {at_k}");
+    }
+}

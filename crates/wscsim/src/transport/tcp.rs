@@ -1,0 +1,456 @@
+//! TCP: byte-sequenced segments, cumulative ACKs with delayed ACK, NewReno fast retransmit
+//! and recovery, RFC 6298 retransmission timeout with a configurable floor, timestamps for
+//! RTT samples, optional ECN (RFC 3168 response), and NewReno or CUBIC window growth.
+//!
+//! Simplified: no handshake or teardown (a connection starts sending at once, with its RTO
+//! at the floor as a datacenter handshake's RTT sample would leave it), no SACK, no Nagle,
+//! no receive-window autotuning (a fixed advertised window), no pacing.
+
+use super::cc::{CcState, Variant};
+use super::Note;
+use crate::engine::{EventKind, EventQueue, TimePs, NEVER};
+use crate::net::packet::{ecn, five_tuple_hash, frame_bytes_for_ip, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
+use crate::net::Network;
+
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    pub variant: Variant,
+    pub mss_bytes: u32,
+    pub initial_window_segments: u32,
+    pub rto_min_ps: TimePs,
+    pub rto_max_ps: TimePs,
+    pub rcv_window_bytes: u64,
+    pub delayed_ack: bool,
+    pub delayed_ack_ps: TimePs,
+    pub ecn: bool,
+}
+
+pub const TIMER_RTO: u8 = 0;
+pub const TIMER_DELACK: u8 = 1;
+
+#[derive(Clone, Debug)]
+pub struct Sender {
+    pub host: u32,
+    pub peer: u32,
+    sport: u16,
+    dport: u16,
+    hash: u32,
+    pub app: u32,
+    pub snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// Bytes the application has written so far.
+    pub app_bytes: u64,
+    pub cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u64,
+    ecn_recover: u64,
+    srtt_ps: TimePs,
+    rttvar_ps: TimePs,
+    rto_ps: TimePs,
+    rto_deadline: TimePs,
+    rto_event_at: TimePs,
+    cc: CcState,
+    pub retransmits: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    pub host: u32,
+    pub peer: u32,
+    pub app: u32,
+    pub rcv_nxt: u64,
+    /// Out-of-order byte ranges [start, end), sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    pending_segs: u32,
+    pending_ts: TimePs,
+    ce_pending: bool,
+    delack_deadline: TimePs,
+    delack_event_at: TimePs,
+}
+
+pub struct Tcp {
+    pub params: TcpParams,
+    pub senders: Vec<Sender>,
+    pub receivers: Vec<Receiver>,
+    pub notes: Vec<Note>,
+}
+
+impl Tcp {
+    pub fn new(params: TcpParams) -> Self {
+        Tcp { params, senders: Vec::new(), receivers: Vec::new(), notes: Vec::new() }
+    }
+
+    /// Opens a connection from `src` to `dst`; data written to it is delivered to
+    /// application `rx_app` at the destination. Returns the connection id.
+    pub fn open(&mut self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> u32 {
+        let conn = self.senders.len() as u32;
+        let sport = 1024 + (conn % 60_000) as u16;
+        let dport = 5001;
+        let mss = self.params.mss_bytes as f64;
+        self.senders.push(Sender {
+            host: src,
+            peer: dst,
+            sport,
+            dport,
+            hash: five_tuple_hash(src, dst, sport, dport, Proto::Tcp),
+            app: tx_app,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_bytes: 0,
+            cwnd: self.params.initial_window_segments as f64 * mss,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            ecn_recover: 0,
+            srtt_ps: 0,
+            rttvar_ps: 0,
+            rto_ps: self.params.rto_min_ps,
+            rto_deadline: NEVER,
+            rto_event_at: NEVER,
+            cc: CcState::new(self.params.variant),
+            retransmits: 0,
+            timeouts: 0,
+        });
+        self.receivers.push(Receiver {
+            host: dst,
+            peer: src,
+            app: rx_app,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            pending_segs: 0,
+            pending_ts: 0,
+            ce_pending: false,
+            delack_deadline: NEVER,
+            delack_event_at: NEVER,
+        });
+        conn
+    }
+
+    /// The application at the source writes `bytes` more.
+    pub fn write(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, bytes: u64) {
+        self.senders[conn as usize].app_bytes += bytes;
+        self.send_more(net, ev, conn);
+    }
+
+    fn send_segment(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, seq: u64, len: u32) {
+        let s = &self.senders[conn as usize];
+        let pkt = Packet {
+            src_host: s.host,
+            dst_host: s.peer,
+            src_port: s.sport,
+            dst_port: s.dport,
+            proto: Proto::Tcp,
+            ecn: if self.params.ecn { ecn::ECT0 } else { ecn::NOT_ECT },
+            flow_id: conn,
+            priority: s.app_bytes - seq,
+            hash: s.hash,
+            frame_bytes: frame_bytes_for_ip(len + TCP_IP_HEADER_BYTES),
+            payload_bytes: len,
+            seq,
+            ts_ps: ev.now(),
+            ..Default::default()
+        };
+        let host = s.host;
+        let id = net.pool.alloc(pkt);
+        net.inject(ev, host, id);
+    }
+
+    /// Sends as much as the congestion and receive windows allow.
+    fn send_more(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+        let mss = self.params.mss_bytes as u64;
+        let rwnd = self.params.rcv_window_bytes;
+        let mut sent = false;
+        loop {
+            let s = &mut self.senders[conn as usize];
+            if s.snd_nxt >= s.app_bytes {
+                break;
+            }
+            let wnd = (s.cwnd as u64).min(rwnd);
+            let len = mss.min(s.app_bytes - s.snd_nxt);
+            let flight = s.snd_nxt - s.snd_una;
+            if flight > 0 && flight + len > wnd {
+                break;
+            }
+            let seq = s.snd_nxt;
+            if seq < s.snd_max {
+                s.retransmits += 1;
+            }
+            s.snd_nxt += len;
+            s.snd_max = s.snd_max.max(s.snd_nxt);
+            self.send_segment(net, ev, conn, seq, len as u32);
+            sent = true;
+        }
+        if sent && self.senders[conn as usize].rto_deadline == NEVER {
+            self.arm_rto(ev, conn);
+        }
+    }
+
+    fn retransmit_first(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+        let mss = self.params.mss_bytes as u64;
+        let s = &mut self.senders[conn as usize];
+        let len = mss.min(s.snd_max - s.snd_una) as u32;
+        let seq = s.snd_una;
+        s.retransmits += 1;
+        self.send_segment(net, ev, conn, seq, len);
+    }
+
+    fn arm_rto(&mut self, ev: &mut EventQueue, conn: u32) {
+        let s = &mut self.senders[conn as usize];
+        s.rto_deadline = ev.now() + s.rto_ps;
+        if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
+            s.rto_event_at = s.rto_deadline;
+            ev.schedule(s.rto_deadline, EventKind::TcpTimer { conn, which: TIMER_RTO });
+        }
+    }
+
+    /// A TCP packet reached host `host`: data goes to the receiver half, ACKs to the sender half.
+    pub fn on_packet(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+        if pkt.payload_bytes > 0 {
+            self.on_data(net, ev, pkt);
+        } else {
+            self.on_ack(net, ev, pkt);
+        }
+    }
+
+    fn on_ack(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+        let conn = pkt.flow_id;
+        let now = ev.now();
+        let mss = self.params.mss_bytes as f64;
+        let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
+        let s = &mut self.senders[conn as usize];
+        let ack = pkt.ack;
+        if ack > s.snd_una {
+            let acked = (ack - s.snd_una) as f64;
+            s.snd_una = ack;
+            if s.snd_nxt < s.snd_una {
+                s.snd_nxt = s.snd_una;
+            }
+            if pkt.ts_echo_ps > 0 {
+                let r = now - pkt.ts_echo_ps;
+                if s.srtt_ps == 0 {
+                    s.srtt_ps = r;
+                    s.rttvar_ps = r / 2;
+                } else {
+                    let diff = s.srtt_ps.abs_diff(r);
+                    s.rttvar_ps = (3 * s.rttvar_ps + diff) / 4;
+                    s.srtt_ps = (7 * s.srtt_ps + r) / 8;
+                }
+                s.rto_ps = (s.srtt_ps + (4 * s.rttvar_ps).max(1)).clamp(rto_min, rto_max);
+            }
+            let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
+            if s.in_recovery {
+                if ack >= s.recover {
+                    s.in_recovery = false;
+                    s.cwnd = s.ssthresh;
+                } else {
+                    // Partial ACK: the next hole is lost too; retransmit it and deflate.
+                    s.cwnd = (s.cwnd - acked + mss).max(mss);
+                    s.dupacks = 0;
+                    self.retransmit_first(net, ev, conn);
+                    self.arm_rto(ev, conn);
+                    self.send_more(net, ev, conn);
+                    return;
+                }
+            } else if ece && s.snd_una > s.ecn_recover {
+                // RFC 3168: react to congestion once per window, without retransmitting.
+                let flight = (s.snd_max - s.snd_una) as f64 + acked;
+                s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
+                s.cwnd = s.ssthresh;
+                s.ecn_recover = s.snd_max;
+            } else if s.cwnd < s.ssthresh {
+                s.cwnd += acked;
+            } else {
+                s.cwnd = s.cc.on_ack_avoidance(s.cwnd, acked, mss, now, s.srtt_ps);
+            }
+            s.dupacks = 0;
+            if s.snd_una >= s.snd_max {
+                s.rto_deadline = NEVER;
+            } else {
+                self.arm_rto(ev, conn);
+            }
+            self.send_more(net, ev, conn);
+        } else if ack == s.snd_una && s.snd_max > s.snd_una {
+            s.dupacks += 1;
+            if s.dupacks == 3 && !s.in_recovery && ack >= s.recover {
+                let flight = (s.snd_max - s.snd_una) as f64;
+                s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
+                s.cwnd = s.ssthresh + 3.0 * mss;
+                s.in_recovery = true;
+                s.recover = s.snd_max;
+                self.retransmit_first(net, ev, conn);
+                self.arm_rto(ev, conn);
+            } else if s.in_recovery {
+                s.cwnd += mss;
+                self.send_more(net, ev, conn);
+            }
+        }
+    }
+
+    /// The retransmission timer of `conn` fired (lazily: the deadline may have moved).
+    pub fn on_timer(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, which: u8) {
+        let now = ev.now();
+        if which == TIMER_DELACK {
+            let r = &mut self.receivers[conn as usize];
+            if now != r.delack_event_at {
+                return;
+            }
+            r.delack_event_at = NEVER;
+            if r.delack_deadline == NEVER {
+                return;
+            }
+            if now < r.delack_deadline {
+                r.delack_event_at = r.delack_deadline;
+                ev.schedule(r.delack_deadline, EventKind::TcpTimer { conn, which });
+                return;
+            }
+            self.send_ack(net, ev, conn);
+            return;
+        }
+        let mss = self.params.mss_bytes as f64;
+        let rto_max = self.params.rto_max_ps;
+        let s = &mut self.senders[conn as usize];
+        if now != s.rto_event_at {
+            return;
+        }
+        s.rto_event_at = NEVER;
+        if s.rto_deadline == NEVER {
+            return;
+        }
+        if now < s.rto_deadline {
+            s.rto_event_at = s.rto_deadline;
+            ev.schedule(s.rto_deadline, EventKind::TcpTimer { conn, which });
+            return;
+        }
+        // Timeout: back to one segment, go back N, double the timer.
+        s.timeouts += 1;
+        let flight = (s.snd_max - s.snd_una) as f64;
+        s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
+        s.cwnd = mss;
+        s.in_recovery = false;
+        s.dupacks = 0;
+        s.recover = s.snd_max;
+        s.snd_nxt = s.snd_una;
+        s.rto_ps = (s.rto_ps * 2).min(rto_max);
+        s.rto_deadline = NEVER;
+        self.send_more(net, ev, conn);
+    }
+
+    fn on_data(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+        let conn = pkt.flow_id;
+        let delayed = self.params.delayed_ack;
+        let r = &mut self.receivers[conn as usize];
+        let (seq, end) = (pkt.seq, pkt.seq + pkt.payload_bytes as u64);
+        if pkt.ecn == ecn::CE {
+            r.ce_pending = true;
+        }
+        if r.pending_segs == 0 {
+            r.pending_ts = pkt.ts_ps;
+        }
+        let mut ack_now = !delayed || pkt.ecn == ecn::CE;
+        if end <= r.rcv_nxt {
+            ack_now = true; // a duplicate: tell the sender at once
+        } else if seq <= r.rcv_nxt {
+            let filled_hole = !r.ooo.is_empty();
+            r.rcv_nxt = end;
+            while let Some(&(a, b)) = r.ooo.first() {
+                if a > r.rcv_nxt {
+                    break;
+                }
+                r.rcv_nxt = r.rcv_nxt.max(b);
+                r.ooo.remove(0);
+            }
+            self.notes.push(Note::Delivered { app: r.app, conn, total: r.rcv_nxt });
+            r.pending_segs += 1;
+            if filled_hole || r.pending_segs >= 2 {
+                ack_now = true;
+            }
+        } else {
+            insert_range(&mut r.ooo, seq, end);
+            ack_now = true; // out of order: a duplicate ACK at once
+        }
+        if ack_now {
+            self.send_ack(net, ev, conn);
+        } else if r.delack_deadline == NEVER {
+            r.delack_deadline = ev.now() + self.params.delayed_ack_ps;
+            if r.delack_event_at == NEVER || r.delack_event_at > r.delack_deadline {
+                r.delack_event_at = r.delack_deadline;
+                ev.schedule(r.delack_deadline, EventKind::TcpTimer { conn, which: TIMER_DELACK });
+            }
+        }
+    }
+
+    fn send_ack(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+        let s = &self.senders[conn as usize];
+        let r = &mut self.receivers[conn as usize];
+        let mut flags = tcp_flags::ACK;
+        if r.ce_pending {
+            flags |= tcp_flags::ECE;
+        }
+        let pkt = Packet {
+            src_host: r.host,
+            dst_host: r.peer,
+            src_port: s.dport,
+            dst_port: s.sport,
+            proto: Proto::Tcp,
+            tcp_flags: flags,
+            flow_id: conn,
+            hash: five_tuple_hash(r.host, r.peer, s.dport, s.sport, Proto::Tcp),
+            frame_bytes: frame_bytes_for_ip(TCP_IP_HEADER_BYTES),
+            ack: r.rcv_nxt,
+            ts_ps: ev.now(),
+            ts_echo_ps: r.pending_ts,
+            ..Default::default()
+        };
+        r.pending_segs = 0;
+        r.ce_pending = false;
+        r.delack_deadline = NEVER;
+        let host = r.host;
+        let id = net.pool.alloc(pkt);
+        net.inject(ev, host, id);
+    }
+
+    pub fn total_retransmits(&self) -> u64 {
+        self.senders.iter().map(|s| s.retransmits).sum()
+    }
+    pub fn total_timeouts(&self) -> u64 {
+        self.senders.iter().map(|s| s.timeouts).sum()
+    }
+}
+
+/// Adds [a, b) to a sorted list of disjoint ranges, merging where they touch.
+fn insert_range(v: &mut Vec<(u64, u64)>, a: u64, b: u64) {
+    let i = v.partition_point(|&(_, e)| e < a);
+    let mut j = i;
+    let (mut lo, mut hi) = (a, b);
+    while j < v.len() && v[j].0 <= hi {
+        lo = lo.min(v[j].0);
+        hi = hi.max(v[j].1);
+        j += 1;
+    }
+    v.splice(i..j, [(lo, hi)]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::insert_range;
+
+    #[test]
+    fn ranges_merge() {
+        let mut v = vec![];
+        insert_range(&mut v, 10, 20);
+        insert_range(&mut v, 30, 40);
+        insert_range(&mut v, 20, 30);
+        assert_eq!(v, vec![(10, 40)]);
+        insert_range(&mut v, 50, 60);
+        insert_range(&mut v, 5, 8);
+        assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
+        insert_range(&mut v, 0, 100);
+        assert_eq!(v, vec![(0, 100)]);
+    }
+}

@@ -1,0 +1,65 @@
+//! UDP: datagrams of a fixed size, no feedback. A stream is (source, destination, port pair).
+
+use super::Note;
+use crate::engine::EventQueue;
+use crate::net::packet::{five_tuple_hash, frame_bytes_for_ip, Packet, Proto, UDP_IP_HEADER_BYTES};
+use crate::net::Network;
+
+#[derive(Clone, Debug)]
+pub struct Stream {
+    pub src: u32,
+    pub dst: u32,
+    sport: u16,
+    dport: u16,
+    hash: u32,
+    pub app: u32,
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub recv_pkts: u64,
+    pub recv_bytes: u64,
+}
+
+#[derive(Default)]
+pub struct Udp {
+    pub streams: Vec<Stream>,
+    pub notes: Vec<Note>,
+}
+
+impl Udp {
+    pub fn open(&mut self, src: u32, dst: u32, app: u32) -> u32 {
+        let id = self.streams.len() as u32;
+        let sport = 1024 + (id % 60_000) as u16;
+        let dport = 9;
+        self.streams.push(Stream { src, dst, sport, dport, hash: five_tuple_hash(src, dst, sport, dport, Proto::Udp), app, sent_pkts: 0, sent_bytes: 0, recv_pkts: 0, recv_bytes: 0 });
+        id
+    }
+
+    /// Sends one datagram carrying `payload_bytes`.
+    pub fn send(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, payload_bytes: u32) {
+        let s = &mut self.streams[stream as usize];
+        s.sent_pkts += 1;
+        s.sent_bytes += payload_bytes as u64;
+        let pkt = Packet {
+            src_host: s.src,
+            dst_host: s.dst,
+            src_port: s.sport,
+            dst_port: s.dport,
+            proto: Proto::Udp,
+            flow_id: stream,
+            hash: s.hash,
+            frame_bytes: frame_bytes_for_ip(payload_bytes + UDP_IP_HEADER_BYTES),
+            payload_bytes,
+            ts_ps: ev.now(),
+            ..Default::default()
+        };
+        let id = net.pool.alloc(pkt);
+        net.inject(ev, s.src, id);
+    }
+
+    pub fn on_packet(&mut self, pkt: &Packet) {
+        let s = &mut self.streams[pkt.flow_id as usize];
+        s.recv_pkts += 1;
+        s.recv_bytes += pkt.payload_bytes as u64;
+        self.notes.push(Note::Datagram { app: s.app, stream: pkt.flow_id, payload_bytes: pkt.payload_bytes });
+    }
+}

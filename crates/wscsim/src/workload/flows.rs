@@ -1,0 +1,94 @@
+//! Poisson flow arrivals at a target load, sizes from an empirical CDF. Each flow is a new
+//! TCP connection from a random source to a random destination (or from the server set to
+//! the client set). The flow generator stands for the cluster's scheduler: it is the one
+//! application that is not tied to a host.
+
+use super::cdf::Cdf;
+use super::Ctx;
+use crate::engine::{EventKind, StreamRng, NEVER, PS_PER_S};
+use crate::metrics::FlowRecord;
+use rand::Rng;
+
+pub struct FlowGen {
+    pub cdf: Cdf,
+    /// Flow arrivals per second over the whole network.
+    pub rate_per_s: f64,
+    pub senders: Vec<u32>,
+    pub receivers: Vec<u32>,
+    pub max_flows: u64,
+    pub rng: StreamRng,
+    started: u64,
+    finished: u64,
+    /// Flow record of each connection this generator opened (indexed by conn - first_conn).
+    first_conn: u32,
+    records: Vec<u32>,
+    stopped: bool,
+}
+
+impl FlowGen {
+    pub fn new(cdf: Cdf, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64, rng: StreamRng) -> Self {
+        FlowGen { cdf, rate_per_s, senders, receivers, max_flows, rng, started: 0, finished: 0, first_conn: u32::MAX, records: Vec::new(), stopped: false }
+    }
+
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+        *ctx.active += 1;
+        self.schedule_next(id, ctx);
+    }
+
+    fn schedule_next(&mut self, id: u32, ctx: &mut Ctx) {
+        let u: f64 = self.rng.random();
+        let gap_s = -(1.0 - u).ln() / self.rate_per_s;
+        let t = ctx.ev.now().saturating_add((gap_s * PS_PER_S as f64) as u64);
+        if t >= ctx.end_ps || self.started >= self.max_flows {
+            self.stopped = true;
+            self.maybe_done(ctx);
+            return;
+        }
+        ctx.ev.schedule(t, EventKind::App { app: id, tag: 0 });
+    }
+
+    pub fn on_timer(&mut self, id: u32, ctx: &mut Ctx) {
+        let src = self.senders[self.rng.random_range(0..self.senders.len())];
+        let dst = loop {
+            let d = self.receivers[self.rng.random_range(0..self.receivers.len())];
+            if d != src {
+                break d;
+            }
+        };
+        let size = self.cdf.sample(&mut self.rng);
+        let conn = ctx.tcp.open(src, dst, id, id);
+        if self.first_conn == u32::MAX {
+            self.first_conn = conn;
+        }
+        let rec = ctx.metrics.flows.len() as u32;
+        let idx = (conn - self.first_conn) as usize;
+        if self.records.len() <= idx {
+            self.records.resize(idx + 1, u32::MAX);
+        }
+        self.records[idx] = rec;
+        let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, ctx.tcp.params.mss_bytes);
+        ctx.metrics.flows.push(FlowRecord { flow_id: conn, src, dst, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps });
+        self.started += 1;
+        ctx.tcp.write(ctx.net, ctx.ev, conn, size);
+        self.schedule_next(id, ctx);
+    }
+
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+        let Some(&rec) = conn.checked_sub(self.first_conn).and_then(|i| self.records.get(i as usize)) else { return };
+        let f = &mut ctx.metrics.flows[rec as usize];
+        f.bytes_received = total;
+        if total >= f.size_bytes && f.end_ps == NEVER {
+            f.end_ps = ctx.ev.now();
+            self.finished += 1;
+            self.maybe_done(ctx);
+        }
+    }
+
+    fn maybe_done(&mut self, ctx: &mut Ctx) {
+        if self.stopped && self.finished == self.started {
+            self.stopped = false; // report once
+            self.started = u64::MAX;
+            *ctx.active -= 1;
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Incast, as in DIABLO section 4.1 (after the CMU incast test program): a client asks N
+//! servers for a block split evenly between them, waits for every part, then asks again,
+//! for a given number of iterations. Connections are persistent: one carries requests from
+//! the client to a server, one carries the server's data back.
+
+use super::Ctx;
+
+pub struct Client {
+    pub host: u32,
+    /// Request connection to each server (client -> server).
+    pub req_conns: Vec<u32>,
+    /// Data connections, opened consecutively so that `conn - first_data_conn` is the server.
+    pub first_data_conn: u32,
+    /// Bytes each server sends per iteration (they sum to the block).
+    pub part_bytes: Vec<u64>,
+    pub request_bytes: u64,
+    pub iterations: u32,
+    iteration: u32,
+    /// Data bytes expected from each server by the end of the current iteration.
+    target: Vec<u64>,
+    parts_done: u32,
+    /// Iteration number + 1 in which each server's part completed.
+    done_iter: Vec<u32>,
+    iter_start_ps: u64,
+}
+
+impl Client {
+    pub fn new(host: u32, req_conns: Vec<u32>, first_data_conn: u32, part_bytes: Vec<u64>, request_bytes: u64, iterations: u32) -> Self {
+        let n = part_bytes.len();
+        Client { host, req_conns, first_data_conn, part_bytes, request_bytes, iterations, iteration: 0, target: vec![0; n], parts_done: 0, done_iter: vec![0; n], iter_start_ps: 0 }
+    }
+
+    pub fn start(&mut self, _id: u32, ctx: &mut Ctx) {
+        *ctx.active += 1;
+        self.request(ctx);
+    }
+
+    fn request(&mut self, ctx: &mut Ctx) {
+        self.iter_start_ps = ctx.ev.now();
+        self.parts_done = 0;
+        for (i, t) in self.target.iter_mut().enumerate() {
+            *t += self.part_bytes[i];
+        }
+        for &c in &self.req_conns {
+            ctx.tcp.write(ctx.net, ctx.ev, c, self.request_bytes);
+        }
+    }
+
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+        let Some(i) = conn.checked_sub(self.first_data_conn).map(|i| i as usize).filter(|&i| i < self.target.len()) else { return };
+        // A part counts once per iteration: when server i's cumulative bytes reach the target.
+        if total < self.target[i] || self.done_iter[i] == self.iteration + 1 {
+            return;
+        }
+        self.done_iter[i] = self.iteration + 1;
+        self.parts_done += 1;
+        if self.parts_done as usize == self.target.len() {
+            let now = ctx.ev.now();
+            let block: u64 = self.part_bytes.iter().sum();
+            ctx.metrics.incast.push(crate::metrics::IncastRecord { iteration: self.iteration, start_ps: self.iter_start_ps, end_ps: now, bytes: block });
+            self.iteration += 1;
+            if self.iteration < self.iterations && now < ctx.end_ps {
+                self.request(ctx);
+            } else {
+                *ctx.active -= 1;
+            }
+        }
+    }
+}
+
+pub struct Server {
+    pub host: u32,
+    pub data_conn: u32,
+    pub part_bytes: u64,
+    pub request_bytes: u64,
+    served: u64,
+}
+
+impl Server {
+    pub fn new(host: u32, data_conn: u32, part_bytes: u64, request_bytes: u64) -> Self {
+        Server { host, data_conn, part_bytes, request_bytes, served: 0 }
+    }
+
+    /// Request bytes arrived in order: answer every complete request.
+    pub fn on_request_bytes(&mut self, total: u64, ctx: &mut Ctx) {
+        while total >= (self.served + 1) * self.request_bytes {
+            self.served += 1;
+            ctx.tcp.write(ctx.net, ctx.ev, self.data_conn, self.part_bytes);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Workloads: applications on hosts and the drivers that start flows.
+//!
+//! Every application is a variant of `App` living on one host (a flow generator is the
+//! exception: it stands for the cluster's job scheduler and opens connections at sources).
+//! Applications act through `Ctx` and hear from transports through `Note`s.
+
+pub mod cdf;
+pub mod flows;
+pub mod incast;
+pub mod long_lived;
+pub mod udp_source;
+
+use crate::engine::{EventQueue, TimePs};
+use crate::metrics::Metrics;
+use crate::net::Network;
+use crate::transport::{Note, Tcp, Udp};
+
+/// What an application may touch.
+pub struct Ctx<'a> {
+    pub ev: &'a mut EventQueue,
+    pub net: &'a mut Network,
+    pub tcp: &'a mut Tcp,
+    pub udp: &'a mut Udp,
+    pub metrics: &'a mut Metrics,
+    /// Number of driver applications still working; the run ends when it reaches 0.
+    pub active: &'a mut u32,
+    /// Simulated end of the run (apps stop starting new work after it).
+    pub end_ps: TimePs,
+}
+
+pub enum App {
+    IncastClient(incast::Client),
+    IncastServer(incast::Server),
+    FlowGen(flows::FlowGen),
+    LongLived(long_lived::LongLived),
+    UdpSource(udp_source::UdpSource),
+    /// An endpoint that only receives (its transport counts what arrives).
+    Sink,
+}
+
+impl App {
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+        match self {
+            App::IncastClient(a) => a.start(id, ctx),
+            App::FlowGen(a) => a.start(id, ctx),
+            App::LongLived(a) => a.start(id, ctx),
+            App::UdpSource(a) => a.start(id, ctx),
+            App::IncastServer(_) | App::Sink => {}
+        }
+    }
+
+    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx) {
+        match self {
+            App::FlowGen(a) => a.on_timer(id, ctx),
+            App::UdpSource(a) => a.on_timer(id, tag, ctx),
+            _ => {}
+        }
+    }
+
+    pub fn on_note(&mut self, note: Note, ctx: &mut Ctx) {
+        match (self, note) {
+            (App::IncastClient(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
+            (App::IncastServer(a), Note::Delivered { total, .. }) => a.on_request_bytes(total, ctx),
+            (App::FlowGen(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
+            (App::LongLived(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
+            _ => {}
+        }
+    }
+}

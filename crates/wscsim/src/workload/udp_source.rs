@@ -1,0 +1,72 @@
+//! UDP sources sending datagrams of one size to one destination at a given rate, with
+//! constant or Poisson (exponential) gaps.
+
+use super::Ctx;
+use crate::engine::{EventKind, StreamRng, NEVER, PS_PER_S};
+use crate::metrics::FlowRecord;
+use rand::Rng;
+
+pub struct UdpSource {
+    pub sources: Vec<u32>,
+    pub destination: u32,
+    pub rate_bps: u64,
+    pub payload_bytes: u32,
+    pub poisson: bool,
+    pub rngs: Vec<StreamRng>,
+    streams: Vec<u32>,
+    first_rec: u32,
+}
+
+impl UdpSource {
+    pub fn new(sources: Vec<u32>, destination: u32, rate_bps: u64, payload_bytes: u32, poisson: bool, rngs: Vec<StreamRng>) -> Self {
+        UdpSource { sources, destination, rate_bps, payload_bytes, poisson, rngs, streams: Vec::new(), first_rec: 0 }
+    }
+
+    /// Mean gap between datagrams so that the source's IP-level rate is `rate_bps`.
+    fn mean_gap_s(&self) -> f64 {
+        let ip_bits = (self.payload_bytes + crate::net::packet::UDP_IP_HEADER_BYTES) as f64 * 8.0;
+        ip_bits / self.rate_bps as f64
+    }
+
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+        self.first_rec = ctx.metrics.flows.len() as u32;
+        for i in 0..self.sources.len() {
+            let s = self.sources[i];
+            let st = ctx.udp.open(s, self.destination, id);
+            self.streams.push(st);
+            ctx.metrics.flows.push(FlowRecord { flow_id: st, src: s, dst: self.destination, size_bytes: 0, start_ps: 0, end_ps: NEVER, bytes_received: 0, ideal_ps: 0 });
+            let first = self.gap_ps(i);
+            ctx.ev.schedule(first, EventKind::App { app: id, tag: i as u32 });
+        }
+    }
+
+    fn gap_ps(&mut self, i: usize) -> u64 {
+        let mean = self.mean_gap_s();
+        let s = if self.poisson {
+            let u: f64 = self.rngs[i].random();
+            -(1.0 - u).ln() * mean
+        } else {
+            mean
+        };
+        ((s * PS_PER_S as f64) as u64).max(1)
+    }
+
+    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx) {
+        let i = tag as usize;
+        ctx.udp.send(ctx.net, ctx.ev, self.streams[i], self.payload_bytes);
+        let next = ctx.ev.now() + self.gap_ps(i);
+        if next < ctx.end_ps {
+            ctx.ev.schedule(next, EventKind::App { app: id, tag });
+        }
+    }
+
+    /// Copies the streams' counters into their flow records (at the end of a run).
+    pub fn finish(&self, ctx_udp: &crate::transport::Udp, flows: &mut [FlowRecord]) {
+        for (i, &st) in self.streams.iter().enumerate() {
+            let s = &ctx_udp.streams[st as usize];
+            let f = &mut flows[self.first_rec as usize + i];
+            f.size_bytes = s.sent_bytes;
+            f.bytes_received = s.recv_bytes;
+        }
+    }
+}
