@@ -174,7 +174,8 @@ impl Sim {
     #[inline]
     fn handle(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Arrive { node, in_port, pkt } => {
+            EventKind::LinkArrive { port } => {
+                let (pkt, node, in_port) = self.net.on_link_arrive(&mut self.ev, port);
                 if self.net.nodes[node as usize].kind == NodeKind::Switch {
                     self.net.on_arrive_switch(&mut self.ev, node, in_port, pkt);
                 } else {

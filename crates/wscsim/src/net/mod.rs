@@ -8,7 +8,7 @@
 pub mod packet;
 pub mod routing;
 
-use crate::engine::{serialisation_ps, EventKind, EventQueue, PartitionId, TimePs};
+use crate::engine::{serialisation_ps, EventKind, EventQueue, PartitionId, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
 use packet::{PacketPool, PktId, PktQueue, PHY_OVERHEAD_BYTES};
 use routing::Routing;
@@ -92,7 +92,11 @@ pub struct Port {
     /// This port's own buffer (u64::MAX for a NIC, which does not drop by default).
     pub buffer_bytes: u64,
     pub busy_until_ps: TimePs,
-    pub wake_pending: bool,
+    /// Time of the one live `PortWake` event (NEVER if none); others are stale and ignored.
+    pub wake_at_ps: TimePs,
+    /// Packets on the wire towards the peer, in order of arrival (a link never reorders),
+    /// so the event queue holds one arrival event per busy link, not one per packet.
+    pub in_flight: PktQueue,
     pub stats: PortStats,
 }
 
@@ -160,6 +164,18 @@ impl Network {
         let p = self.pool.get(pkt);
         let local = self.routing.next_port(sw, p.dst_host, p.hash);
         self.enqueue_at_port(ev, base + local, pkt, in_port);
+    }
+
+    /// The packet at the head of `port`'s link reaches the far end. Returns it with the
+    /// node and input port it reaches, after scheduling the next arrival on that link.
+    #[inline]
+    pub fn on_link_arrive(&mut self, ev: &mut EventQueue, port: u32) -> (PktId, u32, u32) {
+        let pt = &mut self.ports[port as usize];
+        let pkt = pt.in_flight.pop_front(&mut self.pool).expect("arrival on an empty link");
+        if pt.in_flight.head != packet::NO_PKT {
+            ev.schedule(self.pool.get(pt.in_flight.head).arrive_ps, EventKind::LinkArrive { port });
+        }
+        (pkt, pt.peer_node, pt.peer_in_port)
     }
 
     /// A host consumed a packet that reached it.
@@ -237,7 +253,11 @@ impl Network {
     /// The port's previous transmission has ended.
     #[inline]
     pub fn on_port_wake(&mut self, ev: &mut EventQueue, port: u32) {
-        self.ports[port as usize].wake_pending = false;
+        let pt = &mut self.ports[port as usize];
+        if pt.wake_at_ps != ev.now() {
+            return;
+        }
+        pt.wake_at_ps = NEVER;
         self.try_transmit(ev, port);
     }
 
@@ -250,8 +270,8 @@ impl Network {
             return;
         }
         if pt.busy_until_ps > now {
-            if !pt.wake_pending {
-                pt.wake_pending = true;
+            if pt.wake_at_ps != pt.busy_until_ps {
+                pt.wake_at_ps = pt.busy_until_ps;
                 ev.schedule(pt.busy_until_ps, EventKind::PortWake { port });
             }
             return;
@@ -289,12 +309,15 @@ impl Network {
             p.rx_done_ps
         };
         p.in_port = pt.peer_in_port;
-        ev.schedule(
-            head_arrival + pt.peer_delay_ps,
-            EventKind::Arrive { node: pt.peer_node, in_port: pt.peer_in_port, pkt },
-        );
+        p.arrive_ps = head_arrival + pt.peer_delay_ps;
+        let arrive = p.arrive_ps;
+        let was_idle = pt.in_flight.is_empty();
+        pt.in_flight.push_back(pool, pkt);
+        if was_idle {
+            ev.schedule(arrive, EventKind::LinkArrive { port });
+        }
         if pt.pkts_queued > 0 {
-            pt.wake_pending = true;
+            pt.wake_at_ps = end;
             ev.schedule(end, EventKind::PortWake { port });
         }
     }

@@ -112,7 +112,8 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
             pkts_queued: 0,
             buffer_bytes: if is_switch { sp.buffer_per_port_bytes } else { u64::MAX },
             busy_until_ps: 0,
-            wake_pending: false,
+            wake_at_ps: crate::engine::NEVER,
+            in_flight: PktQueue::default(),
             stats: PortStats::default(),
         });
     }
