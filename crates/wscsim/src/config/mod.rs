@@ -104,7 +104,7 @@ pub struct TopologyCfg {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
-    /// "per_port" or "shared".
+    /// "per_port" (output buffers), "per_input_port" (ingress VOQ memory) or "shared".
     #[serde(default = "d_buffer")]
     pub buffer: String,
     #[serde(default = "d_buffer_per_port")]

@@ -184,7 +184,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 
     // --- switch ---
     let s = &mut sc.switch;
-    one_of("switch.buffer", &s.buffer, &["per_port", "shared"])?;
+    one_of("switch.buffer", &s.buffer, &["per_port", "per_input_port", "shared"])?;
     one_of("switch.forwarding", &s.forwarding, &["store_and_forward", "cut_through"])?;
     one_of("switch.scheme", &s.scheme, SCHEMES)?;
     if s.buffer_per_port.0 < full_frame {
@@ -212,6 +212,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let switch = SwitchParams {
         buffer_per_port_bytes: s.buffer_per_port.0,
         shared_buffer_bytes: shared,
+        ingress_buffers: s.buffer == "per_input_port",
         dt_alpha: s.dt_alpha,
         port_to_port_ps: p2p,
         forwarding: if s.forwarding == "cut_through" { Forwarding::CutThrough } else { Forwarding::StoreAndForward },

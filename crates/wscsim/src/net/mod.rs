@@ -58,6 +58,9 @@ pub struct Switch {
     pub forwarding: Forwarding,
     pub port_to_port_ps: TimePs,
     pub shared: Option<SharedBuffer>,
+    /// Buffers sit at input ports (virtual output queues in ingress memory, as in the Cisco
+    /// Nexus 5000 that DIABLO's model follows): `buffer_bytes` limits what each input holds.
+    pub ingress_buffers: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -134,6 +137,9 @@ pub struct Network {
     pub routing: Routing,
     pub counters: NetCounters,
     pub drop_log: Vec<DropRecord>,
+    /// Bytes queued in the switch that arrived on each port (global port index), for
+    /// switches with ingress buffers.
+    pub ingress_bytes: Vec<u64>,
 }
 
 impl Network {
@@ -198,16 +204,23 @@ impl Network {
 
     fn enqueue_at_port(&mut self, ev: &mut EventQueue, port: u32, pkt: PktId, in_port: u32) {
         let now = ev.now();
-        let Network { pool, ports, queues, masks, schemes, switches, .. } = self;
+        let Network { pool, ports, queues, masks, schemes, switches, nodes, ingress_bytes, .. } = self;
         let pt = &mut ports[port as usize];
-        let shared = if pt.switch != NONE { switches[pt.switch as usize].shared.as_mut() } else { None };
-        let limit_bytes = match &shared {
-            Some(sb) => {
+        let (shared, ingress) = if pt.switch != NONE {
+            let sw = &mut switches[pt.switch as usize];
+            let ingress_port = if sw.ingress_buffers { Some((nodes[pt.node as usize].port_base + in_port) as usize) } else { None };
+            (sw.shared.as_mut(), ingress_port)
+        } else {
+            (None, None)
+        };
+        let limit_bytes = match (&shared, ingress) {
+            (Some(sb), _) => {
                 let free = sb.total_bytes - sb.used_bytes;
                 let threshold = (sb.alpha * free as f64) as u64;
                 threshold.min(pt.bytes_queued + free)
             }
-            None => pt.buffer_bytes,
+            (None, Some(g)) => pt.bytes_queued + pt.buffer_bytes.saturating_sub(ingress_bytes[g]),
+            (None, None) => pt.buffer_bytes,
         };
         pool.get_mut(pkt).enqueued_ps = now;
         let before = pt.bytes_queued;
@@ -230,12 +243,16 @@ impl Network {
         if after > pt.stats.max_queue_bytes {
             pt.stats.max_queue_bytes = after;
         }
-        let over = match shared {
-            Some(sb) => {
+        let over = match (shared, ingress) {
+            (Some(sb), _) => {
                 sb.used_bytes = sb.used_bytes + after - before;
                 sb.used_bytes > sb.total_bytes
             }
-            None => after > pt.buffer_bytes,
+            (None, Some(g)) => {
+                ingress_bytes[g] = ingress_bytes[g] + after - before;
+                ingress_bytes[g] > pt.buffer_bytes
+            }
+            (None, None) => after > pt.buffer_bytes,
         };
         if over {
             self.counters.buffer_violations += 1;
@@ -264,7 +281,7 @@ impl Network {
     /// Starts the next transmission if the port is idle and has a packet to send.
     fn try_transmit(&mut self, ev: &mut EventQueue, port: u32) {
         let now = ev.now();
-        let Network { pool, ports, queues, masks, schemes, switches, counters, .. } = self;
+        let Network { pool, ports, queues, masks, schemes, switches, counters, nodes, ingress_bytes, .. } = self;
         let pt = &mut ports[port as usize];
         if pt.pkts_queued == 0 {
             return;
@@ -288,8 +305,11 @@ impl Network {
         };
         let Some(pkt) = schemes[port as usize].schedule(&mut ctx) else { return };
         if pt.switch != NONE {
-            if let Some(sb) = switches[pt.switch as usize].shared.as_mut() {
+            let sw = &mut switches[pt.switch as usize];
+            if let Some(sb) = sw.shared.as_mut() {
                 sb.used_bytes -= before - pt.bytes_queued;
+            } else if sw.ingress_buffers {
+                ingress_bytes[(nodes[pt.node as usize].port_base + pool.get(pkt).in_port) as usize] -= before - pt.bytes_queued;
             }
         }
         let p = pool.get_mut(pkt);

@@ -15,6 +15,8 @@ pub struct SwitchParams {
     pub buffer_per_port_bytes: u64,
     /// Some(total) for one shared buffer per switch with dynamic thresholds.
     pub shared_buffer_bytes: Option<u64>,
+    /// Buffers at input ports (`buffer_per_port_bytes` per input) instead of outputs.
+    pub ingress_buffers: bool,
     pub dt_alpha: f64,
     pub port_to_port_ps: TimePs,
     pub forwarding: Forwarding,
@@ -77,6 +79,7 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
                 forwarding: sp.forwarding,
                 port_to_port_ps: sp.port_to_port_ps,
                 shared: sp.shared_buffer_bytes.map(|t| SharedBuffer { total_bytes: t, used_bytes: 0, alpha: sp.dt_alpha }),
+                ingress_buffers: sp.ingress_buffers,
             }),
         }
     }
@@ -132,6 +135,7 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
         routing,
         counters: NetCounters::default(),
         drop_log: Vec::new(),
+        ingress_bytes: vec![0; total_ports],
     }
 }
 
@@ -202,7 +206,7 @@ mod tests {
     use crate::topology::{fat_tree, LinkParams};
 
     fn params() -> SwitchParams {
-        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, droptail_limit_packets: None }
+        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, ingress_buffers: false, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, droptail_limit_packets: None }
     }
 
     /// Walks every ECMP choice from a host to another and returns the set of path lengths
