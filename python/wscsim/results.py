@@ -1,0 +1,84 @@
+"""Turning the native core's columns into pandas tables, and writing a results folder
+that only looks complete once it is: everything goes to a temporary folder first, which
+is renamed into place at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+TABLES = ("flows", "incast", "queues", "links", "drops")
+
+
+def frames_from_native(native_tables: dict) -> dict[str, pd.DataFrame]:
+    frames = {}
+    for name, cols in native_tables.items():
+        data = {}
+        for col, kind, payload in cols:
+            if kind == "str":
+                data[col] = pd.Series(payload, dtype="object")
+            else:
+                data[col] = np.frombuffer(payload, dtype="<" + kind).copy()
+        frames[name] = pd.DataFrame(data)
+    return frames
+
+
+@dataclass
+class Result:
+    """One run: where it was written, its summary, and its tables as DataFrames."""
+
+    path: Path | None
+    summary: dict
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def __getattr__(self, name):
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(name)
+
+    @property
+    def headline(self) -> dict:
+        return self.summary.get("headline", {})
+
+
+class ResultFolder:
+    """A results folder under construction: written to `<out>.partial-<pid>`, moved to
+    `<out>` by `commit()`, removed by `abort()`."""
+
+    def __init__(self, out: Path):
+        self.out = Path(out)
+        self.tmp = self.out.with_name(self.out.name + f".partial-{os.getpid()}")
+        if self.tmp.exists():
+            shutil.rmtree(self.tmp)
+        self.tmp.mkdir(parents=True)
+
+    def write_tables(self, frames: dict[str, pd.DataFrame]) -> None:
+        for name, df in frames.items():
+            df.to_parquet(self.tmp / f"{name}.parquet", index=False, compression="zstd")
+
+    def write_summary(self, summary: dict) -> None:
+        (self.tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+    def commit(self) -> Path:
+        if self.out.exists():
+            shutil.rmtree(self.out)
+        os.replace(self.tmp, self.out)
+        return self.out
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def read(path: str | Path) -> Result:
+    """Loads a results folder written by `wscsim run`."""
+    path = Path(path)
+    summary = json.loads((path / "summary.json").read_text())
+    tables = {p.stem: pd.read_parquet(p) for p in sorted(path.glob("*.parquet"))}
+    return Result(path, summary, tables)

@@ -1,0 +1,68 @@
+"""Running one scenario point with the native core, in slices of simulated time so that a
+progress bar can follow it and Ctrl-C can stop it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from . import _native, plots
+from .errors import ScenarioError
+from .results import Result, ResultFolder, frames_from_native
+from .scenario import to_json
+
+SLICES = 200
+
+
+def simulate(sc: dict, progress: bool = False, label: str | None = None):
+    """Runs a scenario dict; returns (summary dict, tables dict of DataFrames)."""
+    try:
+        sim = _native.Simulation(to_json(sc))
+    except _native.ScenarioError as e:
+        path, message = e.args
+        raise ScenarioError(path, message) from None
+    t0 = time.perf_counter()
+    end = sim.end_ps
+    step = max(1, end // SLICES)
+    bar = None
+    task = None
+    try:
+        while not sim.run_until(min(end, sim.now_ps + step)):
+            if progress and bar is None and time.perf_counter() - t0 > 1.0:
+                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+                bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of simulated time"), TimeElapsedColumn(), transient=True)
+                bar.start()
+                task = bar.add_task(label or sc.get("name", "run"), total=end)
+            if bar is not None:
+                bar.update(task, completed=sim.now_ps)
+    finally:
+        if bar is not None:
+            bar.stop()
+    wall = time.perf_counter() - t0
+    summary = json.loads(sim.summary_json())
+    summary["wall_seconds"] = wall
+    summary["version"] = _native.VERSION
+    summary["events_per_second"] = summary["events"] / wall if wall > 0 else None
+    summary["packet_hops_per_second"] = summary["packet_hops"] / wall if wall > 0 else None
+    return summary, frames_from_native(sim.tables())
+
+
+def run_point(sc: dict, out: Path | None, progress: bool = False, make_plots: bool = True) -> Result:
+    """Runs one point and, if `out` is given, writes its folder (atomically)."""
+    summary, frames = simulate(sc, progress=progress)
+    if out is None:
+        return Result(None, summary, frames)
+    folder = ResultFolder(out)
+    try:
+        folder.write_tables(frames)
+        if make_plots:
+            plots.for_run(frames, summary, folder.tmp)
+        summary["complete"] = True
+        folder.write_summary(summary)
+        path = folder.commit()
+    except BaseException:
+        folder.abort()
+        raise
+    return Result(path, summary, frames)

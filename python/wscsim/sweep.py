@@ -1,0 +1,114 @@
+"""Sweeps: every combination of swept values, run in parallel local processes, combined
+into one table per kind with the swept parameters as columns."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+
+from . import plots
+from .errors import ScenarioError
+from .results import Result, ResultFolder
+from .runner import simulate
+from .scenario import expand
+
+
+def _column_name(path: str) -> str:
+    return path.split(".")[-1]
+
+
+def _run(args):
+    i, sc = args
+    try:
+        return i, simulate(sc), None
+    except ScenarioError as e:
+        return i, None, (e.path, e.message)
+
+
+def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, progress: bool = False) -> Result:
+    points = expand(base, axes)
+    # Validate every point before running any, so a bad value fails fast with its field.
+    from . import _native
+    from .scenario import to_json
+
+    for sc, params in points:
+        try:
+            _native.Simulation(to_json(sc))
+        except _native.ScenarioError as e:
+            path, message = e.args
+            where = ", ".join(f"{k}={v!r}" for k, v in params.items())
+            raise ScenarioError(path, f"{message} (in sweep point {where})") from None
+    workers = workers or min(len(points), os.cpu_count() or 1)
+    t0 = time.perf_counter()
+    results = [None] * len(points)
+    bar = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn(base.get("name", "sweep")), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+        bar.start()
+        task = bar.add_task("points", total=len(points))
+    try:
+        if workers <= 1:
+            it = map(_run, enumerate(sc for sc, _ in points))
+            pool = None
+        else:
+            pool = ProcessPoolExecutor(max_workers=workers)
+            it = pool.map(_run, enumerate(sc for sc, _ in points))
+        try:
+            for i, res, error in it:
+                if error:
+                    raise ScenarioError(*error)
+                results[i] = res
+                if bar is not None:
+                    bar.advance(task)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    finally:
+        if bar is not None:
+            bar.stop()
+    combined: dict[str, list[pd.DataFrame]] = {}
+    point_rows = []
+    for i, ((sc, params), (summary, frames)) in enumerate(zip(points, results)):
+        row = {"point": i, **{_column_name(k): v for k, v in params.items()}}
+        row.update({f"headline_{k}": v for k, v in summary["headline"].items()})
+        row["invariants_ok"] = summary["invariants"]["ok"]
+        point_rows.append(row)
+        for name, df in frames.items():
+            df = df.copy()
+            df.insert(0, "point", i)
+            for k, v in reversed(list(params.items())):
+                df.insert(1, _column_name(k), [v] * len(df))
+            combined.setdefault(name, []).append(df)
+    tables = {name: pd.concat(dfs, ignore_index=True) for name, dfs in combined.items()}
+    tables["points"] = pd.DataFrame(point_rows)
+    summary = {
+        "sweep": [{"path": p, "values": v} for p, v in axes],
+        "points": len(points),
+        "scenario": base,
+        "seed": base.get("seed", 1),
+        "wall_seconds": time.perf_counter() - t0,
+        "version": results[0][0]["version"],
+        "point_summaries": [s for s, _ in results],
+        "invariants": {"ok": all(s["invariants"]["ok"] for s, _ in results)},
+        "headline": {},
+    }
+    if out is None:
+        return Result(None, summary, tables)
+    folder = ResultFolder(out)
+    try:
+        folder.write_tables(tables)
+        plots.for_sweep(tables, summary, [_column_name(p) for p, _ in axes], folder.tmp)
+        summary["complete"] = True
+        folder.write_summary(summary)
+        path = folder.commit()
+    except BaseException:
+        folder.abort()
+        raise
+    return Result(path, summary, tables)

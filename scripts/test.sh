@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the whole test suite, Rust and Python, on a fresh checkout: creates .venv, installs
+# wscsim with its test dependencies (compiling the Rust core), then runs cargo test and pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/pip install --quiet --upgrade pip
+.venv/bin/pip install --quiet ".[test]"
+cargo test --release -p wscsim
+.venv/bin/python -m pytest -q tests "$@"
