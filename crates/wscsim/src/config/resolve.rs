@@ -13,7 +13,7 @@ use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
 
 pub const TOPOLOGY_KINDS: &[&str] = &["single_switch", "leaf_spine", "fat_tree", "diablo_array", "edge_list"];
-pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "udp"];
+pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "many_to_one", "udp"];
 pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
 pub const SCHEMES: &[&str] = &["droptail"];
 
@@ -238,15 +238,17 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         only_for("workload.clients", &w.clients, "\"flows\"", &wk)?;
         only_for("workload.servers", &w.servers, "\"flows\"", &wk)?;
     }
-    if !(wis("permutation") || wis("all_to_all")) {
-        only_for("workload.size", &w.size, "\"permutation\" or \"all_to_all\"", &wk)?;
+    if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
+        only_for("workload.size", &w.size, "\"permutation\", \"all_to_all\" or \"many_to_one\"", &wk)?;
+    }
+    if !(wis("udp") || wis("many_to_one")) {
+        only_for("workload.sources", &w.sources, "\"udp\" or \"many_to_one\"", &wk)?;
+        only_for("workload.destination", &w.destination, "\"udp\" or \"many_to_one\"", &wk)?;
     }
     if !wis("udp") {
         only_for("workload.rate", &w.rate, "\"udp\"", &wk)?;
         only_for("workload.packet_size", &w.packet_size, "\"udp\"", &wk)?;
         only_for("workload.arrival", &w.arrival, "\"udp\"", &wk)?;
-        only_for("workload.sources", &w.sources, "\"udp\"", &wk)?;
-        only_for("workload.destination", &w.destination, "\"udp\"", &wk)?;
         if sc.transport.kind == "udp" {
             return Err(err("transport.kind", "\"udp\"", format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")")));
         }
@@ -304,14 +306,17 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             let rate_per_s = load * rate as f64 * ends / (cdf.mean() * 8.0);
             WorkloadSpec::Flows { cdf, rate_per_s, senders, receivers, max_flows }
         }
-        "permutation" | "all_to_all" => {
+        "permutation" | "all_to_all" | "many_to_one" => {
             let size = match *w.size.get_or_insert(FlowSize::Infinite) {
                 FlowSize::Infinite => None,
                 FlowSize::Finite(0) => return Err(err("workload.size", 0, "\"infinite\" or a positive size such as \"1MiB\"")),
                 FlowSize::Finite(b) => Some(b),
             };
             let n = n_hosts as u32;
-            let pairs = if wk == "permutation" {
+            let pairs = if wk == "many_to_one" {
+                let (sources, dst) = sources_and_destination(w, n_hosts)?;
+                sources.into_iter().map(|s| (s, dst)).collect()
+            } else if wk == "permutation" {
                 // Sattolo's shuffle gives a single cycle: no host sends to itself.
                 let mut perm: Vec<u32> = (0..n).collect();
                 let mut rng = stream(sc.seed, family::WORKLOAD, 0);
@@ -333,15 +338,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             if r.0 > rate {
                 return Err(err("workload.rate", r, format!("at most the host link rate ({})", super::Rate(rate))));
             }
-            let dst = int_in("workload.destination", *w.destination.get_or_insert(0), 0, n_hosts - 1)?;
-            let sources = match host_list("workload.sources", &w.sources)? {
-                Some(s) => s,
-                None => (0..n_hosts as u32).filter(|&h| h != dst).collect(),
-            };
-            if let Some(i) = sources.iter().position(|&s| s == dst) {
-                return Err(err(&format!("workload.sources[{i}]"), dst, "hosts other than workload.destination"));
-            }
-            w.sources = Some(sources.iter().map(|&s| s as i64).collect());
+            let (sources, dst) = sources_and_destination(w, n_hosts)?;
             let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
             if !(1..=1472).contains(&size) {
                 return Err(err("workload.packet_size", size, "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)"));
@@ -355,6 +352,30 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         return Err(err("metrics.max_queue_samples", sc.metrics.max_queue_samples, "0 or more (0 records no samples)"));
     }
     Ok(Resolved { scenario: sc, graph, switch, tcp, workload })
+}
+
+/// `workload.sources` (default: every host but the destination) and `workload.destination`
+/// (default 0), checked and written back as resolved.
+fn sources_and_destination(w: &mut super::WorkloadCfg, n_hosts: i64) -> Result<(Vec<u32>, u32), ConfigError> {
+    let dst = int_in("workload.destination", *w.destination.get_or_insert(0), 0, n_hosts - 1)?;
+    let sources: Vec<u32> = match &w.sources {
+        Some(v) => {
+            if v.is_empty() {
+                return Err(err("workload.sources", "[]", "a non-empty list of host indices"));
+            }
+            let mut out = Vec::with_capacity(v.len());
+            for (i, &h) in v.iter().enumerate() {
+                out.push(int_in(&format!("workload.sources[{i}]"), h, 0, n_hosts - 1)?);
+            }
+            out
+        }
+        None => (0..n_hosts as u32).filter(|&h| h != dst).collect(),
+    };
+    if let Some(i) = sources.iter().position(|&s| s == dst) {
+        return Err(err(&format!("workload.sources[{i}]"), dst, "hosts other than workload.destination"));
+    }
+    w.sources = Some(sources.iter().map(|&s| s as i64).collect());
+    Ok((sources, dst))
 }
 
 fn graph_max_switch_ports(g: &Graph) -> u64 {

@@ -71,3 +71,23 @@ impl Routing {
         self.table.len() * 4 + self.sets.len() * 8 + self.set_ports.len() * 4
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecmp_spreads_flows_evenly() {
+        let mut r = Routing::new(1, 1);
+        let mut intern = HashMap::new();
+        r.set(0, 0, &[10, 11, 12, 13], &mut intern);
+        let mut counts = [0u32; 4];
+        for f in 0..40_000u32 {
+            let h = crate::net::packet::five_tuple_hash(f, 7, (f % 5000) as u16, 5001, crate::net::packet::Proto::Tcp);
+            counts[(r.next_port(0, 0, h) - 10) as usize] += 1;
+        }
+        for c in counts {
+            assert!((9_000..11_000).contains(&c), "{counts:?}");
+        }
+    }
+}
