@@ -1,0 +1,67 @@
+"""The command line end to end: results folder contents, summary fields, interruption."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+WSCSIM = [sys.executable, "-m", "wscsim.cli"]
+
+
+def wscsim(*args, cwd=None, timeout=300):
+    return subprocess.run(WSCSIM + list(args), capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+def test_run_writes_a_complete_folder(tmp_path):
+    out = tmp_path / "r"
+    p = wscsim("run", "websearch_fat_tree", "--set", "workload.flows=80", "--set", "duration=30ms", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert f"results: {out}" in p.stdout
+    s = json.loads((out / "summary.json").read_text())
+    for key in ("scenario", "version", "seed", "wall_seconds", "simulated_seconds", "events", "packet_hops", "headline", "invariants"):
+        assert key in s, key
+    assert s["complete"] is True and s["invariants"]["ok"]
+    # The resolved scenario has every default filled in.
+    assert s["scenario"]["transport"]["mss"] == "1460B"
+    assert s["scenario"]["switch"]["forwarding"] == "store_and_forward"
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert list(flows.columns)[:6] == ["flow_id", "src", "dst", "size_bytes", "start_us", "fct_us"]
+    assert "slowdown" in flows.columns and len(flows) == 80
+    assert (out / "fct_slowdown.png").exists() and (out / "queue_cdf.png").exists()
+
+
+def test_sweep_combines_points_with_swept_columns(tmp_path):
+    out = tmp_path / "s"
+    p = wscsim("sweep", "diablo_incast", "--vary", "workload.senders=1,4", "--set", "workload.iterations=3",
+               "--set", 'sweep={}', "--set", "transport.rto_min=1ms", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    inc = pd.read_parquet(out / "incast.parquet")
+    assert set(inc["senders"]) == {1, 4}
+    assert len(inc) == 6
+    assert (out / "incast_goodput.png").exists()
+
+
+def test_check_and_list():
+    p = wscsim("check", "diablo_incast")
+    assert p.returncode == 0 and "ok: diablo-incast (20 points)" in p.stdout
+    p = wscsim("list")
+    assert p.returncode == 0 and "fat_tree" in p.stdout and "websearch" in p.stdout
+
+
+def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
+    out = tmp_path / "long"
+    sc = tmp_path / "long.toml"
+    sc.write_text('name = "long"\nduration = "10s"\n[topology]\nkind = "fat_tree"\nk = 8\n'
+                  '[workload]\nkind = "permutation"\n')
+    proc = subprocess.Popen(WSCSIM + ["run", str(sc), "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert not (out / "summary.json").exists()
+    assert not any(p.name.startswith("long") for p in tmp_path.iterdir() if p.is_dir())
