@@ -1,13 +1,25 @@
 """wscsim: a fast, deterministic packet-level simulator of warehouse-scale datacenter networks.
 
     >>> import wscsim
-    >>> r = wscsim.run("diablo_incast", overrides={"workload.senders": 4})
+    >>> r = wscsim.run("diablo_incast", overrides={"workload.senders": 4, "sweep": {}})
     >>> r.incast.head()
 """
 
 from ._native import VERSION as __version__
-from .api import run, sweep
 from .errors import ScenarioError
-from .results import Result, read
 
 __all__ = ["run", "sweep", "read", "Result", "ScenarioError", "__version__"]
+
+
+def __getattr__(name):
+    # pandas and matplotlib load only when results are needed, so that `wscsim check`
+    # and error paths answer at once.
+    if name in ("run", "sweep"):
+        from . import api
+
+        return getattr(api, name)
+    if name in ("read", "Result"):
+        from . import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'wscsim' has no attribute {name!r}")

@@ -1,0 +1,103 @@
+"""Malformed scenarios: each gives exit status 2 and one line naming the field."""
+
+import subprocess
+import sys
+
+import pytest
+
+BASE = """
+name = "bad"
+duration = "10ms"
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "incast"
+senders = 2
+"""
+
+# (what is wrong, TOML text or --set overrides, field the message must name)
+CASES = [
+    ("unknown top-level key", BASE + "colour = 3\n", "colour"),
+    ("unknown key in a section", BASE.replace("hosts = 4", "hosts = 4\nhostz = 5"), "hostz"),
+    ("wrong type", BASE.replace("hosts = 4", 'hosts = "four"'), "topology.hosts"),
+    ("negative link rate", BASE.replace("hosts = 4", 'hosts = 4\nlink = { rate = "-1Gbps" }'), "topology.link.rate"),
+    ("rate without unit", BASE.replace("hosts = 4", 'hosts = 4\nlink = { rate = 10 }'), "topology.link.rate"),
+    ("bad duration unit", BASE.replace('duration = "10ms"', 'duration = "10 minutes"'), "duration"),
+    ("zero duration", BASE.replace('duration = "10ms"', 'duration = "0s"'), "duration"),
+    ("zero buffer", BASE + '[switch]\nbuffer_per_port = "0B"\n', "switch.buffer_per_port"),
+    ("odd k", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "fat_tree"\nk = 5'), "topology.k"),
+    ("unknown topology", BASE.replace('kind = "single_switch"', 'kind = "torus"'), "topology.kind"),
+    ("key of another topology kind", BASE.replace("hosts = 4", "hosts = 4\nk = 4"), "topology.k"),
+    ("too many senders", BASE.replace("senders = 2", "senders = 10"), "workload.senders"),
+    ("unknown workload", BASE.replace('kind = "incast"', 'kind = "mapreduce"'), "workload.kind"),
+    ("negative load", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nload = -0.5'), "workload.load"),
+    ("missing CDF file", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nsize_cdf = "/nonexistent/sizes.csv"'), "workload.size_cdf"),
+    ("unknown transport variant", BASE + '[transport]\nvariant = "vegas"\n', "transport.variant"),
+    ("zero RTO floor", BASE + '[transport]\nrto_min = "0ms"\n', "transport.rto_min"),
+    ("tiny MSS", BASE + "[transport]\nmss = 10\n", "transport.mss"),
+    ("unknown forwarding", BASE + '[switch]\nforwarding = "wormhole"\n', "switch.forwarding"),
+    ("unknown scheme", BASE + '[switch]\nscheme = "codel"\n', "switch.scheme"),
+    ("bad diablo preset", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "diablo_array"\nracks = 2\npreset = "40g"'), "topology.preset"),
+    ("missing edge-list file", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "edge_list"\nfile = "/nonexistent.edges"'), "topology.file"),
+    ("sweep value not a list", BASE + '[sweep]\n"workload.senders" = 3\n', "sweep.workload.senders"),
+    ("bad value inside a sweep", BASE + '[sweep]\n"workload.senders" = [1, 99]\n', "workload.senders"),
+    ("udp transport with incast", BASE + '[transport]\nkind = "udp"\n', "transport.kind"),
+    ("shared buffer alpha", BASE + '[switch]\nbuffer = "shared"\ndt_alpha = 0\n', "switch.dt_alpha"),
+    ("not TOML at all", "this is = = not toml", "scenario"),
+    ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
+]
+
+
+def wscsim(*args):
+    return subprocess.run([sys.executable, "-m", "wscsim.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("what,text,field", CASES, ids=[c[0] for c in CASES])
+def test_bad_scenario_is_refused_with_the_field_named(tmp_path, what, text, field):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    for cmd in ("check", "run"):
+        p = wscsim(cmd, str(f), "--out", str(tmp_path / "out")) if cmd == "run" else wscsim(cmd, str(f))
+        assert p.returncode == 2, (what, cmd, p.stdout, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1, p.stderr
+        assert "Traceback" not in p.stderr and "panicked" not in p.stderr
+        assert field in lines[0], (field, lines[0])
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_topology_files(tmp_path):
+    cases = {
+        "disconnected": ("switch s\nswitch t\nhost a\nhost b\nlink a s\nlink b t\n", "disconnected"),
+        "undeclared node": ("switch s\nhost a\nlink a s\nlink b s\n", "line 4"),
+        "host with two links": ("switch s\nswitch t\nhost a\nhost b\nlink a s\nlink a t\nlink b s\nlink s t\n", "exactly one"),
+        "bad rate": ("switch s\nhost a\nhost b\nlink a s 10Gbs\nlink b s\n", "line 4"),
+    }
+    for name, (edges, words) in cases.items():
+        e = tmp_path / f"{name}.edges"
+        e.write_text(edges)
+        f = tmp_path / "t.toml"
+        f.write_text(BASE.replace('kind = "single_switch"\nhosts = 4', f'kind = "edge_list"\nfile = "{e}"'))
+        p = wscsim("check", str(f))
+        assert p.returncode == 2, (name, p.stderr)
+        assert "topology.file" in p.stderr and words in p.stderr, (name, p.stderr)
+
+
+def test_bad_cdf_files(tmp_path):
+    for name, text in {"non-monotone": "size_bytes,cdf\n0,0\n100,0.7\n50,0.8\n200,1\n", "does not reach 1": "0,0\n100,0.5\n"}.items():
+        c = tmp_path / f"{name}.csv"
+        c.write_text(text)
+        f = tmp_path / "t.toml"
+        f.write_text(BASE.replace('kind = "incast"\nsenders = 2', f'kind = "flows"\nsize_cdf = "{c}"'))
+        p = wscsim("check", str(f))
+        assert p.returncode == 2 and "workload.size_cdf" in p.stderr, (name, p.stderr)
+
+
+def test_bad_override_and_missing_scenario(tmp_path):
+    p = wscsim("check", "diablo_incast", "--set", "nonsense")
+    assert p.returncode == 2 and "--set" in p.stderr
+    p = wscsim("check", "no_such_scenario")
+    assert p.returncode == 2 and "scenario" in p.stderr
+    p = wscsim("check", "diablo_incast", "--set", "switch.buffer_per_port=-4")
+    assert p.returncode == 2 and "switch.buffer_per_port" in p.stderr
