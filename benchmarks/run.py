@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The standard speed benchmarks: TCP permutation at 10 Gbit/s on k=4, 8 and 16 fat trees
+and a 1,000-sender incast. Runs the native `wscsim-bench` binary (no Python in the loop),
+prints events/s, packet-hops/s, simulated-to-wall ratio and peak memory, and with
+--record appends the figures to benchmarks/RESULTS.md with the machine they ran on.
+
+    python3 benchmarks/run.py [--record] [--only k8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release" / "wscsim-bench"
+
+
+def permutation(k: int, duration: str) -> dict:
+    return {
+        "name": f"permutation-k{k}",
+        "seed": 1,
+        "duration": duration,
+        "topology": {"kind": "fat_tree", "k": k, "link": {"rate": "10Gbps", "delay": "500ns"}},
+        "switch": {"buffer_per_port": "150KiB", "port_to_port_latency": "500ns"},
+        "transport": {"variant": "cubic", "rto_min": "1ms"},
+        "workload": {"kind": "permutation", "size": "infinite"},
+        "metrics": {"max_queue_samples": 0},
+    }
+
+
+def incast_1000() -> dict:
+    return {
+        "name": "incast-1000",
+        "seed": 1,
+        "duration": "2s",
+        "topology": {"kind": "single_switch", "hosts": 1001, "link": {"rate": "10Gbps", "delay": "500ns"}},
+        "switch": {"buffer": "per_input_port", "buffer_per_port": "64KiB", "port_to_port_latency": "100ns"},
+        "transport": {"rto_min": "1ms"},
+        "workload": {"kind": "incast", "senders": 1000, "block": "64MiB", "iterations": 5},
+        "metrics": {"max_queue_samples": 0},
+    }
+
+
+BENCHES = {
+    "k4": lambda: permutation(4, "200ms"),
+    "k8": lambda: permutation(8, "50ms"),
+    "k16": lambda: permutation(16, "10ms"),
+    "incast1000": incast_1000,
+}
+
+
+def machine() -> str:
+    cpu = "unknown cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def run(name: str) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(BENCHES[name](), f)
+    try:
+        out = subprocess.run([str(BIN), f.name], capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(f.name)
+    r = json.loads(out)
+    r["bench"] = name
+    r["per_hop_ns"] = 1e9 / r["packet_hops_per_second"] if r["packet_hops_per_second"] else float("nan")
+    return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--record", action="store_true", help="append the figures to benchmarks/RESULTS.md")
+    ap.add_argument("--only", action="append", choices=list(BENCHES), help="run only these")
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-p", "wscsim", "--quiet"], cwd=ROOT, check=True)
+    rows = [run(n) for n in (args.only or BENCHES)]
+    header = "| bench | hosts | sim time | wall s | events/s | packet-hops/s | ns/hop | sim/wall | peak MiB |"
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['bench']} | {r['hosts']} | {r['simulated_seconds'] * 1e3:.0f} ms | {r['wall_seconds']:.2f} | "
+            f"{r['events_per_second'] / 1e6:.2f} M | {r['packet_hops_per_second'] / 1e6:.2f} M | {r['per_hop_ns']:.0f} | "
+            f"{r['simulated_to_wall']:.4f} | {r['peak_rss_mib']:.0f} |"
+        )
+        if not r["invariants_ok"]:
+            print(f"warning: invariants failed in {r['bench']}", file=sys.stderr)
+    table = "\n".join(lines)
+    print(table)
+    if args.record:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        with open(ROOT / "benchmarks" / "RESULTS.md", "a") as f:
+            f.write(f"\n## {datetime.date.today()} at {rev}\n\nMachine: {machine()}. Command: `python3 benchmarks/run.py --record`.\n\n{table}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
