@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import _native, plots
 from .errors import ScenarioError
-from .results import Result, ResultFolder, frames_from_native
+from .results import Result, frames_from_native, write
 from .scenario import to_json
 
 SLICES = 200
@@ -52,17 +52,4 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None):
 def run_point(sc: dict, out: Path | None, progress: bool = False, make_plots: bool = True) -> Result:
     """Runs one point and, if `out` is given, writes its folder (atomically)."""
     summary, frames = simulate(sc, progress=progress)
-    if out is None:
-        return Result(None, summary, frames)
-    folder = ResultFolder(out)
-    try:
-        folder.write_tables(frames)
-        if make_plots:
-            plots.for_run(frames, summary, folder.tmp)
-        summary["complete"] = True
-        folder.write_summary(summary)
-        path = folder.commit()
-    except BaseException:
-        folder.abort()
-        raise
-    return Result(path, summary, frames)
+    return write(out, summary, frames, plots.for_run if make_plots else None)

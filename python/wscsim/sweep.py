@@ -3,7 +3,6 @@ into one table per kind with the swept parameters as columns."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -13,7 +12,7 @@ import pandas as pd
 
 from . import plots
 from .errors import ScenarioError
-from .results import Result, ResultFolder
+from .results import Result, write
 from .runner import simulate
 from .scenario import expand
 
@@ -99,16 +98,5 @@ def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, pr
         "invariants": {"ok": all(s["invariants"]["ok"] for s, _ in results)},
         "headline": {},
     }
-    if out is None:
-        return Result(None, summary, tables)
-    folder = ResultFolder(out)
-    try:
-        folder.write_tables(tables)
-        plots.for_sweep(tables, summary, [_column_name(p) for p, _ in axes], folder.tmp)
-        summary["complete"] = True
-        folder.write_summary(summary)
-        path = folder.commit()
-    except BaseException:
-        folder.abort()
-        raise
-    return Result(path, summary, tables)
+    swept = [_column_name(p) for p, _ in axes]
+    return write(out, summary, tables, lambda t, s, f: plots.for_sweep(t, s, swept, f))
