@@ -41,6 +41,8 @@ fn main() {
         "simulated_to_wall": sim_s / run_s,
         "peak_rss_mib": peak_rss_mib(),
         "invariants_ok": s["invariants"]["ok"],
+        "packets_in_flight_at_end": s["invariants"]["packets_in_flight"],
+        "packet_pool_slots": sim.net.pool.capacity_used(),
         "headline": s["headline"],
     });
     println!("{}", serde_json::to_string_pretty(&out).unwrap());

@@ -160,6 +160,29 @@ mod tests {
     }
 
     #[test]
+    fn matches_a_sorted_order_under_random_interleaving() {
+        use rand::Rng;
+        let mut rng = crate::engine::rng::stream(9, 0, 0);
+        let mut q = EventQueue::new();
+        let mut popped = vec![];
+        for round in 0..2000u32 {
+            for _ in 0..rng.random_range(0..4) {
+                let t = q.now() + rng.random_range(0..50u64);
+                q.schedule(t, EventKind::App { app: round, tag: 0 });
+            }
+            if let Some(e) = q.pop_until(u64::MAX) {
+                popped.push((e.time_ps, e.seq));
+            }
+        }
+        while let Some(e) = q.pop_until(u64::MAX) {
+            popped.push((e.time_ps, e.seq));
+        }
+        let mut sorted = popped.clone();
+        sorted.sort();
+        assert_eq!(popped, sorted);
+    }
+
+    #[test]
     fn pop_until_respects_horizon() {
         let mut q = EventQueue::new();
         q.schedule(100, EventKind::Sample);
