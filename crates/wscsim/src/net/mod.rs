@@ -82,6 +82,9 @@ pub struct Port {
     pub peer_node: u32,
     pub peer_in_port: u32,
     pub rate_bps: u64,
+    /// Picoseconds per byte when the rate divides 8e12 exactly (all the usual rates), so the
+    /// per-packet serialisation time is a multiply; 0 means use the exact division.
+    pub ps_per_byte: u64,
     pub prop_ps: TimePs,
     /// Port-to-port latency of the switch at the far end (0 for a host).
     pub peer_delay_ps: TimePs,
@@ -314,7 +317,7 @@ impl Network {
         }
         let p = pool.get_mut(pkt);
         let wire = (p.frame_bytes + PHY_OVERHEAD_BYTES) as u64;
-        let ser = serialisation_ps(wire, pt.rate_bps);
+        let ser = if pt.ps_per_byte != 0 { wire * pt.ps_per_byte } else { serialisation_ps(wire, pt.rate_bps) };
         // Under cut-through the packet may still be arriving: it cannot leave before its last bit.
         let end = (now + ser).max(p.rx_done_ps);
         pt.busy_until_ps = end;

@@ -105,6 +105,7 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
             peer_node: peer,
             peer_in_port: peer_local,
             rate_bps: l.rate_bps,
+            ps_per_byte: exact_ps_per_byte(l.rate_bps),
             prop_ps: l.delay_ps,
             peer_delay_ps: if peer_switch { sp.port_to_port_ps } else { 0 },
             peer_cut_through: peer_switch && sp.forwarding == Forwarding::CutThrough,
@@ -137,6 +138,12 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
         drop_log: Vec::new(),
         ingress_bytes: vec![0; total_ports],
     }
+}
+
+/// 8e12 / rate when that is a whole number of picoseconds per byte.
+fn exact_ps_per_byte(rate_bps: u64) -> u64 {
+    let bits_ps = 8 * crate::engine::PS_PER_S;
+    if bits_ps % rate_bps == 0 { bits_ps / rate_bps } else { 0 }
 }
 
 /// Shortest-path ECMP: a breadth-first search over switches from every host-facing switch;
@@ -230,6 +237,16 @@ mod tests {
         lens.sort_unstable();
         lens.dedup();
         (lens, n)
+    }
+
+    #[test]
+    fn exact_rates_multiply() {
+        assert_eq!(exact_ps_per_byte(10_000_000_000), 800);
+        assert_eq!(exact_ps_per_byte(1_000_000_000), 8000);
+        assert_eq!(exact_ps_per_byte(3), 0);
+        for rate in [1_000_000_000u64, 2_500_000_000, 10_000_000_000, 40_000_000_000, 100_000_000_000] {
+            assert_eq!(1538 * exact_ps_per_byte(rate), crate::engine::serialisation_ps(1538, rate));
+        }
     }
 
     #[test]
