@@ -57,7 +57,8 @@ impl Sim {
 
     fn build(r: Resolved) -> Sim {
         let Resolved { scenario, graph, switch, tcp, workload } = r;
-        let net = build_network(&graph, &switch);
+        let mut net = build_network(&graph, &switch);
+        net.track_nic_departures = tcp.tsq_limit_bytes > 0;
         let seed = scenario.seed;
         let mut apps = Vec::new();
         let mut tcp = Tcp::new(tcp);
@@ -137,6 +138,10 @@ impl Sim {
         while !self.finished {
             let Some(e) = self.ev.pop_until(horizon) else { break };
             self.handle(e.kind);
+            if !self.net.nic_departures.is_empty() {
+                self.tcp.on_nic_departures(&mut self.net, &mut self.ev);
+                self.dispatch_notes();
+            }
             if self.active == 0 && self.workload_has_end() {
                 self.finished = true;
             }

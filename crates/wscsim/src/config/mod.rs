@@ -172,6 +172,10 @@ pub struct TransportCfg {
     pub delayed_ack_timeout: Duration,
     #[serde(default)]
     pub ecn: bool,
+    /// TCP small queues: bytes of one connection allowed to wait in its host's NIC queue
+    /// ("0B" for no limit).
+    #[serde(default = "d_tsq")]
+    pub tsq_limit: Bytes,
 }
 
 fn d_tcp() -> String {
@@ -194,6 +198,10 @@ fn d_iw() -> i64 {
 }
 fn d_rwnd() -> Bytes {
     Bytes(6 * 1024 * 1024)
+}
+/// Linux's tcp_limit_output_bytes default since 4.x (262,144 bytes).
+fn d_tsq() -> Bytes {
+    Bytes(256 * 1024)
 }
 fn d_true() -> bool {
     true

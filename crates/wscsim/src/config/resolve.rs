@@ -179,6 +179,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         delayed_ack: tr.delayed_ack,
         delayed_ack_ps: tr.delayed_ack_timeout.0,
         ecn: tr.ecn,
+        tsq_limit_bytes: tr.tsq_limit.0,
     };
     let full_frame = frame_bytes_for_ip(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
 

@@ -143,6 +143,11 @@ pub struct Network {
     /// Bytes queued in the switch that arrived on each port (global port index), for
     /// switches with ingress buffers.
     pub ingress_bytes: Vec<u64>,
+    /// TCP data segments that left a host NIC since the transport last looked:
+    /// (connection, frame bytes). Only filled when `track_nic_departures` is set (the
+    /// transport's TCP small-queues limit needs it).
+    pub nic_departures: Vec<(u32, u32)>,
+    pub track_nic_departures: bool,
 }
 
 impl Network {
@@ -323,6 +328,9 @@ impl Network {
         pt.busy_until_ps = end;
         pt.stats.tx_wire_bytes += wire;
         pt.stats.tx_pkts += 1;
+        if pt.switch == NONE && p.payload_bytes > 0 && p.proto == packet::Proto::Tcp && self.track_nic_departures {
+            self.nic_departures.push((p.flow_id, p.frame_bytes));
+        }
         pt.stats.wait_ps_sum += now - p.enqueued_ps;
         counters.packet_hops += 1;
         p.rx_done_ps = end + pt.prop_ps;

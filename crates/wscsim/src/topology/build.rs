@@ -137,6 +137,8 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
         counters: NetCounters::default(),
         drop_log: Vec::new(),
         ingress_bytes: vec![0; total_ports],
+        nic_departures: Vec::new(),
+        track_nic_departures: false,
     }
 }
 

@@ -23,6 +23,9 @@ pub struct TcpParams {
     pub delayed_ack: bool,
     pub delayed_ack_ps: TimePs,
     pub ecn: bool,
+    /// TCP small queues: most bytes of one connection's segments waiting in its host's NIC
+    /// before the sender holds back (0: no limit, the NIC queue grows without bound).
+    pub tsq_limit_bytes: u64,
 }
 
 pub const TIMER_RTO: u8 = 0;
@@ -53,6 +56,8 @@ pub struct Sender {
     rto_deadline: TimePs,
     rto_event_at: TimePs,
     cc: CcState,
+    /// Bytes of this connection's segments in the host NIC queue (for TCP small queues).
+    nic_bytes: u64,
     pub retransmits: u64,
     pub timeouts: u64,
 }
@@ -114,6 +119,7 @@ impl Tcp {
             rto_deadline: NEVER,
             rto_event_at: NEVER,
             cc: CcState::new(self.params.variant),
+            nic_bytes: 0,
             retransmits: 0,
             timeouts: 0,
         });
@@ -157,18 +163,41 @@ impl Tcp {
             ..Default::default()
         };
         let host = s.host;
+        let frame = pkt.frame_bytes as u64;
+        self.senders[conn as usize].nic_bytes += frame;
         let id = net.pool.alloc(pkt);
         net.inject(ev, host, id);
+    }
+
+    /// Segments of connections left their host NICs: sender that were held back by the
+    /// small-queues limit may send again.
+    pub fn on_nic_departures(&mut self, net: &mut Network, ev: &mut EventQueue) {
+        while !net.nic_departures.is_empty() {
+            let batch = std::mem::take(&mut net.nic_departures);
+            for &(conn, bytes) in &batch {
+                let s = &mut self.senders[conn as usize];
+                let was_held = s.nic_bytes >= self.params.tsq_limit_bytes;
+                s.nic_bytes -= bytes as u64;
+                if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
+                    self.send_more(net, ev, conn);
+                }
+            }
+            if net.nic_departures.is_empty() {
+                net.nic_departures = batch;
+                net.nic_departures.clear();
+            }
+        }
     }
 
     /// Sends as much as the congestion and receive windows allow.
     fn send_more(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
         let mss = self.params.mss_bytes as u64;
         let rwnd = self.params.rcv_window_bytes;
+        let tsq = self.params.tsq_limit_bytes;
         let mut sent = false;
         loop {
             let s = &mut self.senders[conn as usize];
-            if s.snd_nxt >= s.app_bytes {
+            if s.snd_nxt >= s.app_bytes || (tsq > 0 && s.nic_bytes >= tsq) {
                 break;
             }
             let wnd = (s.cwnd as u64).min(rwnd);
