@@ -22,7 +22,11 @@ fn main() {
     };
     let build_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    sim.run();
+    let mut max_q = 0;
+    let step = sim.end_ps() / 50;
+    while !sim.run_until(sim.now_ps() + step) {
+        max_q = max_q.max(sim.ev.len());
+    }
     let run_s = t1.elapsed().as_secs_f64();
     let s = sim.summary();
     let events = s["events"].as_u64().unwrap_or(0);
@@ -40,6 +44,7 @@ fn main() {
         "packet_hops_per_second": hops as f64 / run_s,
         "simulated_to_wall": sim_s / run_s,
         "peak_rss_mib": peak_rss_mib(),
+        "event_queue_len_max_sampled": max_q,
         "invariants_ok": s["invariants"]["ok"],
         "packets_in_flight_at_end": s["invariants"]["packets_in_flight"],
         "packet_pool_slots": sim.net.pool.capacity_used(),

@@ -3,7 +3,6 @@
 
 use super::TimePs;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// What an event asks for. Each variant carries plain indices, never pointers or boxes,
 /// so an event is 24 bytes of payload plus its key.
@@ -51,10 +50,88 @@ impl Ord for Event {
     }
 }
 
+/// Implicit 4-ary min-heap with keys (time << 64 | sequence) in one array and payloads in
+/// another: sifting touches only the dense key array (four keys per cache line), and a
+/// node's four children share one or two lines.
+struct QuadHeap {
+    keys: Vec<u128>,
+    vals: Vec<EventKind>,
+}
+
+impl QuadHeap {
+    fn new() -> Self {
+        QuadHeap { keys: Vec::with_capacity(1 << 12), vals: Vec::with_capacity(1 << 12) }
+    }
+
+    #[inline]
+    fn push(&mut self, key: u128, val: EventKind) {
+        let mut i = self.keys.len();
+        self.keys.push(key);
+        self.vals.push(val);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.keys[parent] <= key {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            self.vals[i] = self.vals[parent];
+            i = parent;
+        }
+        self.keys[i] = key;
+        self.vals[i] = val;
+    }
+
+    #[inline]
+    fn peek_key(&self) -> Option<u128> {
+        self.keys.first().copied()
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(u128, EventKind)> {
+        let n = self.keys.len();
+        if n == 0 {
+            return None;
+        }
+        let top = (self.keys[0], self.vals[0]);
+        let last_key = self.keys.pop().unwrap();
+        let last_val = self.vals.pop().unwrap();
+        let n = n - 1;
+        if n == 0 {
+            return Some(top);
+        }
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let end = (first + 4).min(n);
+            let mut best = first;
+            let mut best_key = self.keys[first];
+            for c in first + 1..end {
+                let k = self.keys[c];
+                if k < best_key {
+                    best = c;
+                    best_key = k;
+                }
+            }
+            if last_key <= best_key {
+                break;
+            }
+            self.keys[i] = best_key;
+            self.vals[i] = self.vals[best];
+            i = best;
+        }
+        self.keys[i] = last_key;
+        self.vals[i] = last_val;
+        Some(top)
+    }
+}
+
 /// The event queue with the current time. `pop` never returns an event earlier than the
 /// previous one; scheduling into the past is a model bug and is counted, then clamped.
 pub struct EventQueue {
-    heap: BinaryHeap<Event>,
+    heap: QuadHeap,
     next_seq: u64,
     now_ps: TimePs,
     popped: u64,
@@ -70,7 +147,7 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1 << 12), next_seq: 0, now_ps: 0, popped: 0, past_schedules: 0 }
+        EventQueue { heap: QuadHeap::new(), next_seq: 0, now_ps: 0, popped: 0, past_schedules: 0 }
     }
 
     #[inline]
@@ -88,22 +165,22 @@ impl EventQueue {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Event { time_ps: t, seq, kind });
+        self.heap.push(((t as u128) << 64) | seq as u128, kind);
     }
 
     /// Pops the next event if it is due at or before `until_ps`, advancing `now`.
     #[inline]
     pub fn pop_until(&mut self, until_ps: TimePs) -> Option<Event> {
-        match self.heap.peek() {
-            Some(e) if e.time_ps <= until_ps => {
-                let e = self.heap.pop().unwrap();
-                debug_assert!(e.time_ps >= self.now_ps);
-                self.now_ps = e.time_ps;
-                self.popped += 1;
-                Some(e)
-            }
-            _ => None,
+        let k = self.heap.peek_key()?;
+        if (k >> 64) as u64 > until_ps {
+            return None;
         }
+        let (k, kind) = self.heap.pop().unwrap();
+        let e = Event { time_ps: (k >> 64) as u64, seq: k as u64, kind };
+        debug_assert!(e.time_ps >= self.now_ps);
+        self.now_ps = e.time_ps;
+        self.popped += 1;
+        Some(e)
     }
 
     /// Moves time forward to `t` when no event is due before it (end of a run slice).
@@ -114,16 +191,16 @@ impl EventQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.keys.is_empty()
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.keys.len()
     }
     pub fn events_processed(&self) -> u64 {
         self.popped
     }
     pub fn peek_time(&self) -> Option<TimePs> {
-        self.heap.peek().map(|e| e.time_ps)
+        self.heap.peek_key().map(|k| (k >> 64) as u64)
     }
 }
 

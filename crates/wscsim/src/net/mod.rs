@@ -100,9 +100,11 @@ pub struct Port {
     pub busy_until_ps: TimePs,
     /// Time of the one live `PortWake` event (NEVER if none); others are stale and ignored.
     pub wake_at_ps: TimePs,
-    /// Packets on the wire towards the peer, in order of arrival (a link never reorders),
-    /// so the event queue holds one arrival event per busy link, not one per packet.
-    pub in_flight: PktQueue,
+    /// Packets on the wire towards the peer with their arrival times, in order (a link never
+    /// reorders), so the event queue holds one arrival event per busy link, not one per
+    /// packet. A ring of (packet, time) rather than a list through the packets: finding the
+    /// next arrival time does not touch the next packet's memory.
+    pub in_flight: std::collections::VecDeque<(PktId, TimePs)>,
     pub stats: PortStats,
 }
 
@@ -185,9 +187,9 @@ impl Network {
     #[inline]
     pub fn on_link_arrive(&mut self, ev: &mut EventQueue, port: u32) -> (PktId, u32, u32) {
         let pt = &mut self.ports[port as usize];
-        let pkt = pt.in_flight.pop_front(&mut self.pool).expect("arrival on an empty link");
-        if pt.in_flight.head != packet::NO_PKT {
-            ev.schedule(self.pool.get(pt.in_flight.head).arrive_ps, EventKind::LinkArrive { port });
+        let (pkt, _) = pt.in_flight.pop_front().expect("arrival on an empty link");
+        if let Some(&(_, next)) = pt.in_flight.front() {
+            ev.schedule(next, EventKind::LinkArrive { port });
         }
         (pkt, pt.peer_node, pt.peer_in_port)
     }
@@ -340,10 +342,9 @@ impl Network {
             p.rx_done_ps
         };
         p.in_port = pt.peer_in_port;
-        p.arrive_ps = head_arrival + pt.peer_delay_ps;
-        let arrive = p.arrive_ps;
+        let arrive = head_arrival + pt.peer_delay_ps;
         let was_idle = pt.in_flight.is_empty();
-        pt.in_flight.push_back(pool, pkt);
+        pt.in_flight.push_back((pkt, arrive));
         if was_idle {
             ev.schedule(arrive, EventKind::LinkArrive { port });
         }

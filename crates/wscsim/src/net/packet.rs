@@ -78,8 +78,6 @@ pub struct Packet {
     /// When the last bit reaches the node the packet is at (differs from the arrival event
     /// time under cut-through, where the event marks the header).
     pub rx_done_ps: TimePs,
-    /// When the packet reaches the far end of the link it is on (event time of its arrival).
-    pub arrive_ps: TimePs,
     /// When the packet entered its current output queue.
     pub enqueued_ps: TimePs,
     /// Input port at the current switch (its virtual output queue).

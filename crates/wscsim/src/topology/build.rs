@@ -117,7 +117,7 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
             buffer_bytes: if is_switch { sp.buffer_per_port_bytes } else { u64::MAX },
             busy_until_ps: 0,
             wake_at_ps: crate::engine::NEVER,
-            in_flight: PktQueue::default(),
+            in_flight: std::collections::VecDeque::new(),
             stats: PortStats::default(),
         });
     }
