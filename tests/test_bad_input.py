@@ -45,6 +45,8 @@ CASES = [
     ("udp transport with incast", BASE + '[transport]\nkind = "udp"\n', "transport.kind"),
     ("shared buffer alpha", BASE + '[switch]\nbuffer = "shared"\ndt_alpha = 0\n', "switch.dt_alpha"),
     ("not TOML at all", "this is = = not toml", "scenario"),
+    ("udp faster than the wire carries", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "10Gbps"'), "workload.rate"),
+    ("flow servers equal to the only client", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nclients = [1]\nservers = [1]'), "workload.servers"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
 ]
 

@@ -33,7 +33,7 @@ def run(scenario=None, *, out: str | Path | None = None, seed: int | None = None
 
 def sweep(scenario=None, vary: dict | None = None, **kwargs) -> Result:
     """Like `run`, adding (or replacing) sweep axes: `vary={"workload.senders": [1, 8, 24]}`."""
-    sc = load(scenario)
+    sc = apply_overrides(load(scenario), kwargs.pop("overrides", None))
     if vary:
         sc.setdefault("sweep", {}).update(vary)
     return run(sc, **kwargs)

@@ -78,8 +78,8 @@ impl Sim {
                 for &(_, _, s, _) in &req {
                     tcp.open(s, client, 0, client_app);
                 }
-                for &(_, i, s, server_app) in &req {
-                    apps[server_app as usize] = App::IncastServer(incast::Server::new(s, first_data + i as u32, parts[i], request_bytes));
+                for &(req_conn, i, s, server_app) in &req {
+                    apps[server_app as usize] = App::IncastServer(incast::Server::new(s, req_conn, first_data + i as u32, parts[i], request_bytes));
                 }
                 apps[0] = App::IncastClient(incast::Client::new(client, req.iter().map(|r| r.0).collect(), first_data, parts, request_bytes, iterations));
             }
@@ -355,6 +355,15 @@ mod tests {
         let (saf, ct) = (fct("store_and_forward"), fct("cut_through"));
         // 5 switches on the path: cut-through saves most of a 1.2 us serialisation at each.
         assert!(saf > ct + 4 * 1_000_000, "saf {saf} ct {ct}");
+    }
+
+    #[test]
+    fn flows_to_one_client_that_also_serves_terminate() {
+        // clients = [0] while servers default to every host, host 0 included.
+        let s = run(r#"{"duration":"50ms","topology":{"kind":"single_switch","hosts":4},
+            "workload":{"kind":"flows","clients":[0],"flows":30,"size_cdf":"hadoop","load":0.3}}"#);
+        assert_eq!(s.metrics.flows.len(), 30);
+        assert!(s.metrics.flows.iter().all(|f| f.dst == 0 && f.src != 0));
     }
 
     #[test]

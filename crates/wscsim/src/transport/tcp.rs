@@ -414,6 +414,14 @@ impl Tcp {
         }
     }
 
+    /// The receiving application answers on the reverse path: in a real stack the answer
+    /// carries the pending ACK, so it goes now instead of after the delayed-ACK timer.
+    pub fn ack_now_if_pending(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+        if self.receivers[conn as usize].pending_segs > 0 {
+            self.send_ack(net, ev, conn);
+        }
+    }
+
     fn send_ack(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
         let s = &self.senders[conn as usize];
         let r = &mut self.receivers[conn as usize];

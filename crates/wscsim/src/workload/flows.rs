@@ -48,11 +48,13 @@ impl FlowGen {
     }
 
     pub fn on_timer(&mut self, id: u32, ctx: &mut Ctx) {
-        let src = self.senders[self.rng.random_range(0..self.senders.len())];
-        let dst = loop {
+        // A uniform pair with src != dst, by rejection over pairs: this ends whenever any
+        // valid pair exists, which validation guarantees.
+        let (src, dst) = loop {
+            let s = self.senders[self.rng.random_range(0..self.senders.len())];
             let d = self.receivers[self.rng.random_range(0..self.receivers.len())];
-            if d != src {
-                break d;
+            if s != d {
+                break (s, d);
             }
         };
         let size = self.cdf.sample(&mut self.rng);

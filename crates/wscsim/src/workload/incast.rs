@@ -70,6 +70,7 @@ impl Client {
 
 pub struct Server {
     pub host: u32,
+    pub req_conn: u32,
     pub data_conn: u32,
     pub part_bytes: u64,
     pub request_bytes: u64,
@@ -77,14 +78,15 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(host: u32, data_conn: u32, part_bytes: u64, request_bytes: u64) -> Self {
-        Server { host, data_conn, part_bytes, request_bytes, served: 0 }
+    pub fn new(host: u32, req_conn: u32, data_conn: u32, part_bytes: u64, request_bytes: u64) -> Self {
+        Server { host, req_conn, data_conn, part_bytes, request_bytes, served: 0 }
     }
 
     /// Request bytes arrived in order: answer every complete request.
     pub fn on_request_bytes(&mut self, total: u64, ctx: &mut Ctx) {
         while total >= (self.served + 1) * self.request_bytes {
             self.served += 1;
+            ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, self.req_conn);
             ctx.tcp.write(ctx.net, ctx.ev, self.data_conn, self.part_bytes);
         }
     }
