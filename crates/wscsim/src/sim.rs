@@ -21,6 +21,8 @@ pub struct Sim {
     pub metrics: Metrics,
     /// Driver applications still working; 0 means the workload is done.
     active: u32,
+    /// Whether the workload ends by itself (incast, finite flows), fixed at build.
+    has_end: bool,
     end_ps: TimePs,
     started: bool,
     finished: bool,
@@ -98,7 +100,8 @@ impl Sim {
             ..Default::default()
         };
         let end_ps = scenario.duration.0;
-        Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, end_ps, started: false, finished: false }
+        let has_end = apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })));
+        Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, has_end, end_ps, started: false, finished: false }
     }
 
     fn start(&mut self) {
@@ -142,7 +145,7 @@ impl Sim {
                 self.tcp.on_nic_departures(&mut self.net, &mut self.ev);
                 self.dispatch_notes();
             }
-            if self.active == 0 && self.workload_has_end() {
+            if self.active == 0 && self.has_end {
                 self.finished = true;
             }
         }
@@ -158,11 +161,6 @@ impl Sim {
 
     pub fn run(&mut self) {
         self.run_until(self.end_ps);
-    }
-
-    /// Workloads that end by themselves (incast, finite flows) stop the run when done.
-    fn workload_has_end(&self) -> bool {
-        self.apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })))
     }
 
     fn finish_if_done(&mut self) {

@@ -43,47 +43,47 @@ pub mod tcp_flags {
     pub const CWR: u8 = 0x80;
 }
 
+/// A packet. `repr(C)` with 64-byte alignment puts the fields every hop touches in the
+/// first cache line, so forwarding a packet reads one line; transport fields come after.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Packet {
-    // --- 5-tuple (hosts are addressed by index) ---
-    pub src_host: u32,
-    pub dst_host: u32,
-    pub src_port: u16,
-    pub dst_port: u16,
-    pub proto: Proto,
-    // --- classification and congestion fields ---
-    pub dscp: u8,
-    pub ecn: u8,
-    pub tcp_flags: u8,
-    /// Flow this packet belongs to (a connection or a UDP stream).
-    pub flow_id: u32,
-    /// Per-packet priority value for schemes that want one (pFabric: remaining flow size).
-    pub priority: u64,
-    /// Two free words a scheme may read and write as it crosses switches.
-    pub scheme_fields: [u32; 2],
-    /// 5-tuple hash, computed once at the source, used by ECMP.
-    pub hash: u32,
-    // --- sizes ---
-    /// Bytes the packet takes in a buffer (Ethernet frame, header to FCS).
-    pub frame_bytes: u32,
-    /// Transport payload bytes.
-    pub payload_bytes: u32,
-    // --- transport ---
-    pub seq: u64,
-    pub ack: u64,
-    /// Sender timestamp and echoed timestamp (like TCP timestamps), for RTT samples.
-    pub ts_ps: TimePs,
-    pub ts_echo_ps: TimePs,
-    // --- in-network bookkeeping ---
+    // ----- first cache line: what each hop reads or writes -----
     /// When the last bit reaches the node the packet is at (differs from the arrival event
     /// time under cut-through, where the event marks the header).
     pub rx_done_ps: TimePs,
     /// When the packet entered its current output queue.
     pub enqueued_ps: TimePs,
-    /// Input port at the current switch (its virtual output queue).
-    pub in_port: u32,
+    pub dst_host: u32,
+    /// 5-tuple hash, computed once at the source, used by ECMP.
+    pub hash: u32,
+    /// Bytes the packet takes in a buffer (Ethernet frame, header to FCS).
+    pub frame_bytes: u32,
     /// Next packet in the same queue.
     pub next: PktId,
+    /// Input port at the current switch (its virtual output queue).
+    pub in_port: u32,
+    /// Flow this packet belongs to (a connection or a UDP stream).
+    pub flow_id: u32,
+    /// Transport payload bytes.
+    pub payload_bytes: u32,
+    pub src_host: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub proto: Proto,
+    pub dscp: u8,
+    pub ecn: u8,
+    pub tcp_flags: u8,
+    // ----- second cache line: transport and scheme state -----
+    /// Per-packet priority value for schemes that want one (pFabric: remaining flow size).
+    pub priority: u64,
+    pub seq: u64,
+    pub ack: u64,
+    /// Sender timestamp and echoed timestamp (like TCP timestamps), for RTT samples.
+    pub ts_ps: TimePs,
+    pub ts_echo_ps: TimePs,
+    /// Two free words a scheme may read and write as it crosses switches.
+    pub scheme_fields: [u32; 2],
 }
 
 impl Packet {
@@ -246,6 +246,12 @@ mod tests {
         assert_eq!(rest, vec![1, 2, 3, 4]);
         assert_eq!(q.bytes, 0);
         assert_eq!(pool.live(), 5);
+    }
+
+    #[test]
+    fn hop_fields_share_the_first_cache_line() {
+        assert_eq!(std::mem::size_of::<Packet>(), 128);
+        assert_eq!(std::mem::offset_of!(Packet, priority), 64);
     }
 
     #[test]

@@ -20,7 +20,9 @@ impl DropTail {
 
     #[inline]
     pub fn classify(&self, ctx: &PortCtx, _pkt: PktId, in_port: u32) -> usize {
-        in_port as usize % ctx.queues.len()
+        // Switch ports have one queue per input; a NIC has one queue (and input 0).
+        let i = in_port as usize;
+        if i < ctx.queues.len() { i } else { i % ctx.queues.len() }
     }
 
     #[inline]
