@@ -102,3 +102,23 @@ def test_fat_tree_paths_and_ecmp_spread():
     assert per_core.min() > 0.5 * per_core.mean() and per_core.max() < 1.5 * per_core.mean(), per_core
     # Every flow completed; an inter-pod flow's ideal time covers 6 links.
     assert res.flows["fct_us"].notna().all()
+
+
+def test_leaf_spine_oversubscription_sets_uplink_rates():
+    sc = {
+        "duration": "2ms",
+        "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4, "oversubscription": 4, "link": {"rate": "10Gbps"}},
+        "transport": {"rto_min": "1ms"},
+        "workload": {"kind": "many_to_one", "destination": 0, "sources": [4, 5, 6, 7]},
+    }
+    res = run(sc)
+    links = res.links
+    up = links[links["node_name"].str.startswith("leaf") & links["peer_name"].str.startswith("spine")]
+    # 4 hosts x 10 Gbit/s over 2 uplinks at 4:1 gives 5 Gbit/s uplinks.
+    assert len(up) == 4 and (up["rate_bps"] == 5_000_000_000).all()
+    # Four senders in the other leaf share the 10 Gbit/s of leaf1's two uplinks: together
+    # they get at most that, and ECMP uses both.
+    leaf1_up = up[up["node_name"] == "leaf1"]
+    assert (leaf1_up["tx_bytes"] > 0).all()
+    total_bps = res.flows["bytes_received"].sum() * 8 / res.summary["simulated_seconds"]
+    assert total_bps <= 2 * 5e9
