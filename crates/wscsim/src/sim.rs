@@ -140,6 +140,9 @@ impl Sim {
         let horizon = until_ps.min(self.end_ps);
         while !self.finished {
             let Some(e) = self.ev.pop_until(horizon) else { break };
+            if let Some(EventKind::LinkArrive { port }) = self.ev.peek_kind() {
+                self.net.prefetch_arrival(port);
+            }
             self.handle(e.kind);
             if !self.net.nic_departures.is_empty() {
                 self.tcp.on_nic_departures(&mut self.net, &mut self.ev);

@@ -194,6 +194,15 @@ impl Network {
         (pkt, pt.peer_node, pt.peer_in_port)
     }
 
+    /// Starts loading the packet that the next arrival on `port`'s link will deliver, so
+    /// that its cache miss overlaps the work of the current event.
+    #[inline]
+    pub fn prefetch_arrival(&self, port: u32) {
+        if let Some(&(pkt, _)) = self.ports[port as usize].in_flight.front() {
+            self.pool.prefetch(pkt);
+        }
+    }
+
     /// A host consumed a packet that reached it.
     #[inline]
     pub fn delivered(&mut self, pkt: PktId) {
