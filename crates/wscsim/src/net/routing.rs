@@ -1,16 +1,24 @@
-//! Precomputed routes: for every (switch, destination host) the set of equal-cost output
-//! ports, chosen per packet by the 5-tuple hash (ECMP). A lookup is two array reads and a
-//! multiply, whatever the size of the network.
+//! Precomputed routes. A host hangs off exactly one switch (its edge switch), so a route
+//! is found in two steps: at the destination's edge switch, the port to the host; anywhere
+//! else, the set of equal-cost ports towards that edge switch, chosen per packet by the
+//! 5-tuple hash (ECMP). Tables are indexed by edge switch, not by host, which keeps them
+//! small enough to stay in cache (a k=16 fat tree: 320 x 128 entries). A lookup is a few
+//! array reads and a multiply, whatever the size of the network.
 
 use std::collections::HashMap;
 
-/// Port sets are interned: most (switch, destination) pairs share a handful of sets.
 #[derive(Clone, Debug, Default)]
 pub struct Routing {
-    n_hosts: usize,
-    /// Row `switch * n_hosts + dst_host`: index of a port set.
+    n_edges: usize,
+    /// Host -> index of its edge switch among edge switches.
+    host_edge: Vec<u32>,
+    /// Host -> its port at its edge switch.
+    host_port: Vec<u32>,
+    /// Edge index -> switch index.
+    edge_switch: Vec<u32>,
+    /// Row `switch * n_edges + edge`: index of a port set.
     table: Vec<u32>,
-    /// (offset into `set_ports`, length) of each set.
+    /// (offset into `set_ports`, length) of each set; sets are interned.
     sets: Vec<(u32, u32)>,
     set_ports: Vec<u32>,
     /// Per-switch salt so that consecutive tiers do not make correlated choices.
@@ -18,18 +26,24 @@ pub struct Routing {
 }
 
 impl Routing {
-    pub fn new(n_switches: usize, n_hosts: usize) -> Self {
+    /// `edge_switch[e]` is the switch of edge `e`; host `h` hangs off edge `host_edge[h]`
+    /// on that switch's port `host_port[h]`.
+    pub fn new(n_switches: usize, edge_switch: Vec<u32>, host_edge: Vec<u32>, host_port: Vec<u32>) -> Self {
+        let n_edges = edge_switch.len();
         Routing {
-            n_hosts,
-            table: vec![u32::MAX; n_switches * n_hosts],
+            n_edges,
+            host_edge,
+            host_port,
+            edge_switch,
+            table: vec![u32::MAX; n_switches * n_edges],
             sets: Vec::new(),
             set_ports: Vec::new(),
             salts: (0..n_switches).map(|s| (crate::engine::rng::mix64(s as u64 ^ 0x5EED) >> 32) as u32).collect(),
         }
     }
 
-    /// Records the ports of `switch` that lead to `dst_host` (each with equal cost).
-    pub fn set(&mut self, switch: u32, dst_host: u32, ports: &[u32], intern: &mut HashMap<Vec<u32>, u32>) {
+    /// Records the ports of `switch` that lead to edge switch `edge` (each with equal cost).
+    pub fn set(&mut self, switch: u32, edge: u32, ports: &[u32], intern: &mut HashMap<Vec<u32>, u32>) {
         let id = match intern.get(ports) {
             Some(&id) => id,
             None => {
@@ -40,12 +54,16 @@ impl Routing {
                 id
             }
         };
-        self.table[switch as usize * self.n_hosts + dst_host as usize] = id;
+        self.table[switch as usize * self.n_edges + edge as usize] = id;
     }
 
     /// Equal-cost ports of `switch` towards `dst_host`.
     pub fn ports(&self, switch: u32, dst_host: u32) -> &[u32] {
-        let id = self.table[switch as usize * self.n_hosts + dst_host as usize];
+        let e = self.host_edge[dst_host as usize];
+        if self.edge_switch[e as usize] == switch {
+            return std::slice::from_ref(&self.host_port[dst_host as usize]);
+        }
+        let id = self.table[switch as usize * self.n_edges + e as usize];
         if id == u32::MAX {
             return &[];
         }
@@ -56,7 +74,11 @@ impl Routing {
     /// The output port (local index) for a packet to `dst_host` with 5-tuple hash `hash`.
     #[inline]
     pub fn next_port(&self, switch: u32, dst_host: u32, hash: u32) -> u32 {
-        let id = self.table[switch as usize * self.n_hosts + dst_host as usize];
+        let e = self.host_edge[dst_host as usize];
+        if self.edge_switch[e as usize] == switch {
+            return self.host_port[dst_host as usize];
+        }
+        let id = self.table[switch as usize * self.n_edges + e as usize];
         let (off, len) = self.sets[id as usize];
         if len == 1 {
             return self.set_ports[off as usize];
@@ -68,7 +90,7 @@ impl Routing {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.table.len() * 4 + self.sets.len() * 8 + self.set_ports.len() * 4
+        (self.table.len() + self.host_edge.len() + self.host_port.len() + self.edge_switch.len() + self.set_ports.len()) * 4 + self.sets.len() * 8
     }
 }
 
@@ -78,9 +100,11 @@ mod tests {
 
     #[test]
     fn ecmp_spreads_flows_evenly() {
-        let mut r = Routing::new(1, 1);
+        // Two switches: switch 1 is host 0's edge; switch 0 reaches it over 4 ports.
+        let mut r = Routing::new(2, vec![1], vec![0], vec![3]);
         let mut intern = HashMap::new();
         r.set(0, 0, &[10, 11, 12, 13], &mut intern);
+        assert_eq!(r.next_port(1, 0, 12345), 3, "at its edge switch a host is one port away");
         let mut counts = [0u32; 4];
         for f in 0..40_000u32 {
             let h = crate::net::packet::five_tuple_hash(f, 7, (f % 5000) as u16, 5001, crate::net::packet::Proto::Tcp);

@@ -165,13 +165,21 @@ fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32
             attached.entry(node).or_default().push((index[peer as usize], local));
         }
     }
-    let mut routing = Routing::new(ns, nh);
-    let mut intern = HashMap::new();
     let mut edge_switches: Vec<u32> = attached.keys().copied().collect();
     edge_switches.sort_unstable();
+    let mut host_edge = vec![0u32; nh];
+    let mut host_port = vec![0u32; nh];
+    for (ei, e) in edge_switches.iter().enumerate() {
+        for &(h, local) in &attached[e] {
+            host_edge[h as usize] = ei as u32;
+            host_port[h as usize] = local;
+        }
+    }
+    let mut routing = Routing::new(ns, edge_switches.iter().map(|&e| index[e as usize]).collect(), host_edge, host_port);
+    let mut intern = HashMap::new();
     let mut dist = vec![u32::MAX; n];
     let mut ports_buf = Vec::new();
-    for &e in &edge_switches {
+    for (ei, &e) in edge_switches.iter().enumerate() {
         dist.iter_mut().for_each(|d| *d = u32::MAX);
         dist[e as usize] = 0;
         let mut q = VecDeque::from([e]);
@@ -183,16 +191,8 @@ fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32
                 }
             }
         }
-        let hosts = &attached[&e];
         for s in 0..n as u32 {
-            if !is_switch(s) || dist[s as usize] == u32::MAX {
-                continue;
-            }
-            let sw = index[s as usize];
-            if s == e {
-                for &(h, local) in hosts {
-                    routing.set(sw, h, &[local], &mut intern);
-                }
+            if !is_switch(s) || s == e || dist[s as usize] == u32::MAX {
                 continue;
             }
             ports_buf.clear();
@@ -201,9 +201,7 @@ fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32
                     ports_buf.push(local);
                 }
             }
-            for &(h, _) in hosts {
-                routing.set(sw, h, &ports_buf, &mut intern);
-            }
+            routing.set(index[s as usize], ei as u32, &ports_buf, &mut intern);
         }
     }
     routing
