@@ -47,6 +47,7 @@ CASES = [
     ("not TOML at all", "this is = = not toml", "scenario"),
     ("udp faster than the wire carries", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "10Gbps"'), "workload.rate"),
     ("flow servers equal to the only client", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nclients = [1]\nservers = [1]'), "workload.servers"),
+    ("too many hosts", BASE.replace("hosts = 4", "hosts = 200000"), "topology.hosts"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
 ]
 

@@ -332,6 +332,15 @@ mod tests {
     }
 
     #[test]
+    fn switches_wider_than_the_voq_limit_share_queues() {
+        let s = run(r#"{"duration":"2s","topology":{"kind":"single_switch","hosts":150},
+            "switch":{"buffer":"per_input_port","buffer_per_port":"16KiB"},"transport":{"rto_min":"1ms"},
+            "workload":{"kind":"incast","senders":149,"block":"1MiB","iterations":3}}"#);
+        assert_eq!(s.metrics.incast.len(), 3);
+        assert!(s.net.ports.iter().all(|p| p.q_count <= crate::topology::build::MAX_VOQS));
+    }
+
+    #[test]
     fn every_buffer_mode_keeps_its_limits() {
         for buffer in ["per_port", "per_input_port", "shared"] {
             let s = run(&format!(

@@ -12,6 +12,9 @@ use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
 
+/// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
+pub const MAX_HOSTS: u64 = 100_000;
+
 pub const TOPOLOGY_KINDS: &[&str] = &["single_switch", "leaf_spine", "fat_tree", "diablo_array", "edge_list"];
 pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "many_to_one", "udp"];
 pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
@@ -107,7 +110,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let link = LinkParams { rate_bps: rate, delay_ps: delay };
     let graph = match kind.as_str() {
         "single_switch" => {
-            let h = int_in("topology.hosts", *t.hosts.get_or_insert(16), 2, 100_000)?;
+            let h = int_in("topology.hosts", *t.hosts.get_or_insert(16), 2, MAX_HOSTS as i64)?;
             single_switch::build(h, link)
         }
         "fat_tree" => {
@@ -118,9 +121,12 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             fat_tree::build(k as u32, link)
         }
         "leaf_spine" => {
-            let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 10_000)?;
-            let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 10_000)?;
-            let hpl = int_in("topology.hosts_per_leaf", *t.hosts_per_leaf.get_or_insert(8), 1, 10_000)?;
+            let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 4096)?;
+            let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 4096)?;
+            let hpl = int_in("topology.hosts_per_leaf", *t.hosts_per_leaf.get_or_insert(8), 1, 4096)?;
+            if leaves as u64 * hpl as u64 > MAX_HOSTS {
+                return Err(err("topology.hosts_per_leaf", hpl, format!("at most {} hosts in all (leaves x hosts_per_leaf)", MAX_HOSTS)));
+            }
             let os = *t.oversubscription.get_or_insert(1.0);
             if !(os.is_finite() && os > 0.0 && os <= 1000.0) {
                 return Err(err("topology.oversubscription", os, "a ratio greater than 0 (1 means none, 3 means 3:1)"));
@@ -135,6 +141,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             let spr = int_in("topology.servers_per_rack", *t.servers_per_rack.get_or_insert(31), 1, 1000)?;
             let rpa = int_in("topology.racks_per_array", *t.racks_per_array.get_or_insert(16), 1, 1000)?;
             let racks = int_in("topology.racks", *t.racks.get_or_insert(16), 1, 100_000)?;
+            if racks as u64 * spr as u64 > MAX_HOSTS {
+                return Err(err("topology.racks", racks, format!("at most {} servers in all (racks x servers_per_rack)", MAX_HOSTS)));
+            }
             if racks * spr < 2 {
                 return Err(err("topology.racks", racks, "enough racks for at least 2 servers"));
             }

@@ -9,6 +9,11 @@ use crate::net::{Forwarding, NetCounters, Network, Node, NodeKind, Port, PortSta
 use crate::scheme::{DropTail, Scheme};
 use std::collections::{HashMap, VecDeque};
 
+/// Most virtual output queues per switch port: queues per port times ports stays linear in
+/// the radix (a 1,000-port switch would otherwise hold a million queues), and it is also the
+/// most queues a scheme may use per port.
+pub const MAX_VOQS: u32 = 64;
+
 /// Switch parameters applied to every switch.
 #[derive(Clone, Debug)]
 pub struct SwitchParams {
@@ -92,8 +97,9 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
         let l = &g.links[li];
         let is_switch = g.nodes[node as usize].kind == NodeKind::Switch;
         let peer_switch = g.nodes[peer as usize].kind == NodeKind::Switch;
-        // A switch port has one virtual output queue per input port; a NIC has one queue.
-        let q_count = if is_switch { nports[node as usize] } else { 1 };
+        // A switch port has one virtual output queue per input port, up to MAX_VOQS (inputs
+        // beyond share queues by input index modulo MAX_VOQS); a NIC has one queue.
+        let q_count = if is_switch { nports[node as usize].min(MAX_VOQS) } else { 1 };
         let q_base = queues.len() as u32;
         queues.extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
         let mask_base = masks.len() as u32;
