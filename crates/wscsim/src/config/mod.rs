@@ -176,6 +176,9 @@ pub struct TransportCfg {
     /// ("0B" for no limit).
     #[serde(default = "d_tsq")]
     pub tsq_limit: Bytes,
+    /// Selective acknowledgements and SACK-based recovery (on in Linux by default).
+    #[serde(default = "d_true")]
+    pub sack: bool,
 }
 
 fn d_tcp() -> String {

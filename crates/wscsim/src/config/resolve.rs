@@ -189,6 +189,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         delayed_ack_ps: tr.delayed_ack_timeout.0,
         ecn: tr.ecn,
         tsq_limit_bytes: tr.tsq_limit.0,
+        sack: tr.sack,
     };
     let full_frame = frame_bytes_for_ip(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
 

@@ -84,6 +84,9 @@ pub struct Packet {
     pub ts_echo_ps: TimePs,
     /// Two free words a scheme may read and write as it crosses switches.
     pub scheme_fields: [u32; 2],
+    /// SACK blocks of an ACK (RFC 2018), at most two, each as (offset of its start above
+    /// `ack`, length); a length of 0 means no block.
+    pub sack: [u32; 4],
 }
 
 impl Packet {

@@ -26,7 +26,12 @@ pub struct TcpParams {
     /// TCP small queues: most bytes of one connection's segments waiting in its host's NIC
     /// before the sender holds back (0: no limit, the NIC queue grows without bound).
     pub tsq_limit_bytes: u64,
+    /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery (RFC 6675).
+    pub sack: bool,
 }
+
+/// RFC 6675's DupThresh: a hole is lost once this many segments' worth above it are SACKed.
+const DUP_THRESH: u64 = 3;
 
 pub const TIMER_RTO: u8 = 0;
 pub const TIMER_DELACK: u8 = 1;
@@ -58,6 +63,10 @@ pub struct Sender {
     cc: CcState,
     /// Bytes of this connection's segments in the host NIC queue (for TCP small queues).
     nic_bytes: u64,
+    /// SACK scoreboard: ranges above `snd_una` the receiver holds, sorted and disjoint.
+    sacked: Vec<(u64, u64)>,
+    /// Highest byte retransmitted in the current SACK recovery.
+    high_rxt: u64,
     pub retransmits: u64,
     pub timeouts: u64,
 }
@@ -70,6 +79,8 @@ pub struct Receiver {
     pub rcv_nxt: u64,
     /// Out-of-order byte ranges [start, end), sorted and disjoint.
     ooo: Vec<(u64, u64)>,
+    /// Start of the out-of-order segment received last (its block is reported first).
+    last_ooo: u64,
     pending_segs: u32,
     pending_ts: TimePs,
     ce_pending: bool,
@@ -120,6 +131,8 @@ impl Tcp {
             rto_event_at: NEVER,
             cc: CcState::new(self.params.variant),
             nic_bytes: 0,
+            sacked: Vec::new(),
+            high_rxt: 0,
             retransmits: 0,
             timeouts: 0,
         });
@@ -129,6 +142,7 @@ impl Tcp {
             app: rx_app,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            last_ooo: 0,
             pending_segs: 0,
             pending_ts: 0,
             ce_pending: false,
@@ -200,8 +214,15 @@ impl Tcp {
             if s.snd_nxt >= s.app_bytes || (tsq > 0 && s.nic_bytes >= tsq) {
                 break;
             }
+            // After a timeout the sender goes back to snd_una; what the receiver holds
+            // (SACKed) is not sent again.
+            if let Some(&(_, end)) = s.sacked.iter().find(|&&(a, b)| a <= s.snd_nxt && s.snd_nxt < b) {
+                s.snd_nxt = end;
+                continue;
+            }
             let wnd = (s.cwnd as u64).min(rwnd);
-            let len = mss.min(s.app_bytes - s.snd_nxt);
+            let next_sacked = s.sacked.iter().find(|&&(a, _)| a > s.snd_nxt).map_or(u64::MAX, |r| r.0);
+            let len = mss.min(s.app_bytes - s.snd_nxt).min(next_sacked - s.snd_nxt);
             let flight = s.snd_nxt - s.snd_una;
             if flight > 0 && flight + len > wnd {
                 break;
@@ -248,10 +269,12 @@ impl Tcp {
     }
 
     fn on_ack(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+        if self.params.sack {
+            return self.on_ack_sack(net, ev, pkt);
+        }
         let conn = pkt.flow_id;
         let now = ev.now();
         let mss = self.params.mss_bytes as f64;
-        let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
         let s = &mut self.senders[conn as usize];
         let ack = pkt.ack;
         if ack > s.snd_una {
@@ -260,18 +283,9 @@ impl Tcp {
             if s.snd_nxt < s.snd_una {
                 s.snd_nxt = s.snd_una;
             }
-            if pkt.ts_echo_ps > 0 {
-                let r = now - pkt.ts_echo_ps;
-                if s.srtt_ps == 0 {
-                    s.srtt_ps = r;
-                    s.rttvar_ps = r / 2;
-                } else {
-                    let diff = s.srtt_ps.abs_diff(r);
-                    s.rttvar_ps = (3 * s.rttvar_ps + diff) / 4;
-                    s.srtt_ps = (7 * s.srtt_ps + r) / 8;
-                }
-                s.rto_ps = (s.srtt_ps + (4 * s.rttvar_ps).max(1)).clamp(rto_min, rto_max);
-            }
+            let _ = s;
+            self.rtt_sample(conn, now, pkt.ts_echo_ps);
+            let s = &mut self.senders[conn as usize];
             let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
             if s.in_recovery {
                 if ack >= s.recover {
@@ -318,6 +332,138 @@ impl Tcp {
                 s.cwnd += mss;
                 self.send_more(net, ev, conn);
             }
+        }
+    }
+
+    /// Takes an RTT sample from the echoed timestamp and updates the RTO (RFC 6298).
+    fn rtt_sample(&mut self, conn: u32, now: TimePs, ts_echo_ps: TimePs) {
+        if ts_echo_ps == 0 {
+            return;
+        }
+        let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
+        let s = &mut self.senders[conn as usize];
+        let r = now - ts_echo_ps;
+        if s.srtt_ps == 0 {
+            s.srtt_ps = r;
+            s.rttvar_ps = r / 2;
+        } else {
+            let diff = s.srtt_ps.abs_diff(r);
+            s.rttvar_ps = (3 * s.rttvar_ps + diff) / 4;
+            s.srtt_ps = (7 * s.srtt_ps + r) / 8;
+        }
+        s.rto_ps = (s.srtt_ps + (4 * s.rttvar_ps).max(1)).clamp(rto_min, rto_max);
+    }
+
+    /// ACK processing with SACK (RFC 6675, simplified): the scoreboard marks what the
+    /// receiver holds; a hole is lost once DupThresh segments' worth above it are SACKed;
+    /// in recovery the sender keeps `pipe` (its estimate of bytes in the network) under
+    /// cwnd, retransmitting lost holes first, then new data.
+    fn on_ack_sack(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+        let conn = pkt.flow_id;
+        let now = ev.now();
+        let mss = self.params.mss_bytes as f64;
+        let ack = pkt.ack;
+        {
+            let s = &mut self.senders[conn as usize];
+            for b in pkt.sack.chunks_exact(2) {
+                if b[1] > 0 {
+                    let start = ack + b[0] as u64;
+                    insert_range(&mut s.sacked, start, start + b[1] as u64);
+                }
+            }
+        }
+        if ack > self.senders[conn as usize].snd_una {
+            self.rtt_sample(conn, now, pkt.ts_echo_ps);
+            let s = &mut self.senders[conn as usize];
+            let acked = (ack - s.snd_una) as f64;
+            s.snd_una = ack;
+            s.snd_nxt = s.snd_nxt.max(ack);
+            s.high_rxt = s.high_rxt.max(ack);
+            prune_below(&mut s.sacked, ack);
+            let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
+            if s.in_recovery {
+                if ack >= s.recover {
+                    s.in_recovery = false;
+                    s.cwnd = s.ssthresh;
+                }
+            } else if ece && s.snd_una > s.ecn_recover {
+                let flight = (s.snd_max - s.snd_una) as f64 + acked;
+                s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
+                s.cwnd = s.ssthresh;
+                s.ecn_recover = s.snd_max;
+            } else if s.cwnd < s.ssthresh {
+                s.cwnd += acked;
+            } else {
+                s.cwnd = s.cc.on_ack_avoidance(s.cwnd, acked, mss, now, s.srtt_ps);
+            }
+            s.dupacks = 0;
+            if s.snd_una >= s.snd_max {
+                s.rto_deadline = NEVER;
+            } else {
+                self.arm_rto(ev, conn);
+            }
+        } else {
+            let s = &mut self.senders[conn as usize];
+            if ack == s.snd_una && s.snd_max > s.snd_una {
+                s.dupacks += 1;
+            }
+        }
+        let mss_u = self.params.mss_bytes as u64;
+        let s = &mut self.senders[conn as usize];
+        if !s.in_recovery && s.snd_max > s.snd_una && s.snd_una >= s.recover && (s.dupacks >= DUP_THRESH as u32 || lost_boundary(&s.sacked, mss_u) > s.snd_una) {
+            let flight = (s.snd_max - s.snd_una) as f64;
+            s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
+            s.cwnd = s.ssthresh;
+            s.in_recovery = true;
+            s.recover = s.snd_max;
+            s.high_rxt = s.snd_una;
+            self.arm_rto(ev, conn);
+        }
+        if self.senders[conn as usize].in_recovery {
+            self.sack_recovery_send(net, ev, conn);
+        } else {
+            self.send_more(net, ev, conn);
+        }
+    }
+
+    /// Sends in SACK recovery while pipe leaves room in cwnd: lost holes first (RFC 6675
+    /// NextSeg rule 1), then new data (rule 2).
+    fn sack_recovery_send(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+        let mss = self.params.mss_bytes as u64;
+        let rwnd = self.params.rcv_window_bytes;
+        let tsq = self.params.tsq_limit_bytes;
+        loop {
+            let s = &mut self.senders[conn as usize];
+            if tsq > 0 && s.nic_bytes >= tsq {
+                break;
+            }
+            let lost_end = lost_boundary(&s.sacked, mss);
+            let from = s.high_rxt.max(s.snd_una);
+            let pipe = (s.snd_max - s.snd_una) - sacked_bytes(&s.sacked, s.snd_una, s.snd_max) - unsacked_bytes(&s.sacked, from, lost_end.max(from));
+            if (pipe + mss) as f64 > s.cwnd {
+                break;
+            }
+            let hole = first_unsacked(&s.sacked, from);
+            if hole < lost_end && hole < s.snd_max {
+                let next_sacked = s.sacked.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
+                let len = mss.min(next_sacked - hole).min(s.snd_max - hole);
+                s.high_rxt = hole + len;
+                s.retransmits += 1;
+                self.send_segment(net, ev, conn, hole, len as u32);
+                continue;
+            }
+            if s.snd_nxt < s.app_bytes && s.snd_nxt - s.snd_una < rwnd {
+                let len = mss.min(s.app_bytes - s.snd_nxt);
+                let seq = s.snd_nxt;
+                s.snd_nxt += len;
+                s.snd_max = s.snd_max.max(s.snd_nxt);
+                self.send_segment(net, ev, conn, seq, len as u32);
+                continue;
+            }
+            break;
+        }
+        if self.senders[conn as usize].rto_deadline == NEVER && self.senders[conn as usize].snd_max > self.senders[conn as usize].snd_una {
+            self.arm_rto(ev, conn);
         }
     }
 
@@ -401,6 +547,7 @@ impl Tcp {
             }
         } else {
             insert_range(&mut r.ooo, seq, end);
+            r.last_ooo = seq;
             ack_now = true; // out of order: a duplicate ACK at once
         }
         if ack_now {
@@ -429,7 +576,7 @@ impl Tcp {
         if r.ce_pending {
             flags |= tcp_flags::ECE;
         }
-        let pkt = Packet {
+        let mut pkt = Packet {
             src_host: r.host,
             dst_host: r.peer,
             src_port: s.dport,
@@ -444,6 +591,18 @@ impl Tcp {
             ts_echo_ps: r.pending_ts,
             ..Default::default()
         };
+        if self.params.sack && !r.ooo.is_empty() {
+            // First the block holding the segment received last, then the highest other.
+            let first = r.ooo.iter().position(|&(a, b)| a <= r.last_ooo && r.last_ooo < b).unwrap_or(r.ooo.len() - 1);
+            let second = (0..r.ooo.len()).rev().find(|&i| i != first);
+            for (slot, i) in [Some(first), second].into_iter().enumerate() {
+                if let Some(i) = i {
+                    let (a, b) = r.ooo[i];
+                    pkt.sack[2 * slot] = (a - r.rcv_nxt) as u32;
+                    pkt.sack[2 * slot + 1] = (b - a) as u32;
+                }
+            }
+        }
         r.pending_segs = 0;
         r.ce_pending = false;
         r.delack_deadline = NEVER;
@@ -458,6 +617,49 @@ impl Tcp {
     pub fn total_timeouts(&self) -> u64 {
         self.senders.iter().map(|s| s.timeouts).sum()
     }
+}
+
+/// Drops the parts of sorted ranges below `ack`.
+fn prune_below(v: &mut Vec<(u64, u64)>, ack: u64) {
+    let keep = v.partition_point(|&(_, e)| e <= ack);
+    v.drain(..keep);
+    if let Some(first) = v.first_mut() {
+        first.0 = first.0.max(ack);
+    }
+}
+
+/// Bytes of the sorted ranges `v` inside [a, b).
+fn sacked_bytes(v: &[(u64, u64)], a: u64, b: u64) -> u64 {
+    v.iter().map(|&(s, e)| e.min(b).saturating_sub(s.max(a))).sum()
+}
+
+/// Bytes of [a, b) not covered by `v`.
+fn unsacked_bytes(v: &[(u64, u64)], a: u64, b: u64) -> u64 {
+    (b - a) - sacked_bytes(v, a, b)
+}
+
+/// First byte at or above `x` that `v` does not cover.
+fn first_unsacked(v: &[(u64, u64)], x: u64) -> u64 {
+    let mut x = x;
+    for &(a, b) in v {
+        if a <= x && x < b {
+            x = b;
+        }
+    }
+    x
+}
+
+/// Every unSACKed byte below the returned point counts as lost: more than
+/// (DupThresh - 1) segments' worth above it are SACKed (RFC 6675 IsLost). 0 if none.
+fn lost_boundary(v: &[(u64, u64)], mss: u64) -> u64 {
+    let mut above = 0;
+    for &(a, b) in v.iter().rev() {
+        above += b - a;
+        if above > (DUP_THRESH - 1) * mss {
+            return a;
+        }
+    }
+    0
 }
 
 /// Adds [a, b) to a sorted list of disjoint ranges, merging where they touch.
@@ -475,7 +677,26 @@ fn insert_range(v: &mut Vec<(u64, u64)>, a: u64, b: u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::insert_range;
+    use super::*;
+
+    #[test]
+    fn scoreboard_helpers() {
+        let v = vec![(3000, 4000), (5000, 8000)];
+        assert_eq!(sacked_bytes(&v, 0, 10_000), 4000);
+        assert_eq!(sacked_bytes(&v, 3500, 6000), 1500);
+        assert_eq!(unsacked_bytes(&v, 0, 5000), 4000);
+        assert_eq!(first_unsacked(&v, 3000), 4000);
+        assert_eq!(first_unsacked(&v, 4500), 4500);
+        // 3000 bytes SACKed above 5000 is not more than 2 x 1000 ... it is: 3000 > 2000.
+        assert_eq!(lost_boundary(&v, 1000), 5000);
+        assert_eq!(lost_boundary(&v, 1500), 3000);
+        assert_eq!(lost_boundary(&v, 2000), 0);
+        let mut w = v.clone();
+        prune_below(&mut w, 3500);
+        assert_eq!(w, vec![(3500, 4000), (5000, 8000)]);
+        prune_below(&mut w, 6000);
+        assert_eq!(w, vec![(6000, 8000)]);
+    }
 
     #[test]
     fn ranges_merge() {
