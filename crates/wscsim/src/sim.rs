@@ -377,6 +377,24 @@ mod tests {
     }
 
     #[test]
+    fn sack_repairs_bursts_of_losses_with_fewer_timeouts() {
+        let sc = |sack: bool| {
+            format!(
+                r#"{{"duration":"2s","topology":{{"kind":"single_switch","hosts":9}},"switch":{{"buffer_per_port":"30KiB"}},
+                "transport":{{"sack":{sack},"rto_min":"10ms"}},"workload":{{"kind":"many_to_one","destination":0,"size":"2MiB"}}}}"#
+            )
+        };
+        let (with, without) = (run(&sc(true)), run(&sc(false)));
+        for s in [&with, &without] {
+            assert!(s.metrics.flows.iter().all(|f| f.end_ps != crate::engine::NEVER));
+            assert!(s.net.counters.dropped > 50);
+        }
+        let last = |s: &Sim| s.metrics.flows.iter().map(|f| f.end_ps).max().unwrap();
+        assert!(with.tcp.total_timeouts() < without.tcp.total_timeouts(), "{} vs {}", with.tcp.total_timeouts(), without.tcp.total_timeouts());
+        assert!(last(&with) < last(&without));
+    }
+
+    #[test]
     fn same_seed_same_result_other_seed_differs() {
         let sc = |seed: u64| format!(r#"{{"seed":{seed},"duration":"20ms","topology":{{"kind":"fat_tree","k":4}},"workload":{{"kind":"flows","load":0.4,"size_cdf":"hadoop"}}}}"#);
         let key = |s: &Sim| s.metrics.flows.iter().map(|f| (f.src, f.dst, f.size_bytes, f.end_ps)).collect::<Vec<_>>();
