@@ -71,6 +71,24 @@ pub struct Sender {
     pub timeouts: u64,
 }
 
+impl Sender {
+    /// Window change for `acked` newly acknowledged bytes outside loss recovery: an ECN echo
+    /// reduces it once per window (RFC 3168, no retransmission); otherwise slow start or
+    /// congestion avoidance grows it.
+    fn grow_window(&mut self, acked: f64, ece: bool, mss: f64, now: TimePs) {
+        if ece && self.snd_una > self.ecn_recover {
+            let flight = (self.snd_max - self.snd_una) as f64 + acked;
+            self.ssthresh = self.cc.on_loss(self.cwnd, flight, mss);
+            self.cwnd = self.ssthresh;
+            self.ecn_recover = self.snd_max;
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += acked;
+        } else {
+            self.cwnd = self.cc.on_ack_avoidance(self.cwnd, acked, mss, now, self.srtt_ps);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Receiver {
     pub host: u32,
@@ -250,6 +268,16 @@ impl Tcp {
         self.send_segment(net, ev, conn, seq, len);
     }
 
+    /// After new data is acknowledged: stop the timer if nothing is outstanding, else restart it.
+    fn rearm_rto(&mut self, ev: &mut EventQueue, conn: u32) {
+        let s = &mut self.senders[conn as usize];
+        if s.snd_una >= s.snd_max {
+            s.rto_deadline = NEVER;
+        } else {
+            self.arm_rto(ev, conn);
+        }
+    }
+
     fn arm_rto(&mut self, ev: &mut EventQueue, conn: u32) {
         let s = &mut self.senders[conn as usize];
         s.rto_deadline = ev.now() + s.rto_ps;
@@ -300,23 +328,11 @@ impl Tcp {
                     self.send_more(net, ev, conn);
                     return;
                 }
-            } else if ece && s.snd_una > s.ecn_recover {
-                // RFC 3168: react to congestion once per window, without retransmitting.
-                let flight = (s.snd_max - s.snd_una) as f64 + acked;
-                s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
-                s.cwnd = s.ssthresh;
-                s.ecn_recover = s.snd_max;
-            } else if s.cwnd < s.ssthresh {
-                s.cwnd += acked;
             } else {
-                s.cwnd = s.cc.on_ack_avoidance(s.cwnd, acked, mss, now, s.srtt_ps);
+                s.grow_window(acked, ece, mss, now);
             }
             s.dupacks = 0;
-            if s.snd_una >= s.snd_max {
-                s.rto_deadline = NEVER;
-            } else {
-                self.arm_rto(ev, conn);
-            }
+            self.rearm_rto(ev, conn);
             self.send_more(net, ev, conn);
         } else if ack == s.snd_una && s.snd_max > s.snd_una {
             s.dupacks += 1;
@@ -386,22 +402,11 @@ impl Tcp {
                     s.in_recovery = false;
                     s.cwnd = s.ssthresh;
                 }
-            } else if ece && s.snd_una > s.ecn_recover {
-                let flight = (s.snd_max - s.snd_una) as f64 + acked;
-                s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
-                s.cwnd = s.ssthresh;
-                s.ecn_recover = s.snd_max;
-            } else if s.cwnd < s.ssthresh {
-                s.cwnd += acked;
             } else {
-                s.cwnd = s.cc.on_ack_avoidance(s.cwnd, acked, mss, now, s.srtt_ps);
+                s.grow_window(acked, ece, mss, now);
             }
             s.dupacks = 0;
-            if s.snd_una >= s.snd_max {
-                s.rto_deadline = NEVER;
-            } else {
-                self.arm_rto(ev, conn);
-            }
+            self.rearm_rto(ev, conn);
         } else {
             let s = &mut self.senders[conn as usize];
             if ack == s.snd_una && s.snd_max > s.snd_una {
