@@ -303,17 +303,13 @@ impl Tcp {
         let conn = pkt.flow_id;
         let now = ev.now();
         let mss = self.params.mss_bytes as f64;
-        let s = &mut self.senders[conn as usize];
         let ack = pkt.ack;
-        if ack > s.snd_una {
-            let acked = (ack - s.snd_una) as f64;
-            s.snd_una = ack;
-            if s.snd_nxt < s.snd_una {
-                s.snd_nxt = s.snd_una;
-            }
-            let _ = s;
+        if ack > self.senders[conn as usize].snd_una {
             self.rtt_sample(conn, now, pkt.ts_echo_ps);
             let s = &mut self.senders[conn as usize];
+            let acked = (ack - s.snd_una) as f64;
+            s.snd_una = ack;
+            s.snd_nxt = s.snd_nxt.max(ack);
             let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
             if s.in_recovery {
                 if ack >= s.recover {
@@ -334,7 +330,8 @@ impl Tcp {
             s.dupacks = 0;
             self.rearm_rto(ev, conn);
             self.send_more(net, ev, conn);
-        } else if ack == s.snd_una && s.snd_max > s.snd_una {
+        } else if ack == self.senders[conn as usize].snd_una && self.senders[conn as usize].snd_max > ack {
+            let s = &mut self.senders[conn as usize];
             s.dupacks += 1;
             if s.dupacks == 3 && !s.in_recovery && ack >= s.recover {
                 let flight = (s.snd_max - s.snd_una) as f64;
