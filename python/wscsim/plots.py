@@ -44,7 +44,7 @@ def plot_slowdown(flows: pd.DataFrame, path: Path) -> bool:
     ax.set_yscale("log")
     ax.set_ylabel("FCT slowdown (FCT / ideal)")
     ax.set_xlabel("flow size")
-    ax.legend(loc="upper left")
+    ax.legend(loc="best")
     _save(fig, path)
     return True
 
