@@ -12,6 +12,9 @@ use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
 
+/// Largest buffer accepted (far above any switch; keeps byte arithmetic far from overflow).
+pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
+
 /// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
 pub const MAX_HOSTS: u64 = 100_000;
 
@@ -172,8 +175,8 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         return Err(err("transport.mss", &tr.mss, "from 64 to 9000 bytes"));
     }
     let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
-    if tr.rcv_window.0 < tr.mss.0 {
-        return Err(err("transport.rcv_window", &tr.rcv_window, format!("at least one segment (transport.mss = {})", tr.mss.0)));
+    if tr.rcv_window.0 < tr.mss.0 || tr.rcv_window.0 > 1 << 30 {
+        return Err(err("transport.rcv_window", &tr.rcv_window, format!("from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)", tr.mss.0)));
     }
     if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
         return Err(err("transport.delayed_ack_timeout", &tr.delayed_ack_timeout, "a positive duration (or transport.delayed_ack = false)"));
@@ -198,12 +201,19 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     one_of("switch.buffer", &s.buffer, &["per_port", "per_input_port", "shared"])?;
     one_of("switch.forwarding", &s.forwarding, &["store_and_forward", "cut_through"])?;
     one_of("switch.scheme", &s.scheme, SCHEMES)?;
+    for (path, b) in [("switch.buffer_per_port", Some(s.buffer_per_port)), ("switch.shared_buffer", s.shared_buffer)] {
+        if let Some(b) = b {
+            if b.0 > MAX_BUFFER_BYTES {
+                return Err(err(path, &b, "at most 1TiB"));
+            }
+        }
+    }
     if s.buffer_per_port.0 < full_frame {
         return Err(err("switch.buffer_per_port", &s.buffer_per_port, format!("at least one full-size frame ({full_frame} bytes at transport.mss = {})", tcp.mss_bytes)));
     }
     let shared = if s.buffer == "shared" {
         let max_ports = graph_max_switch_ports(&graph);
-        let total = *s.shared_buffer.get_or_insert(super::Bytes(s.buffer_per_port.0 * max_ports));
+        let total = *s.shared_buffer.get_or_insert(super::Bytes(s.buffer_per_port.0.saturating_mul(max_ports)));
         if total.0 < full_frame {
             return Err(err("switch.shared_buffer", &total, format!("at least one full-size frame ({full_frame} bytes)")));
         }

@@ -159,14 +159,14 @@ macro_rules! unit_serde {
                         $ty::parse(v).ok_or_else(|| E::custom(format!("given {:?}; allowed: {}", v, $allowed)))
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
-                        if $accept_int {
+                        if $accept_int && v <= 1_000_000_000_000_000_000 {
                             Ok($ty(v))
                         } else {
                             Err(E::custom(format!("given {}; allowed: {}", v, $allowed)))
                         }
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
-                        if $accept_int && v >= 0 {
+                        if $accept_int && (0..=1_000_000_000_000_000_000).contains(&v) {
                             Ok($ty(v as u64))
                         } else {
                             Err(E::custom(format!("given {}; allowed: {}", v, $allowed)))

@@ -254,6 +254,7 @@ impl Network {
         };
         let scheme = &mut schemes[port as usize];
         let q = scheme.classify(&ctx, pkt, in_port);
+        let ctx_frame = ctx.pool.get(pkt).frame_bytes;
         let verdict = scheme.enqueue(&mut ctx, pkt, q);
         if verdict == Verdict::AcceptedMarked {
             ctx.pool.get_mut(pkt).ecn = packet::ecn::CE;
@@ -268,7 +269,17 @@ impl Network {
                 sb.used_bytes > sb.total_bytes
             }
             (None, Some(g)) => {
-                ingress_bytes[g] = ingress_bytes[g] + after - before;
+                // Credit what entered to its input and debit what a scheme pushed out to the
+                // evicted packet's own input.
+                match verdict {
+                    Verdict::Accepted | Verdict::AcceptedMarked => ingress_bytes[g] += ctx_frame as u64,
+                    Verdict::DroppedOther(other) => {
+                        ingress_bytes[g] += ctx_frame as u64;
+                        let o = pool.get(other);
+                        ingress_bytes[(nodes[pt.node as usize].port_base + o.in_port) as usize] -= o.frame_bytes as u64;
+                    }
+                    Verdict::Dropped => {}
+                }
                 ingress_bytes[g] > pt.buffer_bytes
             }
             (None, None) => after > pt.buffer_bytes,
@@ -386,7 +397,7 @@ impl Network {
             }
             port = nd.port_base + self.routing.next_port(nd.index, dst, 0);
         }
-        t += n_full * serialisation_ps(full, min_rate);
+        t = t.saturating_add(n_full.saturating_mul(serialisation_ps(full, min_rate)));
         if last > 0 {
             let f = packet::frame_bytes_for_ip(last as u32 + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
             t += serialisation_ps(f, min_rate);

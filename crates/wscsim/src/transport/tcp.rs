@@ -1,10 +1,12 @@
-//! TCP: byte-sequenced segments, cumulative ACKs with delayed ACK, NewReno fast retransmit
-//! and recovery, RFC 6298 retransmission timeout with a configurable floor, timestamps for
-//! RTT samples, optional ECN (RFC 3168 response), and NewReno or CUBIC window growth.
+//! TCP: byte-sequenced segments, cumulative ACKs with delayed ACK, SACK with RFC 6675-style
+//! recovery (or NewReno fast retransmit and recovery without SACK), RFC 6298 retransmission
+//! timeout with a configurable floor, timestamps for RTT samples, optional ECN (RFC 3168
+//! response), TCP small queues, and NewReno or CUBIC window growth.
 //!
 //! Simplified: no handshake or teardown (a connection starts sending at once, with its RTO
-//! at the floor as a datacenter handshake's RTT sample would leave it), no SACK, no Nagle,
-//! no receive-window autotuning (a fixed advertised window), no pacing.
+//! at the floor as a datacenter handshake's RTT sample would leave it), two SACK blocks per
+//! ACK, no D-SACK, RACK or tail-loss probe, no Nagle, no receive-window autotuning (a fixed
+//! advertised window), no pacing.
 
 use super::cc::{CcState, Variant};
 use super::Note;
@@ -162,7 +164,7 @@ impl Tcp {
             ooo: Vec::new(),
             last_ooo: 0,
             pending_segs: 0,
-            pending_ts: 0,
+            pending_ts: NEVER,
             ce_pending: false,
             delack_deadline: NEVER,
             delack_event_at: NEVER,
@@ -211,7 +213,11 @@ impl Tcp {
                 let was_held = s.nic_bytes >= self.params.tsq_limit_bytes;
                 s.nic_bytes -= bytes as u64;
                 if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
-                    self.send_more(net, ev, conn);
+                    if s.in_recovery && self.params.sack {
+                        self.sack_recovery_send(net, ev, conn);
+                    } else {
+                        self.send_more(net, ev, conn);
+                    }
                 }
             }
             if net.nic_departures.is_empty() {
@@ -333,7 +339,7 @@ impl Tcp {
         } else if ack == self.senders[conn as usize].snd_una && self.senders[conn as usize].snd_max > ack {
             let s = &mut self.senders[conn as usize];
             s.dupacks += 1;
-            if s.dupacks == 3 && !s.in_recovery && ack >= s.recover {
+            if s.dupacks == 3 && !s.in_recovery && (ack > s.recover || s.recover == 0) {
                 let flight = (s.snd_max - s.snd_una) as f64;
                 s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
                 s.cwnd = s.ssthresh + 3.0 * mss;
@@ -350,7 +356,7 @@ impl Tcp {
 
     /// Takes an RTT sample from the echoed timestamp and updates the RTO (RFC 6298).
     fn rtt_sample(&mut self, conn: u32, now: TimePs, ts_echo_ps: TimePs) {
-        if ts_echo_ps == 0 {
+        if ts_echo_ps == NEVER {
             return;
         }
         let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
@@ -412,13 +418,20 @@ impl Tcp {
         }
         let mss_u = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
-        if !s.in_recovery && s.snd_max > s.snd_una && s.snd_una >= s.recover && (s.dupacks >= DUP_THRESH as u32 || lost_boundary(&s.sacked, mss_u) > s.snd_una) {
+        let after_recover = s.snd_una > s.recover || s.recover == 0;
+        if !s.in_recovery && s.snd_max > s.snd_una && after_recover && (s.dupacks >= DUP_THRESH as u32 || lost_boundary(&s.sacked, mss_u) > s.snd_una) {
             let flight = (s.snd_max - s.snd_una) as f64;
             s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
             s.cwnd = s.ssthresh;
             s.in_recovery = true;
             s.recover = s.snd_max;
-            s.high_rxt = s.snd_una;
+            // RFC 6675 step 4.3: the first unacknowledged segment goes again at once.
+            let hole = first_unsacked(&s.sacked, s.snd_una);
+            let next_sacked = s.sacked.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
+            let len = mss_u.min(next_sacked - hole).min(s.snd_max - hole);
+            s.high_rxt = hole + len;
+            s.retransmits += 1;
+            self.send_segment(net, ev, conn, hole, len as u32);
             self.arm_rto(ev, conn);
         }
         if self.senders[conn as usize].in_recovery {
@@ -460,6 +473,16 @@ impl Tcp {
                 s.snd_nxt += len;
                 s.snd_max = s.snd_max.max(s.snd_nxt);
                 self.send_segment(net, ev, conn, seq, len as u32);
+                continue;
+            }
+            // Rule 3: nothing lost and no new data, but a hole lies below SACKed data.
+            let highest_sacked = s.sacked.last().map_or(0, |r| r.1);
+            if hole < highest_sacked && hole < s.snd_max {
+                let next_sacked = s.sacked.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
+                let len = mss.min(next_sacked - hole).min(s.snd_max - hole);
+                s.high_rxt = hole + len;
+                s.retransmits += 1;
+                self.send_segment(net, ev, conn, hole, len as u32);
                 continue;
             }
             break;
