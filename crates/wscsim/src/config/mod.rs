@@ -176,10 +176,8 @@ pub struct TransportCfg {
     /// ("0B" for no limit).
     #[serde(default = "d_tsq")]
     pub tsq_limit: Bytes,
-    /// Selective acknowledgements and SACK-based recovery. Off by default in this version:
-    /// without detection of lost retransmissions the simplified recovery times out more
-    /// than NewReno recovery under heavy loss (see docs/model-reference.md).
-    #[serde(default)]
+    /// Selective acknowledgements and SACK-based recovery (on in Linux by default).
+    #[serde(default = "d_true")]
     pub sack: bool,
 }
 

@@ -69,6 +69,11 @@ pub struct Sender {
     sacked: Vec<(u64, u64)>,
     /// Highest byte retransmitted in the current SACK recovery.
     high_rxt: u64,
+    /// Retransmissions of this recovery as (start, end, snd_max when sent): once data sent
+    /// after one is SACKed while it is still missing, it was lost again.
+    rexmits: Vec<(u64, u64, u64)>,
+    /// Retransmissions found lost again, to be sent once more before anything else.
+    relost: Vec<(u64, u64)>,
     pub retransmits: u64,
     pub timeouts: u64,
 }
@@ -153,6 +158,8 @@ impl Tcp {
             nic_bytes: 0,
             sacked: Vec::new(),
             high_rxt: 0,
+            rexmits: Vec::new(),
+            relost: Vec::new(),
             retransmits: 0,
             timeouts: 0,
         });
@@ -404,6 +411,8 @@ impl Tcp {
                 if ack >= s.recover {
                     s.in_recovery = false;
                     s.cwnd = s.ssthresh;
+                    s.rexmits.clear();
+                    s.relost.clear();
                 }
             } else {
                 s.grow_window(acked, ece, mss, now);
@@ -414,6 +423,26 @@ impl Tcp {
             let s = &mut self.senders[conn as usize];
             if ack == s.snd_una && s.snd_max > s.snd_una {
                 s.dupacks += 1;
+            }
+        }
+        {
+            // Lost retransmissions: data sent after a retransmission has been SACKed while
+            // the retransmitted bytes are still missing (the path never reorders).
+            let s = &mut self.senders[conn as usize];
+            let top = s.sacked.last().map_or(0, |r| r.1);
+            let (una, sacked) = (s.snd_una, &s.sacked);
+            let mut i = 0;
+            while i < s.rexmits.len() {
+                let (a, b, marker) = s.rexmits[i];
+                let missing = b > una && unsacked_bytes(sacked, a.max(una), b.max(una)) > 0;
+                if !missing {
+                    s.rexmits.swap_remove(i);
+                } else if top > marker {
+                    s.relost.push((a.max(una), b));
+                    s.rexmits.swap_remove(i);
+                } else {
+                    i += 1;
+                }
             }
         }
         let mss_u = self.params.mss_bytes as u64;
@@ -427,11 +456,9 @@ impl Tcp {
             s.recover = s.snd_max;
             // RFC 6675 step 4.3: the first unacknowledged segment goes again at once.
             let hole = first_unsacked(&s.sacked, s.snd_una);
-            let next_sacked = s.sacked.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
-            let len = mss_u.min(next_sacked - hole).min(s.snd_max - hole);
+            let len = segment_at(&s.sacked, hole, mss_u, s.snd_max);
             s.high_rxt = hole + len;
-            s.retransmits += 1;
-            self.send_segment(net, ev, conn, hole, len as u32);
+            self.sack_retransmit(net, ev, conn, hole, len);
             self.arm_rto(ev, conn);
         }
         if self.senders[conn as usize].in_recovery {
@@ -454,17 +481,30 @@ impl Tcp {
             }
             let lost_end = lost_boundary(&s.sacked, mss);
             let from = s.high_rxt.max(s.snd_una);
-            let pipe = (s.snd_max - s.snd_una) - sacked_bytes(&s.sacked, s.snd_una, s.snd_max) - unsacked_bytes(&s.sacked, from, lost_end.max(from));
+            // Retransmissions lost again are not in the network either.
+            let relost_bytes: u64 = s.relost.iter().map(|&(a, b)| unsacked_bytes(&s.sacked, a.max(s.snd_una).min(b), b)).sum();
+            let pipe = ((s.snd_max - s.snd_una) - sacked_bytes(&s.sacked, s.snd_una, s.snd_max) - unsacked_bytes(&s.sacked, from, lost_end.max(from))).saturating_sub(relost_bytes);
             if (pipe + mss) as f64 > s.cwnd {
                 break;
             }
+            // Rule 0: a retransmission that was lost again.
+            if let Some(i) = (0..s.relost.len()).min_by_key(|&i| s.relost[i].0) {
+                let (a, b) = s.relost.swap_remove(i);
+                let hole = first_unsacked(&s.sacked, a.max(s.snd_una));
+                if hole < b {
+                    let len = segment_at(&s.sacked, hole, mss, b);
+                    if hole + len < b {
+                        s.relost.push((hole + len, b));
+                    }
+                    self.sack_retransmit(net, ev, conn, hole, len);
+                }
+                continue;
+            }
             let hole = first_unsacked(&s.sacked, from);
             if hole < lost_end && hole < s.snd_max {
-                let next_sacked = s.sacked.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
-                let len = mss.min(next_sacked - hole).min(s.snd_max - hole);
+                let len = segment_at(&s.sacked, hole, mss, s.snd_max);
                 s.high_rxt = hole + len;
-                s.retransmits += 1;
-                self.send_segment(net, ev, conn, hole, len as u32);
+                self.sack_retransmit(net, ev, conn, hole, len);
                 continue;
             }
             if s.snd_nxt < s.app_bytes && s.snd_nxt - s.snd_una < rwnd {
@@ -478,11 +518,9 @@ impl Tcp {
             // Rule 3: nothing lost and no new data, but a hole lies below SACKed data.
             let highest_sacked = s.sacked.last().map_or(0, |r| r.1);
             if hole < highest_sacked && hole < s.snd_max {
-                let next_sacked = s.sacked.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
-                let len = mss.min(next_sacked - hole).min(s.snd_max - hole);
+                let len = segment_at(&s.sacked, hole, mss, s.snd_max);
                 s.high_rxt = hole + len;
-                s.retransmits += 1;
-                self.send_segment(net, ev, conn, hole, len as u32);
+                self.sack_retransmit(net, ev, conn, hole, len);
                 continue;
             }
             break;
@@ -490,6 +528,15 @@ impl Tcp {
         if self.senders[conn as usize].rto_deadline == NEVER && self.senders[conn as usize].snd_max > self.senders[conn as usize].snd_una {
             self.arm_rto(ev, conn);
         }
+    }
+
+    /// Resends [hole, hole + len) in SACK recovery and remembers it, with what had been sent
+    /// by then, to find out whether it is lost again.
+    fn sack_retransmit(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, hole: u64, len: u64) {
+        let s = &mut self.senders[conn as usize];
+        s.retransmits += 1;
+        s.rexmits.push((hole, hole + len, s.snd_max));
+        self.send_segment(net, ev, conn, hole, len as u32);
     }
 
     /// The retransmission timer of `conn` fired (lazily: the deadline may have moved).
@@ -536,6 +583,8 @@ impl Tcp {
         s.dupacks = 0;
         s.recover = s.snd_max;
         s.snd_nxt = s.snd_una;
+        s.rexmits.clear();
+        s.relost.clear();
         s.rto_ps = (s.rto_ps * 2).min(rto_max);
         s.rto_deadline = NEVER;
         self.send_more(net, ev, conn);
@@ -642,6 +691,13 @@ impl Tcp {
     pub fn total_timeouts(&self) -> u64 {
         self.senders.iter().map(|s| s.timeouts).sum()
     }
+}
+
+/// Length of the segment to resend at `hole`: at most one MSS, stopping at the next SACKed
+/// range and at `limit`.
+fn segment_at(v: &[(u64, u64)], hole: u64, mss: u64, limit: u64) -> u64 {
+    let next_sacked = v.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
+    mss.min(next_sacked - hole).min(limit - hole)
 }
 
 /// Drops the parts of sorted ranges below `ack`.
