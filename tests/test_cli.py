@@ -44,6 +44,12 @@ def test_sweep_combines_points_with_swept_columns(tmp_path):
     assert set(inc["senders"]) == {1, 4}
     assert len(inc) == 6
     assert (out / "incast_goodput.png").exists()
+    # One folder per point too, with the point's own tables and summary.
+    points = sorted((out / "points").iterdir())
+    assert [p.name for p in points] == ["000", "001"]
+    one = json.loads((points[1] / "summary.json").read_text())
+    assert one["scenario"]["workload"]["senders"] == 4
+    assert len(pd.read_parquet(points[1] / "incast.parquet")) == 3
 
 
 def test_check_and_list():

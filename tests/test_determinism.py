@@ -25,3 +25,6 @@ def test_same_seed_same_bytes_other_seed_differs(tmp_path):
     assert not filecmp.cmp(tmp_path / "a" / "flows.parquet", tmp_path / "c" / "flows.parquet", shallow=False)
     assert a.flows.equals(b.flows) and not a.flows.equals(c.flows)
     assert a.summary["events"] == b.summary["events"]
+    # A folder reads back as the run returned it.
+    back = wscsim.read(tmp_path / "a")
+    assert back.flows.equals(a.flows) and back.summary["complete"] is True

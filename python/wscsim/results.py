@@ -76,16 +76,17 @@ class ResultFolder:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def write(out: Path | None, summary: dict, tables: dict[str, pd.DataFrame], plot=None) -> Result:
-    """Writes a results folder (tables, then plots, then summary.json marked complete) and
-    moves it into place only when all of it is there. `plot(tables, summary, folder)` draws."""
+def write(out: Path | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None) -> Result:
+    """Writes a results folder (tables, then what `fill(tables, summary, folder)` adds, such
+    as plots, then summary.json marked complete) and moves it into place only when all of
+    it is there."""
     if out is None:
         return Result(None, summary, tables)
     folder = ResultFolder(out)
     try:
         folder.write_tables(tables)
-        if plot is not None:
-            plot(tables, summary, folder.tmp)
+        if fill is not None:
+            fill(tables, summary, folder.tmp)
         summary["complete"] = True
         folder.write_summary(summary)
         path = folder.commit()

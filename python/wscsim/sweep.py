@@ -3,6 +3,7 @@ into one table per kind with the swept parameters as columns."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -99,4 +100,15 @@ def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, pr
         "headline": {},
     }
     swept = [_column_name(p) for p, _ in axes]
-    return write(out, summary, tables, lambda t, s, f: plots.for_sweep(t, s, swept, f))
+
+    def fill(tables, summary, folder):
+        plots.for_sweep(tables, summary, swept, folder)
+        # Each point also gets a folder of its own, as a single run would write it.
+        for i, (point_summary, frames) in enumerate(results):
+            sub = folder / "points" / f"{i:03d}"
+            sub.mkdir(parents=True)
+            for name, df in frames.items():
+                df.to_parquet(sub / f"{name}.parquet", index=False, compression="zstd")
+            (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
+
+    return write(out, summary, tables, fill)
