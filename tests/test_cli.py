@@ -71,3 +71,16 @@ def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
     assert proc.returncode != 0
     assert not (out / "summary.json").exists()
     assert not any(p.name.startswith("long") for p in tmp_path.iterdir() if p.is_dir())
+
+
+def test_ctrl_c_during_a_parallel_sweep_leaves_nothing(tmp_path):
+    # Ctrl-C in a terminal signals the whole process group: the CLI and its workers.
+    out = tmp_path / "sweep"
+    proc = subprocess.Popen(WSCSIM + ["run", "diablo_incast", "--set", "duration=120s", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(4)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert not any(p.name.startswith("sweep") for p in tmp_path.iterdir())
