@@ -76,7 +76,7 @@ def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
 def test_ctrl_c_during_a_parallel_sweep_leaves_nothing(tmp_path):
     # Ctrl-C in a terminal signals the whole process group: the CLI and its workers.
     out = tmp_path / "sweep"
-    proc = subprocess.Popen(WSCSIM + ["run", "diablo_incast", "--set", "duration=120s", "--out", str(out)],
+    proc = subprocess.Popen(WSCSIM + ["run", "diablo_incast", "--set", "duration=600s", "--set", "workload.iterations=400", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(4)
     os.killpg(proc.pid, signal.SIGINT)
