@@ -72,7 +72,7 @@ fn only_for<T: std::fmt::Debug>(path: &str, v: &Option<T>, kinds: &str, kind: &s
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if sc.duration.0 == 0 {
-        return Err(err("duration", &sc.duration, "a positive duration such as \"1s\""));
+        return Err(err("duration", sc.duration, "a positive duration such as \"1s\""));
     }
     // --- topology ---
     let t = &mut sc.topology;
@@ -118,7 +118,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         }
         "fat_tree" => {
             let k = *t.k.get_or_insert(4);
-            if k < 2 || k > 64 || k % 2 != 0 {
+            if !(2..=64).contains(&k) || k % 2 != 0 {
                 return Err(err("topology.k", k, "an even integer from 2 to 64"));
             }
             fat_tree::build(k as u32, link)
@@ -166,20 +166,20 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
     one_of("transport.variant", &tr.variant, &["newreno", "cubic"])?;
     if tr.rto_min.0 == 0 {
-        return Err(err("transport.rto_min", &tr.rto_min, "a positive duration such as \"200ms\" or \"1ms\""));
+        return Err(err("transport.rto_min", tr.rto_min, "a positive duration such as \"200ms\" or \"1ms\""));
     }
     if tr.rto_max.0 < tr.rto_min.0 {
-        return Err(err("transport.rto_max", &tr.rto_max, format!("at least transport.rto_min ({})", tr.rto_min)));
+        return Err(err("transport.rto_max", tr.rto_max, format!("at least transport.rto_min ({})", tr.rto_min)));
     }
     if !(64..=9000).contains(&tr.mss.0) {
-        return Err(err("transport.mss", &tr.mss, "from 64 to 9000 bytes"));
+        return Err(err("transport.mss", tr.mss, "from 64 to 9000 bytes"));
     }
     let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
     if tr.rcv_window.0 < tr.mss.0 || tr.rcv_window.0 > 1 << 30 {
-        return Err(err("transport.rcv_window", &tr.rcv_window, format!("from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)", tr.mss.0)));
+        return Err(err("transport.rcv_window", tr.rcv_window, format!("from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)", tr.mss.0)));
     }
     if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
-        return Err(err("transport.delayed_ack_timeout", &tr.delayed_ack_timeout, "a positive duration (or transport.delayed_ack = false)"));
+        return Err(err("transport.delayed_ack_timeout", tr.delayed_ack_timeout, "a positive duration (or transport.delayed_ack = false)"));
     }
     let tcp = TcpParams {
         variant: if tr.variant == "cubic" { Variant::Cubic } else { Variant::NewReno },
@@ -204,18 +204,18 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     for (path, b) in [("switch.buffer_per_port", Some(s.buffer_per_port)), ("switch.shared_buffer", s.shared_buffer)] {
         if let Some(b) = b {
             if b.0 > MAX_BUFFER_BYTES {
-                return Err(err(path, &b, "at most 1TiB"));
+                return Err(err(path, b, "at most 1TiB"));
             }
         }
     }
     if s.buffer_per_port.0 < full_frame {
-        return Err(err("switch.buffer_per_port", &s.buffer_per_port, format!("at least one full-size frame ({full_frame} bytes at transport.mss = {})", tcp.mss_bytes)));
+        return Err(err("switch.buffer_per_port", s.buffer_per_port, format!("at least one full-size frame ({full_frame} bytes at transport.mss = {})", tcp.mss_bytes)));
     }
     let shared = if s.buffer == "shared" {
         let max_ports = graph_max_switch_ports(&graph);
         let total = *s.shared_buffer.get_or_insert(super::Bytes(s.buffer_per_port.0.saturating_mul(max_ports)));
         if total.0 < full_frame {
-            return Err(err("switch.shared_buffer", &total, format!("at least one full-size frame ({full_frame} bytes)")));
+            return Err(err("switch.shared_buffer", total, format!("at least one full-size frame ({full_frame} bytes)")));
         }
         if !(s.dt_alpha.is_finite() && s.dt_alpha > 0.0 && s.dt_alpha <= 1000.0) {
             return Err(err("switch.dt_alpha", s.dt_alpha, "a number greater than 0 (1 is the usual dynamic threshold)"));

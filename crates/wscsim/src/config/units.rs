@@ -46,7 +46,7 @@ impl Rate {
             _ => return None,
         };
         let bps = (v * mult).round();
-        if bps < 1.0 || bps > 1e15 {
+        if !(1.0..=1e15).contains(&bps) {
             return None;
         }
         Some(Rate(bps as u64))
@@ -65,7 +65,7 @@ impl Duration {
             _ => return None,
         };
         let ps = (v * mult).round();
-        if ps < 0.0 || ps > 1e19 {
+        if !(0.0..=1e19).contains(&ps) {
             return None;
         }
         Some(Duration(ps as u64))
@@ -89,7 +89,7 @@ impl Bytes {
             _ => return None,
         };
         let b = (v * mult).round();
-        if b < 0.0 || b > 1e18 {
+        if !(0.0..=1e18).contains(&b) {
             return None;
         }
         Some(Bytes(b as u64))
@@ -100,7 +100,7 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let v = self.0;
         for (m, u) in [(1_000_000_000_000u64, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
-            if v >= m && v % (m / 1000) == 0 {
+            if v >= m && v.is_multiple_of(m / 1000) {
                 return write!(f, "{}{}", fmt_3dp(v as f64 / m as f64), u);
             }
         }
@@ -115,7 +115,7 @@ impl fmt::Display for Duration {
             return write!(f, "0s");
         }
         for (m, u) in [(PS_PER_S, "s"), (PS_PER_MS, "ms"), (PS_PER_US, "us"), (PS_PER_NS, "ns")] {
-            if v >= m && v % (m / 1000).max(1) == 0 {
+            if v >= m && v.is_multiple_of((m / 1000).max(1)) {
                 return write!(f, "{}{}", fmt_3dp(v as f64 / m as f64), u);
             }
         }
@@ -127,7 +127,7 @@ impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let v = self.0;
         for (m, u) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
-            if v >= m && v % m == 0 {
+            if v >= m && v.is_multiple_of(m) {
                 return write!(f, "{}{}", v / m, u);
             }
         }

@@ -151,7 +151,7 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
 /// 8e12 / rate when that is a whole number of picoseconds per byte.
 fn exact_ps_per_byte(rate_bps: u64) -> u64 {
     let bits_ps = 8 * crate::engine::PS_PER_S;
-    if bits_ps % rate_bps == 0 { bits_ps / rate_bps } else { 0 }
+    if bits_ps.is_multiple_of(rate_bps) { bits_ps / rate_bps } else { 0 }
 }
 
 /// Shortest-path ECMP: a breadth-first search over switches from every host-facing switch;
