@@ -84,3 +84,18 @@ def test_ctrl_c_during_a_parallel_sweep_leaves_nothing(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert not any(p.name.startswith("sweep") for p in tmp_path.iterdir())
+
+
+def test_scenarios_in_the_user_guide_are_valid():
+    import re
+
+    from wscsim import _native
+    from wscsim.scenario import tomllib
+
+    guide = (Path(__file__).parent.parent / "docs" / "user-guide.md").read_text()
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", guide, re.S) if "[topology]" in b]
+    assert blocks
+    for b in blocks:
+        sc = tomllib.loads(b)
+        sc.pop("sweep", None)
+        _native.Simulation(json.dumps(sc))
