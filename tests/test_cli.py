@@ -93,7 +93,7 @@ def test_scenarios_in_the_user_guide_are_valid():
     from wscsim.scenario import tomllib
 
     guide = (Path(__file__).parent.parent / "docs" / "user-guide.md").read_text()
-    blocks = [b for b in re.findall(r"```toml\n(.*?)```", guide, re.S) if "[topology]" in b]
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", guide, re.S) if "[topology]" in b and "[workload]" in b]
     assert blocks
     for b in blocks:
         sc = tomllib.loads(b)
