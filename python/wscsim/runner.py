@@ -28,7 +28,17 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None):
     bar = None
     task = None
     try:
-        while not sim.run_until(min(end, sim.now_ps + step)):
+        while True:
+            t_slice = time.perf_counter()
+            if sim.run_until(min(end, sim.now_ps + step)):
+                break
+            # Keep slices between about 50 and 200 ms of wall time, so that the progress bar
+            # moves and Ctrl-C is answered quickly whatever the scenario.
+            took = time.perf_counter() - t_slice
+            if took > 0.2:
+                step = max(1, step // 2)
+            elif took < 0.05:
+                step = min(end, step * 2)
             if progress and bar is None and time.perf_counter() - t0 > 1.0:
                 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+import contextlib
+import multiprocessing
+import signal
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +22,10 @@ from .scenario import expand
 
 def _column_name(path: str) -> str:
     return path.split(".")[-1]
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(args):
@@ -54,22 +60,23 @@ def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, pr
         bar.start()
         task = bar.add_task("points", total=len(points))
     try:
+        jobs = list(enumerate(sc for sc, _ in points))
         if workers <= 1:
-            it = map(_run, enumerate(sc for sc, _ in points))
+            outcomes = map(_run, jobs)
             pool = None
         else:
-            pool = ProcessPoolExecutor(max_workers=workers)
-            it = pool.map(_run, enumerate(sc for sc, _ in points))
-        try:
-            for i, res, error in it:
+            # Workers ignore Ctrl-C; the parent stops them at once by terminating the pool
+            # (leaving the `with` block), so an interrupted sweep does not wait for points
+            # already handed out.
+            pool = multiprocessing.get_context().Pool(workers, initializer=_ignore_sigint)
+            outcomes = pool.imap(_run, jobs)
+        with pool if pool is not None else contextlib.nullcontext():
+            for i, res, error in outcomes:
                 if error:
                     raise ScenarioError(*error)
                 results[i] = res
                 if bar is not None:
                     bar.advance(task)
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
     finally:
         if bar is not None:
             bar.stop()
