@@ -118,8 +118,8 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         }
         "fat_tree" => {
             let k = *t.k.get_or_insert(4);
-            if !(2..=64).contains(&k) || k % 2 != 0 {
-                return Err(err("topology.k", k, "an even integer from 2 to 64"));
+            if !(2..=72).contains(&k) || k % 2 != 0 {
+                return Err(err("topology.k", k, "an even integer from 2 to 72 (k^3/4 hosts, at most 100,000)"));
             }
             fat_tree::build(k as u32, link)
         }
