@@ -274,17 +274,6 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             return Err(err("transport.kind", "\"udp\"", format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")")));
         }
     }
-    let host_list = |path: &str, v: &Option<Vec<i64>>| -> Result<Option<Vec<u32>>, ConfigError> {
-        let Some(v) = v else { return Ok(None) };
-        if v.is_empty() {
-            return Err(err(path, "[]", "a non-empty list of host indices"));
-        }
-        let mut out = Vec::with_capacity(v.len());
-        for (i, &h) in v.iter().enumerate() {
-            out.push(int_in(&format!("{path}[{i}]"), h, 0, n_hosts - 1)?);
-        }
-        Ok(Some(out))
-    };
     let workload = match wk.as_str() {
         "incast" => {
             let senders = int_in("workload.senders", *w.senders.get_or_insert(n_hosts - 1), 1, n_hosts - 1)?;
@@ -313,8 +302,8 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             };
             let cdf = Cdf::parse(&text).map_err(|m| ConfigError { path: "workload.size_cdf".into(), message: format!("{name}: {m}") })?;
             let all: Vec<u32> = (0..n_hosts as u32).collect();
-            let receivers = host_list("workload.clients", &w.clients)?.unwrap_or_else(|| all.clone());
-            let senders = host_list("workload.servers", &w.servers)?.unwrap_or(all);
+            let receivers = host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
+            let senders = host_list("workload.servers", &w.servers, n_hosts)?.unwrap_or(all);
             if !senders.iter().any(|s| receivers.iter().any(|r| r != s)) {
                 return Err(err("workload.servers", format!("{senders:?}"), "at least one host that differs from a host of workload.clients"));
             }
@@ -380,21 +369,25 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     Ok(Resolved { scenario: sc, graph, switch, tcp, workload })
 }
 
+/// A list of host indices at `path`: non-empty, each in range. None when not given.
+fn host_list(path: &str, v: &Option<Vec<i64>>, n_hosts: i64) -> Result<Option<Vec<u32>>, ConfigError> {
+    let Some(v) = v else { return Ok(None) };
+    if v.is_empty() {
+        return Err(err(path, "[]", "a non-empty list of host indices"));
+    }
+    let mut out = Vec::with_capacity(v.len());
+    for (i, &h) in v.iter().enumerate() {
+        out.push(int_in(&format!("{path}[{i}]"), h, 0, n_hosts - 1)?);
+    }
+    Ok(Some(out))
+}
+
 /// `workload.sources` (default: every host but the destination) and `workload.destination`
 /// (default 0), checked and written back as resolved.
 fn sources_and_destination(w: &mut super::WorkloadCfg, n_hosts: i64) -> Result<(Vec<u32>, u32), ConfigError> {
     let dst = int_in("workload.destination", *w.destination.get_or_insert(0), 0, n_hosts - 1)?;
-    let sources: Vec<u32> = match &w.sources {
-        Some(v) => {
-            if v.is_empty() {
-                return Err(err("workload.sources", "[]", "a non-empty list of host indices"));
-            }
-            let mut out = Vec::with_capacity(v.len());
-            for (i, &h) in v.iter().enumerate() {
-                out.push(int_in(&format!("workload.sources[{i}]"), h, 0, n_hosts - 1)?);
-            }
-            out
-        }
+    let sources = match host_list("workload.sources", &w.sources, n_hosts)? {
+        Some(v) => v,
         None => (0..n_hosts as u32).filter(|&h| h != dst).collect(),
     };
     if let Some(i) = sources.iter().position(|&s| s == dst) {

@@ -199,14 +199,11 @@ impl EventQueue {
     pub fn events_processed(&self) -> u64 {
         self.popped
     }
+
     /// What the next event is, without taking it (used to prefetch its data).
     #[inline]
     pub fn peek_kind(&self) -> Option<EventKind> {
         self.heap.vals.first().copied()
-    }
-
-    pub fn peek_time(&self) -> Option<TimePs> {
-        self.heap.peek_key().map(|k| (k >> 64) as u64)
     }
 }
 

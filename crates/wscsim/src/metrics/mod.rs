@@ -129,7 +129,7 @@ pub fn queue_table(m: &Metrics, net: &Network) -> Table {
         columns: vec![
             ("time_us", Column::F64(q.iter().map(|s| us(s.time_ps)).collect())),
             ("node", Column::I64(q.iter().map(|s| net.ports[s.port as usize].node as i64).collect())),
-            ("port", Column::I64(q.iter().map(|s| (s.port - net.nodes[net.ports[s.port as usize].node as usize].port_base) as i64).collect())),
+            ("port", Column::I64(q.iter().map(|s| net.local_port(s.port) as i64).collect())),
             ("queue_bytes", Column::I64(q.iter().map(|s| s.bytes as i64).collect())),
         ],
     }
@@ -137,7 +137,6 @@ pub fn queue_table(m: &Metrics, net: &Network) -> Table {
 
 pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
     let p = &net.ports;
-    let local = |i: usize| (i as u32 - net.nodes[p[i].node as usize].port_base) as i64;
     let secs = (end_ps as f64 / 1e12).max(1e-18);
     Table {
         name: "links",
@@ -145,7 +144,7 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
             ("node", Column::I64(p.iter().map(|x| x.node as i64).collect())),
             ("node_name", Column::Str(p.iter().map(|x| net.node_names[x.node as usize].clone()).collect())),
             ("kind", Column::Str(p.iter().map(|x| if net.nodes[x.node as usize].kind == NodeKind::Host { "nic" } else { "switch" }.to_string()).collect())),
-            ("port", Column::I64((0..p.len()).map(local).collect())),
+            ("port", Column::I64((0..p.len() as u32).map(|i| net.local_port(i) as i64).collect())),
             ("peer_name", Column::Str(p.iter().map(|x| net.node_names[x.peer_node as usize].clone()).collect())),
             ("rate_bps", Column::I64(p.iter().map(|x| x.rate_bps as i64).collect())),
             ("tx_bytes", Column::I64(p.iter().map(|x| x.stats.tx_wire_bytes as i64).collect())),
@@ -166,7 +165,7 @@ pub fn drops_table(net: &Network) -> Table {
         columns: vec![
             ("time_us", Column::F64(d.iter().map(|x| us(x.time_ps)).collect())),
             ("node", Column::I64(d.iter().map(|x| net.ports[x.port as usize].node as i64).collect())),
-            ("port", Column::I64(d.iter().map(|x| (x.port - net.nodes[net.ports[x.port as usize].node as usize].port_base) as i64).collect())),
+            ("port", Column::I64(d.iter().map(|x| net.local_port(x.port) as i64).collect())),
             ("flow_id", Column::I64(d.iter().map(|x| x.flow_id as i64).collect())),
             ("frame_bytes", Column::I64(d.iter().map(|x| x.frame_bytes as i64).collect())),
         ],

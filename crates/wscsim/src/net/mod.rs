@@ -152,10 +152,32 @@ pub struct Network {
     pub track_nic_departures: bool,
 }
 
+/// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
+#[inline]
+fn port_ctx<'a>(pt: &'a mut Port, queues: &'a mut [PktQueue], masks: &'a mut [u64], pool: &'a mut PacketPool, limit_bytes: u64, now_ps: TimePs) -> PortCtx<'a> {
+    let (q0, n) = (pt.q_base as usize, pt.q_count as usize);
+    let m0 = pt.mask_base as usize;
+    PortCtx {
+        queues: &mut queues[q0..q0 + n],
+        nonempty: &mut masks[m0..m0 + n.div_ceil(64)],
+        pool,
+        bytes_queued: &mut pt.bytes_queued,
+        pkts_queued: &mut pt.pkts_queued,
+        limit_bytes,
+        now_ps,
+    }
+}
+
 impl Network {
     #[inline]
     pub fn n_hosts(&self) -> usize {
         self.host_nodes.len()
+    }
+
+    /// Index of global port `port` among its node's ports.
+    #[inline]
+    pub fn local_port(&self, port: u32) -> u32 {
+        port - self.nodes[self.ports[port as usize].node as usize].port_base
     }
 
     /// The NIC port of host `h`.
@@ -243,15 +265,7 @@ impl Network {
         };
         pool.get_mut(pkt).enqueued_ps = now;
         let before = pt.bytes_queued;
-        let mut ctx = PortCtx {
-            queues: &mut queues[pt.q_base as usize..(pt.q_base + pt.q_count) as usize],
-            nonempty: &mut masks[pt.mask_base as usize..pt.mask_base as usize + (pt.q_count as usize).div_ceil(64)],
-            pool,
-            bytes_queued: &mut pt.bytes_queued,
-            pkts_queued: &mut pt.pkts_queued,
-            limit_bytes,
-            now_ps: now,
-        };
+        let mut ctx = port_ctx(pt, queues, masks, pool, limit_bytes, now);
         let scheme = &mut schemes[port as usize];
         let q = scheme.classify(&ctx, pkt, in_port);
         let ctx_frame = ctx.pool.get(pkt).frame_bytes;
@@ -324,15 +338,7 @@ impl Network {
             return;
         }
         let before = pt.bytes_queued;
-        let mut ctx = PortCtx {
-            queues: &mut queues[pt.q_base as usize..(pt.q_base + pt.q_count) as usize],
-            nonempty: &mut masks[pt.mask_base as usize..pt.mask_base as usize + (pt.q_count as usize).div_ceil(64)],
-            pool,
-            bytes_queued: &mut pt.bytes_queued,
-            pkts_queued: &mut pt.pkts_queued,
-            limit_bytes: u64::MAX,
-            now_ps: now,
-        };
+        let mut ctx = port_ctx(pt, queues, masks, pool, u64::MAX, now);
         let Some(pkt) = schemes[port as usize].schedule(&mut ctx) else { return };
         if pt.switch != NONE {
             let sw = &mut switches[pt.switch as usize];
@@ -405,8 +411,4 @@ impl Network {
         t
     }
 
-    /// Sum of bytes held in all queues (for checks and summaries).
-    pub fn bytes_queued_total(&self) -> u64 {
-        self.ports.iter().map(|p| p.bytes_queued).sum()
-    }
 }

@@ -88,10 +88,6 @@ impl Routing {
         let pick = ((h as u64 * len as u64) >> 32) as u32;
         self.set_ports[(off + pick) as usize]
     }
-
-    pub fn memory_bytes(&self) -> usize {
-        (self.table.len() + self.host_edge.len() + self.host_port.len() + self.edge_switch.len() + self.set_ports.len()) * 4 + self.sets.len() * 8
-    }
 }
 
 #[cfg(test)]

@@ -252,8 +252,7 @@ impl Tcp {
                 continue;
             }
             let wnd = (s.cwnd as u64).min(rwnd);
-            let next_sacked = s.sacked.iter().find(|&&(a, _)| a > s.snd_nxt).map_or(u64::MAX, |r| r.0);
-            let len = mss.min(s.app_bytes - s.snd_nxt).min(next_sacked - s.snd_nxt);
+            let len = segment_at(&s.sacked, s.snd_nxt, mss, s.app_bytes);
             let flight = s.snd_nxt - s.snd_una;
             if flight > 0 && flight + len > wnd {
                 break;
