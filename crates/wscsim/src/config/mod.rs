@@ -2,6 +2,7 @@
 //! JSON), validated once, with every default filled in. Every error names the field path,
 //! what was given and what is allowed.
 
+pub mod scheme;
 pub mod units;
 
 use serde::{Deserialize, Serialize};
@@ -117,10 +118,24 @@ pub struct SwitchCfg {
     pub port_to_port_latency: Option<Duration>,
     #[serde(default = "d_forwarding")]
     pub forwarding: String,
+    /// The data-plane scheme of every switch port: a name or a table (`config::scheme`).
     #[serde(default = "d_scheme")]
-    pub scheme: String,
+    pub scheme: serde_json::Value,
+    /// Other schemes for some tiers or switches; a later entry wins over an earlier one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<OverrideCfg>,
+}
+
+/// `[[switch.overrides]]`: a scheme for the switches of some tiers (0 is next to the hosts)
+/// or with some names.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideCfg {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub droptail_limit_packets: Option<i64>,
+    pub tiers: Option<Vec<i64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches: Option<Vec<String>>,
+    pub scheme: serde_json::Value,
 }
 
 fn d_buffer() -> String {
@@ -136,8 +151,8 @@ fn d_alpha() -> f64 {
 fn d_forwarding() -> String {
     "store_and_forward".into()
 }
-fn d_scheme() -> String {
-    "droptail".into()
+fn d_scheme() -> serde_json::Value {
+    serde_json::Value::String("droptail".into())
 }
 
 impl Default for SwitchCfg {

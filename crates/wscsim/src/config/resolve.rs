@@ -21,7 +21,7 @@ pub const MAX_HOSTS: u64 = 100_000;
 pub const TOPOLOGY_KINDS: &[&str] = &["single_switch", "leaf_spine", "fat_tree", "diablo_array", "edge_list"];
 pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "many_to_one", "udp"];
 pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
-pub const SCHEMES: &[&str] = &["droptail"];
+pub use super::scheme::SCHEME_KINDS as SCHEMES;
 
 /// Built-in flow-size distributions, shipped with the Python package and embedded here.
 pub const BUILTIN_CDFS: &[(&str, &str)] = &[
@@ -200,7 +200,26 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let s = &mut sc.switch;
     one_of("switch.buffer", &s.buffer, &["per_port", "per_input_port", "shared"])?;
     one_of("switch.forwarding", &s.forwarding, &["store_and_forward", "cut_through"])?;
-    one_of("switch.scheme", &s.scheme, SCHEMES)?;
+    let scheme = super::scheme::resolve_scheme("switch.scheme", &mut s.scheme)?;
+    let mut overrides = Vec::new();
+    for (i, o) in s.overrides.iter_mut().enumerate() {
+        let at = format!("switch.overrides[{i}]");
+        let spec = super::scheme::resolve_scheme(&format!("{at}.scheme"), &mut o.scheme)?;
+        let tiers = match &o.tiers {
+            Some(t) => t.iter().map(|&v| int_in(&format!("{at}.tiers"), v, 0, 255).map(|v| v as u8)).collect::<Result<Vec<_>, _>>()?,
+            None => vec![],
+        };
+        let names = o.switches.clone().unwrap_or_default();
+        for n in &names {
+            if !graph.nodes.iter().any(|nd| nd.kind == crate::net::NodeKind::Switch && &nd.name == n) {
+                return Err(err(&format!("{at}.switches"), format!("{n:?}"), "names of switches in the topology (see summary.json's switches, e.g. \"tor0\")"));
+            }
+        }
+        if tiers.is_empty() && names.is_empty() {
+            return Err(err(&at, "neither tiers nor switches", "tiers = [..] or switches = [..] saying which switches the scheme is for"));
+        }
+        overrides.push(crate::topology::build::SchemeOverride { tiers, switches: names, spec });
+    }
     for (path, b) in [("switch.buffer_per_port", Some(s.buffer_per_port)), ("switch.shared_buffer", s.shared_buffer)] {
         if let Some(b) = b {
             if b.0 > MAX_BUFFER_BYTES {
@@ -226,10 +245,6 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         None
     };
     let p2p = s.port_to_port_latency.get_or_insert(super::Duration(preset_latency)).0;
-    let limit_pkts = match s.droptail_limit_packets {
-        Some(v) => Some(int_in("switch.droptail_limit_packets", v, 1, 1 << 30)?),
-        None => None,
-    };
     let switch = SwitchParams {
         buffer_per_port_bytes: s.buffer_per_port.0,
         shared_buffer_bytes: shared,
@@ -237,7 +252,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         dt_alpha: s.dt_alpha,
         port_to_port_ps: p2p,
         forwarding: if s.forwarding == "cut_through" { Forwarding::CutThrough } else { Forwarding::StoreAndForward },
-        droptail_limit_packets: limit_pkts,
+        scheme,
+        overrides,
+        seed: sc.seed,
     };
 
     // --- workload ---

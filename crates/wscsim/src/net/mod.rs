@@ -150,6 +150,8 @@ pub struct Network {
     /// transport's TCP small-queues limit needs it).
     pub nic_departures: Vec<(u32, u32)>,
     pub track_nic_departures: bool,
+    /// Per switch: the port whose custom scheme picks output ports, or NONE (ECMP).
+    pub route_hooks: Vec<u32>,
 }
 
 /// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
@@ -158,6 +160,7 @@ fn port_ctx<'a>(pt: &'a mut Port, queues: &'a mut [PktQueue], masks: &'a mut [u6
     let (q0, n) = (pt.q_base as usize, pt.q_count as usize);
     let m0 = pt.mask_base as usize;
     PortCtx {
+        rate_bps: pt.rate_bps,
         queues: &mut queues[q0..q0 + n],
         nonempty: &mut masks[m0..m0 + n.div_ceil(64)],
         pool,
@@ -200,7 +203,14 @@ impl Network {
         let n = &self.nodes[node as usize];
         let (sw, base) = (n.index, n.port_base);
         let p = self.pool.get(pkt);
-        let local = self.routing.next_port(sw, p.dst_host, p.hash);
+        let mut local = self.routing.next_port(sw, p.dst_host, p.hash);
+        let hook = self.route_hooks[sw as usize];
+        if hook != NONE {
+            let candidates = self.routing.ports(sw, p.dst_host);
+            if let Some(choice) = self.schemes[hook as usize].route(p, candidates) {
+                local = choice;
+            }
+        }
         self.enqueue_at_port(ev, base + local, pkt, in_port);
     }
 

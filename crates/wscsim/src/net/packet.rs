@@ -231,6 +231,45 @@ impl PktQueue {
         self.bytes -= p.frame_bytes as u64;
         Some(id)
     }
+
+    /// Packets from head to tail (a walk along the links; for schemes that look past the head).
+    pub fn iter<'a>(&self, pool: &'a PacketPool) -> impl Iterator<Item = PktId> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            if cur == NO_PKT {
+                return None;
+            }
+            let id = cur;
+            cur = pool.get(id).next;
+            Some(id)
+        })
+    }
+
+    /// Takes packet `id` out from anywhere in the queue: a walk from the head, so O(length);
+    /// meant for short queues (pFabric's). Returns false if `id` is not in this queue.
+    pub fn remove(&mut self, pool: &mut PacketPool, id: PktId) -> bool {
+        let mut prev = NO_PKT;
+        let mut cur = self.head;
+        while cur != NO_PKT && cur != id {
+            prev = cur;
+            cur = pool.get(cur).next;
+        }
+        if cur == NO_PKT {
+            return false;
+        }
+        let next = pool.get(id).next;
+        if prev == NO_PKT {
+            self.head = next;
+        } else {
+            pool.get_mut(prev).next = next;
+        }
+        if self.tail == id {
+            self.tail = prev;
+        }
+        self.len -= 1;
+        self.bytes -= pool.get(id).frame_bytes as u64;
+        true
+    }
 }
 
 #[cfg(test)]
@@ -259,6 +298,24 @@ mod tests {
         assert_eq!(rest, vec![1, 2, 3, 4]);
         assert_eq!(q.bytes, 0);
         assert_eq!(pool.live(), 5);
+    }
+
+    #[test]
+    fn remove_from_anywhere() {
+        let mut pool = PacketPool::new();
+        let mut q = PktQueue::default();
+        let ids: Vec<_> = (0..4).map(|i| pool.alloc(Packet { seq: i, frame_bytes: 10, ..Default::default() })).collect();
+        for &id in &ids {
+            q.push_back(&mut pool, id);
+        }
+        assert!(q.remove(&mut pool, ids[3]), "tail");
+        assert!(q.remove(&mut pool, ids[1]), "middle");
+        assert!(!q.remove(&mut pool, ids[1]), "already gone");
+        assert_eq!(q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!((q.len, q.bytes), (2, 20));
+        q.push_back(&mut pool, ids[3]);
+        assert!(q.remove(&mut pool, ids[0]), "head");
+        assert_eq!(q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(), vec![2, 3]);
     }
 
     #[test]

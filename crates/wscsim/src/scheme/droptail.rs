@@ -46,32 +46,10 @@ impl DropTail {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::Fixture;
+    use super::super::Scheme;
     use super::*;
-    use crate::net::packet::{Packet, PacketPool, PktQueue};
-
-    struct Fixture {
-        queues: Vec<PktQueue>,
-        masks: Vec<u64>,
-        pool: PacketPool,
-        bytes: u64,
-        pkts: u32,
-    }
-    impl Fixture {
-        fn new(n: usize) -> Self {
-            Fixture { queues: vec![PktQueue::default(); n], masks: vec![0; n.div_ceil(64)], pool: PacketPool::new(), bytes: 0, pkts: 0 }
-        }
-        fn ctx(&mut self, limit: u64) -> PortCtx<'_> {
-            PortCtx {
-                queues: &mut self.queues,
-                nonempty: &mut self.masks,
-                pool: &mut self.pool,
-                bytes_queued: &mut self.bytes,
-                pkts_queued: &mut self.pkts,
-                limit_bytes: limit,
-                now_ps: 0,
-            }
-        }
-    }
+    use crate::net::packet::Packet;
 
     #[test]
     fn drops_when_the_buffer_is_full() {
@@ -79,7 +57,7 @@ mod tests {
         let mut s = DropTail::new(None);
         let mut verdicts = vec![];
         for _ in 0..3 {
-            let id = f.pool.alloc(Packet { frame_bytes: 1500, ..Default::default() });
+            let id = f.pkt(Packet { frame_bytes: 1500, ..Default::default() });
             let mut ctx = f.ctx(4096);
             verdicts.push(s.enqueue(&mut ctx, id, 0));
         }
@@ -91,8 +69,8 @@ mod tests {
     fn packet_limit_applies() {
         let mut f = Fixture::new(1);
         let mut s = DropTail::new(Some(1));
-        let a = f.pool.alloc(Packet { frame_bytes: 64, ..Default::default() });
-        let b = f.pool.alloc(Packet { frame_bytes: 64, ..Default::default() });
+        let a = f.pkt(Packet { frame_bytes: 64, ..Default::default() });
+        let b = f.pkt(Packet { frame_bytes: 64, ..Default::default() });
         assert_eq!(s.enqueue(&mut f.ctx(1 << 20), a, 0), Verdict::Accepted);
         assert_eq!(s.enqueue(&mut f.ctx(1 << 20), b, 0), Verdict::Dropped);
     }
@@ -101,24 +79,15 @@ mod tests {
     fn round_robin_across_input_queues() {
         // 70 queues exercises the multi-word bitmap.
         let mut f = Fixture::new(70);
-        let mut s = DropTail::new(None);
+        let mut s = Scheme::DropTail(DropTail::new(None));
         for (q, n) in [(3usize, 3u64), (65, 2), (69, 1)] {
             for i in 0..n {
-                let id = f.pool.alloc(Packet { frame_bytes: 100, seq: q as u64 * 100 + i, ..Default::default() });
+                let id = f.pkt(Packet { frame_bytes: 100, seq: q as u64 * 100 + i, ..Default::default() });
                 let mut ctx = f.ctx(1 << 30);
                 s.enqueue(&mut ctx, id, q);
             }
         }
-        let mut order = vec![];
-        loop {
-            let mut ctx = f.ctx(1 << 30);
-            match s.schedule(&mut ctx) {
-                Some(id) => order.push(f.pool.get(id).seq),
-                None => break,
-            }
-        }
-        assert_eq!(order, vec![300, 6500, 6900, 301, 6501, 302]);
-        assert_eq!(f.bytes, 0);
+        assert_eq!(f.drain(&mut s), vec![300, 6500, 6900, 301, 6501, 302]);
         assert!(f.masks.iter().all(|&m| m == 0));
     }
 }

@@ -1,16 +1,36 @@
-//! The data-plane scheme API (after Flexplane): every output port runs a scheme made of
-//! classify, enqueue and schedule (route is the switch's routing table, `net::routing`).
+//! The data-plane scheme API (after Flexplane): every switch output port runs a scheme
+//! made of four parts. `route` picks the output port (built-in schemes use the switch's
+//! ECMP tables, `net::routing`; a custom scheme may choose among the equal-cost ports),
+//! `classify` picks one of the port's queues, `enqueue` accepts, marks or drops (possibly
+//! another packet, as pFabric does) and `schedule` picks the next packet to send.
 //!
 //! Built-in schemes are variants of the `Scheme` enum, so the per-packet path is a
-//! `match`, not a virtual call. A scheme sees its port through `PortCtx`: the port's
-//! queues, the packet pool and the port's byte limit.
+//! `match`, not a virtual call. A user's scheme is a `CustomScheme` trait object behind
+//! `Scheme::Custom` (the Python bridge is one). A scheme sees its port through `PortCtx`:
+//! the port's queues, the packet pool, the port's byte limit, its rate and the time.
+//! Per-port state lives in the scheme value; per-packet state may ride in
+//! `Packet::scheme_fields`, `priority`, `dscp` and `ecn`.
 
+pub mod dctcp;
+pub mod drr;
 pub mod droptail;
+pub mod hull;
+pub mod pfabric;
+pub mod priority;
+pub mod red;
+pub mod spec;
 
 use crate::engine::TimePs;
-use crate::net::packet::{PacketPool, PktId, PktQueue};
+use crate::net::packet::{ecn, Packet, PacketPool, PktId, PktQueue};
 
+pub use dctcp::DctcpMarking;
+pub use drr::Drr;
 pub use droptail::DropTail;
+pub use hull::Hull;
+pub use pfabric::PFabric;
+pub use priority::Priority;
+pub use red::Red;
+pub use spec::SchemeSpec;
 
 /// What `enqueue` decided about an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,8 +46,8 @@ pub enum Verdict {
     DroppedOther(PktId),
 }
 
-/// A port's queues as a scheme sees them. `push` and `pop` keep the port's byte and packet
-/// totals and the non-empty bitmap right, so schemes cannot get them wrong.
+/// A port's queues as a scheme sees them. `push`, `pop` and `remove` keep the port's byte
+/// and packet totals and the non-empty bitmap right, so schemes cannot get them wrong.
 pub struct PortCtx<'a> {
     pub queues: &'a mut [PktQueue],
     /// One bit per queue: set when the queue holds packets.
@@ -37,6 +57,8 @@ pub struct PortCtx<'a> {
     pub pkts_queued: &'a mut u32,
     /// Most bytes this port may hold now (its own buffer, or its share of a shared one).
     pub limit_bytes: u64,
+    /// The port's line rate.
+    pub rate_bps: u64,
     pub now_ps: TimePs,
 }
 
@@ -53,18 +75,52 @@ impl PortCtx<'_> {
     #[inline]
     pub fn pop(&mut self, queue: usize) -> Option<PktId> {
         let id = self.queues[queue].pop_front(self.pool)?;
+        self.taken_out(queue, id);
+        Some(id)
+    }
+
+    /// Takes `pkt` out of `queue` wherever it sits (a walk along the queue).
+    pub fn remove(&mut self, queue: usize, pkt: PktId) -> bool {
+        if !self.queues[queue].remove(self.pool, pkt) {
+            return false;
+        }
+        self.taken_out(queue, pkt);
+        true
+    }
+
+    #[inline]
+    fn taken_out(&mut self, queue: usize, id: PktId) {
         if self.queues[queue].is_empty() {
             self.nonempty[queue >> 6] &= !(1u64 << (queue & 63));
         }
         *self.bytes_queued -= self.pool.get(id).frame_bytes as u64;
         *self.pkts_queued -= 1;
-        Some(id)
     }
 
     /// Whether `bytes` more fit under the port's limit.
     #[inline]
     pub fn fits(&self, bytes: u64) -> bool {
         *self.bytes_queued + bytes <= self.limit_bytes
+    }
+
+    #[inline]
+    pub fn packet(&self, pkt: PktId) -> &Packet {
+        self.pool.get(pkt)
+    }
+
+    /// Accepts `pkt` into `queue` if it fits (the common DropTail rule), marking it CE when
+    /// `mark` is set and it is ECN-capable.
+    #[inline]
+    pub fn push_if_fits(&mut self, queue: usize, pkt: PktId, mark: bool) -> Verdict {
+        if !self.fits(self.pool.get(pkt).frame_bytes as u64) {
+            return Verdict::Dropped;
+        }
+        self.push(queue, pkt);
+        if mark && self.pool.get(pkt).ecn != ecn::NOT_ECT {
+            Verdict::AcceptedMarked
+        } else {
+            Verdict::Accepted
+        }
     }
 
     /// First non-empty queue at or after `start`, wrapping around (round-robin helper).
@@ -75,6 +131,7 @@ impl PortCtx<'_> {
             return None;
         }
         let words = self.nonempty.len();
+        let start = if start >= n { 0 } else { start };
         let (w0, b0) = (start >> 6, start & 63);
         // Bits at or above `start` in its word, then the following words, then wrap.
         let first = self.nonempty[w0] & (!0u64 << b0);
@@ -90,21 +147,75 @@ impl PortCtx<'_> {
         }
         None
     }
+
+    /// Highest-numbered non-empty queue (strict-priority helper).
+    #[inline]
+    pub fn highest_nonempty(&self) -> Option<usize> {
+        (0..self.nonempty.len()).rev().find_map(|w| {
+            let bits = self.nonempty[w];
+            (bits != 0).then(|| (w << 6) + 63 - bits.leading_zeros() as usize)
+        })
+    }
+}
+
+/// A scheme written outside this crate (in Rust, or in Python through the bridge). Slower
+/// than the built-ins: every call is dynamic dispatch.
+pub trait CustomScheme: Send {
+    /// Picks the output port among the equal-cost `candidates` (local port indices) for a
+    /// packet arriving at this port's switch. `None` keeps ECMP's choice. Only called when
+    /// the scheme says it routes (`routes`).
+    fn route(&mut self, _pkt: &Packet, _candidates: &[u32]) -> Option<u32> {
+        None
+    }
+    fn routes(&self) -> bool {
+        false
+    }
+    fn classify(&mut self, ctx: &PortCtx, pkt: PktId, in_port: u32) -> usize;
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict;
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId>;
 }
 
 /// A port's scheme. Per-port state lives inside the variant.
-#[derive(Clone, Debug)]
 pub enum Scheme {
     DropTail(DropTail),
+    Red(Red),
+    Dctcp(DctcpMarking),
+    Priority(Priority),
+    Drr(Drr),
+    Hull(Hull),
+    PFabric(PFabric),
+    Custom(Box<dyn CustomScheme>),
+}
+
+impl std::fmt::Debug for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Scheme {
-    /// Queue index for a packet that came in on `in_port` (the scheme decides what its
-    /// queues mean: DropTail's are virtual output queues, one per input port).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scheme::DropTail(_) => "droptail",
+            Scheme::Red(_) => "red",
+            Scheme::Dctcp(_) => "dctcp",
+            Scheme::Priority(_) => "priority",
+            Scheme::Drr(_) => "drr",
+            Scheme::Hull(_) => "hull",
+            Scheme::PFabric(_) => "pfabric",
+            Scheme::Custom(_) => "custom",
+        }
+    }
+
+    /// Queue index for a packet that came in on `in_port`.
     #[inline]
-    pub fn classify(&self, ctx: &PortCtx, pkt: PktId, in_port: u32) -> usize {
+    pub fn classify(&mut self, ctx: &PortCtx, pkt: PktId, in_port: u32) -> usize {
         match self {
             Scheme::DropTail(s) => s.classify(ctx, pkt, in_port),
+            Scheme::Red(_) | Scheme::Dctcp(_) | Scheme::Hull(_) | Scheme::PFabric(_) => 0,
+            Scheme::Priority(s) => s.classify(ctx, pkt),
+            Scheme::Drr(s) => s.classify(ctx, pkt),
+            Scheme::Custom(s) => s.classify(ctx, pkt, in_port).min(ctx.queues.len() - 1),
         }
     }
 
@@ -112,6 +223,13 @@ impl Scheme {
     pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
         match self {
             Scheme::DropTail(s) => s.enqueue(ctx, pkt, queue),
+            Scheme::Red(s) => s.enqueue(ctx, pkt),
+            Scheme::Dctcp(s) => s.enqueue(ctx, pkt),
+            Scheme::Priority(_) => ctx.push_if_fits(queue, pkt, false),
+            Scheme::Drr(s) => s.enqueue(ctx, pkt, queue),
+            Scheme::Hull(_) => ctx.push_if_fits(0, pkt, false),
+            Scheme::PFabric(s) => s.enqueue(ctx, pkt),
+            Scheme::Custom(s) => s.enqueue(ctx, pkt, queue),
         }
     }
 
@@ -119,6 +237,82 @@ impl Scheme {
     pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
         match self {
             Scheme::DropTail(s) => s.schedule(ctx),
+            Scheme::Red(s) => s.schedule(ctx),
+            Scheme::Dctcp(_) => ctx.pop(0),
+            Scheme::Priority(_) => ctx.highest_nonempty().and_then(|q| ctx.pop(q)),
+            Scheme::Drr(s) => s.schedule(ctx),
+            Scheme::Hull(s) => s.schedule(ctx),
+            Scheme::PFabric(s) => s.schedule(ctx),
+            Scheme::Custom(s) => s.schedule(ctx),
+        }
+    }
+
+    /// Whether this scheme picks output ports itself (custom schemes only).
+    pub fn routes(&self) -> bool {
+        matches!(self, Scheme::Custom(s) if s.routes())
+    }
+
+    pub fn route(&mut self, pkt: &Packet, candidates: &[u32]) -> Option<u32> {
+        match self {
+            Scheme::Custom(s) => s.route(pkt, candidates).filter(|p| candidates.contains(p)),
+            _ => None,
+        }
+    }
+}
+
+/// A port with its own queues and pool, for schemes' unit tests.
+#[cfg(test)]
+pub mod fixture {
+    use super::*;
+
+    pub struct Fixture {
+        pub queues: Vec<PktQueue>,
+        pub masks: Vec<u64>,
+        pub pool: PacketPool,
+        pub bytes: u64,
+        pub pkts: u32,
+        pub now_ps: TimePs,
+        pub rate_bps: u64,
+    }
+
+    impl Fixture {
+        pub fn new(n: usize) -> Self {
+            Fixture { queues: vec![PktQueue::default(); n], masks: vec![0; n.div_ceil(64)], pool: PacketPool::new(), bytes: 0, pkts: 0, now_ps: 0, rate_bps: 10_000_000_000 }
+        }
+        pub fn ctx(&mut self, limit: u64) -> PortCtx<'_> {
+            PortCtx {
+                queues: &mut self.queues,
+                nonempty: &mut self.masks,
+                pool: &mut self.pool,
+                bytes_queued: &mut self.bytes,
+                pkts_queued: &mut self.pkts,
+                limit_bytes: limit,
+                rate_bps: self.rate_bps,
+                now_ps: self.now_ps,
+            }
+        }
+        pub fn pkt(&mut self, p: Packet) -> PktId {
+            self.pool.alloc(p)
+        }
+        /// A full-size ECN-capable data packet of flow `flow`.
+        pub fn data(&mut self, flow: u32, seq: u64) -> PktId {
+            self.pool.alloc(Packet { frame_bytes: 1518, flow_id: flow, seq, ecn: ecn::ECT0, ..Default::default() })
+        }
+        /// Runs `schedule` until it returns nothing; the packets' `seq`s in order.
+        pub fn drain(&mut self, s: &mut Scheme) -> Vec<u64> {
+            let mut out = vec![];
+            loop {
+                let mut ctx = self.ctx(u64::MAX);
+                match s.schedule(&mut ctx) {
+                    Some(id) => {
+                        out.push(self.pool.get(id).seq);
+                        self.pool.free(id);
+                    }
+                    None => break,
+                }
+            }
+            assert_eq!((self.bytes, self.pkts), (0, 0));
+            out
         }
     }
 }

@@ -6,7 +6,8 @@ use crate::engine::TimePs;
 use crate::net::packet::PktQueue;
 use crate::net::routing::Routing;
 use crate::net::{Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer, Switch, NONE};
-use crate::scheme::{DropTail, Scheme};
+use crate::scheme::spec::{CustomFactory, PortSite};
+use crate::scheme::{Scheme, SchemeSpec};
 use std::collections::{HashMap, VecDeque};
 
 /// Most virtual output queues per switch port: queues per port times ports stays linear in
@@ -25,10 +26,36 @@ pub struct SwitchParams {
     pub dt_alpha: f64,
     pub port_to_port_ps: TimePs,
     pub forwarding: Forwarding,
-    pub droptail_limit_packets: Option<u32>,
+    /// The scheme of every switch port, unless an override names the switch or its tier.
+    pub scheme: SchemeSpec,
+    pub overrides: Vec<SchemeOverride>,
+    /// Seeds the schemes' random streams.
+    pub seed: u64,
 }
 
+/// A scheme for the switches of some tiers or with some names.
+#[derive(Clone, Debug)]
+pub struct SchemeOverride {
+    pub tiers: Vec<u8>,
+    pub switches: Vec<String>,
+    pub spec: SchemeSpec,
+}
+
+impl SwitchParams {
+    /// The scheme a switch runs: the last override naming it or its tier, else the default.
+    pub fn scheme_for(&self, name: &str, tier: u8) -> &SchemeSpec {
+        self.overrides.iter().rev().find(|o| o.tiers.contains(&tier) || o.switches.iter().any(|s| s == name)).map_or(&self.scheme, |o| &o.spec)
+    }
+}
+
+/// Builds the network with built-in schemes only.
 pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
+    build_network_with(g, sp, None).expect("built-in schemes need no factory")
+}
+
+/// Builds the network; `custom` makes the ports of switches whose scheme is a custom one.
+/// Fails (with the factory's message) if a custom scheme cannot be made.
+pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut CustomFactory>) -> Result<Network, String> {
     let n = g.nodes.len();
     // Node -> host or switch index, in order of appearance.
     let mut index = vec![0u32; n];
@@ -97,14 +124,32 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
         let l = &g.links[li];
         let is_switch = g.nodes[node as usize].kind == NodeKind::Switch;
         let peer_switch = g.nodes[peer as usize].kind == NodeKind::Switch;
-        // A switch port has one virtual output queue per input port, up to MAX_VOQS (inputs
-        // beyond share queues by input index modulo MAX_VOQS); a NIC has one queue.
-        let q_count = if is_switch { nports[node as usize].min(MAX_VOQS) } else { 1 };
+        // A DropTail switch port has one virtual output queue per input port, up to MAX_VOQS
+        // (inputs beyond share queues by input index modulo MAX_VOQS); other schemes say how
+        // many queues they use; a NIC has one queue.
+        let port_index = ports.len() as u32;
+        let (q_count, scheme) = if is_switch {
+            let nd = &g.nodes[node as usize];
+            match sp.scheme_for(&nd.name, nd.tier) {
+                SchemeSpec::Custom { kind, class, params } => {
+                    let site = PortSite { switch_name: &nd.name, switch_index: index[node as usize], tier: nd.tier, local_port: port_index - port_base[node as usize], switch_ports: nports[node as usize], rate_bps: l.rate_bps };
+                    let Some(f) = custom.as_mut() else { return Err(format!("scheme kind {kind:?} needs its host program (the Python package for \"python\")")) };
+                    let (q, s) = f(kind, class, params, &site)?;
+                    if !(1..=MAX_VOQS).contains(&q) {
+                        return Err(format!("scheme {class} asked for {q} queues per port; allowed: 1 to {MAX_VOQS}"));
+                    }
+                    (q, Scheme::Custom(s))
+                }
+                spec => (spec.queues(nports[node as usize].min(MAX_VOQS)), spec.build(sp.seed, port_index)),
+            }
+        } else {
+            (1, SchemeSpec::DropTail { limit_packets: None }.build(sp.seed, port_index))
+        };
         let q_base = queues.len() as u32;
         queues.extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
         let mask_base = masks.len() as u32;
         masks.extend(std::iter::repeat_n(0u64, (q_count as usize).div_ceil(64)));
-        schemes.push(Scheme::DropTail(DropTail::new(if is_switch { sp.droptail_limit_packets } else { None })));
+        schemes.push(scheme);
         ports.push(Port {
             node,
             switch: if is_switch { index[node as usize] } else { NONE },
@@ -129,7 +174,12 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
     }
 
     let routing = compute_routes(g, &index, &port_base, &port_info, ns as usize, nh as usize);
-    Network {
+    // A switch whose (custom) scheme routes: its first port's scheme is asked.
+    let route_hooks = switches.iter().map(|sw| {
+        let p = nodes[sw.node as usize].port_base;
+        if nodes[sw.node as usize].nports > 0 && schemes[p as usize].routes() { p } else { NONE }
+    }).collect();
+    Ok(Network {
         pool: Default::default(),
         nodes,
         node_names: g.nodes.iter().map(|n| n.name.clone()).collect(),
@@ -145,7 +195,8 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
         ingress_bytes: vec![0; total_ports],
         nic_departures: Vec::new(),
         track_nic_departures: false,
-    }
+        route_hooks,
+    })
 }
 
 /// 8e12 / rate when that is a whole number of picoseconds per byte.
@@ -219,7 +270,7 @@ mod tests {
     use crate::topology::{fat_tree, LinkParams};
 
     fn params() -> SwitchParams {
-        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, ingress_buffers: false, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, droptail_limit_packets: None }
+        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, ingress_buffers: false, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, scheme: SchemeSpec::DropTail { limit_packets: None }, overrides: vec![], seed: 1 }
     }
 
     /// Walks every ECMP choice from a host to another and returns the set of path lengths

@@ -1,0 +1,44 @@
+//! DCTCP's switch side (Alizadeh et al., 2010): a FIFO that marks an ECN-capable arriving
+//! packet CE when the instantaneous queue already holds `k_packets` or more, and drops only
+//! when the buffer is full. Packets that are not ECN-capable are never dropped early (a
+//! switch that dropped them at K would drop pure ACKs, which the DCTCP paper's switches
+//! did not see on the bottleneck). The sender's half is in `transport::cc`.
+
+use super::{PortCtx, Verdict};
+use crate::net::packet::PktId;
+
+#[derive(Clone, Debug)]
+pub struct DctcpMarking {
+    pub k_packets: u32,
+}
+
+impl DctcpMarking {
+    #[inline]
+    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
+        let mark = *ctx.pkts_queued >= self.k_packets;
+        ctx.push_if_fits(0, pkt, mark)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::Fixture;
+    use super::super::Scheme;
+    use super::*;
+
+    #[test]
+    fn marks_exactly_above_k() {
+        let mut f = Fixture::new(1);
+        let mut s = Scheme::Dctcp(DctcpMarking { k_packets: 65 });
+        let mut verdicts = vec![];
+        for i in 0..100 {
+            let id = f.data(0, i);
+            verdicts.push(s.enqueue(&mut f.ctx(100 * 1518), id, 0));
+        }
+        assert!(verdicts[..65].iter().all(|v| *v == Verdict::Accepted));
+        assert!(verdicts[65..].iter().all(|v| *v == Verdict::AcceptedMarked));
+        let id = f.data(0, 100);
+        assert_eq!(s.enqueue(&mut f.ctx(100 * 1518), id, 0), Verdict::Dropped, "full buffer drops");
+        assert_eq!(f.drain(&mut s), (0..100).collect::<Vec<_>>(), "FIFO");
+    }
+}

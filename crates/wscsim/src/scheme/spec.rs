@@ -1,0 +1,64 @@
+//! A scheme as the scenario chose it, with every parameter resolved: one `SchemeSpec` per
+//! switch tier or switch, turned into a `Scheme` value for each of its ports.
+
+use super::drr::DrrClassify;
+use super::red::RedParams;
+use super::{CustomScheme, DctcpMarking, DropTail, Drr, Hull, PFabric, Priority, Red, Scheme};
+use crate::engine::rng::{family, stream};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchemeSpec {
+    DropTail { limit_packets: Option<u32> },
+    Red(RedParams),
+    Dctcp { k_packets: u32 },
+    Priority { queues: u32 },
+    Drr { classify: DrrClassify, quanta: Vec<u32> },
+    Hull { drain_fraction: f64, mark_threshold_bytes: u64 },
+    PFabric,
+    /// A scheme from outside the crate, made by the embedding's factory (the Python bridge
+    /// registers "python"; a Rust program may register its own).
+    Custom { kind: String, class: String, params: serde_json::Value },
+}
+
+/// Where a scheme is being placed, for custom factories.
+#[derive(Clone, Debug)]
+pub struct PortSite<'a> {
+    pub switch_name: &'a str,
+    pub switch_index: u32,
+    pub tier: u8,
+    /// The port's index among its switch's ports, and the switch's port count.
+    pub local_port: u32,
+    pub switch_ports: u32,
+    pub rate_bps: u64,
+}
+
+/// Makes custom schemes: given the spec's (kind, class, params) and the port, returns the
+/// number of queues the scheme wants (1 to 64) and the scheme, or a message saying why not.
+pub type CustomFactory<'f> = dyn FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String> + 'f;
+
+impl SchemeSpec {
+    /// Queues per port: DropTail keeps one virtual output queue per input (`voqs`); RED,
+    /// DCTCP, HULL and pFabric one FIFO; priority queueing and DRR their configured number.
+    pub fn queues(&self, voqs: u32) -> u32 {
+        match self {
+            SchemeSpec::DropTail { .. } => voqs,
+            SchemeSpec::Priority { queues } => *queues,
+            SchemeSpec::Drr { quanta, .. } => quanta.len() as u32,
+            _ => 1,
+        }
+    }
+
+    /// The scheme for one port; `seed` and `port` name its random stream.
+    pub fn build(&self, seed: u64, port: u32) -> Scheme {
+        match self {
+            SchemeSpec::DropTail { limit_packets } => Scheme::DropTail(DropTail::new(*limit_packets)),
+            SchemeSpec::Red(p) => Scheme::Red(Red::new(*p, stream(seed, family::SWITCH, port as u64))),
+            SchemeSpec::Dctcp { k_packets } => Scheme::Dctcp(DctcpMarking { k_packets: *k_packets }),
+            SchemeSpec::Priority { .. } => Scheme::Priority(Priority),
+            SchemeSpec::Drr { classify, quanta } => Scheme::Drr(Drr::new(*classify, quanta.clone())),
+            SchemeSpec::Hull { drain_fraction, mark_threshold_bytes } => Scheme::Hull(Hull::new(*drain_fraction, *mark_threshold_bytes)),
+            SchemeSpec::PFabric => Scheme::PFabric(PFabric),
+            SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
+        }
+    }
+}
