@@ -110,8 +110,34 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
     for path, values in sweep.items():
         if not isinstance(values, list) or not values:
             raise ScenarioError(f"sweep.{path}", f"given {values!r}; allowed: a non-empty list of values")
-        axes.append((path, values))
+        if path == "cases":
+            _check_cases(values)
+            axes.append((CASE_AXIS, values))
+        else:
+            axes.append((path, values))
     return sc, axes
+
+
+# `[[sweep.cases]]`: named variants that each set several keys together (a scheme with its
+# transport, say); swept as one axis whose column is `case`.
+CASE_AXIS = "case"
+
+
+def _check_cases(cases: list) -> None:
+    names = set()
+    for i, c in enumerate(cases):
+        where = f"sweep.cases[{i}]"
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
+            raise ScenarioError(where, f"given {c!r}; allowed: a table with a `name` and dotted paths to values")
+        if c["name"] in names:
+            raise ScenarioError(f"{where}.name", f"given {c['name']!r} twice; allowed: distinct names")
+        names.add(c["name"])
+
+
+def _apply_case(sc: dict, case: dict) -> None:
+    for k, v in case.items():
+        if k != "name":
+            set_path(sc, k, copy.deepcopy(v))
 
 
 def expand(base: dict, axes: list[tuple[str, list]]) -> list[tuple[dict, dict]]:
@@ -121,8 +147,12 @@ def expand(base: dict, axes: list[tuple[str, list]]) -> list[tuple[dict, dict]]:
         sc = copy.deepcopy(base)
         params = {}
         for (path, _), v in zip(axes, combo):
-            set_path(sc, path, v)
-            params[path] = v
+            if path == CASE_AXIS:
+                _apply_case(sc, v)
+                params[path] = v["name"]
+            else:
+                set_path(sc, path, v)
+                params[path] = v
         points.append((sc, params))
     return points
 

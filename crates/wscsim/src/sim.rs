@@ -85,10 +85,10 @@ impl Sim {
                 }
                 apps[0] = App::IncastClient(incast::Client::new(client, req.iter().map(|r| r.0).collect(), first_data, parts, request_bytes, iterations));
             }
-            WorkloadSpec::Flows { cdf, rate_per_s, senders, receivers, max_flows } => {
-                apps.push(App::FlowGen(flows::FlowGen::new(cdf, rate_per_s, senders, receivers, max_flows, stream(seed, family::WORKLOAD, 1))));
+            WorkloadSpec::Flows { sizes, rate_per_s, senders, receivers, max_flows } => {
+                apps.push(App::FlowGen(flows::FlowGen::new(sizes, rate_per_s, senders, receivers, max_flows, stream(seed, family::WORKLOAD, 1))));
             }
-            WorkloadSpec::LongLived { pairs, size } => apps.push(App::LongLived(long_lived::LongLived::new(pairs, size))),
+            WorkloadSpec::LongLived { pairs, size, dscp } => apps.push(App::LongLived(long_lived::LongLived::new(pairs, size, dscp))),
             WorkloadSpec::Udp { sources, destination, rate_bps, payload_bytes, poisson } => {
                 let rngs = sources.iter().map(|&s| stream(seed, family::HOST, s as u64)).collect();
                 apps.push(App::UdpSource(udp_source::UdpSource::new(sources, destination, rate_bps, payload_bytes, poisson, rngs)));

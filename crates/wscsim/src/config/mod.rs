@@ -284,6 +284,12 @@ pub struct WorkloadCfg {
     pub load: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_cdf: Option<String>,
+    /// Instead of size_cdf: fixed sizes drawn with weights, each with a DSCP class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_classes: Option<Vec<SizeClassCfg>>,
+    /// permutation, all_to_all, many_to_one: DSCP of flow i is dscp[i % len].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<Vec<i64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -304,6 +310,15 @@ pub struct WorkloadCfg {
     pub sources: Option<Vec<i64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<i64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeClassCfg {
+    pub size: Bytes,
+    pub weight: f64,
+    #[serde(default)]
+    pub dscp: i64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -11,6 +11,7 @@ use crate::topology::{diablo, edge_list, fat_tree, leaf_spine, single_switch, Gr
 use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
+use crate::workload::flows::{FlowSizes, SizeClass};
 
 /// Largest buffer accepted (far above any switch; keeps byte arithmetic far from overflow).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
@@ -34,8 +35,8 @@ pub const BUILTIN_CDFS: &[(&str, &str)] = &[
 #[derive(Clone, Debug)]
 pub enum WorkloadSpec {
     Incast { client: u32, servers: Vec<u32>, block_bytes: u64, iterations: u32, request_bytes: u64 },
-    Flows { cdf: Cdf, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64 },
-    LongLived { pairs: Vec<(u32, u32)>, size: Option<u64> },
+    Flows { sizes: FlowSizes, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64 },
+    LongLived { pairs: Vec<(u32, u32)>, size: Option<u64>, dscp: Vec<u8> },
     Udp { sources: Vec<u32>, destination: u32, rate_bps: u64, payload_bytes: u32, poisson: bool },
 }
 
@@ -164,7 +165,11 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     // --- transport ---
     let tr = &mut sc.transport;
     one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
-    one_of("transport.variant", &tr.variant, &["newreno", "cubic"])?;
+    one_of("transport.variant", &tr.variant, &["newreno", "cubic", "dctcp", "pfabric"])?;
+    if tr.variant == "dctcp" {
+        // DCTCP needs ECN-capable packets; say so in the resolved scenario.
+        tr.ecn = true;
+    }
     if tr.rto_min.0 == 0 {
         return Err(err("transport.rto_min", tr.rto_min, "a positive duration such as \"200ms\" or \"1ms\""));
     }
@@ -182,7 +187,12 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         return Err(err("transport.delayed_ack_timeout", tr.delayed_ack_timeout, "a positive duration (or transport.delayed_ack = false)"));
     }
     let tcp = TcpParams {
-        variant: if tr.variant == "cubic" { Variant::Cubic } else { Variant::NewReno },
+        variant: match tr.variant.as_str() {
+            "cubic" => Variant::Cubic,
+            "dctcp" => Variant::Dctcp,
+            "pfabric" => Variant::PFabric,
+            _ => Variant::NewReno,
+        },
         mss_bytes: tr.mss.0 as u32,
         initial_window_segments: iw,
         rto_min_ps: tr.rto_min.0,
@@ -272,12 +282,14 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if !wis("flows") {
         only_for("workload.load", &w.load, "\"flows\"", &wk)?;
         only_for("workload.size_cdf", &w.size_cdf, "\"flows\"", &wk)?;
+        only_for("workload.size_classes", &w.size_classes, "\"flows\"", &wk)?;
         only_for("workload.flows", &w.flows, "\"flows\"", &wk)?;
         only_for("workload.clients", &w.clients, "\"flows\"", &wk)?;
         only_for("workload.servers", &w.servers, "\"flows\"", &wk)?;
     }
     if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
         only_for("workload.size", &w.size, "\"permutation\", \"all_to_all\" or \"many_to_one\"", &wk)?;
+        only_for("workload.dscp", &w.dscp, "\"permutation\", \"all_to_all\" or \"many_to_one\"", &wk)?;
     }
     if !(wis("udp") || wis("many_to_one")) {
         only_for("workload.sources", &w.sources, "\"udp\" or \"many_to_one\"", &wk)?;
@@ -312,12 +324,22 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             if !(load.is_finite() && load > 0.0 && load <= 1.0) {
                 return Err(err("workload.load", load, "a fraction of edge-link capacity greater than 0 and at most 1"));
             }
-            let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
-            let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
-                Some((_, t)) => t.to_string(),
-                None => std::fs::read_to_string(&name).map_err(|e| err("workload.size_cdf", format!("{name:?}"), format!("\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf ({e})")))?,
+            let sizes = match &w.size_classes {
+                Some(classes) => {
+                    if w.size_cdf.is_some() {
+                        return Err(err("workload.size_classes", "both size_classes and size_cdf", "one of them"));
+                    }
+                    size_classes(classes)?
+                }
+                None => {
+                    let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
+                    let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                        Some((_, t)) => t.to_string(),
+                        None => std::fs::read_to_string(&name).map_err(|e| err("workload.size_cdf", format!("{name:?}"), format!("\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf ({e})")))?,
+                    };
+                    FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError { path: "workload.size_cdf".into(), message: format!("{name}: {m}") })?)
+                }
             };
-            let cdf = Cdf::parse(&text).map_err(|m| ConfigError { path: "workload.size_cdf".into(), message: format!("{name}: {m}") })?;
             let all: Vec<u32> = (0..n_hosts as u32).collect();
             let receivers = host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
             let senders = host_list("workload.servers", &w.servers, n_hosts)?.unwrap_or(all);
@@ -330,8 +352,8 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             };
             // Arrival rate so that the busier side's edge links carry `load` on average.
             let ends = senders.len().min(receivers.len()) as f64;
-            let rate_per_s = load * rate as f64 * ends / (cdf.mean() * 8.0);
-            WorkloadSpec::Flows { cdf, rate_per_s, senders, receivers, max_flows }
+            let rate_per_s = load * rate as f64 * ends / (sizes.mean() * 8.0);
+            WorkloadSpec::Flows { sizes, rate_per_s, senders, receivers, max_flows }
         }
         "permutation" | "all_to_all" | "many_to_one" => {
             let size = match *w.size.get_or_insert(FlowSize::Infinite) {
@@ -358,7 +380,12 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
                 }
                 (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b))).collect()
             };
-            WorkloadSpec::LongLived { pairs, size }
+            let dscp = match &w.dscp {
+                Some(list) if list.is_empty() => return Err(err("workload.dscp", "[]", "a list of DSCP values from 0 to 63")),
+                Some(list) => list.iter().map(|&d| int_in("workload.dscp", d, 0, 63).map(|d| d as u8)).collect::<Result<Vec<_>, _>>()?,
+                None => vec![],
+            };
+            WorkloadSpec::LongLived { pairs, size, dscp }
         }
         _ => {
             let Some(r) = w.rate else { return Err(err("workload.rate", "nothing", "a rate per source such as \"1Gbps\"")) };
@@ -421,4 +448,26 @@ fn graph_max_switch_ports(g: &Graph) -> u64 {
         deg[l.b as usize] += 1;
     }
     g.nodes.iter().zip(deg).filter(|(n, _)| n.kind == crate::net::NodeKind::Switch).map(|(_, d)| d).max().unwrap_or(1)
+}
+
+/// `workload.size_classes`: positive sizes, weights that are positive (normalised to
+/// probabilities) and DSCP values from 0 to 63.
+fn size_classes(classes: &[super::SizeClassCfg]) -> Result<FlowSizes, ConfigError> {
+    if classes.is_empty() {
+        return Err(err("workload.size_classes", "[]", "at least one {size, weight, dscp} class"));
+    }
+    let total: f64 = classes.iter().map(|c| c.weight).sum();
+    let mut out = vec![];
+    for (i, c) in classes.iter().enumerate() {
+        let at = format!("workload.size_classes[{i}]");
+        if c.size.0 == 0 {
+            return Err(err(&format!("{at}.size"), c.size, "a positive size such as \"1500B\""));
+        }
+        if !(c.weight.is_finite() && c.weight > 0.0) {
+            return Err(err(&format!("{at}.weight"), c.weight, "a positive weight (weights are normalised to sum to 1)"));
+        }
+        let dscp = int_in(&format!("{at}.dscp"), c.dscp, 0, 63)? as u8;
+        out.push(SizeClass { size_bytes: c.size.0, probability: c.weight / total, dscp });
+    }
+    Ok(FlowSizes::Classes(out))
 }

@@ -17,6 +17,8 @@ pub struct FlowRecord {
     pub bytes_received: u64,
     /// Transfer time on an idle network (see `Network::ideal_transfer_ps`), for slowdown.
     pub ideal_ps: TimePs,
+    /// DSCP class the flow's packets carry.
+    pub dscp: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -99,6 +101,7 @@ pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
             ("src", Column::I64(f.iter().map(|r| r.src as i64).collect())),
             ("dst", Column::I64(f.iter().map(|r| r.dst as i64).collect())),
             ("size_bytes", Column::I64(f.iter().map(|r| r.size_bytes as i64).collect())),
+            ("dscp", Column::I64(f.iter().map(|r| r.dscp as i64).collect())),
             ("start_us", Column::F64(f.iter().map(|r| us(r.start_ps)).collect())),
             ("fct_us", Column::F64(fct)),
             ("slowdown", Column::F64(slowdown)),
@@ -152,6 +155,7 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
             ("utilisation", Column::F64(p.iter().map(|x| x.stats.tx_wire_bytes as f64 * 8.0 / (x.rate_bps as f64 * secs)).collect())),
             ("drops", Column::I64(p.iter().map(|x| x.stats.drops as i64).collect())),
             ("drop_bytes", Column::I64(p.iter().map(|x| x.stats.drop_bytes as i64).collect())),
+            ("ecn_marks", Column::I64(p.iter().zip(&net.schemes).map(|(x, s)| (x.stats.ecn_marks + s.marks_at_dequeue()) as i64).collect())),
             ("mean_wait_us", Column::F64(p.iter().map(|x| if x.stats.tx_pkts > 0 { us(x.stats.wait_ps_sum) / x.stats.tx_pkts as f64 } else { f64::NAN }).collect())),
             ("max_queue_bytes", Column::I64(p.iter().map(|x| x.stats.max_queue_bytes as i64).collect())),
         ],

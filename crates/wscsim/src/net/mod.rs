@@ -69,6 +69,8 @@ pub struct PortStats {
     pub tx_pkts: u64,
     pub drops: u64,
     pub drop_bytes: u64,
+    /// Packets marked CE on arrival here (schemes that mark at departure count their own).
+    pub ecn_marks: u64,
     /// Sum over dequeued packets of the time they waited in this port's queue.
     pub wait_ps_sum: u64,
     pub max_queue_bytes: u64,
@@ -282,6 +284,7 @@ impl Network {
         let verdict = scheme.enqueue(&mut ctx, pkt, q);
         if verdict == Verdict::AcceptedMarked {
             ctx.pool.get_mut(pkt).ecn = packet::ecn::CE;
+            pt.stats.ecn_marks += 1;
         }
         let after = pt.bytes_queued;
         if after > pt.stats.max_queue_bytes {

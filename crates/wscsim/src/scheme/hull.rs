@@ -17,11 +17,13 @@ pub struct Hull {
     /// Bytes in the phantom queue at `last_ps`.
     pub phantom_bytes: f64,
     last_ps: TimePs,
+    /// Packets marked so far.
+    pub marks: u64,
 }
 
 impl Hull {
     pub fn new(drain_fraction: f64, mark_threshold_bytes: u64) -> Self {
-        Hull { drain_fraction, mark_threshold_bytes: mark_threshold_bytes as f64, phantom_bytes: 0.0, last_ps: 0 }
+        Hull { drain_fraction, mark_threshold_bytes: mark_threshold_bytes as f64, phantom_bytes: 0.0, last_ps: 0, marks: 0 }
     }
 
     /// The phantom queue at `now` after draining since the last update.
@@ -36,6 +38,7 @@ impl Hull {
         let q = self.phantom_at(ctx.now_ps, ctx.rate_bps);
         if q > self.mark_threshold_bytes && p.ecn != ecn::NOT_ECT {
             p.ecn = ecn::CE;
+            self.marks += 1;
         }
         self.phantom_bytes = q + p.wire_bytes() as f64;
         self.last_ps = ctx.now_ps;

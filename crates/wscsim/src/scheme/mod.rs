@@ -247,6 +247,14 @@ impl Scheme {
         }
     }
 
+    /// Packets the scheme marked CE as they left (HULL); marks on arrival are counted by the port.
+    pub fn marks_at_dequeue(&self) -> u64 {
+        match self {
+            Scheme::Hull(h) => h.marks,
+            _ => 0,
+        }
+    }
+
     /// Whether this scheme picks output ports itself (custom schemes only).
     pub fn routes(&self) -> bool {
         matches!(self, Scheme::Custom(s) if s.routes())

@@ -1,5 +1,7 @@
-//! Congestion control: the window growth and reduction rules of NewReno (RFC 5681, 6582)
-//! and CUBIC (RFC 8312). Windows are in bytes; CUBIC works internally in segments.
+//! Congestion control: the window growth and reduction rules of NewReno (RFC 5681, 6582),
+//! CUBIC (RFC 8312), DCTCP (RFC 8257: Reno growth; its ECN response, scaled by the
+//! fraction of marked bytes, is in `tcp::Sender`) and pFabric's minimal transport (a fixed
+//! window: no growth, no reduction). Windows are in bytes; CUBIC works internally in segments.
 
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 
@@ -7,6 +9,11 @@ use crate::engine::{TimePs, NEVER, PS_PER_S};
 pub enum Variant {
     NewReno,
     Cubic,
+    Dctcp,
+    /// pFabric's endpoint (Alizadeh et al., 2013, section 4.2, minimal form): starts at its
+    /// initial window (set it to about one bandwidth-delay product), never changes it, and
+    /// retransmits on a small fixed timeout. Leaves out pFabric's probe mode.
+    PFabric,
 }
 
 /// CUBIC's constants (RFC 8312 section 5).
@@ -32,7 +39,8 @@ impl CcState {
     /// New window after `acked` bytes were newly acknowledged in congestion avoidance.
     pub fn on_ack_avoidance(&mut self, cwnd: f64, acked: f64, mss: f64, now: TimePs, srtt_ps: TimePs) -> f64 {
         match self.variant {
-            Variant::NewReno => cwnd + mss * acked / cwnd,
+            Variant::NewReno | Variant::Dctcp => cwnd + mss * acked / cwnd,
+            Variant::PFabric => cwnd,
             Variant::Cubic => {
                 let w = cwnd / mss;
                 let acked_seg = acked / mss;
@@ -63,7 +71,8 @@ impl CcState {
     /// Slow-start threshold after a loss (or ECN echo) with window `cwnd` and `flight` bytes out.
     pub fn on_loss(&mut self, cwnd: f64, flight: f64, mss: f64) -> f64 {
         match self.variant {
-            Variant::NewReno => (flight / 2.0).max(2.0 * mss),
+            Variant::NewReno | Variant::Dctcp => (flight / 2.0).max(2.0 * mss),
+            Variant::PFabric => cwnd,
             Variant::Cubic => {
                 let w = cwnd / mss;
                 self.epoch_start_ps = NEVER;

@@ -46,6 +46,8 @@ pub struct Sender {
     dport: u16,
     hash: u32,
     pub app: u32,
+    /// DSCP of the connection's packets (data and ACKs), for class-based schemes.
+    pub dscp: u8,
     pub snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
@@ -76,14 +78,54 @@ pub struct Sender {
     relost: Vec<(u64, u64)>,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// DCTCP: estimate of the fraction of bytes marked, and this window's counts.
+    pub dctcp_alpha: f64,
+    dctcp_acked: u64,
+    dctcp_marked: u64,
+    dctcp_window_end: u64,
 }
 
+/// DCTCP's estimation gain g (RFC 8257 and the DCTCP paper: 1/16).
+pub const DCTCP_G: f64 = 1.0 / 16.0;
+
 impl Sender {
+    /// DCTCP: counts `acked` bytes (marked if the ACK echoed CE) and, once a window of data
+    /// has been acknowledged, folds the window's marked fraction into alpha.
+    fn dctcp_on_ack(&mut self, acked: u64, ece: bool) {
+        self.dctcp_acked += acked;
+        if ece {
+            self.dctcp_marked += acked;
+        }
+        if self.snd_una >= self.dctcp_window_end {
+            if self.dctcp_acked > 0 {
+                let f = self.dctcp_marked as f64 / self.dctcp_acked as f64;
+                self.dctcp_alpha = (1.0 - DCTCP_G) * self.dctcp_alpha + DCTCP_G * f;
+            }
+            self.dctcp_acked = 0;
+            self.dctcp_marked = 0;
+            self.dctcp_window_end = self.snd_nxt;
+        }
+    }
+
     /// Window change for `acked` newly acknowledged bytes outside loss recovery: an ECN echo
     /// reduces it once per window (RFC 3168, no retransmission); otherwise slow start or
     /// congestion avoidance grows it.
     fn grow_window(&mut self, acked: f64, ece: bool, mss: f64, now: TimePs) {
-        if ece && self.snd_una > self.ecn_recover {
+        match self.cc.variant {
+            Variant::PFabric => return,
+            Variant::Dctcp => {
+                self.dctcp_on_ack(acked as u64, ece);
+                if ece && self.snd_una > self.ecn_recover {
+                    // Cut by alpha / 2, once per window of data.
+                    self.cwnd = (self.cwnd * (1.0 - self.dctcp_alpha / 2.0)).max(2.0 * mss);
+                    self.ssthresh = self.cwnd;
+                    self.ecn_recover = self.snd_max;
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if ece && self.snd_una > self.ecn_recover && self.cc.variant != Variant::Dctcp {
             let flight = (self.snd_max - self.snd_una) as f64 + acked;
             self.ssthresh = self.cc.on_loss(self.cwnd, flight, mss);
             self.cwnd = self.ssthresh;
@@ -109,6 +151,8 @@ pub struct Receiver {
     pending_segs: u32,
     pending_ts: TimePs,
     ce_pending: bool,
+    /// DCTCP: CE state of the last data packet; every ACK echoes it.
+    ce_state: bool,
     delack_deadline: TimePs,
     delack_event_at: TimePs,
 }
@@ -139,6 +183,7 @@ impl Tcp {
             dport,
             hash: five_tuple_hash(src, dst, sport, dport, Proto::Tcp),
             app: tx_app,
+            dscp: 0,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -162,6 +207,11 @@ impl Tcp {
             relost: Vec::new(),
             retransmits: 0,
             timeouts: 0,
+            // Linux starts alpha at 1 (the first marks halve the window).
+            dctcp_alpha: 1.0,
+            dctcp_acked: 0,
+            dctcp_marked: 0,
+            dctcp_window_end: 0,
         });
         self.receivers.push(Receiver {
             host: dst,
@@ -173,6 +223,7 @@ impl Tcp {
             pending_segs: 0,
             pending_ts: NEVER,
             ce_pending: false,
+            ce_state: false,
             delack_deadline: NEVER,
             delack_event_at: NEVER,
         });
@@ -193,6 +244,7 @@ impl Tcp {
             src_port: s.sport,
             dst_port: s.dport,
             proto: Proto::Tcp,
+            dscp: s.dscp,
             ecn: if self.params.ecn { ecn::ECT0 } else { ecn::NOT_ECT },
             flow_id: conn,
             priority: s.app_bytes - seq,
@@ -362,7 +414,7 @@ impl Tcp {
 
     /// Takes an RTT sample from the echoed timestamp and updates the RTO (RFC 6298).
     fn rtt_sample(&mut self, conn: u32, now: TimePs, ts_echo_ps: TimePs) {
-        if ts_echo_ps == NEVER {
+        if ts_echo_ps == NEVER || self.params.variant == Variant::PFabric {
             return;
         }
         let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
@@ -573,18 +625,24 @@ impl Tcp {
             ev.schedule(s.rto_deadline, EventKind::TcpTimer { conn, which });
             return;
         }
-        // Timeout: back to one segment, go back N, double the timer.
+        // Timeout: back to one segment, go back N, double the timer (pFabric: same window,
+        // same timer).
         s.timeouts += 1;
         let flight = (s.snd_max - s.snd_una) as f64;
+        let fixed = s.cc.variant == Variant::PFabric;
         s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
-        s.cwnd = mss;
+        if !fixed {
+            s.cwnd = mss;
+        }
         s.in_recovery = false;
         s.dupacks = 0;
         s.recover = s.snd_max;
         s.snd_nxt = s.snd_una;
         s.rexmits.clear();
         s.relost.clear();
-        s.rto_ps = (s.rto_ps * 2).min(rto_max);
+        if !fixed {
+            s.rto_ps = (s.rto_ps * 2).min(rto_max);
+        }
         s.rto_deadline = NEVER;
         self.send_more(net, ev, conn);
     }
@@ -592,15 +650,25 @@ impl Tcp {
     fn on_data(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
         let conn = pkt.flow_id;
         let delayed = self.params.delayed_ack;
+        let ce = pkt.ecn == ecn::CE;
+        let dctcp = self.params.variant == Variant::Dctcp;
+        if dctcp && ce != self.receivers[conn as usize].ce_state {
+            // DCTCP receiver: when the CE state flips, ACK what is pending with the old
+            // state at once, so the sender sees exactly which bytes were marked.
+            if self.receivers[conn as usize].pending_segs > 0 {
+                self.send_ack(net, ev, conn);
+            }
+            self.receivers[conn as usize].ce_state = ce;
+        }
         let r = &mut self.receivers[conn as usize];
         let (seq, end) = (pkt.seq, pkt.seq + pkt.payload_bytes as u64);
-        if pkt.ecn == ecn::CE {
+        if ce {
             r.ce_pending = true;
         }
         if r.pending_segs == 0 {
             r.pending_ts = pkt.ts_ps;
         }
-        let mut ack_now = !delayed || pkt.ecn == ecn::CE;
+        let mut ack_now = !delayed || (ce && !dctcp);
         if end <= r.rcv_nxt {
             ack_now = true; // a duplicate: tell the sender at once
         } else if seq <= r.rcv_nxt {
@@ -646,7 +714,7 @@ impl Tcp {
         let s = &self.senders[conn as usize];
         let r = &mut self.receivers[conn as usize];
         let mut flags = tcp_flags::ACK;
-        if r.ce_pending {
+        if (self.params.variant == Variant::Dctcp && r.ce_state) || (self.params.variant != Variant::Dctcp && r.ce_pending) {
             flags |= tcp_flags::ECE;
         }
         let mut pkt = Packet {
@@ -655,6 +723,7 @@ impl Tcp {
             src_port: s.dport,
             dst_port: s.sport,
             proto: Proto::Tcp,
+            dscp: s.dscp,
             tcp_flags: flags,
             flow_id: conn,
             hash: five_tuple_hash(r.host, r.peer, s.dport, s.sport, Proto::Tcp),

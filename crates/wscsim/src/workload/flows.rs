@@ -9,8 +9,51 @@ use crate::engine::{EventKind, StreamRng, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;
 use rand::Rng;
 
+/// Where flow sizes come from: an empirical CDF (DSCP 0), or a few fixed sizes drawn with
+/// weights, each with its own DSCP class (Flexplane's 80% 1.5 KB high-priority and 20%
+/// 10 MB low-priority requests).
+#[derive(Clone, Debug)]
+pub enum FlowSizes {
+    Cdf(Cdf),
+    Classes(Vec<SizeClass>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeClass {
+    pub size_bytes: u64,
+    /// Probability of this class (the weights sum to 1).
+    pub probability: f64,
+    pub dscp: u8,
+}
+
+impl FlowSizes {
+    pub fn sample<R: Rng>(&self, rng: &mut R) -> (u64, u8) {
+        match self {
+            FlowSizes::Cdf(c) => (c.sample(rng), 0),
+            FlowSizes::Classes(cl) => {
+                let mut u: f64 = rng.random();
+                for c in cl {
+                    if u < c.probability {
+                        return (c.size_bytes, c.dscp);
+                    }
+                    u -= c.probability;
+                }
+                let last = cl.last().expect("at least one class");
+                (last.size_bytes, last.dscp)
+            }
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        match self {
+            FlowSizes::Cdf(c) => c.mean(),
+            FlowSizes::Classes(cl) => cl.iter().map(|c| c.probability * c.size_bytes as f64).sum(),
+        }
+    }
+}
+
 pub struct FlowGen {
-    pub cdf: Cdf,
+    pub sizes: FlowSizes,
     /// Flow arrivals per second over the whole network.
     pub rate_per_s: f64,
     pub senders: Vec<u32>,
@@ -26,8 +69,8 @@ pub struct FlowGen {
 }
 
 impl FlowGen {
-    pub fn new(cdf: Cdf, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64, rng: StreamRng) -> Self {
-        FlowGen { cdf, rate_per_s, senders, receivers, max_flows, rng, started: 0, finished: 0, first_conn: u32::MAX, records: Vec::new(), stopped: false }
+    pub fn new(sizes: FlowSizes, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64, rng: StreamRng) -> Self {
+        FlowGen { sizes, rate_per_s, senders, receivers, max_flows, rng, started: 0, finished: 0, first_conn: u32::MAX, records: Vec::new(), stopped: false }
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
@@ -57,8 +100,9 @@ impl FlowGen {
                 break (s, d);
             }
         };
-        let size = self.cdf.sample(&mut self.rng);
+        let (size, dscp) = self.sizes.sample(&mut self.rng);
         let conn = ctx.tcp.open(src, dst, id, id);
+        ctx.tcp.senders[conn as usize].dscp = dscp;
         if self.first_conn == u32::MAX {
             self.first_conn = conn;
         }
@@ -69,7 +113,7 @@ impl FlowGen {
         }
         self.records[idx] = rec;
         let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, ctx.tcp.params.mss_bytes);
-        ctx.metrics.flows.push(FlowRecord { flow_id: conn, src, dst, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps });
+        ctx.metrics.flows.push(FlowRecord { flow_id: conn, src, dst, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps, dscp });
         self.started += 1;
         ctx.tcp.write(ctx.net, ctx.ev, conn, size);
         self.schedule_next(id, ctx);

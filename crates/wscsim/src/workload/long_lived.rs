@@ -10,6 +10,8 @@ pub struct LongLived {
     pub pairs: Vec<(u32, u32)>,
     /// Bytes per flow; None for flows that never end.
     pub size: Option<u64>,
+    /// DSCP of flow i is dscp[i % len] (empty: 0).
+    pub dscp: Vec<u8>,
     first_conn: u32,
     first_rec: u32,
     remaining: usize,
@@ -19,8 +21,8 @@ pub struct LongLived {
 const ENDLESS_BYTES: u64 = 1 << 60;
 
 impl LongLived {
-    pub fn new(pairs: Vec<(u32, u32)>, size: Option<u64>) -> Self {
-        LongLived { pairs, size, first_conn: 0, first_rec: 0, remaining: 0 }
+    pub fn new(pairs: Vec<(u32, u32)>, size: Option<u64>, dscp: Vec<u8>) -> Self {
+        LongLived { pairs, size, dscp, first_conn: 0, first_rec: 0, remaining: 0 }
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
@@ -30,12 +32,14 @@ impl LongLived {
             *ctx.active += 1;
         }
         let mut conns = Vec::with_capacity(self.pairs.len());
-        for &(s, d) in &self.pairs {
+        for (i, &(s, d)) in self.pairs.iter().enumerate() {
             let conn = ctx.tcp.open(s, d, id, id);
+            let dscp = if self.dscp.is_empty() { 0 } else { self.dscp[i % self.dscp.len()] };
+            ctx.tcp.senders[conn as usize].dscp = dscp;
             conns.push(conn);
             let size = self.size.unwrap_or(0);
             let ideal_ps = if size > 0 { ctx.net.ideal_transfer_ps(s, d, size, ctx.tcp.params.mss_bytes) } else { 0 };
-            ctx.metrics.flows.push(FlowRecord { flow_id: conn, src: s, dst: d, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps });
+            ctx.metrics.flows.push(FlowRecord { flow_id: conn, src: s, dst: d, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps, dscp });
         }
         self.first_conn = conns.first().copied().unwrap_or(0);
         for c in conns {

@@ -34,7 +34,7 @@ impl UdpSource {
             let s = self.sources[i];
             let st = ctx.udp.open(s, self.destination, id);
             self.streams.push(st);
-            ctx.metrics.flows.push(FlowRecord { flow_id: st, src: s, dst: self.destination, size_bytes: 0, start_ps: 0, end_ps: NEVER, bytes_received: 0, ideal_ps: 0 });
+            ctx.metrics.flows.push(FlowRecord { flow_id: st, src: s, dst: self.destination, size_bytes: 0, start_ps: 0, end_ps: NEVER, bytes_received: 0, ideal_ps: 0, dscp: 0 });
             let first = self.gap_ps(i);
             ctx.ev.schedule(first, EventKind::App { app: id, tag: i as u32 });
         }
