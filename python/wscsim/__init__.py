@@ -8,7 +8,7 @@
 from ._native import VERSION as __version__
 from .errors import ScenarioError
 
-__all__ = ["run", "sweep", "read", "Result", "ScenarioError", "__version__"]
+__all__ = ["run", "sweep", "read", "Result", "ScenarioError", "Scheme", "register_scheme", "__version__"]
 
 
 def __getattr__(name):
@@ -18,6 +18,10 @@ def __getattr__(name):
         from . import api
 
         return getattr(api, name)
+    if name in ("Scheme", "register_scheme"):
+        from . import schemes
+
+        return getattr(schemes, name)
     if name in ("read", "Result"):
         from . import results
 

@@ -70,8 +70,8 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from . import _native
-    from .scenario import apply_overrides, expand, load, split_sweep, to_json
+    from .scenario import apply_overrides, expand, load, split_sweep
+    from .schemes import native_simulation
 
     sc = apply_overrides(load(args.scenario), args.overrides)
     if args.seed is not None:
@@ -80,11 +80,10 @@ def cmd_check(args) -> int:
     points = expand(base, axes) if axes else [(base, {})]
     for point, params in points:
         try:
-            sim = _native.Simulation(to_json(point))
-        except _native.ScenarioError as e:
-            path, message = e.args
+            sim = native_simulation(point)
+        except ScenarioError as e:
             where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
-            raise ScenarioError(path, message + where) from None
+            raise ScenarioError(e.path, e.message + where) from None
     resolved = json.loads(sim.summary_json())["scenario"]
     print(json.dumps(resolved, indent=2) if args.show else f"ok: {resolved['name']} ({len(points)} point{'s' if len(points) > 1 else ''})")
     return 0

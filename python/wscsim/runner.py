@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from . import _native, plots
+from .schemes import native_simulation
 from .errors import ScenarioError
 from .results import Result, frames_from_native, write
 from .scenario import to_json
@@ -15,13 +16,13 @@ from .scenario import to_json
 SLICES = 200
 
 
+def _scheme_path(sc: dict) -> str:
+    return "switch.scheme.class"
+
+
 def simulate(sc: dict, progress: bool = False, label: str | None = None):
     """Runs a scenario dict; returns (summary dict, tables dict of DataFrames)."""
-    try:
-        sim = _native.Simulation(to_json(sc))
-    except _native.ScenarioError as e:
-        path, message = e.args
-        raise ScenarioError(path, message) from None
+    sim = native_simulation(sc)
     t0 = time.perf_counter()
     end = sim.end_ps
     step = max(1, end // SLICES)
@@ -30,7 +31,11 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None):
     try:
         while True:
             t_slice = time.perf_counter()
-            if sim.run_until(min(end, sim.now_ps + step)):
+            try:
+                done = sim.run_until(min(end, sim.now_ps + step))
+            except _native.SchemeError as e:
+                raise ScenarioError(_scheme_path(sc), str(e).strip()) from None
+            if done:
                 break
             # Keep slices between about 50 and 200 ms of wall time, so that the progress bar
             # moves and Ctrl-C is answered quickly whatever the scenario.

@@ -39,14 +39,13 @@ def _run(args):
 def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, progress: bool = False) -> Result:
     points = expand(base, axes)
     # Validate every point before running any, so a bad value fails fast with its field.
-    from . import _native
-    from .scenario import to_json
+    from .schemes import native_simulation
 
     for sc, params in points:
         try:
-            _native.Simulation(to_json(sc))
-        except _native.ScenarioError as e:
-            path, message = e.args
+            native_simulation(sc)
+        except ScenarioError as e:
+            path, message = e.path, e.message
             where = ", ".join(f"{k}={v!r}" for k, v in params.items())
             raise ScenarioError(path, f"{message} (in sweep point {where})") from None
     workers = workers or min(len(points), os.cpu_count() or 1)

@@ -1,32 +1,52 @@
 //! Python bindings for wscsim: conversion at the boundary only, no models here.
 
+mod py_scheme;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use wscsim::metrics::Column;
 
-/// A scenario that failed validation: args are (field path, message).
+// A scenario that failed validation: args are (field path, message).
 pyo3::create_exception!(_native, ScenarioError, pyo3::exceptions::PyException);
+// A Python scheme raised while the simulation called it.
+pyo3::create_exception!(_native, SchemeError, pyo3::exceptions::PyException);
 
 #[pyclass(unsendable)]
 struct Simulation {
     sim: wscsim::Sim,
+    scheme_error: py_scheme::ErrorSlot,
 }
 
 #[pymethods]
 impl Simulation {
     /// Builds a simulation from scenario JSON; raises ScenarioError(path, message).
+    /// `schemes` maps the class strings of `kind = "python"` schemes to class objects.
     #[new]
-    fn new(scenario_json: &str) -> PyResult<Self> {
-        match wscsim::Sim::from_json(scenario_json) {
-            Ok(sim) => Ok(Simulation { sim }),
+    #[pyo3(signature = (scenario_json, schemes=None))]
+    fn new(scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
+        let error: py_scheme::ErrorSlot = Default::default();
+        let result = match schemes {
+            Some(classes) => {
+                let mut f = py_scheme::factory(classes, error.clone());
+                wscsim::Sim::from_json_with(scenario_json, Some(&mut f))
+            }
+            None => wscsim::Sim::from_json(scenario_json),
+        };
+        match result {
+            Ok(sim) => Ok(Simulation { sim, scheme_error: error }),
             Err(e) => Err(ScenarioError::new_err((e.path, e.message))),
         }
     }
 
-    /// Runs until simulated time `until_ps`; returns True when the run has ended.
-    fn run_until(&mut self, py: Python<'_>, until_ps: u64) -> bool {
+    /// Runs until simulated time `until_ps`; returns True when the run has ended. A Python
+    /// scheme that raised makes this raise SchemeError with its traceback.
+    fn run_until(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<bool> {
         let sim = &mut self.sim;
-        py.detach(|| sim.run_until(until_ps))
+        let done = py.detach(|| sim.run_until(until_ps));
+        if let Some(msg) = self.scheme_error.lock().unwrap().take() {
+            return Err(SchemeError::new_err(msg));
+        }
+        Ok(done)
     }
 
     #[getter]
@@ -93,6 +113,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SchemeError", m.py().get_type::<SchemeError>())?;
+    m.add_class::<py_scheme::PyPacket>()?;
+    m.add_class::<py_scheme::PyPort>()?;
     m.add("VERSION", wscsim::VERSION)?;
     Ok(())
 }

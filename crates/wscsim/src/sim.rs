@@ -7,7 +7,8 @@ use crate::engine::{EventKind, EventQueue, TimePs};
 use crate::metrics::{self, Metrics, Table};
 use crate::net::packet::Proto;
 use crate::net::{Network, NodeKind};
-use crate::topology::build::build_network;
+use crate::scheme::spec::CustomFactory;
+use crate::topology::build::build_network_with;
 use crate::transport::{Note, Tcp, Udp};
 use crate::workload::{flows, incast, long_lived, udp_source, App, Ctx};
 
@@ -53,13 +54,22 @@ impl Sim {
     }
 
     pub fn from_scenario(sc: Scenario) -> Result<Sim, ConfigError> {
-        let r = config::resolve(sc)?;
-        Ok(Self::build(r))
+        Self::from_scenario_with(sc, None)
     }
 
-    fn build(r: Resolved) -> Sim {
+    /// Like `from_json`, with a factory for custom (`kind = "python"` or user) schemes.
+    pub fn from_json_with(text: &str, custom: Option<&mut CustomFactory>) -> Result<Sim, ConfigError> {
+        Self::from_scenario_with(config::parse_json(text)?, custom)
+    }
+
+    pub fn from_scenario_with(sc: Scenario, custom: Option<&mut CustomFactory>) -> Result<Sim, ConfigError> {
+        let r = config::resolve(sc)?;
+        Self::build(r, custom)
+    }
+
+    fn build(r: Resolved, custom: Option<&mut CustomFactory>) -> Result<Sim, ConfigError> {
         let Resolved { scenario, graph, switch, tcp, workload } = r;
-        let mut net = build_network(&graph, &switch);
+        let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError { path: "switch.scheme".into(), message: m })?;
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
         let seed = scenario.seed;
         let mut apps = Vec::new();
@@ -101,7 +111,7 @@ impl Sim {
         };
         let end_ps = scenario.duration.0;
         let has_end = apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })));
-        Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, has_end, end_ps, started: false, finished: false }
+        Ok(Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, has_end, end_ps, started: false, finished: false })
     }
 
     fn start(&mut self) {

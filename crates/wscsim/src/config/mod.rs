@@ -43,6 +43,8 @@ pub struct Scenario {
     pub switch: SwitchCfg,
     #[serde(default)]
     pub transport: TransportCfg,
+    #[serde(default)]
+    pub host: HostCfg,
     pub workload: WorkloadCfg,
     #[serde(default)]
     pub metrics: MetricsCfg,
@@ -310,6 +312,21 @@ pub struct WorkloadCfg {
     pub sources: Option<Vec<i64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<i64>,
+}
+
+/// Hosts: the scheme of each NIC's transmit queue (a FIFO by default; pFabric's end hosts
+/// send in priority order too).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    #[serde(default = "d_scheme")]
+    pub nic_scheme: serde_json::Value,
+}
+
+impl Default for HostCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").unwrap()
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

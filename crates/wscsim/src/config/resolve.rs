@@ -211,6 +211,11 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     one_of("switch.buffer", &s.buffer, &["per_port", "per_input_port", "shared"])?;
     one_of("switch.forwarding", &s.forwarding, &["store_and_forward", "cut_through"])?;
     let scheme = super::scheme::resolve_scheme("switch.scheme", &mut s.scheme)?;
+    let nic_scheme = super::scheme::resolve_scheme("host.nic_scheme", &mut sc.host.nic_scheme)?;
+    if matches!(nic_scheme, crate::scheme::SchemeSpec::Custom { .. }) {
+        return Err(err("host.nic_scheme.kind", "\"python\"", "a built-in scheme (custom schemes run on switches)"));
+    }
+    let s = &mut sc.switch;
     let mut overrides = Vec::new();
     for (i, o) in s.overrides.iter_mut().enumerate() {
         let at = format!("switch.overrides[{i}]");
@@ -264,6 +269,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         forwarding: if s.forwarding == "cut_through" { Forwarding::CutThrough } else { Forwarding::StoreAndForward },
         scheme,
         overrides,
+        nic_scheme,
         seed: sc.seed,
     };
 

@@ -182,9 +182,9 @@ pub fn resolve_scheme(path: &str, value: &mut serde_json::Value) -> Result<Schem
         "pfabric" => SchemeSpec::PFabric,
         "python" => {
             let class = match &c.class {
-                Some(s) if s.contains(':') && !s.starts_with(':') && !s.ends_with(':') => s.clone(),
-                Some(s) => return Err(err(&p("class"), format!("{s:?}"), "\"module:Class\" or \"path/to/file.py:Class\"")),
-                None => return Err(err(&p("class"), "nothing", "\"module:Class\" or \"path/to/file.py:Class\" naming the scheme class")),
+                Some(s) if !s.trim().is_empty() && !s.starts_with(':') && !s.ends_with(':') => s.clone(),
+                Some(s) => return Err(err(&p("class"), format!("{s:?}"), "\"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme")),
+                None => return Err(err(&p("class"), "nothing", "\"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme")),
             };
             let params = c.params.get_or_insert(serde_json::json!({})).clone();
             if !params.is_object() {
@@ -235,7 +235,7 @@ mod tests {
         assert_eq!(bad(json!({"kind": "dctcp", "queues": 4})).path, "switch.scheme.queues");
         assert_eq!(bad(json!({"kind": "red", "bogus": 1})).path, "switch.scheme.bogus");
         assert_eq!(bad(json!({"kind": "drr", "quanta": ["1500B", "10B"]})).path, "switch.scheme.quanta[1]");
-        assert_eq!(bad(json!({"kind": "python", "class": "nocolon"})).path, "switch.scheme.class");
+        assert_eq!(bad(json!({"kind": "python", "class": "Mod:"})).path, "switch.scheme.class");
         assert_eq!(bad(json!(7)).path, "switch.scheme");
     }
 }

@@ -101,12 +101,12 @@ pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
             ("src", Column::I64(f.iter().map(|r| r.src as i64).collect())),
             ("dst", Column::I64(f.iter().map(|r| r.dst as i64).collect())),
             ("size_bytes", Column::I64(f.iter().map(|r| r.size_bytes as i64).collect())),
-            ("dscp", Column::I64(f.iter().map(|r| r.dscp as i64).collect())),
             ("start_us", Column::F64(f.iter().map(|r| us(r.start_ps)).collect())),
             ("fct_us", Column::F64(fct)),
             ("slowdown", Column::F64(slowdown)),
             ("bytes_received", Column::I64(f.iter().map(|r| r.bytes_received as i64).collect())),
             ("goodput_gbps", Column::F64(goodput)),
+            ("dscp", Column::I64(f.iter().map(|r| r.dscp as i64).collect())),
         ],
     }
 }

@@ -29,6 +29,8 @@ pub struct SwitchParams {
     /// The scheme of every switch port, unless an override names the switch or its tier.
     pub scheme: SchemeSpec,
     pub overrides: Vec<SchemeOverride>,
+    /// The scheme of host NIC queues (unbounded buffers).
+    pub nic_scheme: SchemeSpec,
     /// Seeds the schemes' random streams.
     pub seed: u64,
 }
@@ -143,7 +145,7 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
                 spec => (spec.queues(nports[node as usize].min(MAX_VOQS)), spec.build(sp.seed, port_index)),
             }
         } else {
-            (1, SchemeSpec::DropTail { limit_packets: None }.build(sp.seed, port_index))
+            (sp.nic_scheme.queues(1), sp.nic_scheme.build(sp.seed, port_index))
         };
         let q_base = queues.len() as u32;
         queues.extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
@@ -270,7 +272,7 @@ mod tests {
     use crate::topology::{fat_tree, LinkParams};
 
     fn params() -> SwitchParams {
-        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, ingress_buffers: false, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, scheme: SchemeSpec::DropTail { limit_packets: None }, overrides: vec![], seed: 1 }
+        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, ingress_buffers: false, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, scheme: SchemeSpec::DropTail { limit_packets: None }, overrides: vec![], nic_scheme: SchemeSpec::DropTail { limit_packets: None }, seed: 1 }
     }
 
     /// Walks every ECMP choice from a host to another and returns the set of path lengths

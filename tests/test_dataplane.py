@@ -1,0 +1,149 @@
+"""End-to-end checks of the data-plane schemes on reduced versions of Flexplane's
+experiments (section 5.1 and 5.2), plus Python schemes and bad scheme input."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import wscsim
+from wscsim import dataplane
+from wscsim.scenario import load
+
+from conftest import run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_queue_occupancy_dctcp_near_k_red_between_thresholds():
+    sc = load("flexplane_queue_occupancy")
+    sc["duration"] = "300ms"
+    t = dataplane.queue_occupancy(run(sc)).set_index("case")
+    # DCTCP holds the queue near K = 65 packets, far below DropTail's 1,024-packet buffer.
+    assert 45 <= t.loc["dctcp", "median_mtu"] <= 85, t
+    assert t.loc["droptail", "median_mtu"] > 5 * t.loc["dctcp", "median_mtu"], t
+    # RED's average stays between min_th and max_th, and so does the median queue.
+    assert 150 * 0.8 <= t.loc["red", "median_mtu"] <= 300, t
+
+
+def test_pfabric_beats_droptail_for_small_flows_at_high_load():
+    sc = load("flexplane_fct")
+    sc["workload"]["flows"] = 300
+    sc["sweep"]["workload.load"] = [0.8]
+    sc["sweep"]["cases"] = [c for c in sc["sweep"]["cases"] if c["name"] in ("droptail", "pfabric")]
+    t = dataplane.fct_by_load(run(sc)).set_index("case")
+    assert t.loc["pfabric", "small_mean"] < t.loc["droptail", "small_mean"] / 2, t
+    assert t.loc["pfabric", "small_p99"] < t.loc["droptail", "small_p99"], t
+
+
+def two_flows(scheme: dict, dscp=(0, 1), duration="30ms") -> dict:
+    return {
+        "name": "two-flows",
+        "duration": duration,
+        "topology": {"kind": "single_switch", "hosts": 3, "link": {"rate": "10Gbps", "delay": "500ns"}},
+        "switch": {"scheme": scheme, "buffer_per_port": "300KB"},
+        "transport": {"rto_min": "1ms"},
+        "workload": {"kind": "many_to_one", "sources": [1, 2], "destination": 0, "dscp": list(dscp)},
+    }
+
+
+def goodput_by_dscp(res) -> dict:
+    f = res.flows
+    return {int(d): float(g["bytes_received"].sum()) for d, g in f.groupby("dscp")}
+
+
+def test_priority_serves_the_high_class_first():
+    g = goodput_by_dscp(run(two_flows({"kind": "priority", "queues": 2})))
+    assert g[1] > 0.95 * (g[0] + g[1]), g
+
+
+def test_drr_shares_in_proportion_to_quanta():
+    g = goodput_by_dscp(run(two_flows({"kind": "drr", "queues": 2, "classify": "dscp", "quanta": ["1518B", "4554B"]}, duration="100ms")))
+    assert 2.6 < g[1] / g[0] < 3.4, g
+
+
+def test_red_runs_are_deterministic_and_seeded(tmp_path):
+    sc = two_flows({"kind": "red", "min_th_packets": 5, "max_th_packets": 15, "max_p": 0.2}, dscp=(0,))
+    a = wscsim.run(sc, out=tmp_path / "a")
+    b = wscsim.run(sc, out=tmp_path / "b")
+    c = wscsim.run(sc, out=tmp_path / "c", seed=7)
+    read = lambda p: (p / "drops.parquet").read_bytes()
+    assert read(tmp_path / "a") == read(tmp_path / "b")
+    assert len(a.drops) > 0
+    assert read(tmp_path / "a") != read(tmp_path / "c")
+
+
+def test_python_scheme_matches_the_builtin_priority():
+    py = run(two_flows({"kind": "python", "class": str(ROOT / "examples" / "strict_priority.py") + ":StrictPriority"}, duration="10ms"))
+    rust = run(two_flows({"kind": "priority", "queues": 2}, duration="10ms"))
+    assert py.summary["packet_hops"] == rust.summary["packet_hops"]
+    pd.testing.assert_frame_equal(py.flows, rust.flows)
+
+
+class Counting(wscsim.Scheme):
+    """Tags every packet through a scheme field and routes, to check the hooks run."""
+
+    queues = 1
+    routed = 0
+
+    def route(self, packet, candidates):
+        Counting.routed += 1
+        return candidates[-1]
+
+    def enqueue(self, packet, port, queue):
+        packet.fields = [packet.fields[0] + 1, 7]
+        return "accept"
+
+    def schedule(self, port):
+        return 0 if port.queue_packets[0] else None
+
+
+def test_registered_python_scheme_with_route_hook():
+    wscsim.register_scheme("counting", Counting)
+    sc = two_flows({"kind": "python", "class": "counting"}, dscp=(0,), duration="2ms")
+    res = run(sc)
+    assert Counting.routed > 0
+    assert res.summary["packet_hops"] > 0
+
+
+BAD = [
+    ("negative K", {"kind": "dctcp", "k_packets": -1}, "switch.scheme.k_packets"),
+    ("min above max", {"kind": "red", "min_th_packets": 400, "max_th_packets": 300}, "switch.scheme.max_th_packets"),
+    ("too many queues", {"kind": "drr", "queues": 65}, "switch.scheme.queues"),
+    ("unknown scheme", {"kind": "wfq"}, "switch.scheme.kind"),
+    ("python scheme missing a method", {"kind": "python", "class": "wscsim.schemes:Scheme"}, "switch.scheme.class"),
+    ("python scheme not found", {"kind": "python", "class": "nonexistent_module_xyz:Cls"}, "switch.scheme.class"),
+]
+
+
+def toml_value(v) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    return f'"{v}"' if isinstance(v, str) else str(v)
+
+
+@pytest.mark.parametrize("what,scheme,field", BAD, ids=[b[0] for b in BAD])
+def test_bad_scheme_exits_2_naming_the_field(tmp_path, what, scheme, field):
+    text = f"""
+name = "bad-scheme"
+duration = "1ms"
+[topology]
+kind = "single_switch"
+hosts = 3
+[switch]
+scheme = {toml_value(scheme)}
+[workload]
+kind = "many_to_one"
+sources = [1]
+destination = 0
+"""
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    p = subprocess.run([sys.executable, "-m", "wscsim.cli", "check", str(f)], capture_output=True, text=True)
+    assert p.returncode == 2, (what, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0], (what, p.stderr)
+    assert "Traceback" not in p.stderr
