@@ -116,7 +116,7 @@ mod tests {
         let quanta = vec![1500u32, 3000, 4500, 600];
         let n = quanta.len();
         let mut f = Fixture::new(n);
-        let mut s = Scheme::Drr(Drr::new(DrrClassify::Dscp, quanta.clone()));
+        let mut s = Scheme::Drr(Box::new(Drr::new(DrrClassify::Dscp, quanta.clone())));
         let sizes = [64u32, 1518, 700, 1518, 300, 1200];
         let mut k = 0;
         let mut refill = |f: &mut Fixture, s: &mut Scheme| {

@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn marks_once_the_phantom_queue_passes_the_threshold() {
         let mut f = Fixture::new(1);
-        let mut s = Scheme::Hull(Hull::new(0.95, 3_000));
+        let mut s = Scheme::Hull(Box::new(Hull::new(0.95, 3_000)));
         let mut marks = vec![];
         for i in 0..200u64 {
             f.now_ps = i * 1538 * 800;

@@ -178,11 +178,12 @@ pub trait CustomScheme: Send {
 /// A port's scheme. Per-port state lives inside the variant.
 pub enum Scheme {
     DropTail(DropTail),
-    Red(Red),
+    // Large states are boxed so the enum, one per port, stays small for DropTail's sake.
+    Red(Box<Red>),
     Dctcp(DctcpMarking),
     Priority(Priority),
-    Drr(Drr),
-    Hull(Hull),
+    Drr(Box<Drr>),
+    Hull(Box<Hull>),
     PFabric(PFabric),
     Custom(Box<dyn CustomScheme>),
 }

@@ -191,7 +191,7 @@ mod tests {
             }
         }
         assert!((s.avg - expect).abs() < 1e-9, "{} vs {expect}", s.avg);
-        f.drain(&mut crate::scheme::Scheme::Red(s.clone()));
+        f.drain(&mut crate::scheme::Scheme::Red(Box::new(s.clone())));
         // Empty for the time of 64 full frames: avg shrinks by (31/32)^64.
         let mut s2 = s.clone();
         s2.idle_since = Some(0);

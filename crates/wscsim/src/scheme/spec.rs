@@ -52,11 +52,11 @@ impl SchemeSpec {
     pub fn build(&self, seed: u64, port: u32) -> Scheme {
         match self {
             SchemeSpec::DropTail { limit_packets } => Scheme::DropTail(DropTail::new(*limit_packets)),
-            SchemeSpec::Red(p) => Scheme::Red(Red::new(*p, stream(seed, family::SWITCH, port as u64))),
+            SchemeSpec::Red(p) => Scheme::Red(Box::new(Red::new(*p, stream(seed, family::SWITCH, port as u64)))),
             SchemeSpec::Dctcp { k_packets } => Scheme::Dctcp(DctcpMarking { k_packets: *k_packets }),
             SchemeSpec::Priority { .. } => Scheme::Priority(Priority),
-            SchemeSpec::Drr { classify, quanta } => Scheme::Drr(Drr::new(*classify, quanta.clone())),
-            SchemeSpec::Hull { drain_fraction, mark_threshold_bytes } => Scheme::Hull(Hull::new(*drain_fraction, *mark_threshold_bytes)),
+            SchemeSpec::Drr { classify, quanta } => Scheme::Drr(Box::new(Drr::new(*classify, quanta.clone()))),
+            SchemeSpec::Hull { drain_fraction, mark_threshold_bytes } => Scheme::Hull(Box::new(Hull::new(*drain_fraction, *mark_threshold_bytes))),
             SchemeSpec::PFabric => Scheme::PFabric(PFabric),
             SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
         }

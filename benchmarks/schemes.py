@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Throughput per data-plane scheme, as in Flexplane's Figure 9: one rack of 32 hosts on
+one 10 Gbit/s switch, Poisson flows between random hosts (web-search sizes) at 90% load,
+each scheme with its transport. Reports simulated switch throughput per wall-clock second
+on one core (Flexplane emulated about 120 Gbit/s per core for DropTail and DCTCP and
+85 Gbit/s for pFabric, in real time), and the slowdown of a scheme written in Python
+against the same scheme built in.
+
+    python3 benchmarks/schemes.py [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release" / "wscsim-bench"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from run import machine  # noqa: E402
+
+SCHEMES = {
+    "droptail": ({"kind": "droptail"}, {"variant": "cubic"}),
+    "red_ecn": ({"kind": "red", "ecn": True}, {"variant": "cubic", "ecn": True}),
+    "dctcp": ({"kind": "dctcp"}, {"variant": "dctcp"}),
+    "priority": ({"kind": "priority", "queues": 8}, {"variant": "cubic"}),
+    "drr": ({"kind": "drr", "queues": 64}, {"variant": "cubic"}),
+    "hull": ({"kind": "hull"}, {"variant": "dctcp"}),
+    "pfabric": ("pfabric", {"variant": "pfabric", "initial_window": 12, "rto_min": "45us"}),
+}
+
+
+def rack(scheme, transport, duration="50ms") -> dict:
+    t = {"rto_min": "1ms", **transport}
+    sc = {
+        "name": "rack32",
+        "seed": 1,
+        "duration": duration,
+        "topology": {"kind": "single_switch", "hosts": 32, "link": {"rate": "10Gbps", "delay": "500ns"}},
+        "switch": {"scheme": scheme, "buffer_per_port": "36KB" if scheme == "pfabric" else "1MB"},
+        "transport": t,
+        "workload": {"kind": "flows", "size_cdf": "websearch", "load": 0.9},
+        "metrics": {"max_queue_samples": 0},
+    }
+    if scheme == "pfabric":
+        sc["host"] = {"nic_scheme": "pfabric"}
+    return sc
+
+
+def native(sc: dict) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(sc, f)
+    try:
+        return json.loads(subprocess.run([str(BIN), f.name], capture_output=True, text=True, check=True).stdout)
+    finally:
+        os.unlink(f.name)
+
+
+def python_slowdown() -> tuple[float, float]:
+    """Wall seconds of the same scenario with the built-in priority scheme and with the
+    Python prototype in examples/strict_priority.py, both through the Python API."""
+    import wscsim
+
+    base = rack({"kind": "priority", "queues": 2}, {"variant": "cubic"}, duration="5ms")
+    py = rack({"kind": "python", "class": str(ROOT / "examples" / "strict_priority.py") + ":StrictPriority"}, {"variant": "cubic"}, duration="5ms")
+    wscsim.run(rack({"kind": "priority", "queues": 2}, {"variant": "cubic"}, duration="1ms"))  # warm-up: imports
+    out = []
+    for sc in (base, py):
+        t0 = time.perf_counter()
+        r = wscsim.run(sc)
+        out.append((time.perf_counter() - t0, r.summary["packet_hops"]))
+    assert out[0][1] == out[1][1], "the Python scheme must forward exactly like the built-in one"
+    return out[0][0], out[1][0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--record", action="store_true")
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-p", "wscsim", "--quiet"], cwd=ROOT, check=True)
+    lines = ["| scheme | simulated Gbit/s through the switch per wall second | packet-hops/s | wall s (50 ms simulated) | peak MiB |", "|---|---|---|---|---|"]
+    for name, (scheme, transport) in SCHEMES.items():
+        r = native(rack(scheme, transport))
+        lines.append(f"| {name} | {r['switch_gbit_per_wall_second']:.0f} | {r['packet_hops_per_second'] / 1e6:.2f} M | {r['wall_seconds']:.2f} | {r['peak_rss_mib']:.0f} |")
+    table = "\n".join(lines)
+    b, p = python_slowdown()
+    py_line = f"Python scheme (examples/strict_priority.py) against the built-in priority scheme, same 5 ms run through the Python API: {p:.2f} s against {b:.2f} s wall ({p / b:.0f}x slower)."
+    print(table)
+    print(py_line)
+    if args.record:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        with open(ROOT / "benchmarks" / "RESULTS.md", "a") as f:
+            f.write(f"\n## Schemes, {datetime.date.today()} at {rev}\n\nMachine: {machine()}. Command: `python3 benchmarks/schemes.py --record`.\n\n{table}\n\n{py_line}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
