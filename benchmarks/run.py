@@ -69,14 +69,26 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
 
 
-def run(name: str) -> dict:
+def native(sc: dict) -> dict:
+    """Runs scenario dict `sc` in the native `wscsim-bench` binary; its JSON figures."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(BENCHES[name](), f)
+        json.dump(sc, f)
     try:
         out = subprocess.run([str(BIN), f.name], capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(f.name)
-    r = json.loads(out)
+    return json.loads(out)
+
+
+def record(title: str, command: str, body: str) -> None:
+    """Appends a dated section with the commit, machine and command to RESULTS.md."""
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    with open(ROOT / "benchmarks" / "RESULTS.md", "a") as f:
+        f.write(f"\n## {title}{datetime.date.today()} at {rev}\n\nMachine: {machine()}. Command: `{command}`.\n\n{body}\n")
+
+
+def run(name: str) -> dict:
+    r = native(BENCHES[name]())
     r["bench"] = name
     r["per_hop_ns"] = 1e9 / r["packet_hops_per_second"] if r["packet_hops_per_second"] else float("nan")
     return r
@@ -102,9 +114,7 @@ def main() -> int:
     table = "\n".join(lines)
     print(table)
     if args.record:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        with open(ROOT / "benchmarks" / "RESULTS.md", "a") as f:
-            f.write(f"\n## {datetime.date.today()} at {rev}\n\nMachine: {machine()}. Command: `python3 benchmarks/run.py --record`.\n\n{table}\n")
+        record("", "python3 benchmarks/run.py --record", table)
     return 0
 
 

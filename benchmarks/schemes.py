@@ -12,19 +12,14 @@ against the same scheme built in.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = ROOT / "target" / "release" / "wscsim-bench"
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from run import machine  # noqa: E402
+from run import native, record  # noqa: E402
 
 SCHEMES = {
     "droptail": ({"kind": "droptail"}, {"variant": "cubic"}),
@@ -52,15 +47,6 @@ def rack(scheme, transport, duration="50ms") -> dict:
     if scheme == "pfabric":
         sc["host"] = {"nic_scheme": "pfabric"}
     return sc
-
-
-def native(sc: dict) -> dict:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(sc, f)
-    try:
-        return json.loads(subprocess.run([str(BIN), f.name], capture_output=True, text=True, check=True).stdout)
-    finally:
-        os.unlink(f.name)
 
 
 def python_slowdown() -> tuple[float, float]:
@@ -95,9 +81,7 @@ def main() -> int:
     print(table)
     print(py_line)
     if args.record:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        with open(ROOT / "benchmarks" / "RESULTS.md", "a") as f:
-            f.write(f"\n## Schemes, {datetime.date.today()} at {rev}\n\nMachine: {machine()}. Command: `python3 benchmarks/schemes.py --record`.\n\n{table}\n\n{py_line}\n")
+        record("Schemes, ", "python3 benchmarks/schemes.py --record", f"{table}\n\n{py_line}")
     return 0
 
 

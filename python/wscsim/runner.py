@@ -8,16 +8,12 @@ import time
 from pathlib import Path
 
 from . import _native, plots
-from .schemes import native_simulation
+from .schemes import native_simulation, python_schemes
 from .errors import ScenarioError
 from .results import Result, frames_from_native, write
 from .scenario import to_json
 
 SLICES = 200
-
-
-def _scheme_path(sc: dict) -> str:
-    return "switch.scheme.class"
 
 
 def simulate(sc: dict, progress: bool = False, label: str | None = None):
@@ -34,7 +30,9 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None):
             try:
                 done = sim.run_until(min(end, sim.now_ps + step))
             except _native.SchemeError as e:
-                raise ScenarioError(_scheme_path(sc), str(e).strip()) from None
+                # The message starts with the class string; name the field that set it.
+                path = next((f"{p}.class" for p, c in python_schemes(sc) if str(e).startswith(f"{c}.")), "switch.scheme.class")
+                raise ScenarioError(path, str(e).strip()) from None
             if done:
                 break
             # Keep slices between about 50 and 200 ms of wall time, so that the progress bar

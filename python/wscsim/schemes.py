@@ -43,7 +43,8 @@ _registry: dict[str, type] = {}
 
 
 class Scheme:
-    """Optional base class for Python schemes; documents the interface."""
+    """Optional base class for Python schemes: one queue, everything classified to it, and
+    the constructor's arguments kept. A subclass still writes `enqueue` and `schedule`."""
 
     queues = 1
 
@@ -54,12 +55,6 @@ class Scheme:
 
     def classify(self, packet, port) -> int:
         return 0
-
-    def enqueue(self, packet, port, queue: int) -> str:
-        raise NotImplementedError
-
-    def schedule(self, port):
-        raise NotImplementedError
 
 
 def register_scheme(name: str, cls: type) -> None:
@@ -94,7 +89,7 @@ def _import(spec: str, where: str) -> type:
 
 
 def _check(cls: type, spec: str, where: str) -> None:
-    missing = [m for m in REQUIRED if not callable(getattr(cls, m, None)) or getattr(cls, m) is getattr(Scheme, m, None) and m != "classify"]
+    missing = [m for m in REQUIRED if not callable(getattr(cls, m, None))]
     if missing:
         raise ScenarioError(where, f"given {spec!r}; allowed: a class with methods classify, enqueue and schedule (missing: {', '.join(missing)})")
     q = getattr(cls, "queues", 1)
@@ -102,21 +97,24 @@ def _check(cls: type, spec: str, where: str) -> None:
         raise ScenarioError(where.rsplit(".", 1)[0] + ".class", f"{spec}.queues given {q!r}; allowed: an integer from 1 to 64")
 
 
-def classes_for(sc: dict) -> dict | None:
-    """Class objects for every `kind = "python"` scheme in scenario `sc`, keyed by their
-    class strings; None if there are none."""
-    found = {}
+def python_schemes(sc: dict) -> list[tuple[str, str]]:
+    """(field path, class string) of every `kind = "python"` scheme in scenario `sc`."""
     sw = sc.get("switch") if isinstance(sc.get("switch"), dict) else {}
     places = [("switch.scheme", sw.get("scheme"))]
     for i, o in enumerate(sw.get("overrides") or []):
         if isinstance(o, dict):
             places.append((f"switch.overrides[{i}].scheme", o.get("scheme")))
-    for path, s in places:
-        if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str):
-            spec = s["class"]
-            cls = _import(spec, f"{path}.class")
-            _check(cls, spec, f"{path}.class")
-            found[spec] = cls
+    return [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
+
+
+def classes_for(sc: dict) -> dict | None:
+    """Class objects for every `kind = "python"` scheme in scenario `sc`, keyed by their
+    class strings; None if there are none."""
+    found = {}
+    for path, spec in python_schemes(sc):
+        cls = _import(spec, f"{path}.class")
+        _check(cls, spec, f"{path}.class")
+        found[spec] = cls
     return found or None
 
 

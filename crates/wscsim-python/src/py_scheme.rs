@@ -171,16 +171,18 @@ impl CustomScheme for PyScheme {
             let view = Py::new(py, PyPacket::of(ctx.packet(pkt))).map_err(|e| self.fail(py, "enqueue", e)).ok()?;
             let r = self.obj.call_method1(py, "enqueue", (view.clone_ref(py), PyPort::of(self.port, ctx), queue)).and_then(|v| v.extract::<String>(py));
             view.borrow(py).write_back(ctx.pool.get_mut(pkt));
-            match r.as_deref() {
-                Ok("accept") => Some(false),
-                Ok("mark") => Some(true),
-                Ok("drop") => None,
-                Ok(other) => {
-                    self.fail(py, "enqueue", pyo3::exceptions::PyValueError::new_err(format!("returned {other:?}; allowed: \"accept\", \"mark\" or \"drop\"")));
-                    None
-                }
-                Err(_) => {
-                    self.fail(py, "enqueue", r.unwrap_err());
+            match r {
+                Ok(v) => match v.as_str() {
+                    "accept" => Some(false),
+                    "mark" => Some(true),
+                    "drop" => None,
+                    other => {
+                        self.fail(py, "enqueue", pyo3::exceptions::PyValueError::new_err(format!("returned {other:?}; allowed: \"accept\", \"mark\" or \"drop\"")));
+                        None
+                    }
+                },
+                Err(e) => {
+                    self.fail(py, "enqueue", e);
                     None
                 }
             }

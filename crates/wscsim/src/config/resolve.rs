@@ -215,7 +215,6 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if matches!(nic_scheme, crate::scheme::SchemeSpec::Custom { .. }) {
         return Err(err("host.nic_scheme.kind", "\"python\"", "a built-in scheme (custom schemes run on switches)"));
     }
-    let s = &mut sc.switch;
     let mut overrides = Vec::new();
     for (i, o) in s.overrides.iter_mut().enumerate() {
         let at = format!("switch.overrides[{i}]");

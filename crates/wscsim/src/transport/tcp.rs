@@ -125,7 +125,7 @@ impl Sender {
             }
             _ => {}
         }
-        if ece && self.snd_una > self.ecn_recover && self.cc.variant != Variant::Dctcp {
+        if ece && self.snd_una > self.ecn_recover {
             let flight = (self.snd_max - self.snd_una) as f64 + acked;
             self.ssthresh = self.cc.on_loss(self.cwnd, flight, mss);
             self.cwnd = self.ssthresh;
