@@ -48,6 +48,8 @@ CASES = [
     ("udp faster than the wire carries", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "10Gbps"'), "workload.rate"),
     ("flow servers equal to the only client", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nclients = [1]\nservers = [1]'), "workload.servers"),
     ("too many hosts", BASE.replace("hosts = 4", "hosts = 200000"), "topology.hosts"),
+    ("udp destination neither a host nor random", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "1Gbps"\ndestination = "anywhere"'), "workload.destination"),
+    ("random destination outside udp", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "many_to_one"\ndestination = "random"'), "workload.destination"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
 ]
 

@@ -311,7 +311,35 @@ pub struct WorkloadCfg {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<i64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub destination: Option<i64>,
+    pub destination: Option<Destination>,
+}
+
+/// `workload.destination`: a host index, or (UDP only) "random": every datagram goes to a
+/// host drawn uniformly among all but its source, as in Flexplane's throughput stress test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    Host(i64),
+    Random,
+}
+
+impl Serialize for Destination {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Destination::Host(h) => s.serialize_i64(*h),
+            Destination::Random => s.serialize_str("random"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Destination {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match (&v, v.as_i64()) {
+            (_, Some(h)) => Ok(Destination::Host(h)),
+            (serde_json::Value::String(s), _) if s == "random" => Ok(Destination::Random),
+            _ => Err(serde::de::Error::custom(format!("given {v}; allowed: a host index or \"random\""))),
+        }
+    }
 }
 
 /// Hosts: the scheme of each NIC's transmit queue (a FIFO by default; pFabric's end hosts

@@ -37,7 +37,8 @@ pub enum WorkloadSpec {
     Incast { client: u32, servers: Vec<u32>, block_bytes: u64, iterations: u32, request_bytes: u64 },
     Flows { sizes: FlowSizes, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64 },
     LongLived { pairs: Vec<(u32, u32)>, size: Option<u64>, dscp: Vec<u8> },
-    Udp { sources: Vec<u32>, destination: u32, rate_bps: u64, payload_bytes: u32, poisson: bool },
+    /// `destination` None: each datagram to a uniformly random other host.
+    Udp { sources: Vec<u32>, destination: Option<u32>, rate_bps: u64, payload_bytes: u32, poisson: bool },
 }
 
 pub struct Resolved {
@@ -368,7 +369,8 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             };
             let n = n_hosts as u32;
             let pairs = if wk == "many_to_one" {
-                let (sources, dst) = sources_and_destination(w, n_hosts)?;
+                let (sources, dst) = sources_and_destination(w, n_hosts, false)?;
+                let dst = dst.expect("many_to_one has one destination");
                 sources.into_iter().map(|s| (s, dst)).collect()
             } else if wk == "permutation" {
                 // Sattolo's shuffle gives a single cycle: no host sends to itself.
@@ -406,7 +408,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             if r.0 > max_ip_rate {
                 return Err(err("workload.rate", r, format!("at most {} of IP traffic, what the host link ({}) carries at this packet size with Ethernet framing", super::Rate(max_ip_rate), super::Rate(rate))));
             }
-            let (sources, dst) = sources_and_destination(w, n_hosts)?;
+            let (sources, dst) = sources_and_destination(w, n_hosts, true)?;
             let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
             one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
             WorkloadSpec::Udp { sources, destination: dst, rate_bps: r.0, payload_bytes: size as u32, poisson: arrival == "poisson" }
@@ -433,14 +435,25 @@ fn host_list(path: &str, v: &Option<Vec<i64>>, n_hosts: i64) -> Result<Option<Ve
 
 /// `workload.sources` (default: every host but the destination) and `workload.destination`
 /// (default 0), checked and written back as resolved.
-fn sources_and_destination(w: &mut super::WorkloadCfg, n_hosts: i64) -> Result<(Vec<u32>, u32), ConfigError> {
-    let dst = int_in("workload.destination", *w.destination.get_or_insert(0), 0, n_hosts - 1)?;
+/// (`destination` None: "random", allowed only when `allow_random`; then every host sends
+/// by default.)
+fn sources_and_destination(w: &mut super::WorkloadCfg, n_hosts: i64, allow_random: bool) -> Result<(Vec<u32>, Option<u32>), ConfigError> {
+    let dst = match *w.destination.get_or_insert(super::Destination::Host(0)) {
+        super::Destination::Host(h) => Some(int_in("workload.destination", h, 0, n_hosts - 1)?),
+        super::Destination::Random if allow_random => {
+            if n_hosts < 2 {
+                return Err(err("workload.destination", "\"random\"", "a host index (a random destination needs at least 2 hosts)"));
+            }
+            None
+        }
+        super::Destination::Random => return Err(err("workload.destination", "\"random\"", "a host index (\"random\" is for workload.kind = \"udp\")")),
+    };
     let sources = match host_list("workload.sources", &w.sources, n_hosts)? {
         Some(v) => v,
-        None => (0..n_hosts as u32).filter(|&h| h != dst).collect(),
+        None => (0..n_hosts as u32).filter(|&h| Some(h) != dst).collect(),
     };
-    if let Some(i) = sources.iter().position(|&s| s == dst) {
-        return Err(err(&format!("workload.sources[{i}]"), dst, "hosts other than workload.destination"));
+    if let Some(i) = sources.iter().position(|&s| Some(s) == dst) {
+        return Err(err(&format!("workload.sources[{i}]"), sources[i], "hosts other than workload.destination"));
     }
     w.sources = Some(sources.iter().map(|&s| s as i64).collect());
     Ok((sources, dst))

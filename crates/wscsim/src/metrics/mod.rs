@@ -99,7 +99,7 @@ pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
         columns: vec![
             ("flow_id", Column::I64(f.iter().map(|r| r.flow_id as i64).collect())),
             ("src", Column::I64(f.iter().map(|r| r.src as i64).collect())),
-            ("dst", Column::I64(f.iter().map(|r| r.dst as i64).collect())),
+            ("dst", Column::I64(f.iter().map(|r| if r.dst == crate::net::NONE { -1 } else { r.dst as i64 }).collect())),
             ("size_bytes", Column::I64(f.iter().map(|r| r.size_bytes as i64).collect())),
             ("start_us", Column::F64(f.iter().map(|r| us(r.start_ps)).collect())),
             ("fct_us", Column::F64(fct)),

@@ -5,6 +5,7 @@
 //! host; they meet only through packets, like real endpoints.
 
 pub mod cc;
+pub mod scoreboard;
 pub mod tcp;
 pub mod udp;
 

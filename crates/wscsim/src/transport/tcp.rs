@@ -9,6 +9,7 @@
 //! advertised window), no pacing.
 
 use super::cc::{CcState, Variant};
+use super::scoreboard::Scoreboard;
 use super::Note;
 use crate::engine::{EventKind, EventQueue, TimePs, NEVER};
 use crate::net::packet::{ecn, five_tuple_hash, frame_bytes_for_ip, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
@@ -68,7 +69,7 @@ pub struct Sender {
     /// Bytes of this connection's segments in the host NIC queue (for TCP small queues).
     nic_bytes: u64,
     /// SACK scoreboard: ranges above `snd_una` the receiver holds, sorted and disjoint.
-    sacked: Vec<(u64, u64)>,
+    sacked: Scoreboard,
     /// Highest byte retransmitted in the current SACK recovery.
     high_rxt: u64,
     /// Retransmissions of this recovery as (start, end, snd_max when sent): once data sent
@@ -145,7 +146,7 @@ pub struct Receiver {
     pub app: u32,
     pub rcv_nxt: u64,
     /// Out-of-order byte ranges [start, end), sorted and disjoint.
-    ooo: Vec<(u64, u64)>,
+    ooo: Scoreboard,
     /// Start of the out-of-order segment received last (its block is reported first).
     last_ooo: u64,
     pending_segs: u32,
@@ -201,7 +202,7 @@ impl Tcp {
             rto_event_at: NEVER,
             cc: CcState::new(self.params.variant),
             nic_bytes: 0,
-            sacked: Vec::new(),
+            sacked: Scoreboard::default(),
             high_rxt: 0,
             rexmits: Vec::new(),
             relost: Vec::new(),
@@ -218,7 +219,7 @@ impl Tcp {
             peer: src,
             app: rx_app,
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: Scoreboard::default(),
             last_ooo: 0,
             pending_segs: 0,
             pending_ts: NEVER,
@@ -299,12 +300,12 @@ impl Tcp {
             }
             // After a timeout the sender goes back to snd_una; what the receiver holds
             // (SACKed) is not sent again.
-            if let Some(&(_, end)) = s.sacked.iter().find(|&&(a, b)| a <= s.snd_nxt && s.snd_nxt < b) {
+            if let Some((_, end)) = s.sacked.covering(s.snd_nxt) {
                 s.snd_nxt = end;
                 continue;
             }
             let wnd = (s.cwnd as u64).min(rwnd);
-            let len = segment_at(&s.sacked, s.snd_nxt, mss, s.app_bytes);
+            let len = s.sacked.segment_at(s.snd_nxt, mss, s.app_bytes);
             let flight = s.snd_nxt - s.snd_una;
             if flight > 0 && flight + len > wnd {
                 break;
@@ -445,7 +446,7 @@ impl Tcp {
             for b in pkt.sack.chunks_exact(2) {
                 if b[1] > 0 {
                     let start = ack + b[0] as u64;
-                    insert_range(&mut s.sacked, start, start + b[1] as u64);
+                    s.sacked.insert(start, start + b[1] as u64);
                 }
             }
         }
@@ -456,7 +457,7 @@ impl Tcp {
             s.snd_una = ack;
             s.snd_nxt = s.snd_nxt.max(ack);
             s.high_rxt = s.high_rxt.max(ack);
-            prune_below(&mut s.sacked, ack);
+            s.sacked.prune_below(ack);
             let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
             if s.in_recovery {
                 if ack >= s.recover {
@@ -480,12 +481,12 @@ impl Tcp {
             // Lost retransmissions: data sent after a retransmission has been SACKed while
             // the retransmitted bytes are still missing (the path never reorders).
             let s = &mut self.senders[conn as usize];
-            let top = s.sacked.last().map_or(0, |r| r.1);
+            let top = s.sacked.highest_end();
             let (una, sacked) = (s.snd_una, &s.sacked);
             let mut i = 0;
             while i < s.rexmits.len() {
                 let (a, b, marker) = s.rexmits[i];
-                let missing = b > una && unsacked_bytes(sacked, a.max(una), b.max(una)) > 0;
+                let missing = b > una && sacked.unsacked_in(a.max(una), b.max(una)) > 0;
                 if !missing {
                     s.rexmits.swap_remove(i);
                 } else if top > marker {
@@ -499,15 +500,15 @@ impl Tcp {
         let mss_u = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
         let after_recover = s.snd_una > s.recover || s.recover == 0;
-        if !s.in_recovery && s.snd_max > s.snd_una && after_recover && (s.dupacks >= DUP_THRESH as u32 || lost_boundary(&s.sacked, mss_u) > s.snd_una) {
+        if !s.in_recovery && s.snd_max > s.snd_una && after_recover && (s.dupacks >= DUP_THRESH as u32 || s.sacked.lost_boundary(mss_u, DUP_THRESH) > s.snd_una) {
             let flight = (s.snd_max - s.snd_una) as f64;
             s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
             s.cwnd = s.ssthresh;
             s.in_recovery = true;
             s.recover = s.snd_max;
             // RFC 6675 step 4.3: the first unacknowledged segment goes again at once.
-            let hole = first_unsacked(&s.sacked, s.snd_una);
-            let len = segment_at(&s.sacked, hole, mss_u, s.snd_max);
+            let hole = s.sacked.first_unsacked(s.snd_una);
+            let len = s.sacked.segment_at(hole, mss_u, s.snd_max);
             s.high_rxt = hole + len;
             self.sack_retransmit(net, ev, conn, hole, len);
             self.arm_rto(ev, conn);
@@ -530,20 +531,20 @@ impl Tcp {
             if tsq > 0 && s.nic_bytes >= tsq {
                 break;
             }
-            let lost_end = lost_boundary(&s.sacked, mss);
+            let lost_end = s.sacked.lost_boundary(mss, DUP_THRESH);
             let from = s.high_rxt.max(s.snd_una);
             // Retransmissions lost again are not in the network either.
-            let relost_bytes: u64 = s.relost.iter().map(|&(a, b)| unsacked_bytes(&s.sacked, a.max(s.snd_una).min(b), b)).sum();
-            let pipe = ((s.snd_max - s.snd_una) - sacked_bytes(&s.sacked, s.snd_una, s.snd_max) - unsacked_bytes(&s.sacked, from, lost_end.max(from))).saturating_sub(relost_bytes);
+            let relost_bytes: u64 = s.relost.iter().map(|&(a, b)| s.sacked.unsacked_in(a.max(s.snd_una).min(b), b)).sum();
+            let pipe = ((s.snd_max - s.snd_una) - s.sacked.bytes_in(s.snd_una, s.snd_max) - s.sacked.unsacked_in(from, lost_end.max(from))).saturating_sub(relost_bytes);
             if (pipe + mss) as f64 > s.cwnd {
                 break;
             }
             // Rule 0: a retransmission that was lost again.
             if let Some(i) = (0..s.relost.len()).min_by_key(|&i| s.relost[i].0) {
                 let (a, b) = s.relost.swap_remove(i);
-                let hole = first_unsacked(&s.sacked, a.max(s.snd_una));
+                let hole = s.sacked.first_unsacked(a.max(s.snd_una));
                 if hole < b {
-                    let len = segment_at(&s.sacked, hole, mss, b);
+                    let len = s.sacked.segment_at(hole, mss, b);
                     if hole + len < b {
                         s.relost.push((hole + len, b));
                     }
@@ -551,9 +552,9 @@ impl Tcp {
                 }
                 continue;
             }
-            let hole = first_unsacked(&s.sacked, from);
+            let hole = s.sacked.first_unsacked(from);
             if hole < lost_end && hole < s.snd_max {
-                let len = segment_at(&s.sacked, hole, mss, s.snd_max);
+                let len = s.sacked.segment_at(hole, mss, s.snd_max);
                 s.high_rxt = hole + len;
                 self.sack_retransmit(net, ev, conn, hole, len);
                 continue;
@@ -567,9 +568,9 @@ impl Tcp {
                 continue;
             }
             // Rule 3: nothing lost and no new data, but a hole lies below SACKed data.
-            let highest_sacked = s.sacked.last().map_or(0, |r| r.1);
+            let highest_sacked = s.sacked.highest_end();
             if hole < highest_sacked && hole < s.snd_max {
-                let len = segment_at(&s.sacked, hole, mss, s.snd_max);
+                let len = s.sacked.segment_at(hole, mss, s.snd_max);
                 s.high_rxt = hole + len;
                 self.sack_retransmit(net, ev, conn, hole, len);
                 continue;
@@ -672,22 +673,15 @@ impl Tcp {
         if end <= r.rcv_nxt {
             ack_now = true; // a duplicate: tell the sender at once
         } else if seq <= r.rcv_nxt {
-            let filled_hole = !r.ooo.is_empty();
-            r.rcv_nxt = end;
-            while let Some(&(a, b)) = r.ooo.first() {
-                if a > r.rcv_nxt {
-                    break;
-                }
-                r.rcv_nxt = r.rcv_nxt.max(b);
-                r.ooo.remove(0);
-            }
+            let filled_hole = !r.ooo.ranges().is_empty();
+            r.rcv_nxt = r.ooo.advance_through(end);
             self.notes.push(Note::Delivered { app: r.app, conn, total: r.rcv_nxt });
             r.pending_segs += 1;
             if filled_hole || r.pending_segs >= 2 {
                 ack_now = true;
             }
         } else {
-            insert_range(&mut r.ooo, seq, end);
+            r.ooo.insert(seq, end);
             r.last_ooo = seq;
             ack_now = true; // out of order: a duplicate ACK at once
         }
@@ -733,13 +727,14 @@ impl Tcp {
             ts_echo_ps: r.pending_ts,
             ..Default::default()
         };
-        if self.params.sack && !r.ooo.is_empty() {
+        if self.params.sack && !r.ooo.ranges().is_empty() {
             // First the block holding the segment received last, then the highest other.
-            let first = r.ooo.iter().position(|&(a, b)| a <= r.last_ooo && r.last_ooo < b).unwrap_or(r.ooo.len() - 1);
-            let second = (0..r.ooo.len()).rev().find(|&i| i != first);
+            let blocks = r.ooo.ranges();
+            let first = r.ooo.index_covering(r.last_ooo).unwrap_or(blocks.len() - 1);
+            let second = (0..blocks.len()).rev().find(|&i| i != first);
             for (slot, i) in [Some(first), second].into_iter().enumerate() {
                 if let Some(i) = i {
-                    let (a, b) = r.ooo[i];
+                    let (a, b) = blocks[i];
                     pkt.sack[2 * slot] = (a - r.rcv_nxt) as u32;
                     pkt.sack[2 * slot + 1] = (b - a) as u32;
                 }
@@ -761,103 +756,3 @@ impl Tcp {
     }
 }
 
-/// Length of the segment to resend at `hole`: at most one MSS, stopping at the next SACKed
-/// range and at `limit`.
-fn segment_at(v: &[(u64, u64)], hole: u64, mss: u64, limit: u64) -> u64 {
-    let next_sacked = v.iter().find(|&&(a, _)| a > hole).map_or(u64::MAX, |r| r.0);
-    mss.min(next_sacked - hole).min(limit - hole)
-}
-
-/// Drops the parts of sorted ranges below `ack`.
-fn prune_below(v: &mut Vec<(u64, u64)>, ack: u64) {
-    let keep = v.partition_point(|&(_, e)| e <= ack);
-    v.drain(..keep);
-    if let Some(first) = v.first_mut() {
-        first.0 = first.0.max(ack);
-    }
-}
-
-/// Bytes of the sorted ranges `v` inside [a, b).
-fn sacked_bytes(v: &[(u64, u64)], a: u64, b: u64) -> u64 {
-    v.iter().map(|&(s, e)| e.min(b).saturating_sub(s.max(a))).sum()
-}
-
-/// Bytes of [a, b) not covered by `v`.
-fn unsacked_bytes(v: &[(u64, u64)], a: u64, b: u64) -> u64 {
-    (b - a) - sacked_bytes(v, a, b)
-}
-
-/// First byte at or above `x` that `v` does not cover.
-fn first_unsacked(v: &[(u64, u64)], x: u64) -> u64 {
-    let mut x = x;
-    for &(a, b) in v {
-        if a <= x && x < b {
-            x = b;
-        }
-    }
-    x
-}
-
-/// Every unSACKed byte below the returned point counts as lost: more than
-/// (DupThresh - 1) segments' worth above it are SACKed (RFC 6675 IsLost). 0 if none.
-fn lost_boundary(v: &[(u64, u64)], mss: u64) -> u64 {
-    let mut above = 0;
-    for &(a, b) in v.iter().rev() {
-        above += b - a;
-        if above > (DUP_THRESH - 1) * mss {
-            return a;
-        }
-    }
-    0
-}
-
-/// Adds [a, b) to a sorted list of disjoint ranges, merging where they touch.
-fn insert_range(v: &mut Vec<(u64, u64)>, a: u64, b: u64) {
-    let i = v.partition_point(|&(_, e)| e < a);
-    let mut j = i;
-    let (mut lo, mut hi) = (a, b);
-    while j < v.len() && v[j].0 <= hi {
-        lo = lo.min(v[j].0);
-        hi = hi.max(v[j].1);
-        j += 1;
-    }
-    v.splice(i..j, [(lo, hi)]);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scoreboard_helpers() {
-        let v = vec![(3000, 4000), (5000, 8000)];
-        assert_eq!(sacked_bytes(&v, 0, 10_000), 4000);
-        assert_eq!(sacked_bytes(&v, 3500, 6000), 1500);
-        assert_eq!(unsacked_bytes(&v, 0, 5000), 4000);
-        assert_eq!(first_unsacked(&v, 3000), 4000);
-        assert_eq!(first_unsacked(&v, 4500), 4500);
-        // 3000 bytes SACKed above 5000 is not more than 2 x 1000 ... it is: 3000 > 2000.
-        assert_eq!(lost_boundary(&v, 1000), 5000);
-        assert_eq!(lost_boundary(&v, 1500), 3000);
-        assert_eq!(lost_boundary(&v, 2000), 0);
-        let mut w = v.clone();
-        prune_below(&mut w, 3500);
-        assert_eq!(w, vec![(3500, 4000), (5000, 8000)]);
-        prune_below(&mut w, 6000);
-        assert_eq!(w, vec![(6000, 8000)]);
-    }
-
-    #[test]
-    fn ranges_merge() {
-        let mut v = vec![];
-        insert_range(&mut v, 10, 20);
-        insert_range(&mut v, 30, 40);
-        insert_range(&mut v, 20, 30);
-        assert_eq!(v, vec![(10, 40)]);
-        insert_range(&mut v, 50, 60);
-        insert_range(&mut v, 5, 8);
-        assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
-        insert_range(&mut v, 0, 100);
-        assert_eq!(v, vec![(0, 100)]);
-    }
-}

@@ -34,19 +34,33 @@ impl Udp {
         id
     }
 
-    /// Sends one datagram carrying `payload_bytes`.
+    /// Sends one datagram carrying `payload_bytes` to the stream's destination.
     pub fn send(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, payload_bytes: u32) {
+        let s = &self.streams[stream as usize];
+        let (dst, hash) = (s.dst, s.hash);
+        self.emit(net, ev, stream, dst, hash, payload_bytes);
+    }
+
+    /// Sends one datagram of `stream` to `dst` instead of the stream's own destination (an
+    /// open-loop load with a random destination per datagram).
+    pub fn send_to(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, payload_bytes: u32) {
+        let s = &self.streams[stream as usize];
+        let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
+        self.emit(net, ev, stream, dst, hash, payload_bytes);
+    }
+
+    fn emit(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, hash: u32, payload_bytes: u32) {
         let s = &mut self.streams[stream as usize];
         s.sent_pkts += 1;
         s.sent_bytes += payload_bytes as u64;
         let pkt = Packet {
             src_host: s.src,
-            dst_host: s.dst,
+            dst_host: dst,
             src_port: s.sport,
             dst_port: s.dport,
             proto: Proto::Udp,
             flow_id: stream,
-            hash: s.hash,
+            hash,
             frame_bytes: frame_bytes_for_ip(payload_bytes + UDP_IP_HEADER_BYTES),
             payload_bytes,
             ts_ps: ev.now(),

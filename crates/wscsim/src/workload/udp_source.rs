@@ -1,14 +1,18 @@
-//! UDP sources sending datagrams of one size to one destination at a given rate, with
-//! constant or Poisson (exponential) gaps.
+//! UDP sources sending datagrams of one size at a given rate, with constant or Poisson
+//! (exponential) gaps, to one destination or each to a uniformly random other host (an
+//! open-loop load that exercises the data plane alone, like Flexplane's stress test).
 
 use super::Ctx;
 use crate::engine::{EventKind, StreamRng, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;
+use crate::net::NONE;
 use rand::Rng;
 
 pub struct UdpSource {
     pub sources: Vec<u32>,
-    pub destination: u32,
+    /// None: a random destination per datagram (the flow record's `dst` is then -1).
+    pub destination: Option<u32>,
+    pub n_hosts: u32,
     pub rate_bps: u64,
     pub payload_bytes: u32,
     pub poisson: bool,
@@ -18,8 +22,8 @@ pub struct UdpSource {
 }
 
 impl UdpSource {
-    pub fn new(sources: Vec<u32>, destination: u32, rate_bps: u64, payload_bytes: u32, poisson: bool, rngs: Vec<StreamRng>) -> Self {
-        UdpSource { sources, destination, rate_bps, payload_bytes, poisson, rngs, streams: Vec::new(), first_rec: 0 }
+    pub fn new(sources: Vec<u32>, destination: Option<u32>, n_hosts: u32, rate_bps: u64, payload_bytes: u32, poisson: bool, rngs: Vec<StreamRng>) -> Self {
+        UdpSource { sources, destination, n_hosts, rate_bps, payload_bytes, poisson, rngs, streams: Vec::new(), first_rec: 0 }
     }
 
     /// Mean gap between datagrams so that the source's IP-level rate is `rate_bps`.
@@ -32,9 +36,10 @@ impl UdpSource {
         self.first_rec = ctx.metrics.flows.len() as u32;
         for i in 0..self.sources.len() {
             let s = self.sources[i];
-            let st = ctx.udp.open(s, self.destination, id);
+            let dst = self.destination.unwrap_or(NONE);
+            let st = ctx.udp.open(s, dst, id);
             self.streams.push(st);
-            ctx.metrics.flows.push(FlowRecord { flow_id: st, src: s, dst: self.destination, size_bytes: 0, start_ps: 0, end_ps: NEVER, bytes_received: 0, ideal_ps: 0, dscp: 0 });
+            ctx.metrics.flows.push(FlowRecord { flow_id: st, src: s, dst, size_bytes: 0, start_ps: 0, end_ps: NEVER, bytes_received: 0, ideal_ps: 0, dscp: 0 });
             let first = self.gap_ps(i);
             ctx.ev.schedule(first, EventKind::App { app: id, tag: i as u32 });
         }
@@ -53,7 +58,15 @@ impl UdpSource {
 
     pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx) {
         let i = tag as usize;
-        ctx.udp.send(ctx.net, ctx.ev, self.streams[i], self.payload_bytes);
+        match self.destination {
+            Some(_) => ctx.udp.send(ctx.net, ctx.ev, self.streams[i], self.payload_bytes),
+            None => {
+                let src = self.sources[i];
+                let d = self.rngs[i].random_range(0..self.n_hosts - 1);
+                let dst = if d >= src { d + 1 } else { d };
+                ctx.udp.send_to(ctx.net, ctx.ev, self.streams[i], dst, self.payload_bytes);
+            }
+        }
         let next = ctx.ev.now() + self.gap_ps(i);
         if next < ctx.end_ps {
             ctx.ev.schedule(next, EventKind::App { app: id, tag });
