@@ -109,6 +109,30 @@ def test_registered_python_scheme_with_route_hook():
     assert res.summary["packet_hops"] > 0
 
 
+class TagInClassify(wscsim.Scheme):
+    """Sets a packet's priority in classify; enqueue records what it then sees."""
+
+    seen = []
+
+    def classify(self, packet, port):
+        packet.priority = 1000 + packet.dscp
+        return 0
+
+    def enqueue(self, packet, port, queue):
+        TagInClassify.seen.append(packet.priority)
+        return "accept"
+
+    def schedule(self, port):
+        return 0 if port.queue_packets[0] else None
+
+
+def test_python_classify_changes_reach_enqueue():
+    wscsim.register_scheme("tag_in_classify", TagInClassify)
+    TagInClassify.seen.clear()
+    run(two_flows({"kind": "python", "class": "tag_in_classify"}, dscp=(3,), duration="1ms"))
+    assert TagInClassify.seen and set(TagInClassify.seen) == {1003}
+
+
 BAD = [
     ("negative K", {"kind": "dctcp", "k_packets": -1}, "switch.scheme.k_packets"),
     ("min above max", {"kind": "red", "min_th_packets": 400, "max_th_packets": 300}, "switch.scheme.max_th_packets"),

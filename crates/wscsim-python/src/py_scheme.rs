@@ -142,13 +142,21 @@ impl CustomScheme for PyScheme {
         })
     }
 
-    fn classify(&mut self, ctx: &PortCtx, pkt: PktId, _in_port: u32) -> usize {
+    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, _in_port: u32) -> usize {
         if self.failed() {
             return 0;
         }
         Python::attach(|py| {
-            let view = Py::new(py, PyPacket::of(ctx.packet(pkt)));
-            let r = view.and_then(|v| self.obj.call_method1(py, "classify", (v, PyPort::of(self.port, ctx))).and_then(|q| q.extract::<usize>(py)));
+            let view = match Py::new(py, PyPacket::of(ctx.packet(pkt))) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.fail(py, "classify", e);
+                    return 0;
+                }
+            };
+            let r = self.obj.call_method1(py, "classify", (view.clone_ref(py), PyPort::of(self.port, ctx))).and_then(|q| q.extract::<usize>(py));
+            // A classifier may set the packet's dscp, priority or fields (as enqueue may).
+            view.borrow(py).write_back(ctx.pool.get_mut(pkt));
             match r {
                 Ok(q) if q < ctx.queues.len() => q,
                 Ok(q) => {

@@ -279,7 +279,7 @@ impl Network {
         let before = pt.bytes_queued;
         let mut ctx = port_ctx(pt, queues, masks, pool, limit_bytes, now);
         let scheme = &mut schemes[port as usize];
-        let q = scheme.classify(&ctx, pkt, in_port);
+        let q = scheme.classify(&mut ctx, pkt, in_port);
         let ctx_frame = ctx.pool.get(pkt).frame_bytes;
         let verdict = scheme.enqueue(&mut ctx, pkt, q);
         if verdict == Verdict::AcceptedMarked {

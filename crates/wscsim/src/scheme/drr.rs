@@ -124,7 +124,7 @@ mod tests {
                 while f.queues[q].len < 4 {
                     k += 1;
                     let id = f.pkt(Packet { frame_bytes: sizes[k % sizes.len()], dscp: q as u8, ..Default::default() });
-                    let c = s.classify(&f.ctx(u64::MAX), id, 0);
+                    let c = s.classify(&mut f.ctx(u64::MAX), id, 0);
                     s.enqueue(&mut f.ctx(u64::MAX), id, c);
                 }
             }

@@ -170,7 +170,7 @@ pub trait CustomScheme: Send {
     fn routes(&self) -> bool {
         false
     }
-    fn classify(&mut self, ctx: &PortCtx, pkt: PktId, in_port: u32) -> usize;
+    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize;
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict;
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId>;
 }
@@ -210,7 +210,7 @@ impl Scheme {
 
     /// Queue index for a packet that came in on `in_port`.
     #[inline]
-    pub fn classify(&mut self, ctx: &PortCtx, pkt: PktId, in_port: u32) -> usize {
+    pub fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
         match self {
             Scheme::DropTail(s) => s.classify(ctx, pkt, in_port),
             Scheme::Red(_) | Scheme::Dctcp(_) | Scheme::Hull(_) | Scheme::PFabric(_) => 0,

@@ -30,7 +30,7 @@ mod tests {
         // (dscp, seq): DSCP 46 maps to the top queue (7).
         for (dscp, seq) in [(0u8, 1u64), (3, 2), (46, 3), (0, 4), (3, 5), (7, 6), (1, 7)] {
             let id = f.pkt(Packet { frame_bytes: 100, dscp, seq, ..Default::default() });
-            let q = s.classify(&f.ctx(u64::MAX), id, 0);
+            let q = s.classify(&mut f.ctx(u64::MAX), id, 0);
             s.enqueue(&mut f.ctx(u64::MAX), id, q);
         }
         assert_eq!(f.drain(&mut s), vec![3, 6, 2, 5, 7, 1, 4]);
@@ -45,7 +45,7 @@ mod tests {
         for i in 0..10u64 {
             for dscp in [0u8, 1] {
                 let id = f.pkt(Packet { frame_bytes: 100, dscp, seq: i * 10 + dscp as u64, ..Default::default() });
-                let q = s.classify(&f.ctx(u64::MAX), id, 0);
+                let q = s.classify(&mut f.ctx(u64::MAX), id, 0);
                 s.enqueue(&mut f.ctx(u64::MAX), id, q);
             }
             let id = s.schedule(&mut f.ctx(u64::MAX)).unwrap();

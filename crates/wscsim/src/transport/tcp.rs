@@ -370,12 +370,8 @@ impl Tcp {
         let mss = self.params.mss_bytes as f64;
         let ack = pkt.ack;
         if ack > self.senders[conn as usize].snd_una {
-            self.rtt_sample(conn, now, pkt.ts_echo_ps);
+            let (acked, ece) = self.advance_una(conn, now, pkt);
             let s = &mut self.senders[conn as usize];
-            let acked = (ack - s.snd_una) as f64;
-            s.snd_una = ack;
-            s.snd_nxt = s.snd_nxt.max(ack);
-            let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
             if s.in_recovery {
                 if ack >= s.recover {
                     s.in_recovery = false;
@@ -411,6 +407,17 @@ impl Tcp {
                 self.send_more(net, ev, conn);
             }
         }
+    }
+
+    /// An ACK of new data (NewReno and SACK alike): an RTT sample, then snd_una moves up to
+    /// it. Returns the bytes newly acknowledged and whether the ACK echoes congestion (ECE).
+    fn advance_una(&mut self, conn: u32, now: TimePs, pkt: &Packet) -> (f64, bool) {
+        self.rtt_sample(conn, now, pkt.ts_echo_ps);
+        let s = &mut self.senders[conn as usize];
+        let acked = (pkt.ack - s.snd_una) as f64;
+        s.snd_una = pkt.ack;
+        s.snd_nxt = s.snd_nxt.max(pkt.ack);
+        (acked, pkt.tcp_flags & tcp_flags::ECE != 0)
     }
 
     /// Takes an RTT sample from the echoed timestamp and updates the RTO (RFC 6298).
@@ -451,14 +458,10 @@ impl Tcp {
             }
         }
         if ack > self.senders[conn as usize].snd_una {
-            self.rtt_sample(conn, now, pkt.ts_echo_ps);
+            let (acked, ece) = self.advance_una(conn, now, pkt);
             let s = &mut self.senders[conn as usize];
-            let acked = (ack - s.snd_una) as f64;
-            s.snd_una = ack;
-            s.snd_nxt = s.snd_nxt.max(ack);
             s.high_rxt = s.high_rxt.max(ack);
             s.sacked.prune_below(ack);
-            let ece = pkt.tcp_flags & tcp_flags::ECE != 0;
             if s.in_recovery {
                 if ack >= s.recover {
                     s.in_recovery = false;
