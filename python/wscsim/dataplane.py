@@ -40,8 +40,8 @@ def queue_occupancy(res) -> pd.DataFrame:
 
 def fct_by_load(res) -> pd.DataFrame:
     """Per case and load: mean and 99th-percentile slowdown of small flows (< 100 KB) and
-    mean slowdown of large flows (> 10 MB)."""
-    f = res.flows
+    mean slowdown of large flows (> 10 MB). `res` is a Result or its flows table."""
+    f = res if isinstance(res, pd.DataFrame) else res.flows
     f = f[np.isfinite(f["slowdown"])]
     rows = []
     keys = _keys(f)
@@ -55,13 +55,14 @@ def fct_by_load(res) -> pd.DataFrame:
 
 
 def priority_tradeoff(res) -> pd.DataFrame:
-    """Per case: mean FCT (us) of the high-priority (DSCP > 0) and low-priority requests."""
-    f = res.flows
-    f = f[np.isfinite(f["fct_us"])]
+    """Per case: mean FCT (us) of the high-priority (DSCP > 0) and low-priority requests.
+    `res` is a Result or its flows table."""
+    flows = res if isinstance(res, pd.DataFrame) else res.flows
+    f = flows[np.isfinite(flows["fct_us"])]
     keys = [k for k in ("case",) if k in f.columns]
     rows = []
     for key, g in f.groupby(keys) if keys else [((), f)]:
         row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        row.update({"high_mean_fct_us": g[g["dscp"] > 0]["fct_us"].mean(), "low_mean_fct_us": g[g["dscp"] == 0]["fct_us"].mean(), "unfinished": int(res.flows["fct_us"].isna().sum())})
+        row.update({"high_mean_fct_us": g[g["dscp"] > 0]["fct_us"].mean(), "low_mean_fct_us": g[g["dscp"] == 0]["fct_us"].mean(), "unfinished": int(flows["fct_us"].isna().sum())})
         rows.append(row)
     return pd.DataFrame(rows)

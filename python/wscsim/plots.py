@@ -1,5 +1,7 @@
 """Plots fitted to what a run or sweep recorded: incast goodput per sender count, FCT
-slowdown by flow-size bucket, and the queue occupancy CDF."""
+slowdown by flow-size bucket, the queue occupancy CDF, and for data-plane sweeps over
+named cases the Flexplane figures: normalised FCT against load (Figure 5) and the
+short/long request trade-off (Figure 6)."""
 
 from __future__ import annotations
 
@@ -102,6 +104,52 @@ def plot_incast_sweep(incast: pd.DataFrame, swept: list[str], path: Path) -> boo
     return True
 
 
+def plot_fct_by_load(flows: pd.DataFrame, path: Path) -> bool:
+    """Flexplane Figure 5: per case, small flows' mean and 99th-percentile slowdown and
+    large flows' mean slowdown against load (needs swept `case` and `load` columns)."""
+    from . import dataplane
+
+    if not {"case", "load"} <= set(flows.columns):
+        return False
+    t = dataplane.fct_by_load(flows)
+    if t.empty:
+        return False
+    panels = [("small_mean", "small flows (<100 KB): mean"), ("small_p99", "small flows: 99th percentile"), ("large_mean", "large flows (>10 MB): mean")]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, (col, title) in zip(axes, panels):
+        for case, g in t.groupby("case", sort=False):
+            g = g.sort_values("load")
+            ax.plot(g["load"], g[col], marker="o", label=str(case))
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("load")
+        ax.set_yscale("log")
+    axes[0].set_ylabel("normalised FCT (FCT / ideal)")
+    axes[-1].legend(fontsize=8, loc="best")
+    _save(fig, path)
+    return True
+
+
+def plot_priority_tradeoff(flows: pd.DataFrame, path: Path) -> bool:
+    """Flexplane Figure 6: per case, the mean FCT of high-priority (DSCP > 0) requests
+    against that of low-priority ones; down and left is better."""
+    from . import dataplane
+
+    if "case" not in flows.columns or "dscp" not in flows.columns or flows["dscp"].nunique() < 2:
+        return False
+    t = dataplane.priority_tradeoff(flows).dropna(subset=["high_mean_fct_us", "low_mean_fct_us"])
+    if t.empty:
+        return False
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for _, r in t.iterrows():
+        ax.scatter(r["low_mean_fct_us"] / 1e3, r["high_mean_fct_us"], s=30)
+        ax.annotate(str(r["case"]), (r["low_mean_fct_us"] / 1e3, r["high_mean_fct_us"]), fontsize=8, xytext=(4, 3), textcoords="offset points")
+    ax.set_yscale("log")
+    ax.set_xlabel("low-priority (long) requests: mean FCT (ms)")
+    ax.set_ylabel("high-priority (short) requests: mean FCT (us)")
+    _save(fig, path)
+    return True
+
+
 def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
     made = []
     if plot_incast_iterations(frames.get("incast", pd.DataFrame()), folder / "incast_goodput.png"):
@@ -122,5 +170,10 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
         made.append("fct_slowdown.png")
     if "queues" in tables and plot_queue_cdf(tables["queues"], folder / "queue_cdf.png", by=swept[0] if len(swept) == 1 else None):
         made.append("queue_cdf.png")
+    flows = tables.get("flows", pd.DataFrame())
+    if "case" in swept and "load" in swept and plot_fct_by_load(flows, folder / "fct_by_load.png"):
+        made.append("fct_by_load.png")
+    elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png"):
+        made.append("priority_tradeoff.png")
     summary["plots"] = made
     return made

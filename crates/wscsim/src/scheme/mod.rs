@@ -88,6 +88,13 @@ impl PortCtx<'_> {
         true
     }
 
+    /// Takes `pkt` out of `queue` in constant time, given the packet queued just before it
+    /// (`NO_PKT` if `pkt` is at the head).
+    pub fn remove_after(&mut self, queue: usize, prev: PktId, pkt: PktId) {
+        self.queues[queue].remove_after(self.pool, prev, pkt);
+        self.taken_out(queue, pkt);
+    }
+
     #[inline]
     fn taken_out(&mut self, queue: usize, id: PktId) {
         if self.queues[queue].is_empty() {
@@ -184,7 +191,7 @@ pub enum Scheme {
     Priority(Priority),
     Drr(Box<Drr>),
     Hull(Box<Hull>),
-    PFabric(PFabric),
+    PFabric(Box<PFabric>),
     Custom(Box<dyn CustomScheme>),
 }
 

@@ -3,7 +3,7 @@
 
 use super::drr::DrrClassify;
 use super::red::RedParams;
-use super::{CustomScheme, DctcpMarking, DropTail, Drr, Hull, PFabric, Priority, Red, Scheme};
+use super::{CustomScheme, DctcpMarking, DropTail, Drr, Hull, Priority, Red, Scheme};
 use crate::engine::rng::{family, stream};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -57,7 +57,7 @@ impl SchemeSpec {
             SchemeSpec::Priority { .. } => Scheme::Priority(Priority),
             SchemeSpec::Drr { classify, quanta } => Scheme::Drr(Box::new(Drr::new(*classify, quanta.clone()))),
             SchemeSpec::Hull { drain_fraction, mark_threshold_bytes } => Scheme::Hull(Box::new(Hull::new(*drain_fraction, *mark_threshold_bytes))),
-            SchemeSpec::PFabric => Scheme::PFabric(PFabric),
+            SchemeSpec::PFabric => Scheme::PFabric(Box::default()),
             SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
         }
     }
