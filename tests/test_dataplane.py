@@ -39,6 +39,18 @@ def test_pfabric_beats_droptail_for_small_flows_at_high_load():
     assert t.loc["pfabric", "small_p99"] < t.loc["droptail", "small_p99"], t
 
 
+def test_pfabric_switches_over_cubic_hurt_large_flows_at_high_load():
+    # Flexplane's configuration (pFabric switches, standard CUBIC endpoints): at 80% load
+    # large flows finish much later than under DCTCP, while small flows do better.
+    sc = load("flexplane_fct")
+    sc["sweep"]["workload.load"] = [0.8]
+    sc["sweep"]["cases"] = [c for c in sc["sweep"]["cases"] if c["name"] in ("dctcp", "pfabric_cubic")]
+    t = dataplane.fct_by_load(run(sc)).set_index("case")
+    assert t.loc["pfabric_cubic", "large_flows"] >= 30, t
+    assert t.loc["pfabric_cubic", "large_mean"] > 1.5 * t.loc["dctcp", "large_mean"], t
+    assert t.loc["pfabric_cubic", "small_mean"] < t.loc["dctcp", "small_mean"], t
+
+
 def two_flows(scheme: dict, dscp=(0, 1), duration="30ms") -> dict:
     return {
         "name": "two-flows",
