@@ -70,7 +70,7 @@ def python_slowdown() -> tuple[float, float]:
     Python prototype in examples/strict_priority.py, both through the Python API."""
     import wscsim
 
-    base = rack({"kind": "priority", "queues": 2}, {"variant": "cubic"}, duration="5ms")
+    base = rack({"kind": "priority", "queues": 2, "push_out": False}, {"variant": "cubic"}, duration="5ms")
     py = rack({"kind": "python", "class": str(ROOT / "examples" / "strict_priority.py") + ":StrictPriority"}, {"variant": "cubic"}, duration="5ms")
     wscsim.run(rack({"kind": "priority", "queues": 2}, {"variant": "cubic"}, duration="1ms"))  # warm-up: imports
     out = []

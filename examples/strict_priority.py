@@ -1,5 +1,6 @@
 """A strict-priority scheme written in Python: the prototype of the built-in `priority`
-scheme, for comparing speed and results (examples/README.md)."""
+scheme without push-out (`push_out = false`), for comparing speed and results
+(examples/README.md)."""
 
 import wscsim
 

@@ -35,6 +35,9 @@ pub struct SchemeCfg {
     // priority, drr
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queues: Option<i64>,
+    // priority: a full buffer makes room for a higher class by dropping a lower one's tail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push_out: Option<bool>,
     // drr
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classify: Option<String>,
@@ -60,7 +63,7 @@ fn keys_for(kind: &str) -> &'static [&'static str] {
         "droptail" => &["limit_packets"],
         "red" => &["min_th_packets", "max_th_packets", "max_p", "weight", "ecn"],
         "dctcp" => &["k_packets"],
-        "priority" => &["queues"],
+        "priority" => &["queues", "push_out"],
         "drr" => &["queues", "classify", "quantum", "quanta"],
         "hull" => &["drain_fraction", "mark_threshold"],
         "python" => &["class", "params"],
@@ -134,7 +137,8 @@ pub fn resolve_scheme(path: &str, value: &mut serde_json::Value) -> Result<Schem
         }
         "priority" => {
             let q = *c.queues.get_or_insert(8);
-            SchemeSpec::Priority { queues: queue_count(&p("queues"), q)? }
+            let push_out = *c.push_out.get_or_insert(true);
+            SchemeSpec::Priority { queues: queue_count(&p("queues"), q)?, push_out }
         }
         "drr" => {
             let by = c.classify.get_or_insert("flow".into()).clone();

@@ -233,7 +233,7 @@ impl Scheme {
             Scheme::DropTail(s) => s.enqueue(ctx, pkt, queue),
             Scheme::Red(s) => s.enqueue(ctx, pkt),
             Scheme::Dctcp(s) => s.enqueue(ctx, pkt),
-            Scheme::Priority(_) => ctx.push_if_fits(queue, pkt, false),
+            Scheme::Priority(s) => s.enqueue(ctx, pkt, queue),
             Scheme::Drr(s) => s.enqueue(ctx, pkt, queue),
             Scheme::Hull(_) => ctx.push_if_fits(0, pkt, false),
             Scheme::PFabric(s) => s.enqueue(ctx, pkt),

@@ -1,18 +1,42 @@
 //! Strict priority queueing over up to 64 queues per port (Flexplane's priority
 //! scheduler). The class is the packet's DSCP: queue `min(dscp, queues - 1)`, and a higher
-//! queue is always served first. Arrivals are dropped when the port's buffer is full,
-//! whatever their class (no push-out).
+//! queue is always served first.
+//!
+//! When the port's buffer is full, `push_out` (the default) makes room for an arrival by
+//! dropping the last packet of the lowest non-empty class below it, so a bulk class cannot
+//! hold the buffer against urgent traffic (Flexplane gave each priority queue its own
+//! capacity; push-out keeps one shared port buffer and the same protection). Without it,
+//! arrivals of any class are dropped when the buffer is full. Simplified: one eviction per
+//! arrival; if that does not make room, the arrival is dropped.
 
-use super::PortCtx;
+use super::{PortCtx, Verdict};
 use crate::net::packet::PktId;
 
 #[derive(Clone, Debug)]
-pub struct Priority;
+pub struct Priority {
+    pub push_out: bool,
+}
 
 impl Priority {
     #[inline]
     pub fn classify(&self, ctx: &PortCtx, pkt: PktId) -> usize {
         (ctx.packet(pkt).dscp as usize).min(ctx.queues.len() - 1)
+    }
+
+    #[inline]
+    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
+        let bytes = ctx.packet(pkt).frame_bytes as u64;
+        if ctx.fits(bytes) || !self.push_out {
+            return ctx.push_if_fits(queue, pkt, false);
+        }
+        let Some(low) = (0..queue).find(|&q| !ctx.queues[q].is_empty()) else { return Verdict::Dropped };
+        let victim = ctx.queues[low].tail;
+        if *ctx.bytes_queued - ctx.packet(victim).frame_bytes as u64 + bytes > ctx.limit_bytes {
+            return Verdict::Dropped;
+        }
+        ctx.remove(low, victim);
+        ctx.push(queue, pkt);
+        Verdict::DroppedOther(victim)
     }
 }
 
@@ -26,7 +50,7 @@ mod tests {
     #[test]
     fn higher_class_always_first_fifo_within_a_class() {
         let mut f = Fixture::new(8);
-        let mut s = Scheme::Priority(Priority);
+        let mut s = Scheme::Priority(Priority { push_out: true });
         // (dscp, seq): DSCP 46 maps to the top queue (7).
         for (dscp, seq) in [(0u8, 1u64), (3, 2), (46, 3), (0, 4), (3, 5), (7, 6), (1, 7)] {
             let id = f.pkt(Packet { frame_bytes: 100, dscp, seq, ..Default::default() });
@@ -39,7 +63,7 @@ mod tests {
     #[test]
     fn high_class_served_before_later_arrivals_of_low_class() {
         let mut f = Fixture::new(2);
-        let mut s = Scheme::Priority(Priority);
+        let mut s = Scheme::Priority(Priority { push_out: true });
         let mut sent = vec![];
         // Interleave: every step one low and one high packet arrive, one is sent.
         for i in 0..10u64 {
@@ -52,5 +76,34 @@ mod tests {
             sent.push(f.pool.get(id).dscp);
         }
         assert!(sent.iter().all(|&d| d == 1), "low class starves while high is backlogged: {sent:?}");
+    }
+
+    #[test]
+    fn full_buffer_pushes_out_the_lowest_class_tail() {
+        let mut f = Fixture::new(3);
+        let mut s = Priority { push_out: true };
+        let add = |f: &mut Fixture, s: &mut Priority, dscp: u8, seq: u64| {
+            let id = f.pkt(Packet { frame_bytes: 1000, dscp, seq, ..Default::default() });
+            let q = s.classify(&f.ctx(3000), id);
+            (id, s.enqueue(&mut f.ctx(3000), id, q))
+        };
+        assert_eq!(add(&mut f, &mut s, 0, 1).1, Verdict::Accepted);
+        assert_eq!(add(&mut f, &mut s, 0, 2).1, Verdict::Accepted);
+        assert_eq!(add(&mut f, &mut s, 1, 3).1, Verdict::Accepted);
+        // Full: a class-2 arrival evicts class 0's last packet (seq 2), not class 1's.
+        match add(&mut f, &mut s, 2, 4).1 {
+            Verdict::DroppedOther(o) => assert_eq!(f.pool.get(o).seq, 2),
+            v => panic!("{v:?}"),
+        }
+        // A class-0 arrival has nothing below it to push out.
+        assert_eq!(add(&mut f, &mut s, 0, 5).1, Verdict::Dropped);
+        assert_eq!(f.drain(&mut Scheme::Priority(s)), vec![4, 3, 1]);
+        // Without push-out the urgent arrival is the one dropped.
+        let mut f = Fixture::new(2);
+        let mut s = Priority { push_out: false };
+        for seq in 0..3 {
+            add(&mut f, &mut s, 0, seq);
+        }
+        assert_eq!(add(&mut f, &mut s, 1, 9).1, Verdict::Dropped);
     }
 }

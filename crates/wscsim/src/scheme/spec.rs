@@ -11,7 +11,7 @@ pub enum SchemeSpec {
     DropTail { limit_packets: Option<u32> },
     Red(RedParams),
     Dctcp { k_packets: u32 },
-    Priority { queues: u32 },
+    Priority { queues: u32, push_out: bool },
     Drr { classify: DrrClassify, quanta: Vec<u32> },
     Hull { drain_fraction: f64, mark_threshold_bytes: u64 },
     PFabric,
@@ -42,7 +42,7 @@ impl SchemeSpec {
     pub fn queues(&self, voqs: u32) -> u32 {
         match self {
             SchemeSpec::DropTail { .. } => voqs,
-            SchemeSpec::Priority { queues } => *queues,
+            SchemeSpec::Priority { queues, .. } => *queues,
             SchemeSpec::Drr { quanta, .. } => quanta.len() as u32,
             _ => 1,
         }
@@ -54,7 +54,7 @@ impl SchemeSpec {
             SchemeSpec::DropTail { limit_packets } => Scheme::DropTail(DropTail::new(*limit_packets)),
             SchemeSpec::Red(p) => Scheme::Red(Box::new(Red::new(*p, stream(seed, family::SWITCH, port as u64)))),
             SchemeSpec::Dctcp { k_packets } => Scheme::Dctcp(DctcpMarking { k_packets: *k_packets }),
-            SchemeSpec::Priority { .. } => Scheme::Priority(Priority),
+            SchemeSpec::Priority { push_out, .. } => Scheme::Priority(Priority { push_out: *push_out }),
             SchemeSpec::Drr { classify, quanta } => Scheme::Drr(Box::new(Drr::new(*classify, quanta.clone()))),
             SchemeSpec::Hull { drain_fraction, mark_threshold_bytes } => Scheme::Hull(Box::new(Hull::new(*drain_fraction, *mark_threshold_bytes))),
             SchemeSpec::PFabric => Scheme::PFabric(Box::default()),
