@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod host;
 pub mod metrics;
 pub mod net;
 pub mod scheme;

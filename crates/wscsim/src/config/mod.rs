@@ -2,6 +2,7 @@
 //! JSON), validated once, with every default filled in. Every error names the field path,
 //! what was given and what is allowed.
 
+pub mod host;
 pub mod scheme;
 pub mod units;
 
@@ -349,6 +350,68 @@ impl<'de> Deserialize<'de> for Destination {
 pub struct HostCfg {
     #[serde(default = "d_scheme")]
     pub nic_scheme: serde_json::Value,
+    /// Network stack preset: "ideal" (no costs), "linux_2_6_39", "linux_3_5", "user_space".
+    #[serde(default = "d_stack")]
+    pub stack: String,
+    /// CPU clock in GHz (DIABLO's servers: 4).
+    #[serde(default = "d_clock_ghz")]
+    pub clock_ghz: f64,
+    /// Cycles per instruction of the fixed-CPI timing model.
+    #[serde(default = "d_cpi")]
+    pub cpi: f64,
+    #[serde(default = "d_cores")]
+    pub cores: i64,
+    /// "pthread" (a blocking thread per connection) or "epoll" (one thread per application).
+    #[serde(default = "d_io_model")]
+    pub io_model: String,
+    /// Receive ring size in packets (default: the stack preset's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_ring_packets: Option<i64>,
+    /// Interrupt coalescing delay: the NIC waits this long after a packet before it
+    /// interrupts (NAPI polling needs no interrupt while the CPU is busy with the ring).
+    #[serde(default = "d_coalesce")]
+    pub rx_coalesce: Duration,
+    /// Instructions per path, overriding the preset's (any subset).
+    #[serde(default)]
+    pub costs: HostCostsCfg,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCostsCfg {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_byte: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscall: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeup: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupt: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_request: Option<f64>,
+}
+
+fn d_stack() -> String {
+    "ideal".into()
+}
+fn d_clock_ghz() -> f64 {
+    4.0
+}
+fn d_cpi() -> f64 {
+    1.0
+}
+fn d_cores() -> i64 {
+    1
+}
+fn d_io_model() -> String {
+    "pthread".into()
+}
+fn d_coalesce() -> Duration {
+    Duration(0)
 }
 
 impl Default for HostCfg {

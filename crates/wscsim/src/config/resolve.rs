@@ -47,6 +47,7 @@ pub struct Resolved {
     pub switch: SwitchParams,
     pub tcp: TcpParams,
     pub workload: WorkloadSpec,
+    pub host: crate::host::HostSpec,
 }
 
 fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
@@ -272,6 +273,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         nic_scheme,
         seed: sc.seed,
     };
+    let host = super::host::resolve_host(&mut sc.host)?;
 
     // --- workload ---
     let w = &mut sc.workload;
@@ -417,7 +419,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if sc.metrics.max_queue_samples < 0 {
         return Err(err("metrics.max_queue_samples", sc.metrics.max_queue_samples, "0 or more (0 records no samples)"));
     }
-    Ok(Resolved { scenario: sc, graph, switch, tcp, workload })
+    Ok(Resolved { scenario: sc, graph, switch, tcp, workload, host })
 }
 
 /// A list of host indices at `path`: non-empty, each in range. None when not given.

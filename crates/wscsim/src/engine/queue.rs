@@ -11,6 +11,14 @@ pub enum EventKind {
     /// The first packet in flight on the link out of `port` reaches the far end (its first
     /// or last bit, by the far switch's forwarding mode).
     LinkArrive { port: u32 },
+    /// A host NIC's coalescing timer: raise the receive interrupt.
+    HostIrq { host: u32 },
+    /// The host CPU finished receiving packet `pkt`: hand it to the transport.
+    HostRxDone { pkt: u32 },
+    /// The host CPU finished the transmit path of `pkt`: put it in the NIC queue.
+    HostTxDone { pkt: u32 },
+    /// An application thread got to a transport notification held in slot `slot`.
+    AppNote { slot: u32 },
     /// Output port `port` (global index) may start its next transmission.
     PortWake { port: u32 },
     /// A transport timer of connection `conn` (lazy: the handler checks the real deadline).

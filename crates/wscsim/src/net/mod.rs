@@ -154,6 +154,8 @@ pub struct Network {
     pub track_nic_departures: bool,
     /// Per switch: the port whose custom scheme picks output ports, or NONE (ECMP).
     pub route_hooks: Vec<u32>,
+    /// The hosts' CPUs and NICs (a no-op for the ideal stack).
+    pub hosts: crate::host::Hosts,
 }
 
 /// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
@@ -191,12 +193,95 @@ impl Network {
         self.nodes[self.host_nodes[host as usize] as usize].port_base
     }
 
-    /// A host hands a packet to its NIC.
+    /// A host sends a packet: after the CPU's transmit path (if hosts cost time) it goes
+    /// to the NIC queue.
     #[inline]
     pub fn inject(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId) {
         self.counters.sent += 1;
+        if self.hosts.costed {
+            let now = ev.now();
+            let p = self.pool.get(pkt);
+            let cost = self.hosts.tx_packet_ps + self.hosts.copy_ps(p.payload_bytes as u64);
+            let core = self.hosts.core_of(p.hash);
+            self.hosts.state[host as usize].tx_packets += 1;
+            let done = self.hosts.charge(host, core, now, cost);
+            ev.schedule(done, EventKind::HostTxDone { pkt });
+            return;
+        }
         let port = self.nic_port(host);
         self.enqueue_at_port(ev, port, pkt, 0);
+    }
+
+    /// The transmit path of `pkt` is done: into its host's NIC queue.
+    pub fn on_host_tx_done(&mut self, ev: &mut EventQueue, pkt: PktId) {
+        let port = self.nic_port(self.pool.get(pkt).src_host);
+        self.enqueue_at_port(ev, port, pkt, 0);
+    }
+
+    /// A packet reached host `host`'s NIC (hosts that cost time): into the receive ring, or
+    /// dropped if the ring is full; an interrupt now, after the coalescing delay, or none
+    /// while the CPU is still polling the ring.
+    pub fn on_host_nic_rx(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId) {
+        let now = ev.now();
+        let ring = self.hosts.spec.rx_ring_packets;
+        let coalesce = self.hosts.spec.rx_coalesce_ps;
+        let st = &mut self.hosts.state[host as usize];
+        if st.rx_in_ring >= ring {
+            st.rx_ring_drops += 1;
+            let port = self.nic_port(host);
+            self.drop_packet(now, port, pkt);
+            return;
+        }
+        st.rx_in_ring += 1;
+        if now < st.polling_until_ps {
+            // NAPI: the poll loop is still running and picks the packet up.
+            let core = self.hosts.core_of(self.pool.get(pkt).hash);
+            let done = self.hosts.charge(host, core, now, self.hosts.rx_packet_ps);
+            let st = &mut self.hosts.state[host as usize];
+            st.polling_until_ps = st.polling_until_ps.max(done);
+            st.rx_packets += 1;
+            ev.schedule(done, EventKind::HostRxDone { pkt });
+            return;
+        }
+        st.rx_waiting.push(pkt);
+        if coalesce == 0 {
+            self.on_host_irq(ev, host);
+        } else if !st.irq_pending {
+            st.irq_pending = true;
+            ev.schedule(now + coalesce, EventKind::HostIrq { host });
+        }
+    }
+
+    /// The receive interrupt: the CPU takes every waiting packet from the ring.
+    pub fn on_host_irq(&mut self, ev: &mut EventQueue, host: u32) {
+        let now = ev.now();
+        let mut waiting = std::mem::take(&mut self.hosts.state[host as usize].rx_waiting);
+        self.hosts.state[host as usize].irq_pending = false;
+        if waiting.is_empty() {
+            self.hosts.state[host as usize].rx_waiting = waiting;
+            return;
+        }
+        let first_core = self.hosts.core_of(self.pool.get(waiting[0]).hash);
+        let irq_done = self.hosts.charge(host, first_core, now, self.hosts.interrupt_ps);
+        let mut last = irq_done;
+        for &pkt in &waiting {
+            let core = self.hosts.core_of(self.pool.get(pkt).hash);
+            let done = self.hosts.charge(host, core, irq_done, self.hosts.rx_packet_ps);
+            last = last.max(done);
+            ev.schedule(done, EventKind::HostRxDone { pkt });
+        }
+        let st = &mut self.hosts.state[host as usize];
+        st.interrupts += 1;
+        st.rx_packets += waiting.len() as u64;
+        st.polling_until_ps = last;
+        waiting.clear();
+        st.rx_waiting = waiting;
+    }
+
+    /// The CPU finished receiving `pkt`: it leaves the ring (the caller delivers it).
+    pub fn on_host_rx_done(&mut self, pkt: PktId) {
+        let host = self.pool.get(pkt).dst_host;
+        self.hosts.state[host as usize].rx_in_ring -= 1;
     }
 
     /// A packet arrives at a switch: route, then hand it to the output port's scheme.

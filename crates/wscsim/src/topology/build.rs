@@ -198,6 +198,7 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
         nic_departures: Vec::new(),
         track_nic_departures: false,
         route_hooks,
+        hosts: crate::host::Hosts::new(crate::host::HostSpec::ideal(), 0),
     })
 }
 

@@ -232,7 +232,14 @@ impl Tcp {
     }
 
     /// The application at the source writes `bytes` more.
+    /// On a host that costs time this is a `send` system call; the copy is charged per
+    /// segment on the transmit path.
     pub fn write(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, bytes: u64) {
+        if net.hosts.costed {
+            let s = &self.senders[conn as usize];
+            let core = net.hosts.core_of(s.hash);
+            net.hosts.syscall(s.host, core, ev.now(), 0);
+        }
         self.senders[conn as usize].app_bytes += bytes;
         self.send_more(net, ev, conn);
     }

@@ -74,6 +74,6 @@ impl Udp {
         let s = &mut self.streams[pkt.flow_id as usize];
         s.recv_pkts += 1;
         s.recv_bytes += pkt.payload_bytes as u64;
-        self.notes.push(Note::Datagram { app: s.app, stream: pkt.flow_id, payload_bytes: pkt.payload_bytes });
+        self.notes.push(Note::Datagram { app: s.app, stream: pkt.flow_id, host: pkt.dst_host, payload_bytes: pkt.payload_bytes });
     }
 }

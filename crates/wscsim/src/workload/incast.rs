@@ -86,6 +86,12 @@ impl Server {
     pub fn on_request_bytes(&mut self, total: u64, ctx: &mut Ctx) {
         while total >= (self.served + 1) * self.request_bytes {
             self.served += 1;
+            if ctx.net.hosts.costed {
+                // The server application's own work for one request.
+                let h = &mut ctx.net.hosts;
+                let (core, cost) = (h.core_of(self.data_conn), h.app_request_ps);
+                h.charge(self.host, core, ctx.ev.now(), cost);
+            }
             ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, self.req_conn);
             ctx.tcp.write(ctx.net, ctx.ev, self.data_conn, self.part_bytes);
         }

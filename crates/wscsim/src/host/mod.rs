@@ -1,0 +1,209 @@
+//! Servers as computers (DIABLO section 3.3): a CPU that costs time for every packet,
+//! system call, wake-up and interrupt, and a NIC with a receive ring and interrupt
+//! coalescing.
+//!
+//! The CPU follows DIABLO's fixed-CPI timing model: each kernel or application path costs a
+//! number of instructions, and time = instructions x CPI / clock. Every core is one FIFO
+//! server: work charged at time t starts when the core is free and runs to completion
+//! (no preemption), so a busy CPU delays what comes after it. Paths:
+//!
+//! - transmit: each packet a host sends costs `tx_packet` (+ `per_byte` x payload) on the
+//!   core of its flow before it reaches the NIC queue;
+//! - receive: the NIC puts an arriving packet in its receive ring; an interrupt
+//!   (`interrupt`, after `rx_coalesce` unless the CPU is already polling, as NAPI does)
+//!   starts processing; each packet costs `rx_packet` and is handed to the transport when
+//!   done. A full ring drops the packet (counted per host): a saturated CPU loses packets
+//!   exactly there;
+//! - application: a transport's delivery reaches the application after its thread runs:
+//!   a wake-up (`wakeup`, only if the thread was idle), for epoll an `epoll_wait` system
+//!   call, then a `recv` system call and the copy (`per_byte` x bytes). With blocking
+//!   threads (pthread) every connection has its own thread; with epoll one thread serves
+//!   all of an application's connections, so one wake-up covers many deliveries;
+//! - a `send` system call (+ copy) for every application write, and `app_request` for each
+//!   request a server application handles.
+//!
+//! Simplified: cores are FIFO (interrupt work does not preempt a running thread); a flow's
+//! packets and threads are pinned to core (hash % cores); receive-window flow control from
+//! the application's reading is not modelled (the socket buffer is as large as
+//! `transport.rcv_window`). With the `ideal` stack every cost is zero and none of this runs.
+
+pub mod presets;
+
+use crate::engine::{TimePs, PS_PER_S};
+use crate::net::packet::PktId;
+
+/// Instructions per path; multiplied by CPI / clock to give time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StackCosts {
+    pub tx_packet: f64,
+    pub rx_packet: f64,
+    /// Per payload byte copied between user and kernel (send and recv).
+    pub per_byte: f64,
+    pub syscall: f64,
+    pub wakeup: f64,
+    pub interrupt: f64,
+    pub app_request: f64,
+}
+
+impl StackCosts {
+    pub fn is_zero(&self) -> bool {
+        *self == StackCosts::default()
+    }
+}
+
+/// How application threads wait for data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoModel {
+    /// One blocking thread per connection (the pthread incast client).
+    Pthread,
+    /// One event-driven thread per application (epoll, as memcached).
+    Epoll,
+}
+
+/// A host model, resolved from the scenario's `[host]` table.
+#[derive(Clone, Debug)]
+pub struct HostSpec {
+    pub costs: StackCosts,
+    pub clock_hz: f64,
+    pub cpi: f64,
+    pub cores: u32,
+    pub rx_ring_packets: u32,
+    pub rx_coalesce_ps: TimePs,
+    pub io_model: IoModel,
+}
+
+impl HostSpec {
+    pub fn ideal() -> Self {
+        HostSpec { costs: StackCosts::default(), clock_hz: 4e9, cpi: 1.0, cores: 1, rx_ring_packets: u32::MAX, rx_coalesce_ps: 0, io_model: IoModel::Pthread }
+    }
+
+    /// Picoseconds that `instructions` take on this CPU.
+    #[inline]
+    pub fn ps(&self, instructions: f64) -> TimePs {
+        (instructions * self.cpi / self.clock_hz * PS_PER_S as f64).round() as TimePs
+    }
+}
+
+/// Per-host CPU and NIC state.
+#[derive(Clone, Debug, Default)]
+pub struct HostState {
+    /// When each core finishes the work charged to it so far.
+    pub core_free_ps: Vec<TimePs>,
+    /// Packets in the receive ring: arrived, not yet handed to the transport.
+    pub rx_in_ring: u32,
+    /// Packets in the ring that wait for an interrupt.
+    pub rx_waiting: Vec<PktId>,
+    pub irq_pending: bool,
+    /// Until when the CPU is polling the ring (NAPI): arrivals before it need no interrupt.
+    pub polling_until_ps: TimePs,
+    pub busy_ps: u64,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_ring_drops: u64,
+    pub interrupts: u64,
+    pub wakeups: u64,
+    pub syscalls: u64,
+}
+
+/// The hosts' CPUs and NICs.
+#[derive(Clone, Debug)]
+pub struct Hosts {
+    pub spec: HostSpec,
+    /// False for the ideal stack: packets and deliveries take no time and skip this model.
+    pub costed: bool,
+    pub state: Vec<HostState>,
+    /// Precomputed path times.
+    pub tx_packet_ps: TimePs,
+    pub rx_packet_ps: TimePs,
+    pub syscall_ps: TimePs,
+    pub wakeup_ps: TimePs,
+    pub interrupt_ps: TimePs,
+    pub app_request_ps: TimePs,
+    per_byte_ps: f64,
+}
+
+impl Hosts {
+    pub fn new(spec: HostSpec, n_hosts: usize) -> Self {
+        let costed = !spec.costs.is_zero();
+        let c = spec.costs;
+        let state = if costed { vec![HostState { core_free_ps: vec![0; spec.cores as usize], ..Default::default() }; n_hosts] } else { Vec::new() };
+        Hosts {
+            tx_packet_ps: spec.ps(c.tx_packet),
+            rx_packet_ps: spec.ps(c.rx_packet),
+            syscall_ps: spec.ps(c.syscall),
+            wakeup_ps: spec.ps(c.wakeup),
+            interrupt_ps: spec.ps(c.interrupt),
+            app_request_ps: spec.ps(c.app_request),
+            per_byte_ps: c.per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
+            spec,
+            costed,
+            state,
+        }
+    }
+
+    /// Time to copy `bytes` between user and kernel.
+    #[inline]
+    pub fn copy_ps(&self, bytes: u64) -> TimePs {
+        (bytes as f64 * self.per_byte_ps).round() as TimePs
+    }
+
+    /// The core that serves work keyed by `key` (a flow hash or thread id).
+    #[inline]
+    pub fn core_of(&self, key: u32) -> usize {
+        (key % self.spec.cores) as usize
+    }
+
+    /// Queues `cost_ps` of work on `core` of `host`, ready at `ready_ps`; returns when it is
+    /// done. Work on one core runs in the order it is charged.
+    #[inline]
+    pub fn charge(&mut self, host: u32, core: usize, ready_ps: TimePs, cost_ps: TimePs) -> TimePs {
+        let st = &mut self.state[host as usize];
+        let start = st.core_free_ps[core].max(ready_ps);
+        let done = start + cost_ps;
+        st.core_free_ps[core] = done;
+        st.busy_ps += cost_ps;
+        done
+    }
+
+    /// A system call (plus a copy of `bytes`) by a thread on `core`; returns when it ends.
+    pub fn syscall(&mut self, host: u32, core: usize, now: TimePs, bytes: u64) -> TimePs {
+        self.state[host as usize].syscalls += 1;
+        let cost = self.syscall_ps + self.copy_ps(bytes);
+        self.charge(host, core, now, cost)
+    }
+
+    /// Fraction of the run each host's CPU was busy (all cores together, so at most 1).
+    pub fn utilisation(&self, host: u32, elapsed_ps: TimePs) -> f64 {
+        if !self.costed || elapsed_ps == 0 {
+            return 0.0;
+        }
+        self.state[host as usize].busy_ps as f64 / (elapsed_ps as f64 * self.spec.cores as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_cpi_time() {
+        let spec = HostSpec { clock_hz: 2e9, cpi: 1.5, ..HostSpec::ideal() };
+        // 4,000 instructions x 1.5 cycles / 2 GHz = 3 us.
+        assert_eq!(spec.ps(4000.0), 3_000_000);
+    }
+
+    #[test]
+    fn a_core_serves_work_in_order() {
+        let spec = HostSpec { costs: StackCosts { rx_packet: 1000.0, ..Default::default() }, clock_hz: 1e9, cores: 2, ..HostSpec::ideal() };
+        let mut h = Hosts::new(spec, 1);
+        assert!(h.costed);
+        // Two 1 us jobs at t=0 on core 0 end at 1 and 2 us; core 1 is independent.
+        assert_eq!(h.charge(0, 0, 0, 1_000_000), 1_000_000);
+        assert_eq!(h.charge(0, 0, 0, 1_000_000), 2_000_000);
+        assert_eq!(h.charge(0, 1, 500_000, 1_000_000), 1_500_000);
+        // Work ready after the core went idle starts when it is ready.
+        assert_eq!(h.charge(0, 0, 5_000_000, 1_000_000), 6_000_000);
+        assert_eq!(h.state[0].busy_ps, 4_000_000);
+        assert!((h.utilisation(0, 6_000_000) - 4.0 / 12.0).abs() < 1e-12);
+    }
+}
