@@ -50,6 +50,12 @@ CASES = [
     ("too many hosts", BASE.replace("hosts = 4", "hosts = 200000"), "topology.hosts"),
     ("udp destination neither a host nor random", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "1Gbps"\ndestination = "anywhere"'), "workload.destination"),
     ("random destination outside udp", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "many_to_one"\ndestination = "random"'), "workload.destination"),
+    ("CPU of 0 GHz", BASE + '[host]\nstack = "linux_2_6_39"\nclock_ghz = 0\n', "host.clock_ghz"),
+    ("negative host cost", BASE + '[host]\nstack = "linux_3_5"\ncosts = { rx_packet = -5 }\n', "host.costs.rx_packet"),
+    ("unknown host stack", BASE + '[host]\nstack = "windows_nt"\n', "host.stack"),
+    ("unknown io model", BASE + '[host]\nio_model = "io_uring"\n', "host.io_model"),
+    ("zero cores", BASE + '[host]\ncores = 0\n', "host.cores"),
+    ("unknown host cost", BASE + '[host]\ncosts = { page_fault = 3 }\n', "page_fault"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
 ]
 

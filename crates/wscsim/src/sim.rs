@@ -323,11 +323,13 @@ impl Sim {
             cost += hosts.wakeup_ps + if epoll { hosts.syscall_ps } else { 0 };
         }
         let core = hosts.core_of(thread_key);
+        let (hosts_syscall_ps, hosts_wakeup_ps) = (hosts.syscall_ps, hosts.wakeup_ps);
         let done = self.net.hosts.charge(host, core, now, cost);
         *busy = done;
         let st = &mut self.net.hosts.state[host as usize];
-        st.syscalls += 1 + u64::from(woke && epoll);
-        st.wakeups += u64::from(woke);
+        // Stacks that poll (no system call or wake-up cost) make none.
+        st.syscalls += u64::from(hosts_syscall_ps > 0) * (1 + u64::from(woke && epoll));
+        st.wakeups += u64::from(woke && hosts_wakeup_ps > 0);
         let slot = match t.free_slots.pop() {
             Some(s) => {
                 t.held[s as usize] = n;
@@ -361,6 +363,7 @@ impl Sim {
             metrics::queue_table(&self.metrics, &self.net),
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
+            metrics::hosts_table(&self.net, end),
         ]
     }
 
@@ -390,6 +393,13 @@ impl Sim {
             }
         }
         headline.insert("drops".into(), self.net.counters.dropped.into());
+        if self.net.hosts.costed {
+            let st = &self.net.hosts.state;
+            headline.insert("host_rx_ring_drops".into(), st.iter().map(|s| s.rx_ring_drops).sum::<u64>().into());
+            let now = self.ev.now();
+            let busiest = (0..st.len() as u32).map(|i| self.net.hosts.utilisation(i, now)).fold(0.0, f64::max);
+            headline.insert("max_cpu_utilisation".into(), busiest.into());
+        }
         headline.insert("tcp_timeouts".into(), self.tcp.total_timeouts().into());
         headline.insert("tcp_retransmits".into(), self.tcp.total_retransmits().into());
         serde_json::json!({

@@ -167,7 +167,7 @@ impl Hosts {
 
     /// A system call (plus a copy of `bytes`) by a thread on `core`; returns when it ends.
     pub fn syscall(&mut self, host: u32, core: usize, now: TimePs, bytes: u64) -> TimePs {
-        self.state[host as usize].syscalls += 1;
+        self.state[host as usize].syscalls += u64::from(self.syscall_ps > 0);
         let cost = self.syscall_ps + self.copy_ps(bytes);
         self.charge(host, core, now, cost)
     }

@@ -20,19 +20,19 @@ pub fn stack(name: &str) -> Option<StackPreset> {
         // Linux 2.6.39 with an e1000-class NIC (DIABLO's server model): a full kernel TCP/IP
         // path per packet, a context switch per wake-up, 256 receive descriptors.
         "linux_2_6_39" => StackPreset {
-            costs: StackCosts { tx_packet: 4000.0, rx_packet: 5000.0, per_byte: 0.5, syscall: 1000.0, wakeup: 4000.0, interrupt: 2500.0, app_request: 2000.0 },
+            costs: StackCosts { tx_packet: 6200.0, rx_packet: 7750.0, per_byte: 0.5, syscall: 1550.0, wakeup: 6200.0, interrupt: 3900.0, app_request: 2000.0 },
             rx_ring_packets: 256,
         },
         // Linux 3.5: the same paths, cheaper (DIABLO Figure 14: mean memcached latency
         // almost halved at 2,000 nodes on the same hardware).
         "linux_3_5" => StackPreset {
-            costs: StackCosts { tx_packet: 2200.0, rx_packet: 2800.0, per_byte: 0.5, syscall: 600.0, wakeup: 2000.0, interrupt: 1500.0, app_request: 2000.0 },
+            costs: StackCosts { tx_packet: 3400.0, rx_packet: 4300.0, per_byte: 0.5, syscall: 850.0, wakeup: 3400.0, interrupt: 2100.0, app_request: 2000.0 },
             rx_ring_packets: 256,
         },
         // A user-space polling stack (DPDK, as in the RAMCloud slides): no system calls, no
         // interrupts, no wake-ups; a short per-packet driver and protocol path.
         "user_space" => StackPreset {
-            costs: StackCosts { tx_packet: 900.0, rx_packet: 900.0, per_byte: 0.5, syscall: 0.0, wakeup: 0.0, interrupt: 0.0, app_request: 2000.0 },
+            costs: StackCosts { tx_packet: 1550.0, rx_packet: 1600.0, per_byte: 0.5, syscall: 0.0, wakeup: 0.0, interrupt: 0.0, app_request: 2000.0 },
             rx_ring_packets: 512,
         },
         _ => return None,

@@ -162,6 +162,28 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
     }
 }
 
+/// One row per host when hosts cost time (empty for the ideal stack): CPU utilisation and
+/// what the CPU and NIC did.
+pub fn hosts_table(net: &Network, end_ps: TimePs) -> Table {
+    let h = &net.hosts;
+    let ids: Vec<u32> = if h.costed { (0..net.n_hosts() as u32).collect() } else { vec![] };
+    let col = |f: &dyn Fn(&crate::host::HostState) -> u64| Column::I64(ids.iter().map(|&i| f(&h.state[i as usize]) as i64).collect());
+    Table {
+        name: "hosts",
+        columns: vec![
+            ("host", Column::I64(ids.iter().map(|&i| i as i64).collect())),
+            ("node_name", Column::Str(ids.iter().map(|&i| net.node_names[net.host_nodes[i as usize] as usize].clone()).collect())),
+            ("cpu_utilisation", Column::F64(ids.iter().map(|&i| h.utilisation(i, end_ps)).collect())),
+            ("rx_packets", col(&|s| s.rx_packets)),
+            ("tx_packets", col(&|s| s.tx_packets)),
+            ("rx_ring_drops", col(&|s| s.rx_ring_drops)),
+            ("interrupts", col(&|s| s.interrupts)),
+            ("wakeups", col(&|s| s.wakeups)),
+            ("syscalls", col(&|s| s.syscalls)),
+        ],
+    }
+}
+
 pub fn drops_table(net: &Network) -> Table {
     let d = &net.drop_log;
     Table {

@@ -1,0 +1,68 @@
+"""Servers as computers: the RAMCloud calibration of the kernel and user-space presets,
+DIABLO's incast trends with CPU speed and I/O model (section 4.1, Figure 6b, reduced), the
+hosts table, and determinism with hosts that cost time."""
+
+import pytest
+
+from wscsim import dataplane  # noqa: F401  (imports the package the way users do)
+from wscsim.scenario import load
+
+from conftest import run
+
+
+def test_ramcloud_read_latency_matches_the_slides():
+    # The slides' averages: 67.8 us through kernel TCP/IP, 13.8 us with the DPDK driver.
+    sc = load("ramcloud_read")
+    sc["workload"]["iterations"] = 200
+    sc["sweep"]["cases"] = [c for c in sc["sweep"]["cases"] if c["name"] in ("kernel", "user_space")]
+    res = run(sc)
+    inc = res.incast
+    mean = inc.groupby("case")["duration_us"].mean()
+    assert mean["kernel"] == pytest.approx(67.8, rel=0.05), mean
+    assert mean["user_space"] == pytest.approx(13.8, rel=0.05), mean
+    h = res.hosts
+    assert set(h["case"]) == {"kernel", "user_space"}
+    # A polling user-space stack takes no interrupts and makes no system calls.
+    us = h[h["case"] == "user_space"]
+    assert (us["interrupts"] == 0).all() and (us["syscalls"] == 0).all(), us
+    k = h[h["case"] == "kernel"]
+    assert (k["interrupts"] > 0).all() and (k["syscalls"] > 0).all(), k
+
+
+def incast_hosts(ghz: float, io: str, senders: int, rto: str = "1ms") -> dict:
+    sc = load("diablo_incast_hosts")
+    del sc["sweep"]
+    sc["host"].update({"clock_ghz": ghz, "io_model": io})
+    sc["transport"]["rto_min"] = rto
+    sc["workload"].update({"senders": senders, "iterations": 10})
+    return sc
+
+
+def goodput(sc: dict) -> float:
+    return run(sc).headline["incast_goodput_mbps"]
+
+
+def test_slow_cpu_caps_incast_goodput_before_any_collapse():
+    slow, fast = goodput(incast_hosts(2.0, "pthread", 1)), goodput(incast_hosts(4.0, "pthread", 1))
+    # DIABLO: a 2 GHz pthread client reaches only about 1.8 Gbit/s on a 10 Gbit/s network.
+    assert slow < 0.25 * 10_000, slow
+    assert fast > 1.7 * slow, (slow, fast)
+    # The cap is the CPU, not the network: with ideal hosts one sender nears line rate.
+    ideal = incast_hosts(4.0, "pthread", 1)
+    ideal["host"] = {"stack": "ideal"}
+    assert goodput(ideal) > 0.9 * 10_000
+
+
+def test_epoll_client_keeps_more_goodput_under_fan_in():
+    # One epoll thread takes one wake-up for many connections' data; one thread per
+    # connection takes one each, so under fan-in the pthread client falls behind first.
+    pthread, epoll = goodput(incast_hosts(4.0, "pthread", 6)), goodput(incast_hosts(4.0, "epoll", 6))
+    assert epoll > 1.05 * pthread, (pthread, epoll)
+
+
+def test_runs_with_hosts_are_deterministic():
+    sc = incast_hosts(2.0, "epoll", 4)
+    a, b = run(sc), run(sc)
+    assert a.hosts.equals(b.hosts) and a.incast.equals(b.incast)
+    # The client and the four senders worked; idle hosts did not.
+    assert (a.hosts["cpu_utilisation"].iloc[:5] > 0).all() and (a.hosts["cpu_utilisation"].iloc[5:] == 0).all()
