@@ -5,6 +5,7 @@
 //! Applications act through `Ctx` and hear from transports through `Note`s.
 
 pub mod cdf;
+pub mod etc;
 pub mod flows;
 pub mod incast;
 pub mod long_lived;
