@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-TABLES = ("flows", "incast", "queues", "links", "drops", "hosts")
+TABLES = ("flows", "incast", "queues", "links", "drops", "hosts", "requests")
 
 
 def frames_from_native(native_tables: dict) -> dict[str, pd.DataFrame]:

@@ -10,7 +10,7 @@ use crate::net::{Network, NodeKind};
 use crate::scheme::spec::CustomFactory;
 use crate::topology::build::build_network_with;
 use crate::transport::{Note, Tcp, Udp};
-use crate::workload::{flows, incast, long_lived, udp_source, App, Ctx};
+use crate::workload::{flows, incast, long_lived, memcached, udp_source, App, Ctx};
 
 pub struct Sim {
     pub scenario: Scenario,
@@ -36,10 +36,10 @@ pub struct Sim {
 /// thread that will read them.
 #[derive(Default)]
 struct AppThreads {
-    /// Pthread: one thread per TCP connection (by id) and per UDP stream; epoll: one per app.
+    /// Pthread: one thread per TCP connection (by id) and per UDP stream; epoll: one per host.
     conn_busy_until: Vec<TimePs>,
     stream_busy_until: Vec<TimePs>,
-    app_busy_until: Vec<TimePs>,
+    host_busy_until: Vec<TimePs>,
     conn_delivered: Vec<u64>,
     held: Vec<Note>,
     free_slots: Vec<u32>,
@@ -127,6 +127,12 @@ impl Sim {
                 let rngs = sources.iter().map(|&s| stream(seed, family::HOST, s as u64)).collect();
                 apps.push(App::UdpSource(udp_source::UdpSource::new(sources, destination, net.n_hosts() as u32, rate_bps, payload_bytes, poisson, rngs)));
             }
+            WorkloadSpec::Memcached(spec) => {
+                // Streams 1000 + i for client i; 999 fills the servers' pools.
+                let rngs = (0..spec.clients.len() as u64).map(|i| stream(seed, family::WORKLOAD, 1000 + i)).collect();
+                let warm = stream(seed, family::WORKLOAD, 999);
+                apps.push(App::Memcached(Box::new(memcached::Memcached::new(spec, rngs, warm))));
+            }
         }
         let metrics = Metrics {
             sample_interval_ps: scenario.metrics.queue_sample_interval.0,
@@ -134,7 +140,7 @@ impl Sim {
             ..Default::default()
         };
         let end_ps = scenario.duration.0;
-        let has_end = apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })));
+        let has_end = apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::Memcached(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })));
         Ok(Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, has_end, end_ps, started: false, finished: false, threads: AppThreads::default() })
     }
 
@@ -304,17 +310,17 @@ impl Sim {
         let epoll = hosts.spec.io_model == crate::host::IoModel::Epoll;
         let t = &mut self.threads;
         let (host, thread_key, bytes, busy) = match n {
-            Note::Delivered { app, conn, total } => {
+            Note::Delivered { conn, total, .. } => {
                 let host = self.tcp.receivers[conn as usize].host;
                 let seen = slot_of(&mut t.conn_delivered, conn);
                 let bytes = total - *seen;
                 *seen = total;
-                let busy = if epoll { slot_of(&mut t.app_busy_until, app) } else { slot_of(&mut t.conn_busy_until, conn) };
-                (host, if epoll { app } else { conn }, bytes, busy)
+                let busy = if epoll { slot_of(&mut t.host_busy_until, host) } else { slot_of(&mut t.conn_busy_until, conn) };
+                (host, if epoll { host } else { conn }, bytes, busy)
             }
-            Note::Datagram { app, stream, host, payload_bytes } => {
-                let busy = if epoll { slot_of(&mut t.app_busy_until, app) } else { slot_of(&mut t.stream_busy_until, stream) };
-                (host, if epoll { app } else { stream }, payload_bytes as u64, busy)
+            Note::Datagram { stream, host, payload_bytes, .. } => {
+                let busy = if epoll { slot_of(&mut t.host_busy_until, host) } else { slot_of(&mut t.stream_busy_until, stream) };
+                (host, if epoll { host } else { stream }, payload_bytes as u64, busy)
             }
         };
         let mut cost = hosts.syscall_ps + hosts.copy_ps(bytes);
@@ -343,6 +349,11 @@ impl Sim {
         self.ev.schedule(done, EventKind::AppNote { slot });
     }
 
+    /// The memcached requests of this run (empty for other workloads).
+    pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
+        self.apps.iter().find_map(|a| if let App::Memcached(m) = a { Some(&m.requests[..]) } else { None }).unwrap_or(&[])
+    }
+
     pub fn invariants(&self) -> Invariants {
         let c = &self.net.counters;
         Invariants {
@@ -364,6 +375,7 @@ impl Sim {
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
             metrics::hosts_table(&self.net, end),
+            metrics::requests_table(self.memcached_requests(), &self.net),
         ]
     }
 
@@ -378,6 +390,21 @@ impl Sim {
             let span: u64 = m.incast.iter().map(|r| r.end_ps - r.start_ps).sum();
             headline.insert("incast_iterations".into(), m.incast.len().into());
             headline.insert("incast_goodput_mbps".into(), (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into());
+        }
+        let reqs = self.memcached_requests();
+        if !reqs.is_empty() {
+            let mut lat: Vec<u64> = reqs.iter().filter(|r| r.end_ps != crate::engine::NEVER).map(|r| r.end_ps - r.start_ps).collect();
+            lat.sort_unstable();
+            headline.insert("requests".into(), reqs.len().into());
+            headline.insert("requests_completed".into(), lat.len().into());
+            if !lat.is_empty() {
+                // Nearest-rank percentiles, in microseconds.
+                let pct = |p: f64| lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6;
+                headline.insert("mean_latency_us".into(), (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into());
+                headline.insert("p50_latency_us".into(), pct(50.0).into());
+                headline.insert("p99_latency_us".into(), pct(99.0).into());
+                headline.insert("p999_latency_us".into(), pct(99.9).into());
+            }
         }
         if !m.flows.is_empty() {
             let done: Vec<_> = m.flows.iter().filter(|f| f.end_ps != crate::engine::NEVER).collect();

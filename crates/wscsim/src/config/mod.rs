@@ -3,6 +3,7 @@
 //! what was given and what is allowed.
 
 pub mod host;
+pub mod memcached;
 pub mod scheme;
 pub mod units;
 
@@ -313,6 +314,24 @@ pub struct WorkloadCfg {
     pub sources: Option<Vec<i64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<Destination>,
+    // memcached
+    /// How many hosts run a memcached server, spread evenly over the hosts (when `servers`
+    /// does not list them); the rest are clients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_client: Option<i64>,
+    /// Multiplier on the ETC inter-arrival gaps (larger: lighter load).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_scale: Option<f64>,
+    /// "1.4.15" or "1.4.17" (accept4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Each server's memory pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_space: Option<i64>,
 }
 
 /// `workload.destination`: a host index, or (UDP only) "random": every datagram goes to a

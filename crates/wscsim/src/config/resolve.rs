@@ -20,7 +20,7 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 pub const MAX_HOSTS: u64 = 100_000;
 
 pub const TOPOLOGY_KINDS: &[&str] = &["single_switch", "leaf_spine", "fat_tree", "diablo_array", "edge_list"];
-pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "many_to_one", "udp"];
+pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "many_to_one", "udp", "memcached"];
 pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
 pub use super::scheme::SCHEME_KINDS as SCHEMES;
 
@@ -39,6 +39,7 @@ pub enum WorkloadSpec {
     LongLived { pairs: Vec<(u32, u32)>, size: Option<u64>, dscp: Vec<u8> },
     /// `destination` None: each datagram to a uniformly random other host.
     Udp { sources: Vec<u32>, destination: Option<u32>, rate_bps: u64, payload_bytes: u32, poisson: bool },
+    Memcached(crate::workload::memcached::MemcachedSpec),
 }
 
 pub struct Resolved {
@@ -58,7 +59,7 @@ fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     }
 }
 
-fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
+pub(super) fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
     if v < lo || v > hi {
         return Err(err(path, v, format!("an integer from {lo} to {hi}")));
     }
@@ -293,7 +294,17 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         only_for("workload.size_classes", &w.size_classes, "\"flows\"", &wk)?;
         only_for("workload.flows", &w.flows, "\"flows\"", &wk)?;
         only_for("workload.clients", &w.clients, "\"flows\"", &wk)?;
-        only_for("workload.servers", &w.servers, "\"flows\"", &wk)?;
+    }
+    if !(wis("flows") || wis("memcached")) {
+        only_for("workload.servers", &w.servers, "\"flows\" or \"memcached\"", &wk)?;
+    }
+    if !wis("memcached") {
+        only_for("workload.server_count", &w.server_count, "\"memcached\"", &wk)?;
+        only_for("workload.requests_per_client", &w.requests_per_client, "\"memcached\"", &wk)?;
+        only_for("workload.gap_scale", &w.gap_scale, "\"memcached\"", &wk)?;
+        only_for("workload.version", &w.version, "\"memcached\"", &wk)?;
+        only_for("workload.pool", &w.pool, "\"memcached\"", &wk)?;
+        only_for("workload.key_space", &w.key_space, "\"memcached\"", &wk)?;
     }
     if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
         only_for("workload.size", &w.size, "\"permutation\", \"all_to_all\" or \"many_to_one\"", &wk)?;
@@ -307,7 +318,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         only_for("workload.rate", &w.rate, "\"udp\"", &wk)?;
         only_for("workload.packet_size", &w.packet_size, "\"udp\"", &wk)?;
         only_for("workload.arrival", &w.arrival, "\"udp\"", &wk)?;
-        if sc.transport.kind == "udp" {
+        if sc.transport.kind == "udp" && !wis("memcached") {
             return Err(err("transport.kind", "\"udp\"", format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")")));
         }
     }
@@ -396,6 +407,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             };
             WorkloadSpec::LongLived { pairs, size, dscp }
         }
+        "memcached" => WorkloadSpec::Memcached(super::memcached::resolve_memcached(w, n_hosts, sc.transport.kind == "udp")?),
         _ => {
             let Some(r) = w.rate else { return Err(err("workload.rate", "nothing", "a rate per source such as \"1Gbps\"")) };
             let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
@@ -423,7 +435,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 }
 
 /// A list of host indices at `path`: non-empty, each in range. None when not given.
-fn host_list(path: &str, v: &Option<Vec<i64>>, n_hosts: i64) -> Result<Option<Vec<u32>>, ConfigError> {
+pub(super) fn host_list(path: &str, v: &Option<Vec<i64>>, n_hosts: i64) -> Result<Option<Vec<u32>>, ConfigError> {
     let Some(v) = v else { return Ok(None) };
     if v.is_empty() {
         return Err(err(path, "[]", "a non-empty list of host indices"));

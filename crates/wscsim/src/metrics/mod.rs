@@ -184,6 +184,28 @@ pub fn hosts_table(net: &Network, end_ps: TimePs) -> Table {
     }
 }
 
+/// One row per memcached request: who asked whom, across how many switches, what, how big,
+/// and its latency (NaN if it never completed, as a lost UDP request).
+pub fn requests_table(r: &[crate::workload::memcached::RequestRecord], net: &Network) -> Table {
+    use crate::workload::etc::Op;
+    let switches: Vec<u32> = r.iter().map(|x| net.switches_on_path(x.client, x.server)).collect();
+    Table {
+        name: "requests",
+        columns: vec![
+            ("client", Column::I64(r.iter().map(|x| x.client as i64).collect())),
+            ("server", Column::I64(r.iter().map(|x| x.server as i64).collect())),
+            ("switches", Column::I64(switches.iter().map(|&s| s as i64).collect())),
+            ("hops_class", Column::Str(switches.iter().map(|&s| match s { 0 | 1 => "local", 2 | 3 => "same_array", _ => "cross_array" }.to_string()).collect())),
+            ("kind", Column::Str(r.iter().map(|x| match x.op { Op::Get => "get", Op::Set => "set", Op::Delete => "delete" }.to_string()).collect())),
+            ("hit", Column::I64(r.iter().map(|x| x.hit as i64).collect())),
+            ("request_bytes", Column::I64(r.iter().map(|x| x.request_bytes as i64).collect())),
+            ("response_bytes", Column::I64(r.iter().map(|x| x.response_bytes as i64).collect())),
+            ("start_us", Column::F64(r.iter().map(|x| us(x.start_ps)).collect())),
+            ("latency_us", Column::F64(r.iter().map(|x| if x.end_ps == crate::engine::NEVER { f64::NAN } else { us(x.end_ps - x.start_ps) }).collect())),
+        ],
+    }
+}
+
 pub fn drops_table(net: &Network) -> Table {
     let d = &net.drop_log;
     Table {

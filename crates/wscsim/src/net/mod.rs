@@ -479,6 +479,22 @@ impl Network {
         }
     }
 
+    /// Switches a packet from `src` to `dst` crosses (the ECMP path of hash 0; every
+    /// equal-cost path has as many).
+    pub fn switches_on_path(&self, src: u32, dst: u32) -> u32 {
+        let mut n = 0;
+        let mut port = self.nic_port(src);
+        for _ in 0..self.nodes.len() {
+            let nd = &self.nodes[self.ports[port as usize].peer_node as usize];
+            if nd.kind == NodeKind::Host {
+                break;
+            }
+            n += 1;
+            port = nd.port_base + self.routing.next_port(nd.index, dst, 0);
+        }
+        n
+    }
+
     /// Time to move `bytes` of TCP payload from `src` to `dst` on an idle network: the first
     /// segment crosses every hop store-and-forward (serialisation, propagation and
     /// port-to-port latency), the rest follow back to back at the path's slowest link.

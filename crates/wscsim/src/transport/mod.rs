@@ -18,5 +18,6 @@ pub enum Note {
     /// Connection `conn` delivered bytes in order at its receiver; `total` is the count so far.
     Delivered { app: u32, conn: u32, total: u64 },
     /// A UDP datagram of stream `stream` arrived.
-    Datagram { app: u32, stream: u32, host: u32, payload_bytes: u32 },
+    /// `tag`: what the sender attached (a request id), 0 if nothing.
+    Datagram { app: u32, stream: u32, host: u32, payload_bytes: u32, tag: u64 },
 }

@@ -38,7 +38,15 @@ impl Udp {
     pub fn send(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, payload_bytes: u32) {
         let s = &self.streams[stream as usize];
         let (dst, hash) = (s.dst, s.hash);
-        self.emit(net, ev, stream, dst, hash, payload_bytes);
+        self.emit(net, ev, stream, dst, hash, payload_bytes, 0);
+    }
+
+    /// Sends one datagram carrying `payload_bytes` with a tag the receiver's note repeats
+    /// (an application's request id; it rides in the packet's sequence field).
+    pub fn send_tagged(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, payload_bytes: u32, tag: u64) {
+        let s = &self.streams[stream as usize];
+        let (dst, hash) = (s.dst, s.hash);
+        self.emit(net, ev, stream, dst, hash, payload_bytes, tag);
     }
 
     /// Sends one datagram of `stream` to `dst` instead of the stream's own destination (an
@@ -46,10 +54,11 @@ impl Udp {
     pub fn send_to(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, payload_bytes: u32) {
         let s = &self.streams[stream as usize];
         let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
-        self.emit(net, ev, stream, dst, hash, payload_bytes);
+        self.emit(net, ev, stream, dst, hash, payload_bytes, 0);
     }
 
-    fn emit(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, hash: u32, payload_bytes: u32) {
+    #[allow(clippy::too_many_arguments)]
+    fn emit(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, hash: u32, payload_bytes: u32, tag: u64) {
         let s = &mut self.streams[stream as usize];
         s.sent_pkts += 1;
         s.sent_bytes += payload_bytes as u64;
@@ -63,6 +72,7 @@ impl Udp {
             hash,
             frame_bytes: frame_bytes_for_ip(payload_bytes + UDP_IP_HEADER_BYTES),
             payload_bytes,
+            seq: tag,
             ts_ps: ev.now(),
             ..Default::default()
         };
@@ -74,6 +84,6 @@ impl Udp {
         let s = &mut self.streams[pkt.flow_id as usize];
         s.recv_pkts += 1;
         s.recv_bytes += pkt.payload_bytes as u64;
-        self.notes.push(Note::Datagram { app: s.app, stream: pkt.flow_id, host: pkt.dst_host, payload_bytes: pkt.payload_bytes });
+        self.notes.push(Note::Datagram { app: s.app, stream: pkt.flow_id, host: pkt.dst_host, payload_bytes: pkt.payload_bytes, tag: pkt.seq });
     }
 }

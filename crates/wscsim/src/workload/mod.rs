@@ -9,6 +9,7 @@ pub mod etc;
 pub mod flows;
 pub mod incast;
 pub mod long_lived;
+pub mod memcached;
 pub mod udp_source;
 
 use crate::engine::{EventQueue, TimePs};
@@ -35,6 +36,7 @@ pub enum App {
     FlowGen(flows::FlowGen),
     LongLived(long_lived::LongLived),
     UdpSource(udp_source::UdpSource),
+    Memcached(Box<memcached::Memcached>),
     /// An endpoint that only receives (its transport counts what arrives).
     Sink,
 }
@@ -46,6 +48,7 @@ impl App {
             App::FlowGen(a) => a.start(id, ctx),
             App::LongLived(a) => a.start(id, ctx),
             App::UdpSource(a) => a.start(id, ctx),
+            App::Memcached(a) => a.start(id, ctx),
             App::IncastServer(_) | App::Sink => {}
         }
     }
@@ -54,6 +57,7 @@ impl App {
         match self {
             App::FlowGen(a) => a.on_timer(id, ctx),
             App::UdpSource(a) => a.on_timer(id, tag, ctx),
+            App::Memcached(a) => a.on_timer(tag, ctx),
             _ => {}
         }
     }
@@ -64,6 +68,8 @@ impl App {
             (App::IncastServer(a), Note::Delivered { total, .. }) => a.on_request_bytes(total, ctx),
             (App::FlowGen(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
             (App::LongLived(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
+            (App::Memcached(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
+            (App::Memcached(a), Note::Datagram { stream, tag, .. }) => a.on_datagram(stream, tag as u32, ctx),
             _ => {}
         }
     }

@@ -1,0 +1,385 @@
+//! memcached at scale (DIABLO section 4.2): servers with a memory pool under LRU eviction,
+//! and clients that send the Facebook ETC workload, each request to a server chosen
+//! uniformly at random, over TCP (a persistent connection per client-server pair, opened on
+//! first use) or UDP (one datagram per 1,400 bytes, each way).
+//!
+//! Requests and responses are sized like memcached's text protocol: `get <key>\r\n`;
+//! `set <key> 0 0 <bytes>\r\n<value>\r\n`; `delete <key>\r\n`; a hit returns
+//! `VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n`, a miss `END\r\n`. Clients are open loop:
+//! the gap to a client's next request is an ETC inter-arrival gap times `gap_scale`.
+//!
+//! On hosts that cost time, each request costs the server `app_request` instructions, and
+//! the first request of a TCP connection also pays for accepting it: accept, fcntl and
+//! epoll_ctl in memcached 1.4.15, accept4 and epoll_ctl in 1.4.17 (one system call fewer).
+//!
+//! Simplified: keys are integers drawn uniformly from `key_space`, and each server's pool is
+//! filled before the run with keys of ETC value sizes (a warm cache), so GETs mostly hit;
+//! the pool charges the value bytes only (no slab classes or item headers); a lost UDP
+//! datagram loses its request (memcached's UDP protocol has no retransmission), which then
+//! has no latency. The client does not wait on its own CPU for the request bookkeeping.
+
+use std::collections::VecDeque;
+
+use super::etc::{Etc, Op};
+use super::Ctx;
+use crate::engine::{EventKind, StreamRng, TimePs, NEVER, PS_PER_US};
+use crate::net::NONE;
+use rand::Rng;
+
+/// Payload bytes of one memcached UDP datagram (frame header included).
+const UDP_CHUNK_BYTES: u64 = 1400;
+const UDP_FRAME_HEADER_BYTES: u64 = 8;
+
+#[derive(Clone, Debug)]
+pub struct MemcachedSpec {
+    pub servers: Vec<u32>,
+    pub clients: Vec<u32>,
+    pub requests_per_client: u32,
+    pub gap_scale: f64,
+    pub udp: bool,
+    /// memcached 1.4.17 and later accept new connections with accept4.
+    pub accept4: bool,
+    pub pool_bytes: u64,
+    pub key_space: u64,
+}
+
+/// One request as the results table reports it.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestRecord {
+    pub client: u32,
+    pub server: u32,
+    pub op: Op,
+    pub start_ps: TimePs,
+    pub end_ps: TimePs,
+    pub request_bytes: u32,
+    pub response_bytes: u32,
+    pub hit: bool,
+    /// Cumulative request bytes on the pair's connection once this request is written (TCP).
+    req_end: u64,
+    value_bytes: u32,
+    key: u64,
+    key_bytes: u16,
+    /// UDP: datagrams of the request and response, and how many have arrived.
+    req_dgrams: u16,
+    req_got: u16,
+    resp_dgrams: u16,
+    resp_got: u16,
+}
+
+/// A client-server pair's connections (TCP: two one-way connections; UDP: two streams).
+#[derive(Clone, Debug, Default)]
+struct Pair {
+    server: u32,
+    req: u32,
+    resp: u32,
+    req_end: u64,
+    resp_end: u64,
+    /// TCP: requests sent and not yet read by the server, in order.
+    unread: VecDeque<u32>,
+    /// TCP: responses on their way, with the cumulative byte count that completes each.
+    responses: VecDeque<(u32, u64)>,
+    accepted: bool,
+}
+
+/// A server's memory pool: value sizes of the keys it holds, evicted least recently used.
+struct Pool {
+    capacity_bytes: u64,
+    used_bytes: u64,
+    lru: lru::LruCache<u64, u32>,
+}
+
+impl Pool {
+    fn new(capacity_bytes: u64) -> Self {
+        Pool { capacity_bytes, used_bytes: 0, lru: lru::LruCache::unbounded() }
+    }
+
+    fn get(&mut self, key: u64) -> Option<u32> {
+        self.lru.get(&key).copied()
+    }
+
+    fn set(&mut self, key: u64, bytes: u32) {
+        if let Some(old) = self.lru.put(key, bytes) {
+            self.used_bytes -= old as u64;
+        }
+        self.used_bytes += bytes as u64;
+        while self.used_bytes > self.capacity_bytes {
+            let Some((_, b)) = self.lru.pop_lru() else { break };
+            self.used_bytes -= b as u64;
+        }
+    }
+
+    fn delete(&mut self, key: u64) -> bool {
+        match self.lru.pop(&key) {
+            Some(b) => {
+                self.used_bytes -= b as u64;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+pub struct Memcached {
+    pub spec: MemcachedSpec,
+    etc: Etc,
+    /// One random stream per client (server choice, operation, sizes, gaps).
+    rngs: Vec<StreamRng>,
+    sent: Vec<u32>,
+    pools: Vec<Pool>,
+    pairs: Vec<Pair>,
+    /// Pair index by client * servers + server (NONE until first used).
+    pair_of: Vec<u32>,
+    /// Pair index by TCP connection or UDP stream id.
+    pair_of_conn: Vec<u32>,
+    pub requests: Vec<RequestRecord>,
+    outstanding: u64,
+    issuing: u32,
+    id: u32,
+}
+
+fn slot(v: &mut Vec<u32>, i: u32) -> &mut u32 {
+    if v.len() <= i as usize {
+        v.resize(i as usize + 1, NONE);
+    }
+    &mut v[i as usize]
+}
+
+impl Memcached {
+    pub fn new(spec: MemcachedSpec, rngs: Vec<StreamRng>, mut warm_rng: StreamRng) -> Self {
+        let etc = Etc::builtin();
+        let mut pools: Vec<Pool> = spec.servers.iter().map(|_| Pool::new(spec.pool_bytes)).collect();
+        // A warm cache: each server holds keys of its share of the key space until full.
+        let n = spec.servers.len() as u64;
+        for (s, pool) in pools.iter_mut().enumerate() {
+            let mut key = s as u64;
+            while key < spec.key_space && pool.used_bytes < pool.capacity_bytes {
+                pool.set(key, etc.value_bytes(&mut warm_rng));
+                key += n;
+            }
+        }
+        let (nc, ns) = (spec.clients.len(), spec.servers.len());
+        Memcached { etc, rngs, sent: vec![0; nc], pools, pairs: Vec::new(), pair_of: vec![NONE; nc * ns], pair_of_conn: Vec::new(), requests: Vec::new(), outstanding: 0, issuing: nc as u32, spec, id: 0 }
+    }
+
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+        self.id = id;
+        *ctx.active += 1;
+        for c in 0..self.spec.clients.len() as u32 {
+            let first = self.gap_ps(c);
+            ctx.ev.schedule(first, EventKind::App { app: id, tag: c });
+        }
+    }
+
+    fn gap_ps(&mut self, c: u32) -> TimePs {
+        let g = self.etc.gap_us(&mut self.rngs[c as usize]) * self.spec.gap_scale;
+        ((g * PS_PER_US as f64) as TimePs).max(1)
+    }
+
+    /// The pair of client `c` and server `s`, opening its connections on first use.
+    fn pair(&mut self, c: u32, s: u32, ctx: &mut Ctx) -> u32 {
+        let idx = (c as usize) * self.spec.servers.len() + s as usize;
+        if self.pair_of[idx] != NONE {
+            return self.pair_of[idx];
+        }
+        let (ch, sh) = (self.spec.clients[c as usize], self.spec.servers[s as usize]);
+        let (req, resp) = if self.spec.udp {
+            (ctx.udp.open(ch, sh, self.id), ctx.udp.open(sh, ch, self.id))
+        } else {
+            (ctx.tcp.open(ch, sh, self.id, self.id), ctx.tcp.open(sh, ch, self.id, self.id))
+        };
+        let p = self.pairs.len() as u32;
+        self.pairs.push(Pair { server: s, req, resp, ..Default::default() });
+        *slot(&mut self.pair_of_conn, req) = p;
+        *slot(&mut self.pair_of_conn, resp) = p;
+        self.pair_of[idx] = p;
+        p
+    }
+
+    /// Client `c`'s next request.
+    pub fn on_timer(&mut self, c: u32, ctx: &mut Ctx) {
+        let now = ctx.ev.now();
+        let rng = &mut self.rngs[c as usize];
+        let s = rng.random_range(0..self.spec.servers.len() as u32);
+        let op = self.etc.op(rng);
+        let key_bytes = self.etc.key_bytes(rng);
+        let key = rng.random_range(0..self.spec.key_space);
+        let value_bytes = if op == Op::Set { self.etc.value_bytes(rng) } else { 0 };
+        let request_bytes = match op {
+            Op::Get => key_bytes + 6,
+            Op::Set => key_bytes + value_bytes + 13 + digits(value_bytes) + 2,
+            Op::Delete => key_bytes + 9,
+        };
+        let p = self.pair(c, s, ctx);
+        let rec = self.requests.len() as u32;
+        let pair = &mut self.pairs[p as usize];
+        pair.req_end += request_bytes as u64;
+        let mut r = RequestRecord { client: self.spec.clients[c as usize], server: self.spec.servers[s as usize], op, start_ps: now, end_ps: NEVER, request_bytes, response_bytes: 0, hit: false, req_end: pair.req_end, value_bytes, key, key_bytes: key_bytes as u16, req_dgrams: 0, req_got: 0, resp_dgrams: 0, resp_got: 0 };
+        if self.spec.udp {
+            r.req_dgrams = send_datagrams(ctx, pair.req, request_bytes as u64, rec);
+        } else {
+            pair.unread.push_back(rec);
+            ctx.tcp.write(ctx.net, ctx.ev, pair.req, request_bytes as u64);
+        }
+        self.requests.push(r);
+        self.outstanding += 1;
+        self.sent[c as usize] += 1;
+        if self.sent[c as usize] < self.spec.requests_per_client {
+            let next = now + self.gap_ps(c);
+            ctx.ev.schedule(next, EventKind::App { app: self.id, tag: c });
+        } else {
+            self.issuing -= 1;
+            self.maybe_done(ctx);
+        }
+    }
+
+    fn maybe_done(&mut self, ctx: &mut Ctx) {
+        if self.issuing == 0 && self.outstanding == 0 {
+            *ctx.active -= 1;
+            self.issuing = u32::MAX; // count down once
+        }
+    }
+
+    /// The server of pair `p` has read request `rec` whole: do it and answer.
+    fn serve(&mut self, p: u32, rec: u32, ctx: &mut Ctx) {
+        let pair = &mut self.pairs[p as usize];
+        let host = self.spec.servers[pair.server as usize];
+        if ctx.net.hosts.costed {
+            let h = &mut ctx.net.hosts;
+            let core = h.core_of(pair.resp);
+            let mut cost = h.app_request_ps;
+            if !self.spec.udp && !pair.accepted {
+                // accept4 + epoll_ctl (1.4.17), or accept + fcntl + epoll_ctl (1.4.15).
+                let calls = if self.spec.accept4 { 2 } else { 3 };
+                cost += calls * h.syscall_ps;
+                h.state[host as usize].syscalls += calls * u64::from(h.syscall_ps > 0);
+            }
+            h.charge(host, core, ctx.ev.now(), cost);
+        }
+        pair.accepted = true;
+        let r = &mut self.requests[rec as usize];
+        let pool = &mut self.pools[pair.server as usize];
+        let response = match r.op {
+            Op::Get => match pool.get(r.key) {
+                Some(v) => {
+                    r.hit = true;
+                    // VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n
+                    r.key_bytes as u32 + v + 6 + 3 + digits(v) + 2 + 2 + 5
+                }
+                None => 5,
+            },
+            Op::Set => {
+                pool.set(r.key, r.value_bytes);
+                8
+            }
+            Op::Delete => {
+                r.hit = pool.delete(r.key);
+                if r.hit {
+                    9
+                } else {
+                    11
+                }
+            }
+        };
+        r.response_bytes = response;
+        if self.spec.udp {
+            r.resp_dgrams = send_datagrams(ctx, pair.resp, response as u64, rec);
+        } else {
+            pair.resp_end += response as u64;
+            pair.responses.push_back((rec, pair.resp_end));
+            ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, pair.req);
+            ctx.tcp.write(ctx.net, ctx.ev, pair.resp, response as u64);
+        }
+    }
+
+    fn complete(&mut self, rec: u32, ctx: &mut Ctx) {
+        self.requests[rec as usize].end_ps = ctx.ev.now();
+        self.outstanding -= 1;
+        self.maybe_done(ctx);
+    }
+
+    /// TCP bytes arrived in order on connection `conn` (a request or a response stream).
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+        let p = self.pair_of_conn[conn as usize];
+        if conn == self.pairs[p as usize].req {
+            while let Some(&rec) = self.pairs[p as usize].unread.front() {
+                if self.requests[rec as usize].req_end > total {
+                    break;
+                }
+                self.pairs[p as usize].unread.pop_front();
+                self.serve(p, rec, ctx);
+            }
+        } else {
+            while let Some(&(rec, end)) = self.pairs[p as usize].responses.front() {
+                if end > total {
+                    break;
+                }
+                self.pairs[p as usize].responses.pop_front();
+                self.complete(rec, ctx);
+            }
+        }
+    }
+
+    /// A UDP datagram of request or response `rec` arrived on stream `stream`.
+    pub fn on_datagram(&mut self, stream: u32, rec: u32, ctx: &mut Ctx) {
+        let p = self.pair_of_conn[stream as usize];
+        let r = &mut self.requests[rec as usize];
+        if stream == self.pairs[p as usize].req {
+            r.req_got += 1;
+            if r.req_got == r.req_dgrams {
+                self.serve(p, rec, ctx);
+            }
+        } else {
+            r.resp_got += 1;
+            if r.resp_got == r.resp_dgrams {
+                self.complete(rec, ctx);
+            }
+        }
+    }
+}
+
+/// Sends `bytes` of memcached UDP payload as datagrams of at most 1,400 bytes (each with
+/// the 8-byte frame header), tagged with the request; returns how many.
+fn send_datagrams(ctx: &mut Ctx, stream: u32, bytes: u64, rec: u32) -> u16 {
+    let n = bytes.div_ceil(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES).max(1);
+    let mut left = bytes;
+    for _ in 0..n {
+        let chunk = left.min(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES);
+        left -= chunk;
+        ctx.udp.send_tagged(ctx.net, ctx.ev, stream, (chunk + UDP_FRAME_HEADER_BYTES) as u32, rec as u64);
+    }
+    n.min(u16::MAX as u64) as u16
+}
+
+fn digits(v: u32) -> u32 {
+    v.checked_ilog10().unwrap_or(0) + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_evicts_least_recently_used_by_bytes() {
+        let mut p = Pool::new(100);
+        p.set(1, 40);
+        p.set(2, 40);
+        assert_eq!(p.get(1), Some(40)); // 1 is now the most recent
+        p.set(3, 40); // 120 > 100: evict 2
+        assert_eq!(p.get(2), None);
+        assert_eq!(p.get(1), Some(40));
+        assert_eq!(p.used_bytes, 80);
+        p.set(1, 10); // replace: 50 bytes
+        assert_eq!(p.used_bytes, 50);
+        assert!(p.delete(3));
+        assert!(!p.delete(3));
+        assert_eq!(p.used_bytes, 10);
+    }
+
+    #[test]
+    fn text_protocol_sizes() {
+        assert_eq!(digits(0), 1);
+        assert_eq!(digits(9), 1);
+        assert_eq!(digits(10), 2);
+        assert_eq!(digits(1_048_576), 7);
+    }
+}
