@@ -56,6 +56,9 @@ CASES = [
     ("unknown io model", BASE + '[host]\nio_model = "io_uring"\n', "host.io_model"),
     ("zero cores", BASE + '[host]\ncores = 0\n', "host.cores"),
     ("unknown host cost", BASE + '[host]\ncosts = { page_fault = 3 }\n', "page_fault"),
+    ("more memcached servers than hosts", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nserver_count = 4'), "workload.server_count"),
+    ("unknown memcached version", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nversion = "2.0"'), "workload.version"),
+    ("zero memcached gap scale", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\ngap_scale = 0'), "workload.gap_scale"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
 ]
 

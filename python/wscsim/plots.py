@@ -150,8 +150,20 @@ def plot_priority_tradeoff(flows: pd.DataFrame, path: Path) -> bool:
     return True
 
 
+def _memcached_plots(requests: pd.DataFrame, folder: Path, made: list[str]) -> None:
+    from . import memcached
+
+    if requests is None or requests.empty:
+        return
+    if memcached.plot_tail(requests, folder / "latency_tail.png"):
+        made.append("latency_tail.png")
+    if memcached.plot_pmf(requests, folder / "latency_pmf.png"):
+        made.append("latency_pmf.png")
+
+
 def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
     made = []
+    _memcached_plots(frames.get("requests"), folder, made)
     if plot_incast_iterations(frames.get("incast", pd.DataFrame()), folder / "incast_goodput.png"):
         made.append("incast_goodput.png")
     if "flows" in frames and plot_slowdown(frames["flows"], folder / "fct_slowdown.png"):
@@ -170,6 +182,7 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
         made.append("fct_slowdown.png")
     if "queues" in tables and plot_queue_cdf(tables["queues"], folder / "queue_cdf.png", by=swept[0] if len(swept) == 1 else None):
         made.append("queue_cdf.png")
+    _memcached_plots(tables.get("requests"), folder, made)
     flows = tables.get("flows", pd.DataFrame())
     if "case" in swept and "load" in swept and plot_fct_by_load(flows, folder / "fct_by_load.png"):
         made.append("fct_by_load.png")

@@ -20,8 +20,12 @@ from .runner import simulate
 from .scenario import expand
 
 
-def _column_name(path: str) -> str:
-    return path.split(".")[-1]
+def _column_names(paths: list[str], table_columns: set[str]) -> dict[str, str]:
+    """Swept parameter -> result column: its last key ("transport.rto_min" -> "rto_min"),
+    or the whole path with underscores when that would clash with a table's own column or
+    another swept parameter ("transport.kind" -> "transport_kind", as tables have `kind`)."""
+    last = [p.split(".")[-1] for p in paths]
+    return {p: (s if s not in table_columns and last.count(s) == 1 else p.replace(".", "_")) for p, s in zip(paths, last)}
 
 
 def _ignore_sigint():
@@ -81,8 +85,10 @@ def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, pr
             bar.stop()
     combined: dict[str, list[pd.DataFrame]] = {}
     point_rows = []
+    table_columns = {c for _, frames in results for df in frames.values() for c in df.columns} | {"point"}
+    names = _column_names([p for p, _ in axes], table_columns)
     for i, ((sc, params), (summary, frames)) in enumerate(zip(points, results)):
-        row = {"point": i, **{_column_name(k): v for k, v in params.items()}}
+        row = {"point": i, **{names[k]: v for k, v in params.items()}}
         row.update({f"headline_{k}": v for k, v in summary["headline"].items()})
         row["invariants_ok"] = summary["invariants"]["ok"]
         point_rows.append(row)
@@ -90,7 +96,7 @@ def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, pr
             df = df.copy()
             df.insert(0, "point", i)
             for k, v in reversed(list(params.items())):
-                df.insert(1, _column_name(k), [v] * len(df))
+                df.insert(1, names[k], [v] * len(df))
             combined.setdefault(name, []).append(df)
     tables = {name: pd.concat(dfs, ignore_index=True) for name, dfs in combined.items()}
     tables["points"] = pd.DataFrame(point_rows)
@@ -105,7 +111,7 @@ def run_sweep(base: dict, axes, out: Path | None, workers: int | None = None, pr
         "invariants": {"ok": all(s["invariants"]["ok"] for s, _ in results)},
         "headline": {},
     }
-    swept = [_column_name(p) for p, _ in axes]
+    swept = [names[p] for p, _ in axes]
 
     def fill(tables, summary, folder):
         plots.for_sweep(tables, summary, swept, folder)

@@ -12,8 +12,9 @@
 //! the first request of a TCP connection also pays for accepting it: accept, fcntl and
 //! epoll_ctl in memcached 1.4.15, accept4 and epoll_ctl in 1.4.17 (one system call fewer).
 //!
-//! Simplified: keys are integers drawn uniformly from `key_space`, and each server's pool is
-//! filled before the run with keys of ETC value sizes (a warm cache), so GETs mostly hit;
+//! Simplified: keys are integers drawn uniformly from `key_space` and live on server
+//! key mod servers; each server's pool is filled before the run with its keys at ETC value
+//! sizes (a warm cache) as far as it holds them, so GETs mostly hit;
 //! the pool charges the value bytes only (no slab classes or item headers); a lost UDP
 //! datagram loses its request (memcached's UDP protocol has no retransmission), which then
 //! has no latency. The client does not wait on its own CPU for the request bookkeeping.
@@ -199,10 +200,12 @@ impl Memcached {
     pub fn on_timer(&mut self, c: u32, ctx: &mut Ctx) {
         let now = ctx.ev.now();
         let rng = &mut self.rngs[c as usize];
-        let s = rng.random_range(0..self.spec.servers.len() as u32);
+        // The key picks its server (key mod servers), as a client library's hashing does; a
+        // uniform key makes the server uniform too.
+        let key = rng.random_range(0..self.spec.key_space);
+        let s = (key % self.spec.servers.len() as u64) as u32;
         let op = self.etc.op(rng);
         let key_bytes = self.etc.key_bytes(rng);
-        let key = rng.random_range(0..self.spec.key_space);
         let value_bytes = if op == Op::Set { self.etc.value_bytes(rng) } else { 0 };
         let request_bytes = match op {
             Op::Get => key_bytes + 6,

@@ -1,0 +1,74 @@
+"""memcached at scale (DIABLO section 4.2), reduced: requests complete and are classified
+by the switches they cross, latency tails grow with the array, memcached 1.4.15 makes
+more system calls than 1.4.17, and runs are deterministic."""
+
+import numpy as np
+
+from wscsim.scenario import load
+
+from conftest import run
+
+
+def memcached(racks: int, proto: str = "udp", requests: int = 150, **workload) -> dict:
+    sc = load("diablo_memcached")
+    del sc["sweep"]
+    sc["topology"]["racks"] = racks
+    sc["transport"]["kind"] = proto
+    sc["workload"].update({"requests_per_client": requests, **workload})
+    return sc
+
+
+def test_requests_complete_and_are_classified_by_hops():
+    res = run(memcached(2, "tcp"))
+    q = res.requests
+    hosts = 2 * 31
+    servers = round(hosts * 128 / 1984)
+    assert len(q) == (hosts - servers) * 150
+    assert q["latency_us"].notna().all() and (q["latency_us"] > 0).all()
+    # Two racks under one array switch: requests stay in the rack or cross the array switch.
+    assert set(q["hops_class"]) == {"local", "same_array"}
+    assert set(q.loc[q["hops_class"] == "local", "switches"]) == {1}
+    assert set(q.loc[q["hops_class"] == "same_array", "switches"]) == {3}
+    # Servers are spread evenly, clients pick them uniformly: the same-rack share is close
+    # to the share of servers in the client's rack (1 in 2 racks for 2 racks).
+    local = (q["hops_class"] == "local").mean()
+    assert 0.4 < local < 0.6, local
+    # ETC mix: about 97% GETs, and a warm cache makes them hit.
+    gets = q[q["kind"] == "get"]
+    assert abs(len(gets) / len(q) - 0.9677) < 0.02
+    assert gets["hit"].mean() > 0.99
+    assert res.headline["requests_completed"] == len(q)
+
+
+def test_tail_latency_grows_from_one_array_to_three():
+    small = run(memcached(4)).requests["latency_us"].dropna()
+    large = run(memcached(48, requests=40)).requests["latency_us"].dropna()
+    # More switches on most paths (the datacenter switch), more queueing at shared uplinks.
+    assert np.percentile(large, 99) > 1.2 * np.percentile(small, 99), (np.percentile(small, 99), np.percentile(large, 99))
+    assert np.median(large) > np.median(small)
+
+
+def test_memcached_1_4_15_makes_one_more_system_call_per_connection():
+    old = run(memcached(2, "tcp", version="1.4.15"))
+    new = run(memcached(2, "tcp", version="1.4.17"))
+    servers = set(old.requests["server"])
+    calls = lambda r: r.hosts[r.hosts["host"].isin(servers)]["syscalls"].sum()  # noqa: E731
+    pairs = len(new.requests[["client", "server"]].drop_duplicates())
+    assert calls(old) - calls(new) >= 0.9 * pairs, (calls(old), calls(new), pairs)
+
+
+def test_memcached_runs_are_deterministic():
+    sc = memcached(2, "udp", requests=50)
+    a, b = run(sc), run(sc)
+    assert a.requests.equals(b.requests)
+
+
+def test_sweeping_the_protocol_names_its_column_without_clashing():
+    # Tables have their own `kind` column; the swept transport.kind becomes transport_kind.
+    sc = memcached(2, requests=30)
+    sc["sweep"] = {"transport.kind": ["tcp", "udp"]}
+    res = run(sc)
+    q = res.requests
+    assert set(q["transport_kind"]) == {"tcp", "udp"}
+    assert set(q["kind"]) <= {"get", "set", "delete"}
+    assert set(res.links["transport_kind"]) == {"tcp", "udp"}
