@@ -85,3 +85,21 @@ def test_newer_kernel_roughly_halves_mean_latency():
 
     old, new = mean("linux_2_6_39"), mean("linux_3_5")
     assert 0.35 * old < new < 0.65 * old, (old, new)
+
+
+def test_lost_udp_requests_have_no_latency_and_do_not_block_later_ones():
+    # Tiny buffers and a heavy load: datagrams are dropped, their requests are lost, and
+    # later requests between the same pair still complete.
+    sc = memcached(2, "udp", requests=100, gap_scale=2.0)
+    sc["switch"]["buffer_per_port"] = "1600B"
+    res = run(sc)
+    q = res.requests
+    lost = q["latency_us"].isna()
+    assert res.headline["drops"] > 0 and lost.any(), res.headline
+    assert res.headline["requests_completed"] == (~lost).sum()
+    # For a pair with a lost request, some later request of that pair completed.
+    q = q.reset_index(drop=True)
+    first_lost = q[lost].iloc[0]
+    same = q[(q["client"] == first_lost["client"]) & (q["server"] == first_lost["server"])]
+    later = same[same["start_us"] > first_lost["start_us"]]
+    assert later["latency_us"].notna().any()

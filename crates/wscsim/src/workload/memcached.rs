@@ -55,16 +55,30 @@ pub struct RequestRecord {
     pub request_bytes: u32,
     pub response_bytes: u32,
     pub hit: bool,
-    /// Cumulative request bytes on the pair's connection once this request is written (TCP).
-    req_end: u64,
-    value_bytes: u32,
+}
+
+/// A request on its way to or waiting at the server: what the server needs to do it.
+/// (Kept per pair while in flight, so the per-request record stays small.)
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    rec: u32,
+    /// TCP: cumulative request bytes on the connection once this request is in.
+    /// UDP: datagrams it was sent in.
+    end: u64,
+    /// UDP: datagrams arrived so far.
+    got: u16,
     key: u64,
+    value_bytes: u32,
     key_bytes: u16,
-    /// UDP: datagrams of the request and response, and how many have arrived.
-    req_dgrams: u16,
-    req_got: u16,
-    resp_dgrams: u16,
-    resp_got: u16,
+}
+
+/// A response on its way to the client.
+#[derive(Clone, Copy, Debug)]
+struct Response {
+    rec: u32,
+    /// TCP: cumulative response bytes that complete it; UDP: its datagrams.
+    end: u64,
+    got: u16,
 }
 
 /// A client-server pair's connections (TCP: two one-way connections; UDP: two streams).
@@ -75,10 +89,11 @@ struct Pair {
     resp: u32,
     req_end: u64,
     resp_end: u64,
-    /// TCP: requests sent and not yet read by the server, in order.
-    unread: VecDeque<u32>,
-    /// TCP: responses on their way, with the cumulative byte count that completes each.
-    responses: VecDeque<(u32, u64)>,
+    /// Requests sent and not yet done by the server, in order. Within a pair nothing is
+    /// reordered, so under UDP a request whose successor's datagram arrives first was lost.
+    unread: VecDeque<Pending>,
+    /// Responses on their way, in order.
+    responses: VecDeque<Response>,
     accepted: bool,
 }
 
@@ -215,15 +230,18 @@ impl Memcached {
         let p = self.pair(c, s, ctx);
         let rec = self.requests.len() as u32;
         let pair = &mut self.pairs[p as usize];
-        pair.req_end += request_bytes as u64;
-        let mut r = RequestRecord { client: self.spec.clients[c as usize], server: self.spec.servers[s as usize], op, start_ps: now, end_ps: NEVER, request_bytes, response_bytes: 0, hit: false, req_end: pair.req_end, value_bytes, key, key_bytes: key_bytes as u16, req_dgrams: 0, req_got: 0, resp_dgrams: 0, resp_got: 0 };
+        let r = RequestRecord { client: self.spec.clients[c as usize], server: self.spec.servers[s as usize], op, start_ps: now, end_ps: NEVER, request_bytes, response_bytes: 0, hit: false };
+        self.requests.push(r);
+        let mut pending = Pending { rec, end: 0, got: 0, key, value_bytes, key_bytes: key_bytes as u16 };
         if self.spec.udp {
-            r.req_dgrams = send_datagrams(ctx, pair.req, request_bytes as u64, rec);
+            pending.end = send_datagrams(ctx, pair.req, request_bytes as u64, rec) as u64;
+            pair.unread.push_back(pending);
         } else {
-            pair.unread.push_back(rec);
+            pair.req_end += request_bytes as u64;
+            pending.end = pair.req_end;
+            pair.unread.push_back(pending);
             ctx.tcp.write(ctx.net, ctx.ev, pair.req, request_bytes as u64);
         }
-        self.requests.push(r);
         self.outstanding += 1;
         self.sent[c as usize] += 1;
         if self.sent[c as usize] < self.spec.requests_per_client {
@@ -242,8 +260,9 @@ impl Memcached {
         }
     }
 
-    /// The server of pair `p` has read request `rec` whole: do it and answer.
-    fn serve(&mut self, p: u32, rec: u32, ctx: &mut Ctx) {
+    /// The server of pair `p` has read request `q` whole: do it and answer.
+    fn serve(&mut self, p: u32, q: Pending, ctx: &mut Ctx) {
+        let rec = q.rec;
         let pair = &mut self.pairs[p as usize];
         let host = self.spec.servers[pair.server as usize];
         if ctx.net.hosts.costed {
@@ -262,20 +281,20 @@ impl Memcached {
         let r = &mut self.requests[rec as usize];
         let pool = &mut self.pools[pair.server as usize];
         let response = match r.op {
-            Op::Get => match pool.get(r.key) {
+            Op::Get => match pool.get(q.key) {
                 Some(v) => {
                     r.hit = true;
                     // VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n
-                    r.key_bytes as u32 + v + 6 + 3 + digits(v) + 2 + 2 + 5
+                    q.key_bytes as u32 + v + 6 + 3 + digits(v) + 2 + 2 + 5
                 }
                 None => 5,
             },
             Op::Set => {
-                pool.set(r.key, r.value_bytes);
+                pool.set(q.key, q.value_bytes);
                 8
             }
             Op::Delete => {
-                r.hit = pool.delete(r.key);
+                r.hit = pool.delete(q.key);
                 if r.hit {
                     9
                 } else {
@@ -285,10 +304,11 @@ impl Memcached {
         };
         r.response_bytes = response;
         if self.spec.udp {
-            r.resp_dgrams = send_datagrams(ctx, pair.resp, response as u64, rec);
+            let n = send_datagrams(ctx, pair.resp, response as u64, rec);
+            pair.responses.push_back(Response { rec, end: n as u64, got: 0 });
         } else {
             pair.resp_end += response as u64;
-            pair.responses.push_back((rec, pair.resp_end));
+            pair.responses.push_back(Response { rec, end: pair.resp_end, got: 0 });
             ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, pair.req);
             ctx.tcp.write(ctx.net, ctx.ev, pair.resp, response as u64);
         }
@@ -304,20 +324,20 @@ impl Memcached {
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
         let p = self.pair_of_conn[conn as usize];
         if conn == self.pairs[p as usize].req {
-            while let Some(&rec) = self.pairs[p as usize].unread.front() {
-                if self.requests[rec as usize].req_end > total {
+            while let Some(&q) = self.pairs[p as usize].unread.front() {
+                if q.end > total {
                     break;
                 }
                 self.pairs[p as usize].unread.pop_front();
-                self.serve(p, rec, ctx);
+                self.serve(p, q, ctx);
             }
         } else {
-            while let Some(&(rec, end)) = self.pairs[p as usize].responses.front() {
-                if end > total {
+            while let Some(&r) = self.pairs[p as usize].responses.front() {
+                if r.end > total {
                     break;
                 }
                 self.pairs[p as usize].responses.pop_front();
-                self.complete(rec, ctx);
+                self.complete(r.rec, ctx);
             }
         }
     }
@@ -325,15 +345,26 @@ impl Memcached {
     /// A UDP datagram of request or response `rec` arrived on stream `stream`.
     pub fn on_datagram(&mut self, stream: u32, rec: u32, ctx: &mut Ctx) {
         let p = self.pair_of_conn[stream as usize];
-        let r = &mut self.requests[rec as usize];
-        if stream == self.pairs[p as usize].req {
-            r.req_got += 1;
-            if r.req_got == r.req_dgrams {
-                self.serve(p, rec, ctx);
+        let pair = &mut self.pairs[p as usize];
+        if stream == pair.req {
+            // Requests ahead of this one that are still incomplete lost a datagram.
+            while pair.unread.front().is_some_and(|q| q.rec != rec) {
+                pair.unread.pop_front();
+            }
+            let Some(q) = pair.unread.front_mut() else { return };
+            q.got += 1;
+            if q.got as u64 == q.end {
+                let q = pair.unread.pop_front().expect("just seen");
+                self.serve(p, q, ctx);
             }
         } else {
-            r.resp_got += 1;
-            if r.resp_got == r.resp_dgrams {
+            while pair.responses.front().is_some_and(|r| r.rec != rec) {
+                pair.responses.pop_front();
+            }
+            let Some(r) = pair.responses.front_mut() else { return };
+            r.got += 1;
+            if r.got as u64 == r.end {
+                pair.responses.pop_front();
                 self.complete(rec, ctx);
             }
         }
