@@ -41,8 +41,35 @@ struct AppThreads {
     stream_busy_until: Vec<TimePs>,
     host_busy_until: Vec<TimePs>,
     conn_delivered: Vec<u64>,
-    held: Vec<Note>,
+    held: Vec<Held>,
     free_slots: Vec<u32>,
+}
+
+/// An application thread: per connection or stream (pthread), or per host (epoll).
+#[derive(Clone, Copy)]
+enum ThreadId {
+    Conn(u32),
+    Stream(u32),
+    Host(u32),
+}
+
+/// A delivery waiting for its thread, with where that thread runs.
+#[derive(Clone, Copy)]
+struct Held {
+    note: Note,
+    host: u32,
+    core: u32,
+    thread: ThreadId,
+}
+
+impl AppThreads {
+    fn busy_until(&mut self, t: ThreadId) -> &mut TimePs {
+        match t {
+            ThreadId::Conn(i) => slot_of(&mut self.conn_busy_until, i),
+            ThreadId::Stream(i) => slot_of(&mut self.stream_busy_until, i),
+            ThreadId::Host(i) => slot_of(&mut self.host_busy_until, i),
+        }
+    }
 }
 
 fn slot_of(v: &mut Vec<TimePs>, i: u32) -> &mut TimePs {
@@ -240,9 +267,15 @@ impl Sim {
                 self.deliver_packet(pkt);
             }
             EventKind::AppNote { slot } => {
-                let n = self.threads.held[slot as usize];
+                let h = self.threads.held[slot as usize];
                 self.threads.free_slots.push(slot);
-                self.deliver_note(n);
+                self.deliver_note(h.note);
+                // The thread stays busy with what the application did in response (request
+                // work, send calls, transmit paths on its core): a delivery arriving before
+                // that ends needs no wake-up.
+                let free = self.net.hosts.state[h.host as usize].core_free_ps[h.core as usize];
+                let busy = self.threads.busy_until(h.thread);
+                *busy = (*busy).max(free);
                 self.dispatch_notes();
             }
             EventKind::TcpTimer { conn, which } => {
@@ -309,20 +342,27 @@ impl Sim {
         let hosts = &self.net.hosts;
         let epoll = hosts.spec.io_model == crate::host::IoModel::Epoll;
         let t = &mut self.threads;
-        let (host, thread_key, bytes, busy) = match n {
+        let (host, thread, thread_key, bytes) = match n {
             Note::Delivered { conn, total, .. } => {
                 let host = self.tcp.receivers[conn as usize].host;
                 let seen = slot_of(&mut t.conn_delivered, conn);
                 let bytes = total - *seen;
                 *seen = total;
-                let busy = if epoll { slot_of(&mut t.host_busy_until, host) } else { slot_of(&mut t.conn_busy_until, conn) };
-                (host, if epoll { host } else { conn }, bytes, busy)
+                if epoll {
+                    (host, ThreadId::Host(host), host, bytes)
+                } else {
+                    (host, ThreadId::Conn(conn), conn, bytes)
+                }
             }
             Note::Datagram { stream, host, payload_bytes, .. } => {
-                let busy = if epoll { slot_of(&mut t.host_busy_until, host) } else { slot_of(&mut t.stream_busy_until, stream) };
-                (host, if epoll { host } else { stream }, payload_bytes as u64, busy)
+                if epoll {
+                    (host, ThreadId::Host(host), host, payload_bytes as u64)
+                } else {
+                    (host, ThreadId::Stream(stream), stream, payload_bytes as u64)
+                }
             }
         };
+        let busy = t.busy_until(thread);
         let mut cost = hosts.syscall_ps + hosts.copy_ps(bytes);
         let woke = now >= *busy;
         if woke {
@@ -336,13 +376,14 @@ impl Sim {
         // Stacks that poll (no system call or wake-up cost) make none.
         st.syscalls += u64::from(hosts_syscall_ps > 0) * (1 + u64::from(woke && epoll));
         st.wakeups += u64::from(woke && hosts_wakeup_ps > 0);
+        let held = Held { note: n, host, core: core as u32, thread };
         let slot = match t.free_slots.pop() {
             Some(s) => {
-                t.held[s as usize] = n;
+                t.held[s as usize] = held;
                 s
             }
             None => {
-                t.held.push(n);
+                t.held.push(held);
                 t.held.len() as u32 - 1
             }
         };

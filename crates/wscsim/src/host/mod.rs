@@ -172,12 +172,13 @@ impl Hosts {
         self.charge(host, core, now, cost)
     }
 
-    /// Fraction of the run each host's CPU was busy (all cores together, so at most 1).
+    /// Fraction of the run each host's CPU was busy (all cores together). Work charged
+    /// but still queued past the end of the run (a transmit backlog) is cut off at 1.
     pub fn utilisation(&self, host: u32, elapsed_ps: TimePs) -> f64 {
         if !self.costed || elapsed_ps == 0 {
             return 0.0;
         }
-        self.state[host as usize].busy_ps as f64 / (elapsed_ps as f64 * self.spec.cores as f64)
+        (self.state[host as usize].busy_ps as f64 / (elapsed_ps as f64 * self.spec.cores as f64)).min(1.0)
     }
 }
 

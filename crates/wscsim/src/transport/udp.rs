@@ -60,6 +60,11 @@ impl Udp {
     #[allow(clippy::too_many_arguments)]
     fn emit(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, hash: u32, payload_bytes: u32, tag: u64) {
         let s = &mut self.streams[stream as usize];
+        if net.hosts.costed {
+            // One sendmsg per datagram; the copy is charged on the transmit path.
+            let core = net.hosts.core_of(hash);
+            net.hosts.syscall(s.src, core, ev.now(), 0);
+        }
         s.sent_pkts += 1;
         s.sent_bytes += payload_bytes as u64;
         let pkt = Packet {

@@ -168,8 +168,12 @@ impl Memcached {
         let n = spec.servers.len() as u64;
         for (s, pool) in pools.iter_mut().enumerate() {
             let mut key = s as u64;
-            while key < spec.key_space && pool.used_bytes < pool.capacity_bytes {
-                pool.set(key, etc.value_bytes(&mut warm_rng));
+            while key < spec.key_space {
+                let v = etc.value_bytes(&mut warm_rng);
+                if pool.used_bytes + v as u64 > pool.capacity_bytes {
+                    break;
+                }
+                pool.set(key, v);
                 key += n;
             }
         }
@@ -224,7 +228,7 @@ impl Memcached {
         let value_bytes = if op == Op::Set { self.etc.value_bytes(rng) } else { 0 };
         let request_bytes = match op {
             Op::Get => key_bytes + 6,
-            Op::Set => key_bytes + value_bytes + 13 + digits(value_bytes) + 2,
+            Op::Set => key_bytes + value_bytes + digits(value_bytes) + 13,
             Op::Delete => key_bytes + 9,
         };
         let p = self.pair(c, s, ctx);
@@ -314,6 +318,14 @@ impl Memcached {
         }
     }
 
+    /// `n` requests were lost (UDP): they will not complete, so they are no longer awaited.
+    fn forget(&mut self, n: u64, ctx: &mut Ctx) {
+        if n > 0 {
+            self.outstanding -= n;
+            self.maybe_done(ctx);
+        }
+    }
+
     fn complete(&mut self, rec: u32, ctx: &mut Ctx) {
         self.requests[rec as usize].end_ps = ctx.ev.now();
         self.outstanding -= 1;
@@ -348,9 +360,13 @@ impl Memcached {
         let pair = &mut self.pairs[p as usize];
         if stream == pair.req {
             // Requests ahead of this one that are still incomplete lost a datagram.
+            let mut lost = 0;
             while pair.unread.front().is_some_and(|q| q.rec != rec) {
                 pair.unread.pop_front();
+                lost += 1;
             }
+            self.forget(lost, ctx);
+            let pair = &mut self.pairs[p as usize];
             let Some(q) = pair.unread.front_mut() else { return };
             q.got += 1;
             if q.got as u64 == q.end {
@@ -358,9 +374,13 @@ impl Memcached {
                 self.serve(p, q, ctx);
             }
         } else {
+            let mut lost = 0;
             while pair.responses.front().is_some_and(|r| r.rec != rec) {
                 pair.responses.pop_front();
+                lost += 1;
             }
+            self.forget(lost, ctx);
+            let pair = &mut self.pairs[p as usize];
             let Some(r) = pair.responses.front_mut() else { return };
             r.got += 1;
             if r.got as u64 == r.end {
