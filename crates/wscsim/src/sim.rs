@@ -269,13 +269,18 @@ impl Sim {
             EventKind::AppNote { slot } => {
                 let h = self.threads.held[slot as usize];
                 self.threads.free_slots.push(slot);
+                let core_free = |s: &Self| s.net.hosts.state[h.host as usize].core_free_ps[h.core as usize];
+                let before = core_free(self);
                 self.deliver_note(h.note);
-                // The thread stays busy with what the application did in response (request
-                // work, send calls, transmit paths on its core): a delivery arriving before
-                // that ends needs no wake-up.
-                let free = self.net.hosts.state[h.host as usize].core_free_ps[h.core as usize];
-                let busy = self.threads.busy_until(h.thread);
-                *busy = (*busy).max(free);
+                // If the application did work in response (request work, send calls and the
+                // transmit paths they start, queued on its core after its recv), the thread
+                // runs until that ends: a delivery arriving before then needs no wake-up.
+                // Work other threads queued on the core does not keep this one awake.
+                let after = core_free(self);
+                if after > before {
+                    let busy = self.threads.busy_until(h.thread);
+                    *busy = (*busy).max(after);
+                }
                 self.dispatch_notes();
             }
             EventKind::TcpTimer { conn, which } => {
