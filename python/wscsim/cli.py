@@ -104,6 +104,7 @@ def cmd_list(args) -> int:
     print("flow-size distributions: " + ", ".join(cat["size_cdfs"]))
     print("switch schemes: " + ", ".join(cat["schemes"]))
     print("switch buffers: per_port, per_input_port, shared")
+    print("host stacks: " + ", ".join(cat["host_stacks"]) + " (docs/hosts.md); io models: pthread, epoll")
     return 0
 
 

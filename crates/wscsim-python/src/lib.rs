@@ -105,6 +105,7 @@ fn catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("diablo_presets", r::DIABLO_PRESETS.to_vec())?;
     d.set_item("schemes", r::SCHEMES.to_vec())?;
     d.set_item("size_cdfs", r::BUILTIN_CDFS.iter().map(|(n, _)| *n).collect::<Vec<_>>())?;
+    d.set_item("host_stacks", wscsim::host::presets::STACKS.to_vec())?;
     Ok(d)
 }
 
