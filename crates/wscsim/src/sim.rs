@@ -553,6 +553,21 @@ mod tests {
         assert_eq!(s.net.ports[nic].stats.drops, h.rx_ring_drops);
     }
 
+    /// memcached over TCP links each client-server pair into one bidirectional connection:
+    /// a response carries the ACK of its request, so a server sends about one packet per
+    /// request (two without piggybacking: a pure ACK, then the response).
+    #[test]
+    fn responses_carry_the_acks_of_requests() {
+        let s = run(r#"{"duration":"10s","topology":{"kind":"diablo_array","racks":2,"preset":"10g"},
+            "transport":{"kind":"tcp"},"workload":{"kind":"memcached","requests_per_client":50}}"#);
+        let reqs = s.memcached_requests();
+        assert!(reqs.iter().all(|r| r.end_ps != crate::engine::NEVER));
+        let servers: std::collections::BTreeSet<u32> = reqs.iter().map(|r| r.server).collect();
+        let server_pkts: u64 = servers.iter().map(|&h| s.net.ports[s.net.nic_port(h) as usize].stats.tx_pkts).sum();
+        let n = reqs.len() as u64;
+        assert!(server_pkts >= n && server_pkts < n + n / 5, "server packets {server_pkts} for {n} requests");
+    }
+
     #[test]
     fn incast_completes_and_conserves_packets() {
         let s = run(r#"{"duration":"5s","topology":{"kind":"single_switch","hosts":5,"link":{"rate":"1Gbps"}},

@@ -41,6 +41,10 @@ pub mod tcp_flags {
     pub const ECE: u8 = 0x40;
     /// Congestion window reduced.
     pub const CWR: u8 = 0x80;
+    /// This data segment also acknowledges the reverse connection (`ack`, `ts_echo_ps`
+    /// and ECE are its fields): wscsim connections are one-way, and two linked ones make a
+    /// bidirectional TCP connection whose ACKs ride on data.
+    pub const ACK_REVERSE: u8 = 0x01;
 }
 
 /// A packet. `repr(C)` with 64-byte alignment puts the fields every hop touches in the

@@ -163,11 +163,43 @@ pub struct Tcp {
     pub senders: Vec<Sender>,
     pub receivers: Vec<Receiver>,
     pub notes: Vec<Note>,
+    /// For connections linked into a bidirectional pair: the connection going the other
+    /// way (NONE otherwise).
+    reverse: Vec<u32>,
 }
 
 impl Tcp {
     pub fn new(params: TcpParams) -> Self {
-        Tcp { params, senders: Vec::new(), receivers: Vec::new(), notes: Vec::new() }
+        Tcp { params, senders: Vec::new(), receivers: Vec::new(), notes: Vec::new(), reverse: Vec::new() }
+    }
+
+    /// Links `a` (x to y) and `b` (y to x) into one bidirectional connection: a data
+    /// segment in one direction carries the acknowledgement the other direction owes, as
+    /// real TCP does, instead of a separate ACK.
+    pub fn link_reverse(&mut self, a: u32, b: u32) {
+        let n = self.senders.len();
+        self.reverse.resize(n, crate::net::NONE);
+        self.reverse[a as usize] = b;
+        self.reverse[b as usize] = a;
+    }
+
+    fn reverse_of(&self, conn: u32) -> u32 {
+        self.reverse.get(conn as usize).copied().unwrap_or(crate::net::NONE)
+    }
+
+    /// What receiver `conn` acknowledges now (ack point, echoed timestamp, flags), with its
+    /// pending-ACK state cleared: the ACK is on its way.
+    fn take_ack(&mut self, conn: u32) -> (u64, TimePs, u8) {
+        let variant = self.params.variant;
+        let r = &mut self.receivers[conn as usize];
+        let mut flags = tcp_flags::ACK;
+        if (variant == Variant::Dctcp && r.ce_state) || (variant != Variant::Dctcp && r.ce_pending) {
+            flags |= tcp_flags::ECE;
+        }
+        r.pending_segs = 0;
+        r.ce_pending = false;
+        r.delack_deadline = NEVER;
+        (r.rcv_nxt, r.pending_ts, flags)
     }
 
     /// Opens a connection from `src` to `dst`; data written to it is delivered to
@@ -245,8 +277,15 @@ impl Tcp {
     }
 
     fn send_segment(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, seq: u64, len: u32) {
+        // On a bidirectional connection, an in-order ACK the other direction owes rides along.
+        let rev = self.reverse_of(conn);
+        let piggy = if rev != crate::net::NONE && self.receivers[rev as usize].pending_segs > 0 && self.receivers[rev as usize].ooo.ranges().is_empty() {
+            Some(self.take_ack(rev))
+        } else {
+            None
+        };
         let s = &self.senders[conn as usize];
-        let pkt = Packet {
+        let mut pkt = Packet {
             src_host: s.host,
             dst_host: s.peer,
             src_port: s.sport,
@@ -263,6 +302,11 @@ impl Tcp {
             ts_ps: ev.now(),
             ..Default::default()
         };
+        if let Some((ack, ts_echo, flags)) = piggy {
+            pkt.ack = ack;
+            pkt.ts_echo_ps = ts_echo;
+            pkt.tcp_flags = flags | tcp_flags::ACK_REVERSE;
+        }
         let host = s.host;
         let frame = pkt.frame_bytes as u64;
         self.senders[conn as usize].nic_bytes += frame;
@@ -362,6 +406,15 @@ impl Tcp {
     /// A TCP packet reached host `host`: data goes to the receiver half, ACKs to the sender half.
     pub fn on_packet(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
         if pkt.payload_bytes > 0 {
+            if pkt.tcp_flags & tcp_flags::ACK_REVERSE != 0 {
+                // The acknowledgement first, as TCP processes a segment. Data never counts
+                // as a duplicate ACK (RFC 5681), so only new acknowledgements are taken.
+                let rev = self.reverse_of(pkt.flow_id);
+                if pkt.ack > self.senders[rev as usize].snd_una {
+                    let ack = Packet { flow_id: rev, payload_bytes: 0, sack: [0; 4], ..*pkt };
+                    self.on_ack(net, ev, &ack);
+                }
+            }
             self.on_data(net, ev, pkt);
         } else {
             self.on_ack(net, ev, pkt);
@@ -715,12 +768,9 @@ impl Tcp {
     }
 
     fn send_ack(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+        let (ack, ts_echo, flags) = self.take_ack(conn);
         let s = &self.senders[conn as usize];
-        let r = &mut self.receivers[conn as usize];
-        let mut flags = tcp_flags::ACK;
-        if (self.params.variant == Variant::Dctcp && r.ce_state) || (self.params.variant != Variant::Dctcp && r.ce_pending) {
-            flags |= tcp_flags::ECE;
-        }
+        let r = &self.receivers[conn as usize];
         let mut pkt = Packet {
             src_host: r.host,
             dst_host: r.peer,
@@ -732,9 +782,9 @@ impl Tcp {
             flow_id: conn,
             hash: five_tuple_hash(r.host, r.peer, s.dport, s.sport, Proto::Tcp),
             frame_bytes: frame_bytes_for_ip(TCP_IP_HEADER_BYTES),
-            ack: r.rcv_nxt,
+            ack,
             ts_ps: ev.now(),
-            ts_echo_ps: r.pending_ts,
+            ts_echo_ps: ts_echo,
             ..Default::default()
         };
         if self.params.sack && !r.ooo.ranges().is_empty() {
@@ -750,9 +800,6 @@ impl Tcp {
                 }
             }
         }
-        r.pending_segs = 0;
-        r.ce_pending = false;
-        r.delack_deadline = NEVER;
         let host = r.host;
         let id = net.pool.alloc(pkt);
         net.inject(ev, host, id);

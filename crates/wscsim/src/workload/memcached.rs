@@ -205,7 +205,10 @@ impl Memcached {
         let (req, resp) = if self.spec.udp {
             (ctx.udp.open(ch, sh, self.id), ctx.udp.open(sh, ch, self.id))
         } else {
-            (ctx.tcp.open(ch, sh, self.id, self.id), ctx.tcp.open(sh, ch, self.id, self.id))
+            let (req, resp) = (ctx.tcp.open(ch, sh, self.id, self.id), ctx.tcp.open(sh, ch, self.id, self.id));
+            // One bidirectional connection: responses carry the ACKs of requests.
+            ctx.tcp.link_reverse(req, resp);
+            (req, resp)
         };
         let p = self.pairs.len() as u32;
         self.pairs.push(Pair { server: s, req, resp, ..Default::default() });
@@ -313,7 +316,6 @@ impl Memcached {
         } else {
             pair.resp_end += response as u64;
             pair.responses.push_back(Response { rec, end: pair.resp_end, got: 0 });
-            ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, pair.req);
             ctx.tcp.write(ctx.net, ctx.ev, pair.resp, response as u64);
         }
     }
