@@ -374,13 +374,12 @@ impl Sim {
             cost += hosts.wakeup_ps + if epoll { hosts.syscall_ps } else { 0 };
         }
         let core = hosts.core_of(thread_key);
-        let (hosts_syscall_ps, hosts_wakeup_ps) = (hosts.syscall_ps, hosts.wakeup_ps);
+        let counts_wakeup = woke && hosts.wakeup_ps > 0;
         let done = self.net.hosts.charge(host, core, now, cost);
         *busy = done;
-        let st = &mut self.net.hosts.state[host as usize];
-        // Stacks that poll (no system call or wake-up cost) make none.
-        st.syscalls += u64::from(hosts_syscall_ps > 0) * (1 + u64::from(woke && epoll));
-        st.wakeups += u64::from(woke && hosts_wakeup_ps > 0);
+        self.net.hosts.count_syscalls(host, 1 + u64::from(woke && epoll));
+        // Stacks that poll (no wake-up cost) are never woken.
+        self.net.hosts.state[host as usize].wakeups += u64::from(counts_wakeup);
         let held = Held { note: n, host, core: core as u32, thread };
         let slot = match t.free_slots.pop() {
             Some(s) => {

@@ -167,9 +167,17 @@ impl Hosts {
 
     /// A system call (plus a copy of `bytes`) by a thread on `core`; returns when it ends.
     pub fn syscall(&mut self, host: u32, core: usize, now: TimePs, bytes: u64) -> TimePs {
-        self.state[host as usize].syscalls += u64::from(self.syscall_ps > 0);
+        self.count_syscalls(host, 1);
         let cost = self.syscall_ps + self.copy_ps(bytes);
         self.charge(host, core, now, cost)
+    }
+
+    /// Counts `n` system calls made by `host` (whose time the caller charged). A stack whose
+    /// system calls cost nothing (polling, user space) makes none.
+    pub fn count_syscalls(&mut self, host: u32, n: u64) {
+        if self.syscall_ps > 0 {
+            self.state[host as usize].syscalls += n;
+        }
     }
 
     /// Fraction of the run each host's CPU was busy (all cores together). Work charged

@@ -235,12 +235,9 @@ impl Network {
         st.rx_in_ring += 1;
         if now < st.polling_until_ps {
             // NAPI: the poll loop is still running and picks the packet up.
-            let core = self.hosts.core_of(self.pool.get(pkt).hash);
-            let done = self.hosts.charge(host, core, now, self.hosts.rx_packet_ps);
+            let done = self.host_receive(ev, host, pkt, now);
             let st = &mut self.hosts.state[host as usize];
             st.polling_until_ps = st.polling_until_ps.max(done);
-            st.rx_packets += 1;
-            ev.schedule(done, EventKind::HostRxDone { pkt });
             return;
         }
         st.rx_waiting.push(pkt);
@@ -265,18 +262,24 @@ impl Network {
         let irq_done = self.hosts.charge(host, first_core, now, self.hosts.interrupt_ps);
         let mut last = irq_done;
         for &pkt in &waiting {
-            let core = self.hosts.core_of(self.pool.get(pkt).hash);
-            let done = self.hosts.charge(host, core, irq_done, self.hosts.rx_packet_ps);
-            last = last.max(done);
-            ev.schedule(done, EventKind::HostRxDone { pkt });
+            last = last.max(self.host_receive(ev, host, pkt, irq_done));
         }
         let st = &mut self.hosts.state[host as usize];
         // A polling stack (no interrupt cost) takes no interrupts; it finds packets by polling.
         st.interrupts += u64::from(self.hosts.interrupt_ps > 0);
-        st.rx_packets += waiting.len() as u64;
         st.polling_until_ps = last;
         waiting.clear();
         st.rx_waiting = waiting;
+    }
+
+    /// The receive path of `pkt` on its flow's core, from `ready_ps`; the transport gets the
+    /// packet when it ends (returned).
+    fn host_receive(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId, ready_ps: TimePs) -> TimePs {
+        let core = self.hosts.core_of(self.pool.get(pkt).hash);
+        let done = self.hosts.charge(host, core, ready_ps, self.hosts.rx_packet_ps);
+        self.hosts.state[host as usize].rx_packets += 1;
+        ev.schedule(done, EventKind::HostRxDone { pkt });
+        done
     }
 
     /// The CPU finished receiving `pkt`: it leaves the ring (the caller delivers it).
@@ -482,17 +485,17 @@ impl Network {
     /// Switches a packet from `src` to `dst` crosses (the ECMP path of hash 0; every
     /// equal-cost path has as many).
     pub fn switches_on_path(&self, src: u32, dst: u32) -> u32 {
-        let mut n = 0;
-        let mut port = self.nic_port(src);
-        for _ in 0..self.nodes.len() {
+        self.path_ports(src, dst).count() as u32 - 1
+    }
+
+    /// The output ports a packet from `src` to `dst` leaves through on the ECMP path of
+    /// hash 0: the source's NIC, then one port per switch.
+    fn path_ports(&self, src: u32, dst: u32) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(Some(self.nic_port(src)), move |&port| {
             let nd = &self.nodes[self.ports[port as usize].peer_node as usize];
-            if nd.kind == NodeKind::Host {
-                break;
-            }
-            n += 1;
-            port = nd.port_base + self.routing.next_port(nd.index, dst, 0);
-        }
-        n
+            (nd.kind != NodeKind::Host).then(|| nd.port_base + self.routing.next_port(nd.index, dst, 0))
+        })
+        .take(self.nodes.len())
     }
 
     /// Time to move `bytes` of TCP payload from `src` to `dst` on an idle network: the first
@@ -507,16 +510,10 @@ impl Network {
         let (n_full, last) = (rest / mss as u64, rest % mss as u64);
         let mut t = 0;
         let mut min_rate = u64::MAX;
-        let mut port = self.nic_port(src);
-        for _ in 0..self.nodes.len() {
+        for port in self.path_ports(src, dst) {
             let pt = &self.ports[port as usize];
             t += serialisation_ps(first, pt.rate_bps) + pt.prop_ps + pt.peer_delay_ps;
             min_rate = min_rate.min(pt.rate_bps);
-            let nd = &self.nodes[pt.peer_node as usize];
-            if nd.kind == NodeKind::Host {
-                break;
-            }
-            port = nd.port_base + self.routing.next_port(nd.index, dst, 0);
         }
         t = t.saturating_add(n_full.saturating_mul(serialisation_ps(full, min_rate)));
         if last > 0 {

@@ -249,8 +249,6 @@ impl PktQueue {
         })
     }
 
-    /// Takes packet `id` out from anywhere in the queue: a walk from the head, so O(length);
-    /// meant for short queues (pFabric's). Returns false if `id` is not in this queue.
     /// Takes out `id`, which follows `prev` (NO_PKT: `id` is the head), in constant time for
     /// a scheme that knows the queue's order itself.
     pub fn remove_after(&mut self, pool: &mut PacketPool, prev: PktId, id: PktId) {
@@ -268,6 +266,8 @@ impl PktQueue {
         self.bytes -= pool.get(id).frame_bytes as u64;
     }
 
+    /// Takes packet `id` out from anywhere in the queue: a walk from the head to find the
+    /// packet before it, so O(length). Returns false if `id` is not in this queue.
     pub fn remove(&mut self, pool: &mut PacketPool, id: PktId) -> bool {
         let mut prev = NO_PKT;
         let mut cur = self.head;
@@ -278,17 +278,7 @@ impl PktQueue {
         if cur == NO_PKT {
             return false;
         }
-        let next = pool.get(id).next;
-        if prev == NO_PKT {
-            self.head = next;
-        } else {
-            pool.get_mut(prev).next = next;
-        }
-        if self.tail == id {
-            self.tail = prev;
-        }
-        self.len -= 1;
-        self.bytes -= pool.get(id).frame_bytes as u64;
+        self.remove_after(pool, prev, id);
         true
     }
 }

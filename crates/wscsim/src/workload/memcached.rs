@@ -280,7 +280,7 @@ impl Memcached {
                 // accept4 + epoll_ctl (1.4.17), or accept + fcntl + epoll_ctl (1.4.15).
                 let calls = if self.spec.accept4 { 2 } else { 3 };
                 cost += calls * h.syscall_ps;
-                h.state[host as usize].syscalls += calls * u64::from(h.syscall_ps > 0);
+                h.count_syscalls(host, calls);
             }
             h.charge(host, core, ctx.ev.now(), cost);
         }
@@ -361,36 +361,60 @@ impl Memcached {
         let p = self.pair_of_conn[stream as usize];
         let pair = &mut self.pairs[p as usize];
         if stream == pair.req {
-            // Requests ahead of this one that are still incomplete lost a datagram.
-            let mut lost = 0;
-            while pair.unread.front().is_some_and(|q| q.rec != rec) {
-                pair.unread.pop_front();
-                lost += 1;
-            }
+            let (lost, whole) = datagram_arrived(&mut pair.unread, rec);
             self.forget(lost, ctx);
-            let pair = &mut self.pairs[p as usize];
-            let Some(q) = pair.unread.front_mut() else { return };
-            q.got += 1;
-            if q.got as u64 == q.end {
-                let q = pair.unread.pop_front().expect("just seen");
+            if let Some(q) = whole {
                 self.serve(p, q, ctx);
             }
         } else {
-            let mut lost = 0;
-            while pair.responses.front().is_some_and(|r| r.rec != rec) {
-                pair.responses.pop_front();
-                lost += 1;
-            }
+            let (lost, whole) = datagram_arrived(&mut pair.responses, rec);
             self.forget(lost, ctx);
-            let pair = &mut self.pairs[p as usize];
-            let Some(r) = pair.responses.front_mut() else { return };
-            r.got += 1;
-            if r.got as u64 == r.end {
-                pair.responses.pop_front();
+            if whole.is_some() {
                 self.complete(rec, ctx);
             }
         }
     }
+}
+
+/// A request or response in flight over UDP: its id, its datagrams and how many arrived.
+trait InFlight {
+    fn rec(&self) -> u32;
+    /// Counts one more datagram; true when all have arrived.
+    fn arrive(&mut self) -> bool;
+}
+
+impl InFlight for Pending {
+    fn rec(&self) -> u32 {
+        self.rec
+    }
+    fn arrive(&mut self) -> bool {
+        self.got += 1;
+        self.got as u64 == self.end
+    }
+}
+
+impl InFlight for Response {
+    fn rec(&self) -> u32 {
+        self.rec
+    }
+    fn arrive(&mut self) -> bool {
+        self.got += 1;
+        self.got as u64 == self.end
+    }
+}
+
+/// A datagram of `rec` arrived on a pair's stream whose messages wait in `q` in send order.
+/// Messages ahead of it that are still incomplete lost a datagram (nothing is reordered
+/// within a pair): they are dropped and counted. Returns that count and the message if this
+/// datagram completed it.
+fn datagram_arrived<T: InFlight>(q: &mut VecDeque<T>, rec: u32) -> (u64, Option<T>) {
+    let mut lost = 0;
+    while q.front().is_some_and(|m| m.rec() != rec) {
+        q.pop_front();
+        lost += 1;
+    }
+    let whole = q.front_mut().is_some_and(|m| m.arrive());
+    (lost, if whole { q.pop_front() } else { None })
 }
 
 /// Sends `bytes` of memcached UDP payload as datagrams of at most 1,400 bytes (each with
