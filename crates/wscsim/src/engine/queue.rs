@@ -136,10 +136,31 @@ impl QuadHeap {
     }
 }
 
+/// Width of one calendar bucket: 2^28 ps, about 268 us. Events due this far ahead (TCP
+/// retransmission and delayed-ACK timers, application gaps) wait in a bucket instead of
+/// the heap, so the heap holds only the near future and stays in cache.
+const BUCKET_SHIFT: u32 = 25;
+/// Buckets in the calendar ring: 4,096 x 268 us, about 1.1 s ahead. Later events wait in
+/// an overflow heap.
+const RING_BUCKETS: usize = 32768;
+
 /// The event queue with the current time. `pop` never returns an event earlier than the
 /// previous one; scheduling into the past is a model bug and is counted, then clamped.
+///
+/// Two levels: a heap for events before `heap_until_ps`, and a calendar of buckets (then
+/// an overflow heap) for the rest. A bucket is moved into the heap whole once the heap's
+/// earliest event is not earlier than the bucket's start, so the pop order is exactly the
+/// (time, sequence) order of a single heap: results do not depend on the calendar.
 pub struct EventQueue {
     heap: QuadHeap,
+    /// Every event due before this time is in `heap`; later ones are in the calendar.
+    /// Always a multiple of the bucket width.
+    heap_until_ps: TimePs,
+    ring: Vec<Vec<(u128, EventKind)>>,
+    ring_len: usize,
+    /// Emptied bucket vectors, reused so that only non-empty buckets hold memory.
+    spare: Vec<Vec<(u128, EventKind)>>,
+    overflow: QuadHeap,
     next_seq: u64,
     now_ps: TimePs,
     popped: u64,
@@ -155,7 +176,18 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: QuadHeap::new(), next_seq: 0, now_ps: 0, popped: 0, past_schedules: 0 }
+        EventQueue {
+            heap: QuadHeap::new(),
+            heap_until_ps: 0,
+            ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
+            ring_len: 0,
+            spare: Vec::new(),
+            overflow: QuadHeap::new(),
+            next_seq: 0,
+            now_ps: 0,
+            popped: 0,
+            past_schedules: 0,
+        }
     }
 
     #[inline]
@@ -173,12 +205,63 @@ impl EventQueue {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(((t as u128) << 64) | seq as u128, kind);
+        let key = ((t as u128) << 64) | seq as u128;
+        if t < self.heap_until_ps {
+            self.heap.push(key, kind);
+        } else if (t >> BUCKET_SHIFT) - (self.heap_until_ps >> BUCKET_SHIFT) < RING_BUCKETS as u64 {
+            let bucket = &mut self.ring[(t >> BUCKET_SHIFT) as usize % RING_BUCKETS];
+            if bucket.capacity() == 0 {
+                if let Some(v) = self.spare.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push((key, kind));
+            self.ring_len += 1;
+        } else {
+            self.overflow.push(key, kind);
+        }
+    }
+
+    /// Moves calendar buckets into the heap until the heap's earliest event is the
+    /// earliest of all (or nothing is left).
+    #[inline]
+    fn settle(&mut self) {
+        while self.heap.peek_key().is_none_or(|k| (k >> 64) as u64 >= self.heap_until_ps) {
+            if self.ring_len == 0 {
+                // Skip the empty ring: jump to the overflow's first bucket, if any.
+                match self.overflow.peek_key() {
+                    None => return,
+                    Some(k) => {
+                        let t = (k >> 64) as u64;
+                        self.heap_until_ps = self.heap_until_ps.max((t >> BUCKET_SHIFT) << BUCKET_SHIFT);
+                    }
+                }
+            }
+            let bucket = self.heap_until_ps >> BUCKET_SHIFT;
+            let slot = bucket as usize % RING_BUCKETS;
+            let mut events = std::mem::take(&mut self.ring[slot]);
+            self.ring_len -= events.len();
+            for (key, kind) in events.drain(..) {
+                self.heap.push(key, kind);
+            }
+            if events.capacity() > 0 {
+                self.spare.push(events);
+            }
+            while let Some(k) = self.overflow.peek_key() {
+                if ((k >> 64) as u64 >> BUCKET_SHIFT) > bucket {
+                    break;
+                }
+                let (key, kind) = self.overflow.pop().unwrap();
+                self.heap.push(key, kind);
+            }
+            self.heap_until_ps = (bucket + 1) << BUCKET_SHIFT;
+        }
     }
 
     /// Pops the next event if it is due at or before `until_ps`, advancing `now`.
     #[inline]
     pub fn pop_until(&mut self, until_ps: TimePs) -> Option<Event> {
+        self.settle();
         let k = self.heap.peek_key()?;
         if (k >> 64) as u64 > until_ps {
             return None;
@@ -199,16 +282,17 @@ impl EventQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.keys.is_empty()
+        self.len() == 0
     }
     pub fn len(&self) -> usize {
-        self.heap.keys.len()
+        self.heap.keys.len() + self.ring_len + self.overflow.keys.len()
     }
     pub fn events_processed(&self) -> u64 {
         self.popped
     }
 
-    /// What the next event is, without taking it (used to prefetch its data).
+    /// What the next event is, without taking it (used to prefetch its data). A hint: a
+    /// calendar bucket not yet moved into the heap may hold an earlier one.
     #[inline]
     pub fn peek_kind(&self) -> Option<EventKind> {
         self.heap.vals.first().copied()
@@ -265,6 +349,37 @@ mod tests {
         while let Some(e) = q.pop_until(u64::MAX) {
             popped.push((e.time_ps, e.seq));
         }
+        let mut sorted = popped.clone();
+        sorted.sort();
+        assert_eq!(popped, sorted);
+    }
+
+    #[test]
+    fn calendar_and_overflow_keep_exact_order() {
+        // Delays from picoseconds to seconds: the heap, calendar buckets, a wrapped ring
+        // and the overflow heap all take part; the pop order must be the sorted order.
+        use rand::Rng;
+        let mut rng = crate::engine::rng::stream(11, 0, 0);
+        let mut q = EventQueue::new();
+        let mut popped = vec![];
+        let mut scheduled = 0usize;
+        for round in 0..20_000u32 {
+            for _ in 0..rng.random_range(0..3) {
+                let scale = [10u64, 1 << 20, 1 << 30, 1 << 38, 1 << 42][rng.random_range(0..5)];
+                let t = q.now() + rng.random_range(0..scale);
+                q.schedule(t, EventKind::App { app: round, tag: 0 });
+                scheduled += 1;
+            }
+            assert_eq!(q.len(), scheduled - popped.len());
+            if let Some(e) = q.pop_until(q.now() + (1 << 29)) {
+                popped.push((e.time_ps, e.seq));
+            }
+        }
+        while let Some(e) = q.pop_until(u64::MAX) {
+            popped.push((e.time_ps, e.seq));
+        }
+        assert_eq!(popped.len(), scheduled);
+        assert!(q.is_empty());
         let mut sorted = popped.clone();
         sorted.sort();
         assert_eq!(popped, sorted);
