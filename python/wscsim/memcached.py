@@ -28,13 +28,13 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
     keys = _keys(q) + (["hops_class"] if by_hops else [])
     done = q[q["latency_us"].notna()]
     rows = []
-    for key, g in done.groupby(keys) if keys else [((), done)]:
+    for key, g in done.groupby(keys, observed=True) if keys else [((), done)]:
         lat = g["latency_us"].to_numpy()
         row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         row.update({"requests": len(g), "mean_us": lat.mean(), "p50_us": np.percentile(lat, 50), "p99_us": np.percentile(lat, 99), "p999_us": np.percentile(lat, 99.9)})
         rows.append(row)
     out = pd.DataFrame(rows)
-    lost = q["latency_us"].isna().groupby([q[k] for k in keys]).sum().reset_index(name="lost") if keys else None
+    lost = q["latency_us"].isna().groupby([q[k] for k in keys], observed=True).sum().reset_index(name="lost") if keys else None
     if lost is not None and not out.empty:
         out = out.merge(lost, on=keys, how="left")
     return out
@@ -53,7 +53,7 @@ def plot_tail(res, path: Path, by: str | None = None) -> bool:
     keys = [by] if by else _keys(q)
     fig, ax = plt.subplots(figsize=(6, 4))
     probs = np.linspace(0.95, 1.0, 501)
-    for key, g in q.groupby(keys) if keys else [("all", q)]:
+    for key, g in q.groupby(keys, observed=True) if keys else [("all", q)]:
         label = ", ".join(f"{k}={v}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) if keys else "all"
         ax.plot(np.quantile(g["latency_us"].to_numpy(), probs), probs, label=label)
     ax.set_xscale("log")

@@ -17,12 +17,19 @@ TABLES = ("flows", "incast", "queues", "links", "drops", "hosts", "requests")
 
 
 def frames_from_native(native_tables: dict) -> dict[str, pd.DataFrame]:
+    """DataFrames from the native tables. Consumes them: each column's buffer is released
+    once copied, so a table of tens of millions of rows is not held twice."""
     frames = {}
     for name, cols in native_tables.items():
         data = {}
-        for col, kind, payload in cols:
+        for i in range(len(cols)):
+            col, kind, payload = cols[i]
+            cols[i] = None
             if kind == "str":
                 data[col] = pd.Series(payload, dtype="object")
+            elif kind == "cat":
+                levels, codes = payload
+                data[col] = pd.Categorical.from_codes(np.frombuffer(codes, dtype=np.uint8).astype(np.int8), categories=list(levels))
             else:
                 data[col] = np.frombuffer(payload, dtype="<" + kind).copy()
         frames[name] = pd.DataFrame(data)

@@ -69,23 +69,20 @@ impl Simulation {
         self.sim.summary().to_string()
     }
 
-    /// Tables as {name: [(column, kind, data)]} where kind is "f8"/"i8" (data: bytes of
-    /// little-endian values, for numpy.frombuffer) or "str" (data: list of str).
+    /// Tables as {name: [(column, kind, data)]} where kind is "f8"/"i8"/"i4" (data: bytes
+    /// of little-endian values, for numpy.frombuffer), "str" (data: list of str) or "cat"
+    /// (data: (levels, bytes of one-byte codes)).
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
         for t in self.sim.tables() {
             let cols = PyList::empty(py);
             for (name, col) in t.columns {
                 let item = match col {
-                    Column::F64(v) => {
-                        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        (name, "f8", PyBytes::new(py, &b).into_any())
-                    }
-                    Column::I64(v) => {
-                        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        (name, "i8", PyBytes::new(py, &b).into_any())
-                    }
+                    Column::F64(v) => (name, "f8", le_bytes(py, &v, f64::to_le_bytes)?),
+                    Column::I64(v) => (name, "i8", le_bytes(py, &v, i64::to_le_bytes)?),
+                    Column::I32(v) => (name, "i4", le_bytes(py, &v, i32::to_le_bytes)?),
                     Column::Str(v) => (name, "str", PyList::new(py, v)?.into_any()),
+                    Column::Cat { levels, codes } => (name, "cat", (levels.to_vec(), PyBytes::new(py, &codes)).into_pyobject(py)?.into_any()),
                 };
                 cols.append(item)?;
             }
@@ -93,6 +90,18 @@ impl Simulation {
         }
         Ok(out)
     }
+}
+
+/// A numeric column as Python bytes of little-endian values, written in place (a column
+/// can have tens of millions of rows: no intermediate copy).
+fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], to_le: fn(T) -> [u8; N]) -> PyResult<Bound<'py, PyAny>> {
+    let b = PyBytes::new_with(py, v.len() * N, |buf| {
+        for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
+            chunk.copy_from_slice(&to_le(x));
+        }
+        Ok(())
+    })?;
+    Ok(b.into_any())
 }
 
 /// Lists of the names the scenario schema accepts, for `wscsim list`.

@@ -207,8 +207,23 @@ impl Sim {
         let horizon = until_ps.min(self.end_ps);
         while !self.finished {
             let Some(e) = self.ev.pop_until(horizon) else { break };
-            if let Some(EventKind::LinkArrive { port }) = self.ev.peek_kind() {
-                self.net.prefetch_arrival(port);
+            // Start loading what the next event will touch, so its cache misses overlap
+            // this event's work (large arrays of connections miss on every access).
+            match self.ev.peek_kind() {
+                Some(EventKind::LinkArrive { port }) => self.net.prefetch_arrival(port),
+                Some(EventKind::TcpTimer { conn, which }) => self.tcp.prefetch_timer(conn, which),
+                Some(EventKind::HostRxDone { pkt }) => self.tcp.prefetch_conn(self.net.pool.get(pkt).flow_id),
+                Some(EventKind::HostTxDone { pkt }) => self.net.prefetch_nic(self.net.pool.get(pkt).src_host),
+                Some(EventKind::AppNote { slot }) => {
+                    if let Some(h) = self.threads.held.get(slot as usize) {
+                        if let Note::Delivered { app, conn, .. } | Note::Datagram { app, stream: conn, .. } = h.note {
+                            if let Some(App::Memcached(m)) = self.apps.get(app as usize) {
+                                m.prefetch_conn(conn);
+                            }
+                        }
+                    }
+                }
+                _ => {}
             }
             self.handle(e.kind);
             if !self.net.nic_departures.is_empty() {

@@ -67,7 +67,12 @@ impl Metrics {
 pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
+    /// Narrow integers for columns with millions of rows (host ids, message sizes).
+    I32(Vec<i32>),
     Str(Vec<String>),
+    /// A categorical column: `levels[codes[i]]`. Per-request tables have tens of millions
+    /// of rows and a handful of distinct strings; one byte per row instead of a string.
+    Cat { levels: &'static [&'static str], codes: Vec<u8> },
 }
 
 #[derive(Clone, Debug)]
@@ -188,23 +193,30 @@ pub fn hosts_table(net: &Network, end_ps: TimePs) -> Table {
 /// and its latency (NaN if it never completed, as a lost UDP request).
 pub fn requests_table(r: &[crate::workload::memcached::RequestRecord], net: &Network) -> Table {
     use crate::workload::etc::Op;
-    let switches: Vec<u32> = r.iter().map(|x| net.switches_on_path(x.client, x.server)).collect();
+    // One path walk per client-server pair, not per request (full-length runs have tens
+    // of millions of requests over a few hundred thousand pairs).
+    let mut switches_of_pair: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
+    let switches: Vec<u32> = r.iter().map(|x| *switches_of_pair.entry((x.client, x.server)).or_insert_with(|| net.switches_on_path(x.client, x.server))).collect();
     Table {
         name: "requests",
         columns: vec![
-            ("client", Column::I64(r.iter().map(|x| x.client as i64).collect())),
-            ("server", Column::I64(r.iter().map(|x| x.server as i64).collect())),
-            ("switches", Column::I64(switches.iter().map(|&s| s as i64).collect())),
-            ("hops_class", Column::Str(switches.iter().map(|&s| match s { 0 | 1 => "local", 2 | 3 => "same_array", _ => "cross_array" }.to_string()).collect())),
-            ("kind", Column::Str(r.iter().map(|x| match x.op { Op::Get => "get", Op::Set => "set", Op::Delete => "delete" }.to_string()).collect())),
-            ("hit", Column::I64(r.iter().map(|x| x.hit as i64).collect())),
-            ("request_bytes", Column::I64(r.iter().map(|x| x.request_bytes as i64).collect())),
-            ("response_bytes", Column::I64(r.iter().map(|x| x.response_bytes as i64).collect())),
+            ("client", Column::I32(r.iter().map(|x| x.client as i32).collect())),
+            ("server", Column::I32(r.iter().map(|x| x.server as i32).collect())),
+            ("switches", Column::I32(switches.iter().map(|&s| s as i32).collect())),
+            ("hops_class", Column::Cat { levels: &HOP_CLASSES, codes: switches.iter().map(|&s| match s { 0 | 1 => 0, 2 | 3 => 1, _ => 2 }).collect() }),
+            ("kind", Column::Cat { levels: &["get", "set", "delete"], codes: r.iter().map(|x| match x.op { Op::Get => 0, Op::Set => 1, Op::Delete => 2 }).collect() }),
+            ("hit", Column::I32(r.iter().map(|x| x.hit as i32).collect())),
+            ("request_bytes", Column::I32(r.iter().map(|x| x.request_bytes as i32).collect())),
+            ("response_bytes", Column::I32(r.iter().map(|x| x.response_bytes as i32).collect())),
             ("start_us", Column::F64(r.iter().map(|x| us(x.start_ps)).collect())),
             ("latency_us", Column::F64(r.iter().map(|x| if x.end_ps == crate::engine::NEVER { f64::NAN } else { us(x.end_ps - x.start_ps) }).collect())),
         ],
     }
 }
+
+/// Hop classes of a request by the switches it crosses (DIABLO Figure 10): in the rack,
+/// within the array, across arrays.
+pub const HOP_CLASSES: [&str; 3] = ["local", "same_array", "cross_array"];
 
 pub fn drops_table(net: &Network) -> Table {
     let d = &net.drop_log;

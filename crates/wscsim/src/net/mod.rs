@@ -326,6 +326,12 @@ impl Network {
         }
     }
 
+    /// Prefetches host `host`'s NIC port (a packet is about to enter its queue).
+    #[inline]
+    pub fn prefetch_nic(&self, host: u32) {
+        crate::engine::prefetch(&self.ports, self.nic_port(host) as usize);
+    }
+
     /// A host consumed a packet that reached it.
     #[inline]
     pub fn delivered(&mut self, pkt: PktId) {

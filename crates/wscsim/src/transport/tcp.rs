@@ -403,6 +403,24 @@ impl Tcp {
         }
     }
 
+    /// Prefetches the connection state a timer event of `conn` checks first.
+    #[inline]
+    pub fn prefetch_timer(&self, conn: u32, which: u8) {
+        if which == TIMER_DELACK {
+            crate::engine::prefetch(&self.receivers, conn as usize);
+        } else {
+            crate::engine::prefetch(&self.senders, conn as usize);
+        }
+    }
+
+    /// Prefetches both halves of connection `conn` (a packet of it is about to arrive; for
+    /// UDP packets the index is a stream's and the hint is merely useless).
+    #[inline]
+    pub fn prefetch_conn(&self, conn: u32) {
+        crate::engine::prefetch(&self.receivers, conn as usize);
+        crate::engine::prefetch(&self.senders, conn as usize);
+    }
+
     /// A TCP packet reached host `host`: data goes to the receiver half, ACKs to the sender half.
     pub fn on_packet(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
         if pkt.payload_bytes > 0 {

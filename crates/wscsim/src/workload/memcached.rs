@@ -335,6 +335,14 @@ impl Memcached {
     }
 
     /// TCP bytes arrived in order on connection `conn` (a request or a response stream).
+    /// Prefetches the pair that a delivery on connection or stream `conn` will touch.
+    #[inline]
+    pub fn prefetch_conn(&self, conn: u32) {
+        if let Some(&p) = self.pair_of_conn.get(conn as usize) {
+            crate::engine::prefetch(&self.pairs, p as usize);
+        }
+    }
+
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
         let p = self.pair_of_conn[conn as usize];
         if conn == self.pairs[p as usize].req {
