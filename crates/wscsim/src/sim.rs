@@ -216,10 +216,9 @@ impl Sim {
                 Some(EventKind::HostTxDone { pkt }) => self.net.prefetch_nic(self.net.pool.get(pkt).src_host),
                 Some(EventKind::AppNote { slot }) => {
                     if let Some(h) = self.threads.held.get(slot as usize) {
-                        if let Note::Delivered { app, conn, .. } | Note::Datagram { app, stream: conn, .. } = h.note {
-                            if let Some(App::Memcached(m)) = self.apps.get(app as usize) {
-                                m.prefetch_conn(conn);
-                            }
+                        let (Note::Delivered { app, conn, .. } | Note::Datagram { app, stream: conn, .. }) = h.note;
+                        if let Some(App::Memcached(m)) = self.apps.get(app as usize) {
+                            m.prefetch_conn(conn);
                         }
                     }
                 }
