@@ -256,7 +256,8 @@ impl EventQueue {
                 let (key, kind) = self.overflow.pop().unwrap();
                 self.heap.push(key, kind);
             }
-            self.heap_until_ps = (bucket + 1) << BUCKET_SHIFT;
+            // The last bucket ends past u64::MAX: then everything belongs in the heap.
+            self.heap_until_ps = (bucket + 1).checked_shl(BUCKET_SHIFT).filter(|&t| t > bucket << BUCKET_SHIFT).unwrap_or(TimePs::MAX);
         }
     }
 
@@ -385,6 +386,19 @@ mod tests {
         let mut sorted = popped.clone();
         sorted.sort();
         assert_eq!(popped, sorted);
+    }
+
+    #[test]
+    fn events_at_the_end_of_time_are_kept() {
+        let mut q = EventQueue::new();
+        q.schedule(u64::MAX, EventKind::App { app: 0, tag: 1 });
+        q.schedule(u64::MAX - 5, EventKind::App { app: 0, tag: 2 });
+        q.schedule(7, EventKind::App { app: 0, tag: 3 });
+        let times: Vec<u64> = std::iter::from_fn(|| q.pop_until(u64::MAX)).map(|e| e.time_ps).collect();
+        assert_eq!(times, vec![7, u64::MAX - 5, u64::MAX]);
+        q.schedule(u64::MAX, EventKind::Sample);
+        assert_eq!(q.pop_until(u64::MAX).map(|e| e.time_ps), Some(u64::MAX));
+        assert!(q.is_empty());
     }
 
     #[test]
