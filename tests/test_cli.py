@@ -59,12 +59,20 @@ def test_check_and_list():
     assert p.returncode == 0 and "fat_tree" in p.stdout and "websearch" in p.stdout
 
 
+def _as_in_a_terminal():
+    """Gives the child the default SIGINT action, as a program started from a terminal has.
+    A test suite launched in the background by a non-interactive shell inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler, so Ctrl-C could not be
+    tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
     out = tmp_path / "long"
     sc = tmp_path / "long.toml"
     sc.write_text('name = "long"\nduration = "10s"\n[topology]\nkind = "fat_tree"\nk = 8\n'
                   '[workload]\nkind = "permutation"\n')
-    proc = subprocess.Popen(WSCSIM + ["run", str(sc), "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(WSCSIM + ["run", str(sc), "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -77,7 +85,7 @@ def test_ctrl_c_during_a_parallel_sweep_leaves_nothing(tmp_path):
     # Ctrl-C in a terminal signals the whole process group: the CLI and its workers.
     out = tmp_path / "sweep"
     proc = subprocess.Popen(WSCSIM + ["run", "diablo_incast", "--set", "duration=600s", "--set", "workload.iterations=400", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_as_in_a_terminal)
     time.sleep(4)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)

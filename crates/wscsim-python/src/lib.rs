@@ -71,10 +71,12 @@ impl Simulation {
 
     /// Tables as {name: [(column, kind, data)]} where kind is "f8"/"i8"/"i4" (data: bytes
     /// of little-endian values, for numpy.frombuffer), "str" (data: list of str) or "cat"
-    /// (data: (levels, bytes of one-byte codes)).
-    fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// (data: (levels, bytes of one-byte codes)). Releases the per-request records as it
+    /// goes (a full-length memcached run has tens of millions): call it once, after
+    /// `summary_json`.
+    fn tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        for t in self.sim.tables() {
+        for t in self.sim.take_tables() {
             let cols = PyList::empty(py);
             for (name, col) in t.columns {
                 let item = match col {

@@ -425,6 +425,19 @@ impl Sim {
         }
     }
 
+    /// The result tables, releasing the per-request records as their table is built: a
+    /// full-length memcached run holds tens of millions of them, and the front end needs
+    /// the memory for the conversion. Later calls see no requests; take the summary first.
+    pub fn take_tables(&mut self) -> Vec<Table> {
+        let tables = self.tables();
+        for a in &mut self.apps {
+            if let App::Memcached(m) = a {
+                m.requests = Vec::new();
+            }
+        }
+        tables
+    }
+
     pub fn tables(&self) -> Vec<Table> {
         let end = self.ev.now();
         vec![
