@@ -212,7 +212,12 @@ impl Sim {
             match self.ev.peek_kind() {
                 Some(EventKind::LinkArrive { port }) => self.net.prefetch_arrival(port),
                 Some(EventKind::TcpTimer { conn, which }) => self.tcp.prefetch_timer(conn, which),
-                Some(EventKind::HostRxDone { pkt }) => self.tcp.prefetch_conn(self.net.pool.get(pkt).flow_id),
+                Some(EventKind::HostRxDone { pkt }) => {
+                    let p = self.net.pool.get(pkt);
+                    if p.proto == Proto::Tcp {
+                        self.tcp.prefetch_conn(p.flow_id);
+                    }
+                }
                 Some(EventKind::HostTxDone { pkt }) => self.net.prefetch_nic(self.net.pool.get(pkt).src_host),
                 Some(EventKind::AppNote { slot }) => {
                     if let Some(h) = self.threads.held.get(slot as usize) {

@@ -413,8 +413,7 @@ impl Tcp {
         }
     }
 
-    /// Prefetches both halves of connection `conn` (a packet of it is about to arrive; for
-    /// UDP packets the index is a stream's and the hint is merely useless).
+    /// Prefetches both halves of connection `conn` (a packet of it is about to arrive).
     #[inline]
     pub fn prefetch_conn(&self, conn: u32) {
         crate::engine::prefetch(&self.receivers, conn as usize);

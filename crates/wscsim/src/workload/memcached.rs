@@ -57,28 +57,45 @@ pub struct RequestRecord {
     pub hit: bool,
 }
 
-/// A request on its way to or waiting at the server: what the server needs to do it.
-/// (Kept per pair while in flight, so the per-request record stays small.)
+/// A request or response in flight: its record and how far it has arrived.
 #[derive(Clone, Copy, Debug)]
-struct Pending {
+struct Message {
     rec: u32,
-    /// TCP: cumulative request bytes on the connection once this request is in.
+    /// TCP: cumulative bytes on the connection once this message is in.
     /// UDP: datagrams it was sent in.
     end: u64,
     /// UDP: datagrams arrived so far.
     got: u16,
+}
+
+impl Message {
+    /// Counts one more datagram (UDP); true when all have arrived.
+    fn arrive(&mut self) -> bool {
+        self.got += 1;
+        self.got as u64 == self.end
+    }
+}
+
+impl AsMut<Message> for Message {
+    fn as_mut(&mut self) -> &mut Message {
+        self
+    }
+}
+
+/// A request on its way to or waiting at the server: what the server needs to do it.
+/// (Kept per pair while in flight, so the per-request record stays small.)
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    msg: Message,
     key: u64,
     value_bytes: u32,
     key_bytes: u16,
 }
 
-/// A response on its way to the client.
-#[derive(Clone, Copy, Debug)]
-struct Response {
-    rec: u32,
-    /// TCP: cumulative response bytes that complete it; UDP: its datagrams.
-    end: u64,
-    got: u16,
+impl AsMut<Message> for Pending {
+    fn as_mut(&mut self) -> &mut Message {
+        &mut self.msg
+    }
 }
 
 /// A client-server pair's connections (TCP: two one-way connections; UDP: two streams).
@@ -93,7 +110,7 @@ struct Pair {
     /// reordered, so under UDP a request whose successor's datagram arrives first was lost.
     unread: VecDeque<Pending>,
     /// Responses on their way, in order.
-    responses: VecDeque<Response>,
+    responses: VecDeque<Message>,
     accepted: bool,
 }
 
@@ -239,13 +256,13 @@ impl Memcached {
         let pair = &mut self.pairs[p as usize];
         let r = RequestRecord { client: self.spec.clients[c as usize], server: self.spec.servers[s as usize], op, start_ps: now, end_ps: NEVER, request_bytes, response_bytes: 0, hit: false };
         self.requests.push(r);
-        let mut pending = Pending { rec, end: 0, got: 0, key, value_bytes, key_bytes: key_bytes as u16 };
+        let mut pending = Pending { msg: Message { rec, end: 0, got: 0 }, key, value_bytes, key_bytes: key_bytes as u16 };
         if self.spec.udp {
-            pending.end = send_datagrams(ctx, pair.req, request_bytes as u64, rec) as u64;
+            pending.msg.end = send_datagrams(ctx, pair.req, request_bytes as u64, rec) as u64;
             pair.unread.push_back(pending);
         } else {
             pair.req_end += request_bytes as u64;
-            pending.end = pair.req_end;
+            pending.msg.end = pair.req_end;
             pair.unread.push_back(pending);
             ctx.tcp.write(ctx.net, ctx.ev, pair.req, request_bytes as u64);
         }
@@ -269,7 +286,7 @@ impl Memcached {
 
     /// The server of pair `p` has read request `q` whole: do it and answer.
     fn serve(&mut self, p: u32, q: Pending, ctx: &mut Ctx) {
-        let rec = q.rec;
+        let rec = q.msg.rec;
         let pair = &mut self.pairs[p as usize];
         let host = self.spec.servers[pair.server as usize];
         if ctx.net.hosts.costed {
@@ -312,10 +329,10 @@ impl Memcached {
         r.response_bytes = response;
         if self.spec.udp {
             let n = send_datagrams(ctx, pair.resp, response as u64, rec);
-            pair.responses.push_back(Response { rec, end: n as u64, got: 0 });
+            pair.responses.push_back(Message { rec, end: n as u64, got: 0 });
         } else {
             pair.resp_end += response as u64;
-            pair.responses.push_back(Response { rec, end: pair.resp_end, got: 0 });
+            pair.responses.push_back(Message { rec, end: pair.resp_end, got: 0 });
             ctx.tcp.write(ctx.net, ctx.ev, pair.resp, response as u64);
         }
     }
@@ -347,7 +364,7 @@ impl Memcached {
         let p = self.pair_of_conn[conn as usize];
         if conn == self.pairs[p as usize].req {
             while let Some(&q) = self.pairs[p as usize].unread.front() {
-                if q.end > total {
+                if q.msg.end > total {
                     break;
                 }
                 self.pairs[p as usize].unread.pop_front();
@@ -384,44 +401,17 @@ impl Memcached {
     }
 }
 
-/// A request or response in flight over UDP: its id, its datagrams and how many arrived.
-trait InFlight {
-    fn rec(&self) -> u32;
-    /// Counts one more datagram; true when all have arrived.
-    fn arrive(&mut self) -> bool;
-}
-
-impl InFlight for Pending {
-    fn rec(&self) -> u32 {
-        self.rec
-    }
-    fn arrive(&mut self) -> bool {
-        self.got += 1;
-        self.got as u64 == self.end
-    }
-}
-
-impl InFlight for Response {
-    fn rec(&self) -> u32 {
-        self.rec
-    }
-    fn arrive(&mut self) -> bool {
-        self.got += 1;
-        self.got as u64 == self.end
-    }
-}
-
 /// A datagram of `rec` arrived on a pair's stream whose messages wait in `q` in send order.
 /// Messages ahead of it that are still incomplete lost a datagram (nothing is reordered
 /// within a pair): they are dropped and counted. Returns that count and the message if this
 /// datagram completed it.
-fn datagram_arrived<T: InFlight>(q: &mut VecDeque<T>, rec: u32) -> (u64, Option<T>) {
+fn datagram_arrived<T: AsMut<Message>>(q: &mut VecDeque<T>, rec: u32) -> (u64, Option<T>) {
     let mut lost = 0;
-    while q.front().is_some_and(|m| m.rec() != rec) {
+    while q.front_mut().is_some_and(|m| m.as_mut().rec != rec) {
         q.pop_front();
         lost += 1;
     }
-    let whole = q.front_mut().is_some_and(|m| m.arrive());
+    let whole = q.front_mut().is_some_and(|m| m.as_mut().arrive());
     (lost, if whole { q.pop_front() } else { None })
 }
 
