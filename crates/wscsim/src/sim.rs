@@ -430,7 +430,7 @@ impl Sim {
         }
     }
 
-    /// The result tables, releasing the per-request records as their table is built: a
+    /// The result tables, releasing the per-request records once their table is built: a
     /// full-length memcached run holds tens of millions of them, and the front end needs
     /// the memory for the conversion. Later calls see no requests; take the summary first.
     pub fn take_tables(&mut self) -> Vec<Table> {
