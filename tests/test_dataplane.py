@@ -99,7 +99,7 @@ def test_red_runs_are_deterministic_and_seeded(tmp_path):
 
 
 def test_python_scheme_matches_the_builtin_priority():
-    py = run(two_flows({"kind": "python", "class": str(ROOT / "examples" / "strict_priority.py") + ":StrictPriority"}, duration="10ms"))
+    py = run(two_flows({"kind": "python", "class": str(ROOT / "examples" / "strict_priority.py") + ":StrictPriority"}, duration="10ms"), allow_python=True)
     rust = run(two_flows({"kind": "priority", "queues": 2, "push_out": False}, duration="10ms"))
     assert py.summary["packet_hops"] == rust.summary["packet_hops"]
     pd.testing.assert_frame_equal(py.flows, rust.flows)
@@ -188,7 +188,8 @@ destination = 0
 """
     f = tmp_path / "bad.toml"
     f.write_text(text)
-    p = subprocess.run([sys.executable, "-m", "wscsim.cli", "check", str(f)], capture_output=True, text=True)
+    # --allow-python: import the class too, so that a missing method is found.
+    p = subprocess.run([sys.executable, "-m", "wscsim.cli", "check", "--allow-python", str(f)], capture_output=True, text=True)
     assert p.returncode == 2, (what, p.stdout, p.stderr)
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0], (what, p.stderr)

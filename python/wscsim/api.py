@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from .folders import Destination, check_destination
 from .results import Result
-from .runner import run_point
 from .scenario import apply_overrides, load, split_sweep
-from .sweep import run_sweep
+
+Scenario = str | Path | dict | None
+Overrides = dict[str, Any] | list[str] | None
 
 
-def _prepare(scenario, overrides, seed):
+def _prepare(scenario: Scenario, overrides: Overrides, seed: int | None):
     sc = load(scenario)
     sc = apply_overrides(sc, overrides)
     if seed is not None:
@@ -18,22 +21,57 @@ def _prepare(scenario, overrides, seed):
     return split_sweep(sc)
 
 
-def run(scenario=None, *, out: str | Path | None = None, seed: int | None = None, overrides=None, progress: bool = False, workers: int | None = None) -> Result:
+def _destination(out: str | Path | Destination | None, overwrite: bool) -> Destination | None:
+    if out is None or isinstance(out, Destination):
+        return out
+    if not isinstance(out, (str, Path)) or "\0" in str(out) or not str(out):
+        from .errors import ScenarioError
+
+        raise ScenarioError("out", f"given {out!r}; allowed: the path of a folder")
+    dest = Destination(Path(out), overwrite=overwrite)
+    check_destination(dest.path, overwrite, field="out")
+    return dest
+
+
+def run(
+    scenario: Scenario = None,
+    *,
+    out: str | Path | None = None,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    overwrite: bool = False,
+    allow_python: bool = False,
+    plots: bool = True,
+    progress: bool = False,
+    workers: int | None = None,
+) -> Result:
     """Runs a scenario (a TOML path, a bundled name, or a dict) and returns its Result.
 
     A scenario with a `[sweep]` table runs every point (in parallel processes) and returns
     the combined tables, with the swept parameters as columns. With `out`, the results
-    folder is written there; without it nothing is written.
+    folder is written there (an existing one only with `overwrite=True`, and only if
+    wscsim wrote it); without it nothing is written. Python schemes named by the scenario
+    run only with `allow_python=True` (schemes given to `register_scheme` always do).
     """
     base, axes = _prepare(scenario, overrides, seed)
+    dest = _destination(out, overwrite)
     if axes:
-        return run_sweep(base, axes, Path(out) if out else None, workers=workers, progress=progress)
-    return run_point(base, Path(out) if out else None, progress=progress)
+        from .sweeps import run_sweep
+
+        return run_sweep(base, axes, dest, workers=workers, progress=progress, allow_python=allow_python, make_plots=plots)
+    from .runner import run_point
+
+    return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots)
 
 
-def sweep(scenario=None, vary: dict | None = None, **kwargs) -> Result:
+def sweep(scenario: Scenario = None, vary: dict[str, list] | None = None, **kwargs: Any) -> Result:
     """Like `run`, adding (or replacing) sweep axes: `vary={"workload.senders": [1, 8, 24]}`."""
     sc = apply_overrides(load(scenario), kwargs.pop("overrides", None))
     if vary:
-        sc.setdefault("sweep", {}).update(vary)
+        sweep_table = sc.setdefault("sweep", {})
+        if not isinstance(vary, dict) or not isinstance(sweep_table, dict):
+            from .errors import ScenarioError
+
+            raise ScenarioError("vary", f"given {type(vary).__name__}; allowed: a dict of dotted paths to lists of values")
+        sweep_table.update(vary)
     return run(sc, **kwargs)

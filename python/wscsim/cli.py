@@ -1,64 +1,84 @@
-"""The `wscsim` command: run, sweep, check, list."""
+"""The `wscsim` command: run, sweep, check, list.
+
+Every error a user can cause is one line on stderr, `error: FIELD: given X; allowed: Y`,
+with exit status 2; an interrupted run (Ctrl-C, SIGTERM) exits 130 and leaves nothing
+that looks complete.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
 from .errors import ScenarioError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line like every other error."""
+
+    def error(self, message: str):
+        print(f"error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", nargs="?", default=None, help="TOML file or bundled scenario name (default: diablo_incast)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", help="override a field, e.g. --set transport.rto_min=1ms")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: the scenario's)")
+    p.add_argument("--allow-python", action="store_true", help="let the scenario's Python schemes run (a scenario runs code only when you say so)")
 
 
-def _out_dir(args, sc_name: str) -> Path:
-    return Path(args.out) if args.out else Path("results") / sc_name
+def _running(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=None, help="results folder (default: results/NAME, numbered if it exists)")
+    p.add_argument("--force", action="store_true", help="replace the --out folder if it holds an earlier wscsim run")
+    p.add_argument("--workers", type=int, default=None, help="parallel processes for sweeps (default: cores)")
+    p.add_argument("--no-plots", action="store_true", help="write tables and summary only")
+    loud = p.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
+    loud.add_argument("-v", "--verbose", action="store_true", help="also print invariants and the files written")
 
 
-def _print_summary(res, console) -> None:
-    s = res.summary
-    head = s.get("headline", {})
-    if "points" in s and isinstance(s["points"], int):
-        console.print(f"[bold]{s['scenario'].get('name', 'sweep')}[/]: {s['points']} points in {s['wall_seconds']:.1f} s wall")
-        pts = res.tables.get("points")
-        if pts is not None:
-            cols = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
-            show = [c for c in ("headline_incast_goodput_mbps", "headline_mean_fct_us", "headline_aggregate_goodput_gbps", "headline_drops") if c in pts.columns]
-            console.print(pts[cols + show].to_string(index=False))
-    else:
-        console.print(f"[bold]{s['scenario']['name']}[/]: {s['simulated_seconds']:.4g} s simulated in {s['wall_seconds']:.2f} s wall, "
-                      f"{s['events']:,} events, {s['packet_hops']:,} packet-hops")
-        for k, v in head.items():
-            console.print(f"  {k}: {v:.4g}" if isinstance(v, float) else f"  {k}: {v}")
-    if not s.get("invariants", {}).get("ok", True):
-        console.print("[red]invariant check failed; see summary.json[/]")
-    if res.path is not None:
-        console.print(f"results: {res.path}")
+def _destination(args, sc: dict):
+    from .folders import Destination, check_destination, default_out
+
+    if args.out is None:
+        return Destination(default_out(sc.get("name")), unique=True)
+    if not args.out or "\0" in args.out:
+        raise ScenarioError("--out", f"given {args.out!r}; allowed: the path of a folder")
+    out = Path(args.out)
+    check_destination(out, args.force)
+    return Destination(out, overwrite=args.force)
 
 
 def cmd_run(args, vary=None) -> int:
-    from rich.console import Console
-
     from . import api
     from .scenario import apply_overrides, load
 
+    if args.workers is not None and args.workers < 1:
+        raise ScenarioError("--workers", f"given {args.workers}; allowed: at least 1")
     sc = load(args.scenario)
     sc = apply_overrides(sc, args.overrides)
     if vary:
-        sc.setdefault("sweep", {}).update(vary)
-    name = sc.get("name") if isinstance(sc.get("name"), str) else "run"
-    res = api.run(sc, out=_out_dir(args, name), seed=args.seed, progress=sys.stderr.isatty(), workers=getattr(args, "workers", None))
-    _print_summary(res, Console())
+        sweep = sc.setdefault("sweep", {})
+        if not isinstance(sweep, dict):
+            raise ScenarioError("sweep", f"given {sweep!r}; allowed: a table of dotted paths to lists of values")
+        sweep.update(vary)
+    res = api.run(sc, out=_destination(args, sc), seed=args.seed, progress=sys.stderr.isatty() and not args.quiet,
+                  workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots)
+    if args.quiet:
+        print(res.path)
+    else:
+        from .terminal import print_summary
+
+        print_summary(res, verbose=args.verbose)
     return 0
 
 
 def cmd_sweep(args) -> int:
-    from .scenario import parse_value
+    from .scenario import check_plain, parse_value
 
     vary = {}
     for v in args.vary:
@@ -66,67 +86,80 @@ def cmd_sweep(args) -> int:
             raise ScenarioError("--vary", f"given {v!r}; allowed: path=v1,v2,..., such as workload.senders=1,8,24")
         path, values = v.split("=", 1)
         vary[path.strip()] = [parse_value(x.strip()) for x in values.split(",") if x.strip()]
+        check_plain(vary[path.strip()], f"--vary {path.strip()}")
+    if not vary:
+        raise ScenarioError("--vary", "given nothing; allowed: at least one --vary path=v1,v2,...")
     return cmd_run(args, vary=vary)
 
 
 def cmd_check(args) -> int:
     from .scenario import apply_overrides, expand, load, split_sweep
-    from .schemes import native_simulation
+    from .schemes import check
 
     sc = apply_overrides(load(args.scenario), args.overrides)
     if args.seed is not None:
         sc["seed"] = args.seed
     base, axes = split_sweep(sc)
-    points = expand(base, axes) if axes else [(base, {})]
-    for point, params in points:
+    for point, params in expand(base, axes) if axes else [(base, {})]:
         try:
-            sim = native_simulation(point)
+            check(point, args.allow_python)
         except ScenarioError as e:
             where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
             raise ScenarioError(e.path, e.message + where) from None
-    resolved = json.loads(sim.summary_json())["scenario"]
-    print(json.dumps(resolved, indent=2) if args.show else f"ok: {resolved['name']} ({len(points)} point{'s' if len(points) > 1 else ''})")
+    n = 1
+    for _, values in axes:
+        n *= len(values)
+    if args.show:
+        # The scenario itself with every default filled in, and its sweep as written; not
+        # any one point of it.
+        resolved = check(base, args.allow_python)
+        if axes:
+            resolved["sweep"] = sc["sweep"]
+        print(json.dumps(resolved, indent=2))
+    else:
+        print(f"ok: {base.get('name', 'unnamed')} ({n} point{'s' if n > 1 else ''})")
     return 0
 
 
 def cmd_list(args) -> int:
-    from . import _native
-    from .scenario import bundled
+    from .terminal import print_catalogue
 
-    cat = _native.catalogue()
-    print("scenarios:")
-    for name, path in bundled().items():
-        first = next((ln[2:].strip() for ln in path.read_text().splitlines() if ln.startswith("# ")), "")
-        print(f"  {name:28s} {first}")
-    print("topologies: " + ", ".join(cat["topologies"]))
-    print("diablo_array presets: 1g (1 Gbit/s, 1 us port-to-port), 10g (10 Gbit/s, 100 ns)")
-    print("workloads: " + ", ".join(cat["workloads"]))
-    print("flow-size distributions: " + ", ".join(cat["size_cdfs"]))
-    print("switch schemes: " + ", ".join(cat["schemes"]))
-    print("switch buffers: per_port, per_input_port, shared")
-    print("host stacks: " + ", ".join(cat["host_stacks"]) + " (docs/hosts.md); io models: pthread, epoll")
+    print_catalogue()
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="wscsim", description="Packet-level simulator of warehouse-scale datacenter networks.")
-    sub = parser.add_subparsers(dest="command")
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(prog="wscsim", description="Packet-level simulator of warehouse-scale datacenter networks.")
+    parser.add_argument("--version", action="version", version=f"wscsim {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     p = sub.add_parser("run", help="run a scenario (a [sweep] table runs every point)")
     _common(p)
-    p.add_argument("--out", default=None, help="results folder (default: results/NAME)")
-    p.add_argument("--workers", type=int, default=None, help="parallel processes for sweeps (default: cores)")
+    _running(p)
     p = sub.add_parser("sweep", help="run a scenario over parameter values")
     _common(p)
     p.add_argument("--vary", action="append", default=[], metavar="PATH=V1,V2", help="a swept parameter, e.g. workload.senders=1,8,24")
-    p.add_argument("--out", default=None)
-    p.add_argument("--workers", type=int, default=None)
-    p = sub.add_parser("check", help="validate a scenario without running it")
+    _running(p)
+    p = sub.add_parser("check", help="validate a scenario without running it (runs none of its code)")
     _common(p)
     p.add_argument("--show", action="store_true", help="print the scenario with every default filled in")
     sub.add_parser("list", help="bundled scenarios, topologies, presets")
+    return parser
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] not in ("run", "sweep", "check", "list", "-h", "--help", "--version"):
+        argv = ["run"] + argv
     args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["run"] + (argv or []))
+    # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130.
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list}[args.command](args)
     except ScenarioError as e:
@@ -135,6 +168,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted: no results were written", file=sys.stderr)
         return 130
+    except RecursionError:
+        print("error: scenario: given tables or lists nested too deep; allowed: a scenario's few levels", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

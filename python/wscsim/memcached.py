@@ -42,16 +42,15 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
 
 def plot_tail(res, path: Path, by: str | None = None) -> bool:
     """The 95th to 100th percentile CDF of request latency, one curve per case."""
-    import matplotlib.pyplot as plt
 
-    from .plots import _save
+    from .plots import _save, subplots
 
     q = _requests(res)
     q = q[q["latency_us"].notna()]
     if q.empty:
         return False
     keys = [by] if by else _keys(q)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     probs = np.linspace(0.95, 1.0, 501)
     for key, g in q.groupby(keys, observed=True) if keys else [("all", q)]:
         label = ", ".join(f"{k}={v}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) if keys else "all"
@@ -67,16 +66,15 @@ def plot_tail(res, path: Path, by: str | None = None) -> bool:
 
 def plot_pmf(res, path: Path) -> bool:
     """Latency PMF per hop class (DIABLO Figure 10), on log-spaced bins."""
-    import matplotlib.pyplot as plt
 
-    from .plots import _save
+    from .plots import _save, subplots
 
     q = _requests(res)
     q = q[q["latency_us"].notna() & (q["latency_us"] > 0)]
     if q.empty:
         return False
     bins = np.logspace(np.log10(q["latency_us"].min()), np.log10(q["latency_us"].max() * 1.01), 60)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     for hc in HOP_CLASSES:
         g = q[q["hops_class"] == hc]["latency_us"]
         if len(g):

@@ -7,21 +7,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
 SIZE_BUCKETS = [(0, 10e3, "<10KB"), (10e3, 100e3, "10-100KB"), (100e3, 1e6, "100KB-1MB"), (1e6, 10e6, "1-10MB"), (10e6, np.inf, ">10MB")]
+
+
+def subplots(*grid, figsize):
+    """A figure of its own, outside pyplot: drawing never changes the backend or the
+    figures of a notebook that imported wscsim."""
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(*grid)
 
 
 def _save(fig, path: Path) -> None:
     fig.tight_layout()
     # Fixed metadata keeps the files the same from run to run.
     fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
 
 
 def slowdown_by_bucket(flows: pd.DataFrame) -> pd.DataFrame:
@@ -38,7 +41,7 @@ def plot_slowdown(flows: pd.DataFrame, path: Path) -> bool:
     t = slowdown_by_bucket(flows)
     if t.empty:
         return False
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     x = np.arange(len(t))
     ax.bar(x - 0.2, t["p50"], 0.4, label="median")
     ax.bar(x + 0.2, t["p99"], 0.4, label="99th percentile")
@@ -54,7 +57,7 @@ def plot_slowdown(flows: pd.DataFrame, path: Path) -> bool:
 def plot_queue_cdf(queues: pd.DataFrame, path: Path, by: str | None = None) -> bool:
     if queues.empty:
         return False
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     groups = queues.groupby(by) if by else [("all switch ports", queues)]
     probs = np.linspace(0, 1, 501)
     for key, q in groups:
@@ -71,7 +74,7 @@ def plot_queue_cdf(queues: pd.DataFrame, path: Path, by: str | None = None) -> b
 def plot_incast_iterations(incast: pd.DataFrame, path: Path) -> bool:
     if incast.empty:
         return False
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     ax.bar(incast["iteration"], incast["goodput_mbps"])
     ax.set_xlabel("iteration")
     ax.set_ylabel("goodput (Mbit/s)")
@@ -91,7 +94,7 @@ def plot_incast_sweep(incast: pd.DataFrame, swept: list[str], path: Path) -> boo
         return False
     others = [k for k in swept if k != "senders"]
     g = incast_goodput(incast, swept)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = subplots(figsize=(6, 3.5))
     for key, sub in (g.groupby(others) if others else [("", g)]):
         label = ", ".join(f"{k}={v}" for k, v in zip(others, key if isinstance(key, tuple) else (key,))) if others else None
         ax.plot(sub["senders"], sub["goodput_mbps"], marker="o", label=label)
@@ -115,7 +118,7 @@ def plot_fct_by_load(flows: pd.DataFrame, path: Path) -> bool:
     if t.empty:
         return False
     panels = [("small_mean", "small flows (<100 KB): mean"), ("small_p99", "small flows: 99th percentile"), ("large_mean", "large flows (>10 MB): mean")]
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    fig, axes = subplots(1, 3, figsize=(12, 3.6))
     for ax, (col, title) in zip(axes, panels):
         for case, g in t.groupby("case", sort=False):
             g = g.sort_values("load")
@@ -139,7 +142,7 @@ def plot_priority_tradeoff(flows: pd.DataFrame, path: Path) -> bool:
     t = dataplane.priority_tradeoff(flows).dropna(subset=["high_mean_fct_us", "low_mean_fct_us"])
     if t.empty:
         return False
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     for _, r in t.iterrows():
         ax.scatter(r["low_mean_fct_us"] / 1e3, r["high_mean_fct_us"], s=30)
         ax.annotate(str(r["case"]), (r["low_mean_fct_us"] / 1e3, r["high_mean_fct_us"]), fontsize=8, xytext=(4, 3), textcoords="offset points")

@@ -1,17 +1,17 @@
 """Turning the native core's columns into pandas tables, and writing a results folder
-that only looks complete once it is: everything goes to a temporary folder first, which
-is renamed into place at the end."""
+that only looks complete once it is: everything goes to a folder beside it first, which is
+renamed into place at the end (`folders` says how an earlier folder is kept safe)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .folders import Destination, ResultFolder
 
 TABLES = ("flows", "incast", "queues", "links", "drops", "hosts", "requests")
 
@@ -55,47 +55,20 @@ class Result:
         return self.summary.get("headline", {})
 
 
-class ResultFolder:
-    """A results folder under construction: written to `<out>.partial-<pid>`, moved to
-    `<out>` by `commit()`, removed by `abort()`."""
-
-    def __init__(self, out: Path):
-        self.out = Path(out)
-        self.tmp = self.out.with_name(self.out.name + f".partial-{os.getpid()}")
-        if self.tmp.exists():
-            shutil.rmtree(self.tmp)
-        self.tmp.mkdir(parents=True)
-
-    def write_tables(self, frames: dict[str, pd.DataFrame]) -> None:
-        for name, df in frames.items():
-            df.to_parquet(self.tmp / f"{name}.parquet", index=False, compression="zstd")
-
-    def write_summary(self, summary: dict) -> None:
-        (self.tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-
-    def commit(self) -> Path:
-        if self.out.exists():
-            shutil.rmtree(self.out)
-        os.replace(self.tmp, self.out)
-        return self.out
-
-    def abort(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def write(out: Path | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None) -> Result:
+def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None) -> Result:
     """Writes a results folder (tables, then what `fill(tables, summary, folder)` adds, such
     as plots, then summary.json marked complete) and moves it into place only when all of
-    it is there."""
-    if out is None:
+    it is there (see `folders`)."""
+    if dest is None:
         return Result(None, summary, tables)
-    folder = ResultFolder(out)
+    folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique)
     try:
-        folder.write_tables(tables)
+        for name, df in tables.items():
+            df.to_parquet(folder.tmp / f"{name}.parquet", index=False, compression="zstd")
         if fill is not None:
             fill(tables, summary, folder.tmp)
         summary["complete"] = True
-        folder.write_summary(summary)
+        (folder.tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         path = folder.commit()
     except BaseException:
         folder.abort()

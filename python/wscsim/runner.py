@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
-from . import _native, plots
-from .schemes import native_simulation, python_schemes
+from . import _native
 from .errors import ScenarioError
+from .folders import Destination
 from .results import Result, frames_from_native, write
-from .scenario import to_json
+from .schemes import native_simulation, python_schemes
 
 SLICES = 200
 
 
-def simulate(sc: dict, progress: bool = False, label: str | None = None):
+def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_python: bool = False):
     """Runs a scenario dict; returns (summary dict, tables dict of DataFrames)."""
-    sim = native_simulation(sc)
+    sim = native_simulation(sc, allow_python)
     t0 = time.perf_counter()
     end = sim.end_ps
     step = max(1, end // SLICES)
@@ -62,7 +61,13 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None):
     return summary, frames_from_native(sim.tables())
 
 
-def run_point(sc: dict, out: Path | None, progress: bool = False, make_plots: bool = True) -> Result:
-    """Runs one point and, if `out` is given, writes its folder (atomically)."""
-    summary, frames = simulate(sc, progress=progress)
-    return write(out, summary, frames, plots.for_run if make_plots else None)
+def _plots_for_run(frames, summary, folder):
+    from . import plots  # matplotlib loads only when a folder gets plots
+
+    plots.for_run(frames, summary, folder)
+
+
+def run_point(sc: dict, dest: Destination | None, progress: bool = False, allow_python: bool = False, make_plots: bool = True) -> Result:
+    """Runs one point and, if `dest` is given, writes its folder (atomically)."""
+    summary, frames = simulate(sc, progress=progress, allow_python=allow_python)
+    return write(dest, summary, frames, _plots_for_run if make_plots else None)

@@ -8,8 +8,10 @@ file, parsing TOML, applying overrides and expanding `[sweep]`.
 from __future__ import annotations
 
 import copy
+import datetime
 import itertools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -29,34 +31,106 @@ def bundled() -> dict[str, Path]:
     return {p.stem: p for p in sorted(SCENARIO_DIR.glob("*.toml"))}
 
 
+# A scenario file larger than this is not a scenario (the largest bundled one is 3 KB).
+MAX_SCENARIO_BYTES = 1 << 20
+# Deepest nesting of tables and lists accepted (a scenario needs 4).
+MAX_DEPTH = 32
+# Most points a sweep may have (each point is a whole simulation).
+MAX_SWEEP_POINTS = 10_000
+
+
 def load(source: str | Path | dict | None) -> dict:
-    """Reads a scenario from a dict, a TOML path, or the name of a bundled scenario."""
+    """Reads a scenario from a dict, a TOML path, or the name of a bundled scenario, and
+    checks that it is plain data (tables, lists, strings, finite numbers, booleans)."""
     if source is None:
         source = DEFAULT_SCENARIO
     if isinstance(source, dict):
+        check_plain(source)
         return copy.deepcopy(source)
+    if not isinstance(source, (str, Path)):
+        raise ScenarioError("scenario", f"given {type(source).__name__}; allowed: a TOML file, a bundled scenario name or a dict")
     text_source = str(source)
     path = Path(text_source)
-    if not path.exists():
+    if "\0" in text_source or not path.exists():
         named = bundled().get(text_source.removesuffix(".toml"))
         if named is None:
             names = ", ".join(bundled())
             raise ScenarioError("scenario", f"given {text_source!r}; allowed: a TOML file or a bundled scenario ({names})")
         path = named
+    data = _parse_toml(path)
+    check_plain(data)
+    _resolve_relative_paths(data, path.parent)
+    return data
+
+
+def _parse_toml(path: Path) -> dict:
+    def refuse(why: str) -> ScenarioError:
+        return ScenarioError("scenario", f"given {str(path)!r}; allowed: a readable TOML file of at most {MAX_SCENARIO_BYTES // 1024} KB ({why})")
+
     try:
-        data = tomllib.loads(path.read_text())
+        if not path.is_file():
+            raise refuse("it is not a regular file")
+        with path.open("rb") as f:
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
+    except OSError as e:
+        raise refuse(e.strerror or str(e)) from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise refuse("it is larger")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise refuse(f"it is not UTF-8 text: byte {e.start} is not") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError("scenario", f"{path} is not valid TOML ({e})") from None
-    except OSError as e:
-        raise ScenarioError("scenario", f"given {str(path)!r}; allowed: a readable TOML file ({e.strerror})") from None
-    # Relative file references are relative to the scenario file.
+    except RecursionError:
+        raise refuse(f"it nests tables or lists more than {MAX_DEPTH} deep") from None
+
+
+def _resolve_relative_paths(data: dict, base: Path) -> None:
+    """Relative file references are relative to the scenario file, not the current folder."""
     for section, key in (("topology", "file"), ("workload", "size_cdf")):
         val = data.get(section, {}).get(key) if isinstance(data.get(section), dict) else None
         if isinstance(val, str) and ("/" in val or val.endswith((".csv", ".txt", ".edges"))):
             p = Path(val)
             if not p.is_absolute():
-                data[section][key] = str((path.parent / p).resolve())
-    return data
+                data[section][key] = str((base / p).resolve())
+    from .schemes import resolve_scheme_paths
+
+    resolve_scheme_paths(data, base)
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return f"a TOML {type(v).__name__} ({v.isoformat()})"
+    return f"a Python {type(v).__name__}"
+
+
+def check_plain(value: Any, path: str = "", depth: int = 0) -> None:
+    """Refuses what is not plain scenario data, naming the field: NaN and infinities,
+    dates and times, and (from Python) sets, bytes, complex numbers and other objects;
+    keys that are not strings; nesting deeper than MAX_DEPTH."""
+    where = path or "scenario"
+    if depth > MAX_DEPTH:
+        raise ScenarioError(where, f"given tables or lists nested more than {MAX_DEPTH} deep; allowed: a scenario's few levels")
+    if isinstance(value, bool) or isinstance(value, (str, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ScenarioError(where, f"given {value}; allowed: a finite number")
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ScenarioError(where, f"given a key {k!r} ({type(k).__name__}); allowed: keys that are strings")
+            check_plain(v, f"{path}.{k}" if path else k, depth + 1)
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_plain(v, f"{where}[{i}]", depth + 1)
+        return
+    raise ScenarioError(where, f"given {_kind(value)}; allowed: a string, number, boolean, list or table")
 
 
 def parse_value(text: str) -> Any:
@@ -84,17 +158,26 @@ def set_path(sc: dict, path: str, value: Any) -> None:
 
 
 def apply_overrides(sc: dict, overrides: list[str] | dict | None) -> dict:
+    """Applies `--set` strings ("path=value") or an API dict ({"path": value})."""
     if not overrides:
         return sc
-    items = overrides.items() if isinstance(overrides, dict) else []
-    if not isinstance(overrides, dict):
-        parsed = []
+    if isinstance(overrides, dict):
+        items = list(overrides.items())
+        for k, v in items:
+            if not isinstance(k, str):
+                raise ScenarioError("overrides", f"given a key {k!r} ({type(k).__name__}); allowed: dotted paths as strings, such as \"transport.rto_min\"")
+            check_plain(v, k)
+    elif isinstance(overrides, (list, tuple)):
+        items = []
         for o in overrides:
-            if "=" not in o:
+            if not isinstance(o, str) or "=" not in o:
                 raise ScenarioError("--set", f"given {o!r}; allowed: path=value, such as transport.rto_min=1ms")
             k, v = o.split("=", 1)
-            parsed.append((k.strip(), parse_value(v.strip())))
-        items = parsed
+            value = parse_value(v.strip())
+            check_plain(value, k.strip())
+            items.append((k.strip(), value))
+    else:
+        raise ScenarioError("overrides", f"given {type(overrides).__name__}; allowed: a dict of dotted paths to values, or a list of \"path=value\" strings")
     for k, v in items:
         set_path(sc, k, v)
     return sc
@@ -103,10 +186,13 @@ def apply_overrides(sc: dict, overrides: list[str] | dict | None) -> dict:
 def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
     """Removes `[sweep]` from a scenario; returns the base and its (path, values) axes."""
     sc = copy.deepcopy(sc)
-    sweep = sc.pop("sweep", None) or {}
+    sweep = sc.pop("sweep", None)
+    if sweep is None:
+        sweep = {}
     if not isinstance(sweep, dict):
         raise ScenarioError("sweep", f"given {sweep!r}; allowed: a table of dotted paths to lists of values")
     axes = []
+    points = 1
     for path, values in sweep.items():
         if not isinstance(values, list) or not values:
             raise ScenarioError(f"sweep.{path}", f"given {values!r}; allowed: a non-empty list of values")
@@ -115,12 +201,20 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
             axes.append((CASE_AXIS, values))
         else:
             axes.append((path, values))
+        points *= len(values)
+        if points > MAX_SWEEP_POINTS:
+            raise ScenarioError("sweep", f"given more than {MAX_SWEEP_POINTS:,} points; allowed: at most {MAX_SWEEP_POINTS:,} (each point is a whole simulation)")
     return sc, axes
+
+
+class _CaseAxis(str):
+    """The axis of `[[sweep.cases]]`; a str named "case" (its column), but not equal-by-
+    identity to a user's sweep over a path named "case", which is an ordinary path."""
 
 
 # `[[sweep.cases]]`: named variants that each set several keys together (a scheme with its
 # transport, say); swept as one axis whose column is `case`.
-CASE_AXIS = "case"
+CASE_AXIS = _CaseAxis("case")
 
 
 def _check_cases(cases: list) -> None:
@@ -147,7 +241,7 @@ def expand(base: dict, axes: list[tuple[str, list]]) -> list[tuple[dict, dict]]:
         sc = copy.deepcopy(base)
         params = {}
         for (path, _), v in zip(axes, combo):
-            if path == CASE_AXIS:
+            if path is CASE_AXIS:
                 _apply_case(sc, v)
                 params[path] = v["name"]
             else:

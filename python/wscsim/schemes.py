@@ -23,7 +23,10 @@ packet at that switch's ports:
             return candidates[0]
 
 A scenario names it with `switch.scheme = { kind = "python", class = "file.py:MyScheme",
-params = {...} }` (or "module:MyScheme", or a name given to `register_scheme`). The packet
+params = {...} }` (or "module:MyScheme", or a name given to `register_scheme`). A file path
+is relative to the scenario file. Running a scenario imports the class only when the user
+says so (`--allow-python`, `allow_python=True`): a scenario file alone never runs code, and
+`wscsim check` validates the class string without importing anything. The packet
 and port arguments are views: `packet.dscp`, `packet.priority` and `packet.fields` (two
 integers) may be changed and travel on with the packet. The framework still enforces the
 port's buffer: an accepted packet that does not fit is dropped.
@@ -31,6 +34,7 @@ port's buffer: an accepted packet that does not fit is dropped.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 from pathlib import Path
@@ -62,25 +66,84 @@ def register_scheme(name: str, cls: type) -> None:
     _registry[name] = cls
 
 
-def _import(spec: str, where: str) -> type:
-    if spec in _registry:
-        return _registry[spec]
+ALLOW_HINT = "pass --allow-python (allow_python=True from Python) to run the scheme's code: a scenario runs code only when you say so"
+
+
+def _split(spec: str, where: str) -> tuple[str, str]:
     if ":" not in spec:
         raise ScenarioError(where, f"given {spec!r}; allowed: \"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme ({', '.join(_registry) or 'none registered'})")
     mod_name, _, cls_name = spec.rpartition(":")
+    if not cls_name.isidentifier():
+        raise ScenarioError(where, f"given {spec!r}; allowed: a class name after the colon (a Python identifier)")
+    if not mod_name.endswith(".py") and not all(part.isidentifier() for part in mod_name.split(".")):
+        raise ScenarioError(where, f"given {spec!r}; allowed: a dotted module name or a path ending in .py before the colon")
+    return mod_name, cls_name
+
+
+def resolve_scheme_paths(data: dict, base: Path) -> None:
+    """Makes the file of every `kind = "python"` scheme relative to the scenario's folder
+    (as topology.file and size_cdf are), not to the current one."""
+    for path, spec in python_schemes(data):
+        if ":" not in spec:
+            continue
+        mod_name, _, cls_name = spec.rpartition(":")
+        if mod_name.endswith(".py") and not Path(mod_name).is_absolute():
+            table = _table_at(data, path)
+            table["class"] = f"{(base / mod_name).resolve()}:{cls_name}"
+
+
+def _table_at(data: dict, path: str) -> dict:
+    node = data
+    for part in path.split("."):
+        if part.endswith("]"):
+            name, _, index = part[:-1].partition("[")
+            node = node[name][int(index)]
+        else:
+            node = node[part]
+    return node
+
+
+def check_statically(spec: str, where: str) -> None:
+    """Checks a Python scheme's class string without running any of its code: the file
+    exists and parses, and defines the class at its top level; for a module, that its top
+    package can be found (finding a package does not import it)."""
+    if spec in _registry:
+        return
+    mod_name, cls_name = _split(spec, where)
+    if not mod_name.endswith(".py"):
+        top = mod_name.split(".")[0]
+        if importlib.util.find_spec(top) is None:
+            raise ScenarioError(where, f"given {spec!r}; allowed: an installed module ({top} not found)")
+        return
+    path = Path(mod_name)
+    if not path.is_file():
+        raise ScenarioError(where, f"given {spec!r}; allowed: an existing Python file ({path} not found)")
+    if path.stat().st_size > 4 << 20:
+        raise ScenarioError(where, f"given {spec!r}; allowed: a Python file of at most 4 MB")
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, RecursionError) as e:
+        raise ScenarioError(where, f"given {spec!r}; allowed: a Python file that parses ({type(e).__name__} at line {getattr(e, 'lineno', '?')})") from None
+    if not any(isinstance(n, ast.ClassDef) and n.name == cls_name for n in tree.body):
+        raise ScenarioError(where, f"given {spec!r}; allowed: a class defined at the top of {path.name} (it has no class {cls_name})")
+
+
+def _import(spec: str, where: str) -> type:
+    if spec in _registry:
+        return _registry[spec]
+    check_statically(spec, where)
+    mod_name, cls_name = _split(spec, where)
     try:
         if mod_name.endswith(".py"):
             path = Path(mod_name)
             s = importlib.util.spec_from_file_location(f"wscsim_user_scheme_{path.stem}", path)
-            if s is None or not path.exists():
-                raise ScenarioError(where, f"given {spec!r}; allowed: an existing Python file ({path} not found)")
             module = importlib.util.module_from_spec(s)
             s.loader.exec_module(module)
         else:
             module = importlib.import_module(mod_name)
-    except ScenarioError:
-        raise
-    except Exception as e:  # the user's module failed to import: say so in one line
+    except BaseException as e:  # the user's module failed, or exited: say so in one line
+        if isinstance(e, KeyboardInterrupt):
+            raise
         raise ScenarioError(where, f"given {spec!r}; importing it raised {type(e).__name__}: {e}") from None
     cls = getattr(module, cls_name, None)
     if cls is None:
@@ -107,23 +170,53 @@ def python_schemes(sc: dict) -> list[tuple[str, str]]:
     return [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
 
 
-def classes_for(sc: dict) -> dict | None:
+def classes_for(sc: dict, allow_python: bool = False) -> dict | None:
     """Class objects for every `kind = "python"` scheme in scenario `sc`, keyed by their
-    class strings; None if there are none."""
+    class strings; None if there are none. Without `allow_python`, only schemes given to
+    `register_scheme` (code the caller already ran) are accepted."""
     found = {}
     for path, spec in python_schemes(sc):
-        cls = _import(spec, f"{path}.class")
-        _check(cls, spec, f"{path}.class")
+        where = f"{path}.class"
+        if spec not in _registry and not allow_python:
+            check_statically(spec, where)
+            raise ScenarioError(where, f"given {spec!r}; allowed: {ALLOW_HINT}")
+        cls = _import(spec, where)
+        _check(cls, spec, where)
         found[spec] = cls
     return found or None
 
 
-def native_simulation(sc: dict):
-    """Builds the native simulation for scenario dict `sc`, loading its Python schemes."""
+def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
+    """Validates a scenario without building its network or running any of its code
+    (unless `allow_python`, when its Python schemes are imported and checked too); returns
+    the scenario with every default filled in. `for_run` also refuses Python schemes that
+    running would need `allow_python` for."""
+    import json
+
     from . import _native
     from .scenario import to_json
 
-    classes = classes_for(sc)
+    for path, spec in python_schemes(sc):
+        if allow_python:
+            _check(_import(spec, f"{path}.class"), spec, f"{path}.class")
+        else:
+            check_statically(spec, f"{path}.class")
+            if for_run and spec not in _registry:
+                raise ScenarioError(f"{path}.class", f"given {spec!r}; allowed: {ALLOW_HINT}")
+    try:
+        return json.loads(_native.check(to_json(sc)))
+    except _native.ScenarioError as e:
+        path, message = e.args
+        raise ScenarioError(path, message) from None
+
+
+def native_simulation(sc: dict, allow_python: bool = False):
+    """Builds the native simulation for scenario dict `sc`, loading its Python schemes
+    (which needs `allow_python` unless they were registered)."""
+    from . import _native
+    from .scenario import to_json
+
+    classes = classes_for(sc, allow_python)
     try:
         return _native.Simulation(to_json(sc), classes)
     except _native.ScenarioError as e:

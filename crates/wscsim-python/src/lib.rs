@@ -33,7 +33,10 @@ impl Simulation {
             None => wscsim::Sim::from_json(scenario_json),
         };
         match result {
-            Ok(sim) => Ok(Simulation { sim, scheme_error: error }),
+            Ok(sim) => Ok(Simulation {
+                sim,
+                scheme_error: error,
+            }),
             Err(e) => Err(ScenarioError::new_err((e.path, e.message))),
         }
     }
@@ -84,7 +87,13 @@ impl Simulation {
                     Column::I64(v) => (name, "i8", le_bytes(py, &v, i64::to_le_bytes)?),
                     Column::I32(v) => (name, "i4", le_bytes(py, &v, i32::to_le_bytes)?),
                     Column::Str(v) => (name, "str", PyList::new(py, v)?.into_any()),
-                    Column::Cat { levels, codes } => (name, "cat", (levels.to_vec(), PyBytes::new(py, &codes)).into_pyobject(py)?.into_any()),
+                    Column::Cat { levels, codes } => (
+                        name,
+                        "cat",
+                        (levels.to_vec(), PyBytes::new(py, &codes))
+                            .into_pyobject(py)?
+                            .into_any(),
+                    ),
                 };
                 cols.append(item)?;
             }
@@ -96,7 +105,11 @@ impl Simulation {
 
 /// A numeric column as Python bytes of little-endian values, written in place (a column
 /// can have tens of millions of rows: no intermediate copy).
-fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], to_le: fn(T) -> [u8; N]) -> PyResult<Bound<'py, PyAny>> {
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    v: &[T],
+    to_le: fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyAny>> {
     let b = PyBytes::new_with(py, v.len() * N, |buf| {
         for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
             chunk.copy_from_slice(&to_le(x));
@@ -104,6 +117,16 @@ fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], to_le: fn(T)
         Ok(())
     })?;
     Ok(b.into_any())
+}
+
+/// Validates scenario JSON without building anything; returns the scenario with every
+/// default filled in, as JSON. Raises ScenarioError(path, message).
+#[pyfunction]
+fn check(scenario_json: &str) -> PyResult<String> {
+    match wscsim::Sim::check_json(scenario_json) {
+        Ok(v) => Ok(v.to_string()),
+        Err(e) => Err(ScenarioError::new_err((e.path, e.message))),
+    }
 }
 
 /// Lists of the names the scenario schema accepts, for `wscsim list`.
@@ -115,7 +138,10 @@ fn catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("workloads", r::WORKLOAD_KINDS.to_vec())?;
     d.set_item("diablo_presets", r::DIABLO_PRESETS.to_vec())?;
     d.set_item("schemes", r::SCHEMES.to_vec())?;
-    d.set_item("size_cdfs", r::BUILTIN_CDFS.iter().map(|(n, _)| *n).collect::<Vec<_>>())?;
+    d.set_item(
+        "size_cdfs",
+        r::BUILTIN_CDFS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+    )?;
     d.set_item("host_stacks", wscsim::host::presets::STACKS.to_vec())?;
     Ok(d)
 }
@@ -124,6 +150,7 @@ fn catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchemeError", m.py().get_type::<SchemeError>())?;
     m.add_class::<py_scheme::PyPacket>()?;

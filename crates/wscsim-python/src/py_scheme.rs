@@ -118,8 +118,18 @@ impl PyScheme {
     fn fail(&self, py: Python<'_>, method: &str, e: PyErr) {
         let mut slot = self.error.lock().unwrap();
         if slot.is_none() {
-            let tb = e.traceback(py).and_then(|t| t.format().ok()).unwrap_or_default();
-            *slot = Some(format!("{}.{method} raised {}\n{tb}", self.class, e.value(py).repr().map(|r| r.to_string()).unwrap_or_default()));
+            let tb = e
+                .traceback(py)
+                .and_then(|t| t.format().ok())
+                .unwrap_or_default();
+            *slot = Some(format!(
+                "{}.{method} raised {}\n{tb}",
+                self.class,
+                e.value(py)
+                    .repr()
+                    .map(|r| r.to_string())
+                    .unwrap_or_default()
+            ));
         }
     }
     fn failed(&self) -> bool {
@@ -137,7 +147,10 @@ impl CustomScheme for PyScheme {
             return None;
         }
         Python::attach(|py| {
-            let r = self.obj.call_method1(py, "route", (PyPacket::of(pkt), candidates.to_vec())).and_then(|v| v.extract::<Option<u32>>(py));
+            let r = self
+                .obj
+                .call_method1(py, "route", (PyPacket::of(pkt), candidates.to_vec()))
+                .and_then(|v| v.extract::<Option<u32>>(py));
             r.map_err(|e| self.fail(py, "route", e)).ok().flatten()
         })
     }
@@ -154,13 +167,27 @@ impl CustomScheme for PyScheme {
                     return 0;
                 }
             };
-            let r = self.obj.call_method1(py, "classify", (view.clone_ref(py), PyPort::of(self.port, ctx))).and_then(|q| q.extract::<usize>(py));
+            let r = self
+                .obj
+                .call_method1(
+                    py,
+                    "classify",
+                    (view.clone_ref(py), PyPort::of(self.port, ctx)),
+                )
+                .and_then(|q| q.extract::<usize>(py));
             // A classifier may set the packet's dscp, priority or fields (as enqueue may).
             view.borrow(py).write_back(ctx.pool.get_mut(pkt));
             match r {
                 Ok(q) if q < ctx.queues.len() => q,
                 Ok(q) => {
-                    self.fail(py, "classify", pyo3::exceptions::PyValueError::new_err(format!("returned queue {q}; allowed: 0 to {}", ctx.queues.len() - 1)));
+                    self.fail(
+                        py,
+                        "classify",
+                        pyo3::exceptions::PyValueError::new_err(format!(
+                            "returned queue {q}; allowed: 0 to {}",
+                            ctx.queues.len() - 1
+                        )),
+                    );
                     0
                 }
                 Err(e) => {
@@ -176,8 +203,17 @@ impl CustomScheme for PyScheme {
             return Verdict::Dropped;
         }
         let verdict = Python::attach(|py| {
-            let view = Py::new(py, PyPacket::of(ctx.packet(pkt))).map_err(|e| self.fail(py, "enqueue", e)).ok()?;
-            let r = self.obj.call_method1(py, "enqueue", (view.clone_ref(py), PyPort::of(self.port, ctx), queue)).and_then(|v| v.extract::<String>(py));
+            let view = Py::new(py, PyPacket::of(ctx.packet(pkt)))
+                .map_err(|e| self.fail(py, "enqueue", e))
+                .ok()?;
+            let r = self
+                .obj
+                .call_method1(
+                    py,
+                    "enqueue",
+                    (view.clone_ref(py), PyPort::of(self.port, ctx), queue),
+                )
+                .and_then(|v| v.extract::<String>(py));
             view.borrow(py).write_back(ctx.pool.get_mut(pkt));
             match r {
                 Ok(v) => match v.as_str() {
@@ -185,7 +221,13 @@ impl CustomScheme for PyScheme {
                     "mark" => Some(true),
                     "drop" => None,
                     other => {
-                        self.fail(py, "enqueue", pyo3::exceptions::PyValueError::new_err(format!("returned {other:?}; allowed: \"accept\", \"mark\" or \"drop\"")));
+                        self.fail(
+                            py,
+                            "enqueue",
+                            pyo3::exceptions::PyValueError::new_err(format!(
+                                "returned {other:?}; allowed: \"accept\", \"mark\" or \"drop\""
+                            )),
+                        );
                         None
                     }
                 },
@@ -209,12 +251,21 @@ impl CustomScheme for PyScheme {
             return ctx.pop(q);
         }
         let q = Python::attach(|py| {
-            let r = self.obj.call_method1(py, "schedule", (PyPort::of(self.port, ctx),)).and_then(|v| v.extract::<Option<usize>>(py));
+            let r = self
+                .obj
+                .call_method1(py, "schedule", (PyPort::of(self.port, ctx),))
+                .and_then(|v| v.extract::<Option<usize>>(py));
             match r {
                 Ok(Some(q)) if q < ctx.queues.len() && !ctx.queues[q].is_empty() => Some(q),
                 Ok(None) => None,
                 Ok(Some(q)) => {
-                    self.fail(py, "schedule", pyo3::exceptions::PyValueError::new_err(format!("returned queue {q}, which is empty or does not exist")));
+                    self.fail(
+                        py,
+                        "schedule",
+                        pyo3::exceptions::PyValueError::new_err(format!(
+                            "returned queue {q}, which is empty or does not exist"
+                        )),
+                    );
                     None
                 }
                 Err(e) => {
@@ -229,7 +280,11 @@ impl CustomScheme for PyScheme {
 
 /// Makes the factory the core calls for `kind = "python"` ports: `classes` maps the
 /// scenario's class strings to class objects; one instance per switch, shared by its ports.
-pub fn factory(classes: Py<PyDict>, error: ErrorSlot) -> impl FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String> {
+pub fn factory(
+    classes: Py<PyDict>,
+    error: ErrorSlot,
+) -> impl FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String>
+{
     let mut instances: HashMap<(String, u32), Py<PyAny>> = HashMap::new();
     move |_kind, class, params, site| {
         Python::attach(|py| {
@@ -237,25 +292,54 @@ pub fn factory(classes: Py<PyDict>, error: ErrorSlot) -> impl FnMut(&str, &str, 
             let obj = match instances.get(&key) {
                 Some(o) => o.clone_ref(py),
                 None => {
-                    let cls = classes.bind(py).get_item(class).map_err(|e| e.to_string())?.ok_or_else(|| format!("python class {class:?} was not loaded"))?;
+                    let cls = classes
+                        .bind(py)
+                        .get_item(class)
+                        .map_err(|e| e.to_string())?
+                        .ok_or_else(|| format!("python class {class:?} was not loaded"))?;
                     let kwargs = PyDict::new(py);
                     if let Some(map) = params.as_object() {
                         for (k, v) in map {
-                            kwargs.set_item(k, json_to_py(py, v).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+                            kwargs
+                                .set_item(k, json_to_py(py, v).map_err(|e| e.to_string())?)
+                                .map_err(|e| e.to_string())?;
                         }
                     }
-                    let o = cls.call((site.switch_name, site.switch_ports), Some(&kwargs)).map_err(|e| format!("{class}({}, {}, **params) raised {}", site.switch_name, site.switch_ports, e.value(py).repr().map(|r| r.to_string()).unwrap_or_default()))?;
+                    let o = cls
+                        .call((site.switch_name, site.switch_ports), Some(&kwargs))
+                        .map_err(|e| {
+                            format!(
+                                "{class}({}, {}, **params) raised {}",
+                                site.switch_name,
+                                site.switch_ports,
+                                e.value(py)
+                                    .repr()
+                                    .map(|r| r.to_string())
+                                    .unwrap_or_default()
+                            )
+                        })?;
                     let o = o.unbind();
                     instances.insert(key, o.clone_ref(py));
                     o
                 }
             };
             let queues = match obj.getattr(py, "queues") {
-                Ok(q) => q.extract::<u32>(py).map_err(|_| format!("{class}.queues must be an integer from 1 to 64"))?,
+                Ok(q) => q
+                    .extract::<u32>(py)
+                    .map_err(|_| format!("{class}.queues must be an integer from 1 to 64"))?,
                 Err(_) => 1,
             };
             let routes = obj.getattr(py, "route").is_ok();
-            Ok((queues, Box::new(PyScheme { obj, class: class.to_string(), port: site.local_port, routes, error: error.clone() }) as Box<dyn CustomScheme>))
+            Ok((
+                queues,
+                Box::new(PyScheme {
+                    obj,
+                    class: class.to_string(),
+                    port: site.local_port,
+                    routes,
+                    error: error.clone(),
+                }) as Box<dyn CustomScheme>,
+            ))
         })
     }
 }

@@ -92,7 +92,9 @@ pub struct Invariants {
 
 impl Invariants {
     pub fn ok(&self) -> bool {
-        self.packets_sent == self.packets_delivered + self.packets_dropped + self.packets_in_flight && self.buffer_violations == 0 && self.time_reversals == 0
+        self.packets_sent == self.packets_delivered + self.packets_dropped + self.packets_in_flight
+            && self.buffer_violations == 0
+            && self.time_reversals == 0
     }
 }
 
@@ -103,62 +105,147 @@ impl Sim {
         Self::from_scenario(sc)
     }
 
+    /// Validates scenario JSON without building the network (fast even for the largest
+    /// topologies); returns the scenario with every default filled in.
+    pub fn check_json(text: &str) -> Result<serde_json::Value, ConfigError> {
+        let r = config::resolve(config::parse_json(text)?)?;
+        Ok(serde_json::to_value(&r.scenario).expect("a resolved scenario serialises"))
+    }
+
     pub fn from_scenario(sc: Scenario) -> Result<Sim, ConfigError> {
         Self::from_scenario_with(sc, None)
     }
 
     /// Like `from_json`, with a factory for custom (`kind = "python"` or user) schemes.
-    pub fn from_json_with(text: &str, custom: Option<&mut CustomFactory>) -> Result<Sim, ConfigError> {
+    pub fn from_json_with(
+        text: &str,
+        custom: Option<&mut CustomFactory>,
+    ) -> Result<Sim, ConfigError> {
         Self::from_scenario_with(config::parse_json(text)?, custom)
     }
 
-    pub fn from_scenario_with(sc: Scenario, custom: Option<&mut CustomFactory>) -> Result<Sim, ConfigError> {
+    pub fn from_scenario_with(
+        sc: Scenario,
+        custom: Option<&mut CustomFactory>,
+    ) -> Result<Sim, ConfigError> {
         let r = config::resolve(sc)?;
         Self::build(r, custom)
     }
 
     fn build(r: Resolved, custom: Option<&mut CustomFactory>) -> Result<Sim, ConfigError> {
-        let Resolved { scenario, graph, switch, tcp, workload, host } = r;
-        let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError { path: "switch.scheme".into(), message: m })?;
+        let Resolved {
+            scenario,
+            graph,
+            switch,
+            tcp,
+            workload,
+            host,
+        } = r;
+        let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
+            path: "switch.scheme".into(),
+            message: m,
+        })?;
         net.hosts = crate::host::Hosts::new(host, net.n_hosts());
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
         let seed = scenario.seed;
         let mut apps = Vec::new();
         let mut tcp = Tcp::new(tcp);
         match workload {
-            WorkloadSpec::Incast { client, servers, block_bytes, iterations, request_bytes } => {
+            WorkloadSpec::Incast {
+                client,
+                servers,
+                block_bytes,
+                iterations,
+                request_bytes,
+            } => {
                 let n = servers.len() as u64;
-                let parts: Vec<u64> = (0..n).map(|i| block_bytes / n + u64::from(i < block_bytes % n)).collect();
+                let parts: Vec<u64> = (0..n)
+                    .map(|i| block_bytes / n + u64::from(i < block_bytes % n))
+                    .collect();
                 let client_app = 0u32;
                 apps.push(App::Sink); // replaced below once connections exist
                 let mut req = Vec::new();
                 for (i, &s) in servers.iter().enumerate() {
                     let server_app = (apps.len()) as u32;
                     apps.push(App::Sink);
-                    req.push((tcp.open(client, s, client_app, server_app), i, s, server_app));
+                    req.push((
+                        tcp.open(client, s, client_app, server_app),
+                        i,
+                        s,
+                        server_app,
+                    ));
                 }
                 let first_data = tcp.senders.len() as u32;
                 for &(_, _, s, _) in &req {
                     tcp.open(s, client, 0, client_app);
                 }
                 for &(req_conn, i, s, server_app) in &req {
-                    apps[server_app as usize] = App::IncastServer(incast::Server::new(s, req_conn, first_data + i as u32, parts[i], request_bytes));
+                    apps[server_app as usize] = App::IncastServer(incast::Server::new(
+                        s,
+                        req_conn,
+                        first_data + i as u32,
+                        parts[i],
+                        request_bytes,
+                    ));
                 }
-                apps[0] = App::IncastClient(incast::Client::new(client, req.iter().map(|r| r.0).collect(), first_data, parts, request_bytes, iterations));
+                apps[0] = App::IncastClient(incast::Client::new(
+                    client,
+                    req.iter().map(|r| r.0).collect(),
+                    first_data,
+                    parts,
+                    request_bytes,
+                    iterations,
+                ));
             }
-            WorkloadSpec::Flows { sizes, rate_per_s, senders, receivers, max_flows } => {
-                apps.push(App::FlowGen(flows::FlowGen::new(sizes, rate_per_s, senders, receivers, max_flows, stream(seed, family::WORKLOAD, 1))));
+            WorkloadSpec::Flows {
+                sizes,
+                rate_per_s,
+                senders,
+                receivers,
+                max_flows,
+            } => {
+                apps.push(App::FlowGen(flows::FlowGen::new(
+                    sizes,
+                    rate_per_s,
+                    senders,
+                    receivers,
+                    max_flows,
+                    stream(seed, family::WORKLOAD, 1),
+                )));
             }
-            WorkloadSpec::LongLived { pairs, size, dscp } => apps.push(App::LongLived(long_lived::LongLived::new(pairs, size, dscp))),
-            WorkloadSpec::Udp { sources, destination, rate_bps, payload_bytes, poisson } => {
-                let rngs = sources.iter().map(|&s| stream(seed, family::HOST, s as u64)).collect();
-                apps.push(App::UdpSource(udp_source::UdpSource::new(sources, destination, net.n_hosts() as u32, rate_bps, payload_bytes, poisson, rngs)));
+            WorkloadSpec::LongLived { pairs, size, dscp } => apps.push(App::LongLived(
+                long_lived::LongLived::new(pairs, size, dscp),
+            )),
+            WorkloadSpec::Udp {
+                sources,
+                destination,
+                rate_bps,
+                payload_bytes,
+                poisson,
+            } => {
+                let rngs = sources
+                    .iter()
+                    .map(|&s| stream(seed, family::HOST, s as u64))
+                    .collect();
+                apps.push(App::UdpSource(udp_source::UdpSource::new(
+                    sources,
+                    destination,
+                    net.n_hosts() as u32,
+                    rate_bps,
+                    payload_bytes,
+                    poisson,
+                    rngs,
+                )));
             }
             WorkloadSpec::Memcached(spec) => {
                 // Streams 1000 + i for client i; 999 fills the servers' pools.
-                let rngs = (0..spec.clients.len() as u64).map(|i| stream(seed, family::WORKLOAD, 1000 + i)).collect();
+                let rngs = (0..spec.clients.len() as u64)
+                    .map(|i| stream(seed, family::WORKLOAD, 1000 + i))
+                    .collect();
                 let warm = stream(seed, family::WORKLOAD, 999);
-                apps.push(App::Memcached(Box::new(memcached::Memcached::new(spec, rngs, warm))));
+                apps.push(App::Memcached(Box::new(memcached::Memcached::new(
+                    spec, rngs, warm,
+                ))));
             }
         }
         let metrics = Metrics {
@@ -167,15 +254,45 @@ impl Sim {
             ..Default::default()
         };
         let end_ps = scenario.duration.0;
-        let has_end = apps.iter().any(|a| matches!(a, App::IncastClient(_) | App::FlowGen(_) | App::Memcached(_) | App::LongLived(long_lived::LongLived { size: Some(_), .. })));
-        Ok(Sim { scenario, ev: EventQueue::new(), net, tcp, udp: Udp::default(), apps, metrics, active: 0, has_end, end_ps, started: false, finished: false, threads: AppThreads::default() })
+        let has_end = apps.iter().any(|a| {
+            matches!(
+                a,
+                App::IncastClient(_)
+                    | App::FlowGen(_)
+                    | App::Memcached(_)
+                    | App::LongLived(long_lived::LongLived { size: Some(_), .. })
+            )
+        });
+        Ok(Sim {
+            scenario,
+            ev: EventQueue::new(),
+            net,
+            tcp,
+            udp: Udp::default(),
+            apps,
+            metrics,
+            active: 0,
+            has_end,
+            end_ps,
+            started: false,
+            finished: false,
+            threads: AppThreads::default(),
+        })
     }
 
     fn start(&mut self) {
         self.started = true;
         for id in 0..self.apps.len() {
             let mut app = std::mem::replace(&mut self.apps[id], App::Sink);
-            let mut ctx = Ctx { ev: &mut self.ev, net: &mut self.net, tcp: &mut self.tcp, udp: &mut self.udp, metrics: &mut self.metrics, active: &mut self.active, end_ps: self.end_ps };
+            let mut ctx = Ctx {
+                ev: &mut self.ev,
+                net: &mut self.net,
+                tcp: &mut self.tcp,
+                udp: &mut self.udp,
+                metrics: &mut self.metrics,
+                active: &mut self.active,
+                end_ps: self.end_ps,
+            };
             app.start(id as u32, &mut ctx);
             self.apps[id] = app;
         }
@@ -206,7 +323,9 @@ impl Sim {
         }
         let horizon = until_ps.min(self.end_ps);
         while !self.finished {
-            let Some(e) = self.ev.pop_until(horizon) else { break };
+            let Some(e) = self.ev.pop_until(horizon) else {
+                break;
+            };
             // Start loading what the next event will touch, so its cache misses overlap
             // this event's work (large arrays of connections miss on every access).
             match self.ev.peek_kind() {
@@ -218,10 +337,15 @@ impl Sim {
                         self.tcp.prefetch_conn(p.flow_id);
                     }
                 }
-                Some(EventKind::HostTxDone { pkt }) => self.net.prefetch_nic(self.net.pool.get(pkt).src_host),
+                Some(EventKind::HostTxDone { pkt }) => {
+                    self.net.prefetch_nic(self.net.pool.get(pkt).src_host)
+                }
                 Some(EventKind::AppNote { slot }) => {
                     if let Some(h) = self.threads.held.get(slot as usize) {
-                        let (Note::Delivered { app, conn, .. } | Note::Datagram { app, stream: conn, .. }) = h.note;
+                        let (Note::Delivered { app, conn, .. }
+                        | Note::Datagram {
+                            app, stream: conn, ..
+                        }) = h.note;
                         if let Some(App::Memcached(m)) = self.apps.get(app as usize) {
                             m.prefetch_conn(conn);
                         }
@@ -288,7 +412,8 @@ impl Sim {
             EventKind::AppNote { slot } => {
                 let h = self.threads.held[slot as usize];
                 self.threads.free_slots.push(slot);
-                let core_free = |s: &Self| s.net.hosts.state[h.host as usize].core_free_ps[h.core as usize];
+                let core_free =
+                    |s: &Self| s.net.hosts.state[h.host as usize].core_free_ps[h.core as usize];
                 let before = core_free(self);
                 self.deliver_note(h.note);
                 // If the application did work in response (request work, send calls and the
@@ -307,7 +432,15 @@ impl Sim {
                 self.dispatch_notes();
             }
             EventKind::App { app, tag } => {
-                let mut ctx = Ctx { ev: &mut self.ev, net: &mut self.net, tcp: &mut self.tcp, udp: &mut self.udp, metrics: &mut self.metrics, active: &mut self.active, end_ps: self.end_ps };
+                let mut ctx = Ctx {
+                    ev: &mut self.ev,
+                    net: &mut self.net,
+                    tcp: &mut self.tcp,
+                    udp: &mut self.udp,
+                    metrics: &mut self.metrics,
+                    active: &mut self.active,
+                    end_ps: self.end_ps,
+                };
                 self.apps[app as usize].on_timer(app, tag, &mut ctx);
                 self.dispatch_notes();
             }
@@ -315,7 +448,8 @@ impl Sim {
                 let now = self.ev.now();
                 self.metrics.sample_queues(now, &self.net);
                 if !self.metrics.queue_samples_truncated {
-                    self.ev.schedule(now + self.metrics.sample_interval_ps, EventKind::Sample);
+                    self.ev
+                        .schedule(now + self.metrics.sample_interval_ps, EventKind::Sample);
                 }
             }
         }
@@ -354,7 +488,15 @@ impl Sim {
         let app = match n {
             Note::Delivered { app, .. } | Note::Datagram { app, .. } => app,
         };
-        let mut ctx = Ctx { ev: &mut self.ev, net: &mut self.net, tcp: &mut self.tcp, udp: &mut self.udp, metrics: &mut self.metrics, active: &mut self.active, end_ps: self.end_ps };
+        let mut ctx = Ctx {
+            ev: &mut self.ev,
+            net: &mut self.net,
+            tcp: &mut self.tcp,
+            udp: &mut self.udp,
+            metrics: &mut self.metrics,
+            active: &mut self.active,
+            end_ps: self.end_ps,
+        };
         self.apps[app as usize].on_note(n, &mut ctx);
     }
 
@@ -378,7 +520,12 @@ impl Sim {
                     (host, ThreadId::Conn(conn), conn, bytes)
                 }
             }
-            Note::Datagram { stream, host, payload_bytes, .. } => {
+            Note::Datagram {
+                stream,
+                host,
+                payload_bytes,
+                ..
+            } => {
                 if epoll {
                     (host, ThreadId::Host(host), host, payload_bytes as u64)
                 } else {
@@ -396,10 +543,17 @@ impl Sim {
         let counts_wakeup = woke && hosts.wakeup_ps > 0;
         let done = self.net.hosts.charge(host, core, now, cost);
         *busy = done;
-        self.net.hosts.count_syscalls(host, 1 + u64::from(woke && epoll));
+        self.net
+            .hosts
+            .count_syscalls(host, 1 + u64::from(woke && epoll));
         // Stacks that poll (no wake-up cost) are never woken.
         self.net.hosts.state[host as usize].wakeups += u64::from(counts_wakeup);
-        let held = Held { note: n, host, core: core as u32, thread };
+        let held = Held {
+            note: n,
+            host,
+            core: core as u32,
+            thread,
+        };
         let slot = match t.free_slots.pop() {
             Some(s) => {
                 t.held[s as usize] = held;
@@ -415,7 +569,16 @@ impl Sim {
 
     /// The memcached requests of this run (empty for other workloads).
     pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
-        self.apps.iter().find_map(|a| if let App::Memcached(m) = a { Some(&m.requests[..]) } else { None }).unwrap_or(&[])
+        self.apps
+            .iter()
+            .find_map(|a| {
+                if let App::Memcached(m) = a {
+                    Some(&m.requests[..])
+                } else {
+                    None
+                }
+            })
+            .unwrap_or(&[])
     }
 
     pub fn invariants(&self) -> Invariants {
@@ -466,46 +629,80 @@ impl Sim {
             let bytes: u64 = m.incast.iter().map(|r| r.bytes).sum();
             let span: u64 = m.incast.iter().map(|r| r.end_ps - r.start_ps).sum();
             headline.insert("incast_iterations".into(), m.incast.len().into());
-            headline.insert("incast_goodput_mbps".into(), (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into());
+            headline.insert(
+                "incast_goodput_mbps".into(),
+                (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into(),
+            );
         }
         let reqs = self.memcached_requests();
         if !reqs.is_empty() {
-            let mut lat: Vec<u64> = reqs.iter().filter(|r| r.end_ps != crate::engine::NEVER).map(|r| r.end_ps - r.start_ps).collect();
+            let mut lat: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.end_ps != crate::engine::NEVER)
+                .map(|r| r.end_ps - r.start_ps)
+                .collect();
             lat.sort_unstable();
             headline.insert("requests".into(), reqs.len().into());
             headline.insert("requests_completed".into(), lat.len().into());
             if !lat.is_empty() {
                 // Nearest-rank percentiles, in microseconds.
-                let pct = |p: f64| lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6;
-                headline.insert("mean_latency_us".into(), (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into());
+                let pct = |p: f64| {
+                    lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1]
+                        as f64
+                        / 1e6
+                };
+                headline.insert(
+                    "mean_latency_us".into(),
+                    (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into(),
+                );
                 headline.insert("p50_latency_us".into(), pct(50.0).into());
                 headline.insert("p99_latency_us".into(), pct(99.0).into());
                 headline.insert("p999_latency_us".into(), pct(99.9).into());
             }
         }
         if !m.flows.is_empty() {
-            let done: Vec<_> = m.flows.iter().filter(|f| f.end_ps != crate::engine::NEVER).collect();
+            let done: Vec<_> = m
+                .flows
+                .iter()
+                .filter(|f| f.end_ps != crate::engine::NEVER)
+                .collect();
             headline.insert("flows".into(), m.flows.len().into());
             headline.insert("flows_completed".into(), done.len().into());
             if !done.is_empty() {
-                let mean_fct = done.iter().map(|f| (f.end_ps - f.start_ps) as f64).sum::<f64>() / done.len() as f64 / 1e6;
+                let mean_fct = done
+                    .iter()
+                    .map(|f| (f.end_ps - f.start_ps) as f64)
+                    .sum::<f64>()
+                    / done.len() as f64
+                    / 1e6;
                 headline.insert("mean_fct_us".into(), mean_fct.into());
             }
             let rx: u64 = m.flows.iter().map(|f| f.bytes_received).sum();
             if sim_s > 0.0 {
-                headline.insert("aggregate_goodput_gbps".into(), (rx as f64 * 8.0 / sim_s / 1e9).into());
+                headline.insert(
+                    "aggregate_goodput_gbps".into(),
+                    (rx as f64 * 8.0 / sim_s / 1e9).into(),
+                );
             }
         }
         headline.insert("drops".into(), self.net.counters.dropped.into());
         if self.net.hosts.costed {
             let st = &self.net.hosts.state;
-            headline.insert("host_rx_ring_drops".into(), st.iter().map(|s| s.rx_ring_drops).sum::<u64>().into());
+            headline.insert(
+                "host_rx_ring_drops".into(),
+                st.iter().map(|s| s.rx_ring_drops).sum::<u64>().into(),
+            );
             let now = self.ev.now();
-            let busiest = (0..st.len() as u32).map(|i| self.net.hosts.utilisation(i, now)).fold(0.0, f64::max);
+            let busiest = (0..st.len() as u32)
+                .map(|i| self.net.hosts.utilisation(i, now))
+                .fold(0.0, f64::max);
             headline.insert("max_cpu_utilisation".into(), busiest.into());
         }
         headline.insert("tcp_timeouts".into(), self.tcp.total_timeouts().into());
-        headline.insert("tcp_retransmits".into(), self.tcp.total_retransmits().into());
+        headline.insert(
+            "tcp_retransmits".into(),
+            self.tcp.total_retransmits().into(),
+        );
         serde_json::json!({
             "scenario": self.scenario,
             "seed": self.scenario.seed,
@@ -556,7 +753,11 @@ mod tests {
             ));
             assert!(s.net.hosts.costed);
             assert_eq!(s.metrics.incast.len(), 20);
-            s.metrics.incast.iter().map(|r| r.end_ps - r.start_ps).collect::<Vec<_>>()
+            s.metrics
+                .incast
+                .iter()
+                .map(|r| r.end_ps - r.start_ps)
+                .collect::<Vec<_>>()
         };
         let base = exchange_ps(1000, 3000);
         // 1,000 instructions x 1.5 CPI / 2 GHz = 750 ns per system call, 4 per exchange.
@@ -572,13 +773,20 @@ mod tests {
     /// A receiver whose CPU cannot keep up drops at its receive ring and counts it.
     #[test]
     fn a_saturated_cpu_drops_at_its_receive_ring() {
-        let s = run(r#"{"duration":"20ms","topology":{"kind":"single_switch","hosts":2,"link":{"rate":"10Gbps"}},
+        let s = run(
+            r#"{"duration":"20ms","topology":{"kind":"single_switch","hosts":2,"link":{"rate":"10Gbps"}},
             "host":{"stack":"linux_2_6_39","clock_ghz":1.0,"rx_ring_packets":64,"costs":{"tx_packet":0,"per_byte":0}},"transport":{"kind":"udp"},
-            "workload":{"kind":"udp","sources":[1],"destination":0,"rate":"9Gbps"}}"#);
+            "workload":{"kind":"udp","sources":[1],"destination":0,"rate":"9Gbps"}}"#,
+        );
         let h = &s.net.hosts.state[0];
         // 9 Gbit/s of 1,500-byte packets is 750k packets/s (sending costs nothing here);
         // 5,000 instructions at 1 GHz receive at most 200k/s, so most are dropped at the ring.
-        assert!(h.rx_ring_drops > h.rx_packets, "drops {} received {}", h.rx_ring_drops, h.rx_packets);
+        assert!(
+            h.rx_ring_drops > h.rx_packets,
+            "drops {} received {}",
+            h.rx_ring_drops,
+            h.rx_packets
+        );
         assert!(s.net.hosts.utilisation(0, s.ev.now()) > 0.95);
         let nic = s.net.nic_port(0) as usize;
         assert_eq!(s.net.ports[nic].stats.drops, h.rx_ring_drops);
@@ -589,32 +797,51 @@ mod tests {
     /// request (two without piggybacking: a pure ACK, then the response).
     #[test]
     fn responses_carry_the_acks_of_requests() {
-        let s = run(r#"{"duration":"10s","topology":{"kind":"diablo_array","racks":2,"preset":"10g"},
-            "transport":{"kind":"tcp"},"workload":{"kind":"memcached","requests_per_client":50}}"#);
+        let s = run(
+            r#"{"duration":"10s","topology":{"kind":"diablo_array","racks":2,"preset":"10g"},
+            "transport":{"kind":"tcp"},"workload":{"kind":"memcached","requests_per_client":50}}"#,
+        );
         let reqs = s.memcached_requests();
         assert!(reqs.iter().all(|r| r.end_ps != crate::engine::NEVER));
         let servers: std::collections::BTreeSet<u32> = reqs.iter().map(|r| r.server).collect();
-        let server_pkts: u64 = servers.iter().map(|&h| s.net.ports[s.net.nic_port(h) as usize].stats.tx_pkts).sum();
+        let server_pkts: u64 = servers
+            .iter()
+            .map(|&h| s.net.ports[s.net.nic_port(h) as usize].stats.tx_pkts)
+            .sum();
         let n = reqs.len() as u64;
-        assert!(server_pkts >= n && server_pkts < n + n / 5, "server packets {server_pkts} for {n} requests");
+        assert!(
+            server_pkts >= n && server_pkts < n + n / 5,
+            "server packets {server_pkts} for {n} requests"
+        );
     }
 
     #[test]
     fn incast_completes_and_conserves_packets() {
-        let s = run(r#"{"duration":"5s","topology":{"kind":"single_switch","hosts":5,"link":{"rate":"1Gbps"}},
+        let s = run(
+            r#"{"duration":"5s","topology":{"kind":"single_switch","hosts":5,"link":{"rate":"1Gbps"}},
             "switch":{"buffer_per_port":"4KiB"},"transport":{"rto_min":"1ms"},
-            "workload":{"kind":"incast","senders":4,"block":"64KiB","iterations":5}}"#);
+            "workload":{"kind":"incast","senders":4,"block":"64KiB","iterations":5}}"#,
+        );
         assert_eq!(s.metrics.incast.len(), 5);
-        assert!(s.net.counters.dropped > 0, "4 KB per port must drop under incast");
+        assert!(
+            s.net.counters.dropped > 0,
+            "4 KB per port must drop under incast"
+        );
     }
 
     #[test]
     fn switches_wider_than_the_voq_limit_share_queues() {
-        let s = run(r#"{"duration":"2s","topology":{"kind":"single_switch","hosts":150},
+        let s = run(
+            r#"{"duration":"2s","topology":{"kind":"single_switch","hosts":150},
             "switch":{"buffer":"per_input_port","buffer_per_port":"16KiB"},"transport":{"rto_min":"1ms"},
-            "workload":{"kind":"incast","senders":149,"block":"1MiB","iterations":3}}"#);
+            "workload":{"kind":"incast","senders":149,"block":"1MiB","iterations":3}}"#,
+        );
         assert_eq!(s.metrics.incast.len(), 3);
-        assert!(s.net.ports.iter().all(|p| p.q_count <= crate::topology::build::MAX_VOQS));
+        assert!(s
+            .net
+            .ports
+            .iter()
+            .all(|p| p.q_count <= crate::topology::build::MAX_VOQS));
     }
 
     #[test]
@@ -633,23 +860,40 @@ mod tests {
     /// switch (two hops each).
     #[test]
     fn udp_to_random_destinations_spreads_evenly() {
-        let s = run(r#"{"duration":"20ms","topology":{"kind":"single_switch","hosts":8,"link":{"rate":"10Gbps"}},
-            "transport":{"kind":"udp"},"workload":{"kind":"udp","destination":"random","rate":"5Gbps","arrival":"poisson"}}"#);
+        let s = run(
+            r#"{"duration":"20ms","topology":{"kind":"single_switch","hosts":8,"link":{"rate":"10Gbps"}},
+            "transport":{"kind":"udp"},"workload":{"kind":"udp","destination":"random","rate":"5Gbps","arrival":"poisson"}}"#,
+        );
         assert_eq!(s.metrics.flows.len(), 8);
         assert!(s.metrics.flows.iter().all(|f| f.dst == crate::net::NONE));
         let sent: u64 = s.udp.streams.iter().map(|st| st.sent_pkts).sum();
         let got: u64 = s.udp.streams.iter().map(|st| st.recv_pkts).sum();
-        assert!(sent > 50_000 && sent - got < 100, "sent {sent} received {got}");
+        assert!(
+            sent > 50_000 && sent - got < 100,
+            "sent {sent} received {got}"
+        );
         // What the switch sent towards each host, against the mean.
         let mean = got as f64 / 8.0;
         for h in 0..8u32 {
             let node = s.net.host_nodes[h as usize];
-            let rx: u64 = s.net.ports.iter().filter(|p| p.switch != crate::net::NONE && p.peer_node == node).map(|p| p.stats.tx_pkts).sum();
-            assert!((rx as f64 - mean).abs() < 0.05 * mean, "host {h} received {rx}, mean {mean}");
+            let rx: u64 = s
+                .net
+                .ports
+                .iter()
+                .filter(|p| p.switch != crate::net::NONE && p.peer_node == node)
+                .map(|p| p.stats.tx_pkts)
+                .sum();
+            assert!(
+                (rx as f64 - mean).abs() < 0.05 * mean,
+                "host {h} received {rx}, mean {mean}"
+            );
         }
         // Each delivered datagram made two hops; the few still on the way made one or two.
         let hops = s.net.counters.packet_hops;
-        assert!(hops >= 2 * got && hops <= 2 * sent, "hops {hops} sent {sent} received {got}");
+        assert!(
+            hops >= 2 * got && hops <= 2 * sent,
+            "hops {hops} sent {sent} received {got}"
+        );
     }
 
     #[test]
@@ -671,8 +915,10 @@ mod tests {
     #[test]
     fn flows_to_one_client_that_also_serves_terminate() {
         // clients = [0] while servers default to every host, host 0 included.
-        let s = run(r#"{"duration":"50ms","topology":{"kind":"single_switch","hosts":4},
-            "workload":{"kind":"flows","clients":[0],"flows":30,"size_cdf":"hadoop","load":0.3}}"#);
+        let s = run(
+            r#"{"duration":"50ms","topology":{"kind":"single_switch","hosts":4},
+            "workload":{"kind":"flows","clients":[0],"flows":30,"size_cdf":"hadoop","load":0.3}}"#,
+        );
         assert_eq!(s.metrics.flows.len(), 30);
         assert!(s.metrics.flows.iter().all(|f| f.dst == 0 && f.src != 0));
     }
@@ -687,18 +933,37 @@ mod tests {
         };
         let (with, without) = (run(&sc(true)), run(&sc(false)));
         for s in [&with, &without] {
-            assert!(s.metrics.flows.iter().all(|f| f.end_ps != crate::engine::NEVER));
+            assert!(s
+                .metrics
+                .flows
+                .iter()
+                .all(|f| f.end_ps != crate::engine::NEVER));
             assert!(s.net.counters.dropped > 50);
         }
         let last = |s: &Sim| s.metrics.flows.iter().map(|f| f.end_ps).max().unwrap();
-        assert!(with.tcp.total_timeouts() < without.tcp.total_timeouts(), "{} vs {}", with.tcp.total_timeouts(), without.tcp.total_timeouts());
+        assert!(
+            with.tcp.total_timeouts() < without.tcp.total_timeouts(),
+            "{} vs {}",
+            with.tcp.total_timeouts(),
+            without.tcp.total_timeouts()
+        );
         assert!(last(&with) < last(&without));
     }
 
     #[test]
     fn same_seed_same_result_other_seed_differs() {
-        let sc = |seed: u64| format!(r#"{{"seed":{seed},"duration":"20ms","topology":{{"kind":"fat_tree","k":4}},"workload":{{"kind":"flows","load":0.4,"size_cdf":"hadoop"}}}}"#);
-        let key = |s: &Sim| s.metrics.flows.iter().map(|f| (f.src, f.dst, f.size_bytes, f.end_ps)).collect::<Vec<_>>();
+        let sc = |seed: u64| {
+            format!(
+                r#"{{"seed":{seed},"duration":"20ms","topology":{{"kind":"fat_tree","k":4}},"workload":{{"kind":"flows","load":0.4,"size_cdf":"hadoop"}}}}"#
+            )
+        };
+        let key = |s: &Sim| {
+            s.metrics
+                .flows
+                .iter()
+                .map(|f| (f.src, f.dst, f.size_bytes, f.end_ps))
+                .collect::<Vec<_>>()
+        };
         let (a, b, c) = (run(&sc(1)), run(&sc(1)), run(&sc(2)));
         assert_eq!(key(&a), key(&b));
         assert_ne!(key(&a), key(&c));

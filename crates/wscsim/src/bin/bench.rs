@@ -33,7 +33,13 @@ fn main() {
     let hops = s["packet_hops"].as_u64().unwrap_or(0);
     let sim_s = s["simulated_seconds"].as_f64().unwrap_or(0.0);
     // Bits sent by switch ports: what Flexplane counts as router throughput.
-    let switch_bits: u64 = sim.net.ports.iter().filter(|p| p.switch != wscsim::net::NONE).map(|p| p.stats.tx_wire_bytes * 8).sum();
+    let switch_bits: u64 = sim
+        .net
+        .ports
+        .iter()
+        .filter(|p| p.switch != wscsim::net::NONE)
+        .map(|p| p.stats.tx_wire_bytes * 8)
+        .sum();
     let out = serde_json::json!({
         "scenario": sim.scenario.name,
         "hosts": s["hosts"],
@@ -60,7 +66,12 @@ fn main() {
 fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
 }

@@ -7,13 +7,32 @@ use crate::host::{HostSpec, IoModel, StackCosts};
 
 pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
     let Some(preset) = stack(&h.stack) else {
-        return Err(err("host.stack", format!("{:?}", h.stack), format!("one of {}", STACKS.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", "))));
+        return Err(err(
+            "host.stack",
+            format!("{:?}", h.stack),
+            format!(
+                "one of {}",
+                STACKS
+                    .iter()
+                    .map(|s| format!("{s:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     };
     if !(h.clock_ghz.is_finite() && h.clock_ghz > 0.0 && h.clock_ghz <= 100.0) {
-        return Err(err("host.clock_ghz", h.clock_ghz, "a clock rate above 0 and at most 100 GHz"));
+        return Err(err(
+            "host.clock_ghz",
+            h.clock_ghz,
+            "a clock rate above 0 and at most 100 GHz",
+        ));
     }
     if !(h.cpi.is_finite() && h.cpi > 0.0 && h.cpi <= 100.0) {
-        return Err(err("host.cpi", h.cpi, "cycles per instruction above 0 and at most 100"));
+        return Err(err(
+            "host.cpi",
+            h.cpi,
+            "cycles per instruction above 0 and at most 100",
+        ));
     }
     if !(1..=1024).contains(&h.cores) {
         return Err(err("host.cores", h.cores, "1 to 1024 cores"));
@@ -21,14 +40,24 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
     let io_model = match h.io_model.as_str() {
         "pthread" => IoModel::Pthread,
         "epoll" => IoModel::Epoll,
-        other => return Err(err("host.io_model", format!("{other:?}"), "\"pthread\" (a blocking thread per connection) or \"epoll\"")),
+        other => {
+            return Err(err(
+                "host.io_model",
+                format!("{other:?}"),
+                "\"pthread\" (a blocking thread per connection) or \"epoll\"",
+            ))
+        }
     };
     let p = preset.costs;
     let c = &mut h.costs;
     let field = |name: &str, v: &mut Option<f64>, default: f64| -> Result<f64, ConfigError> {
         let x = *v.get_or_insert(default);
         if !(x.is_finite() && x >= 0.0) {
-            return Err(err(&format!("host.costs.{name}"), x, "a number of instructions, 0 or more"));
+            return Err(err(
+                &format!("host.costs.{name}"),
+                x,
+                "a number of instructions, 0 or more",
+            ));
         }
         Ok(x)
     };
@@ -41,9 +70,27 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
         interrupt: field("interrupt", &mut c.interrupt, p.interrupt)?,
         app_request: field("app_request", &mut c.app_request, p.app_request)?,
     };
-    let ring = *h.rx_ring_packets.get_or_insert(if preset.rx_ring_packets == u32::MAX { 1 << 20 } else { preset.rx_ring_packets as i64 });
+    let ring = *h
+        .rx_ring_packets
+        .get_or_insert(if preset.rx_ring_packets == u32::MAX {
+            1 << 20
+        } else {
+            preset.rx_ring_packets as i64
+        });
     if !(1..=1 << 20).contains(&ring) {
-        return Err(err("host.rx_ring_packets", ring, "1 to 1048576 receive descriptors"));
+        return Err(err(
+            "host.rx_ring_packets",
+            ring,
+            "1 to 1048576 receive descriptors",
+        ));
     }
-    Ok(HostSpec { costs, clock_hz: h.clock_ghz * 1e9, cpi: h.cpi, cores: h.cores as u32, rx_ring_packets: ring as u32, rx_coalesce_ps: h.rx_coalesce.0, io_model })
+    Ok(HostSpec {
+        costs,
+        clock_hz: h.clock_ghz * 1e9,
+        cpi: h.cpi,
+        cores: h.cores as u32,
+        rx_ring_packets: ring as u32,
+        rx_coalesce_ps: h.rx_coalesce.0,
+        io_model,
+    })
 }

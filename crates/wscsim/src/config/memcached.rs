@@ -9,7 +9,11 @@ use crate::workload::memcached::MemcachedSpec;
 /// DIABLO: 128 servers among 1,984 hosts (two per rack of 31).
 const DIABLO_SERVER_SHARE: f64 = 128.0 / 1984.0;
 
-pub fn resolve_memcached(w: &mut WorkloadCfg, n_hosts: i64, udp: bool) -> Result<MemcachedSpec, ConfigError> {
+pub fn resolve_memcached(
+    w: &mut WorkloadCfg,
+    n_hosts: i64,
+    udp: bool,
+) -> Result<MemcachedSpec, ConfigError> {
     let servers = match host_list("workload.servers", &w.servers, n_hosts)? {
         Some(list) => {
             w.server_count = Some(list.len() as i64);
@@ -17,7 +21,12 @@ pub fn resolve_memcached(w: &mut WorkloadCfg, n_hosts: i64, udp: bool) -> Result
         }
         None => {
             let default = ((n_hosts as f64 * DIABLO_SERVER_SHARE).round() as i64).max(1);
-            let n = int_in("workload.server_count", *w.server_count.get_or_insert(default), 1, n_hosts - 1)? as i64;
+            let n = int_in(
+                "workload.server_count",
+                *w.server_count.get_or_insert(default),
+                1,
+                n_hosts - 1,
+            )? as i64;
             // Evenly spread: server i on host floor(i * hosts / n).
             (0..n).map(|i| (i * n_hosts / n) as u32).collect()
         }
@@ -30,31 +39,65 @@ pub fn resolve_memcached(w: &mut WorkloadCfg, n_hosts: i64, udp: bool) -> Result
         is_server[s as usize] = true;
     }
     if servers.len() as i64 >= n_hosts {
-        return Err(err("workload.server_count", servers.len(), format!("fewer servers than hosts ({n_hosts}), so that some hosts are clients")));
+        return Err(err(
+            "workload.server_count",
+            servers.len(),
+            format!("fewer servers than hosts ({n_hosts}), so that some hosts are clients"),
+        ));
     }
-    let clients: Vec<u32> = (0..n_hosts as u32).filter(|&h| !is_server[h as usize]).collect();
-    let requests_per_client = int_in("workload.requests_per_client", *w.requests_per_client.get_or_insert(30_000), 1, 100_000_000)?;
+    let clients: Vec<u32> = (0..n_hosts as u32)
+        .filter(|&h| !is_server[h as usize])
+        .collect();
+    let requests_per_client = int_in(
+        "workload.requests_per_client",
+        *w.requests_per_client.get_or_insert(30_000),
+        1,
+        100_000_000,
+    )?;
     // 160 (about 330 requests/s per client): at half that gap the 2,000-node array at
     // 1 Gbit/s with 4 KB buffers collapses under TCP timeouts, while DIABLO reports no
     // retransmissions from buffer overruns (docs/memcached.md).
     let gap_scale = *w.gap_scale.get_or_insert(160.0);
     if !(gap_scale.is_finite() && gap_scale > 0.0) {
-        return Err(err("workload.gap_scale", gap_scale, "a positive multiplier of the ETC inter-arrival gaps"));
+        return Err(err(
+            "workload.gap_scale",
+            gap_scale,
+            "a positive multiplier of the ETC inter-arrival gaps",
+        ));
     }
     let version = w.version.get_or_insert_with(|| "1.4.17".into()).clone();
     let accept4 = match version.as_str() {
         "1.4.15" => false,
         "1.4.17" => true,
-        other => return Err(err("workload.version", format!("{other:?}"), "\"1.4.15\" or \"1.4.17\" (accept4)")),
+        other => {
+            return Err(err(
+                "workload.version",
+                format!("{other:?}"),
+                "\"1.4.15\" or \"1.4.17\" (accept4)",
+            ))
+        }
     };
     let pool_bytes = w.pool.get_or_insert(super::Bytes(64 << 20)).0;
     if pool_bytes == 0 {
-        return Err(err("workload.pool", pool_bytes, "a memory pool of at least 1 byte (DIABLO: 64 MB)"));
+        return Err(err(
+            "workload.pool",
+            pool_bytes,
+            "a memory pool of at least 1 byte (DIABLO: 64 MB)",
+        ));
     }
     let key_space = *w.key_space.get_or_insert(1_000_000);
     if key_space < 1 {
         return Err(err("workload.key_space", key_space, "at least 1 key"));
     }
     w.servers = Some(servers.iter().map(|&s| s as i64).collect());
-    Ok(MemcachedSpec { servers, clients, requests_per_client, gap_scale, udp, accept4, pool_bytes, key_space: key_space as u64 })
+    Ok(MemcachedSpec {
+        servers,
+        clients,
+        requests_per_client,
+        gap_scale,
+        udp,
+        accept4,
+        pool_bytes,
+        key_space: key_space as u64,
+    })
 }

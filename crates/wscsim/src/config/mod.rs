@@ -27,7 +27,10 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 pub fn err(path: &str, given: impl fmt::Display, allowed: impl fmt::Display) -> ConfigError {
-    ConfigError { path: path.to_string(), message: format!("given {given}; allowed: {allowed}") }
+    ConfigError {
+        path: path.to_string(),
+        message: format!("given {given}; allowed: {allowed}"),
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -263,7 +266,10 @@ impl<'de> Deserialize<'de> for FlowSize {
         let b: Result<Bytes, _> = serde_json::from_value(v.clone());
         match b {
             Ok(b) => Ok(FlowSize::Finite(b.0)),
-            Err(_) => Err(serde::de::Error::custom(format!("given {v}; allowed: \"infinite\" or {}", units::BYTES_ALLOWED))),
+            Err(_) => Err(serde::de::Error::custom(format!(
+                "given {v}; allowed: \"infinite\" or {}",
+                units::BYTES_ALLOWED
+            ))),
         }
     }
 }
@@ -357,7 +363,9 @@ impl<'de> Deserialize<'de> for Destination {
         match (&v, v.as_i64()) {
             (_, Some(h)) => Ok(Destination::Host(h)),
             (serde_json::Value::String(s), _) if s == "random" => Ok(Destination::Random),
-            _ => Err(serde::de::Error::custom(format!("given {v}; allowed: a host index or \"random\""))),
+            _ => Err(serde::de::Error::custom(format!(
+                "given {v}; allowed: a host index or \"random\""
+            ))),
         }
     }
 }
@@ -472,20 +480,157 @@ impl Default for MetricsCfg {
 
 /// Parses a scenario from JSON text, naming the field of the first error.
 pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError {
+        path: "scenario".into(),
+        message: format!("given text that is not JSON ({e})"),
+    })?;
+    tables_are_tables(&value)?;
+    let sc: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_json appends " at line L column C"; the field path says more to a user.
         let msg = match inner.find(" at line ") {
-            Some(i) => inner[..i].to_string(),
-            None => inner,
+            Some(i) => &inner[..i],
+            None => &inner,
         };
-        let path = if path == "." || path.is_empty() { "scenario".to_string() } else { path };
-        ConfigError { path, message: msg }
+        let path = if path == "." || path.is_empty() {
+            "scenario".to_string()
+        } else {
+            path
+        };
+        ConfigError {
+            path,
+            message: given_allowed(msg),
+        }
     })?;
     Ok(sc)
 }
 
+/// serde reads a struct from a list too (`switch = []` would be a switch with every
+/// default); a scenario's tables must be tables.
+fn tables_are_tables(v: &serde_json::Value) -> Result<(), ConfigError> {
+    const TABLES: &[&str] = &[
+        "topology",
+        "topology.link",
+        "switch",
+        "transport",
+        "host",
+        "host.costs",
+        "workload",
+        "metrics",
+    ];
+    const LISTS_OF_TABLES: &[&str] = &["switch.overrides", "workload.size_classes"];
+    let at = |path: &str| path.split('.').try_fold(v, |node, key| node.get(key));
+    for path in TABLES {
+        match at(path) {
+            Some(x) if !x.is_object() => return Err(err(path, json_kind(x), "a table")),
+            _ => {}
+        }
+    }
+    for path in LISTS_OF_TABLES {
+        if let Some(serde_json::Value::Array(items)) = at(path) {
+            if let Some((i, x)) = items.iter().enumerate().find(|(_, x)| !x.is_object()) {
+                return Err(err(&format!("{path}[{i}]"), json_kind(x), "a table"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn json_kind(x: &serde_json::Value) -> &'static str {
+    match x {
+        serde_json::Value::Null => "nothing",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "a table",
+    }
+}
+
+/// serde's messages in the scenario's own form, "given X; allowed: Y":
+/// "invalid type: integer `2024`, expected a string" -> "given integer 2024; allowed: a string".
+fn given_allowed(msg: &str) -> String {
+    let plain = |s: &str| s.replace('`', "");
+    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some(rest) = msg.strip_prefix(prefix) {
+            if let Some((given, expected)) = rest.split_once(", expected ") {
+                let given = if prefix == "invalid length " {
+                    format!("{given} items")
+                } else {
+                    plain(given)
+                };
+                return format!("given {given}; allowed: {}", plain(expected));
+            }
+        }
+    }
+    for (prefix, what) in [("unknown field ", "key"), ("unknown variant ", "value")] {
+        if let Some(rest) = msg.strip_prefix(prefix) {
+            return match rest.split_once(", expected ") {
+                Some((name, expected)) => format!(
+                    "given unknown {what} {}; allowed: {}",
+                    plain(name),
+                    plain(expected)
+                ),
+                None => match rest.split_once(", there are no ") {
+                    Some((name, _)) => {
+                        format!("given unknown {what} {}; allowed: none here", plain(name))
+                    }
+                    None => format!("given unknown {what} {}", plain(rest)),
+                },
+            };
+        }
+    }
+    if let Some(name) = msg.strip_prefix("missing field ") {
+        return format!(
+            "given no {}; allowed: a value for it (it has no default)",
+            plain(name)
+        );
+    }
+    msg.to_string()
+}
+
 pub mod resolve;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(json: &str) -> ConfigError {
+        parse_json(json).unwrap_err()
+    }
+
+    #[test]
+    fn serde_errors_read_given_and_allowed() {
+        let base = r#""topology": {"kind": "single_switch"}, "workload": {"kind": "incast"}"#;
+        let e = message(&format!(r#"{{"name": 2024, {base}}}"#));
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("name", "given integer 2024; allowed: a string")
+        );
+        let e = message(&format!(r#"{{"colour": 3, {base}}}"#));
+        assert!(
+            e.message
+                .starts_with("given unknown key colour; allowed: one of name, seed"),
+            "{e}"
+        );
+        let e = message(r#"{"workload": {"kind": "incast"}}"#);
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            (
+                "scenario",
+                "given no topology; allowed: a value for it (it has no default)"
+            )
+        );
+        let e = message(&format!(r#"{{"switch": [], {base}}}"#));
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("switch", "given a list; allowed: a table")
+        );
+        let e = message(&format!(
+            r#"{{"workload": {{"kind": "flows", "size_classes": [[1, 2]]}}, "topology": {{"kind": "single_switch"}}}}"#
+        ));
+        assert_eq!(e.path, "workload.size_classes[0]", "{e}");
+    }
+}
 pub use resolve::{resolve, Resolved, WorkloadSpec};

@@ -7,6 +7,7 @@ use crate::engine::{PS_PER_NS, PS_PER_US};
 use crate::net::packet::{frame_bytes_for_ip, TCP_IP_HEADER_BYTES};
 use crate::net::Forwarding;
 use crate::topology::build::SwitchParams;
+use crate::topology::size::{machine_memory_bytes, Size};
 use crate::topology::{diablo, edge_list, fat_tree, leaf_spine, single_switch, Graph, LinkParams};
 use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
@@ -19,26 +20,71 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 /// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
 pub const MAX_HOSTS: u64 = 100_000;
 
-pub const TOPOLOGY_KINDS: &[&str] = &["single_switch", "leaf_spine", "fat_tree", "diablo_array", "edge_list"];
-pub const WORKLOAD_KINDS: &[&str] = &["incast", "flows", "permutation", "all_to_all", "many_to_one", "udp", "memcached"];
+pub const TOPOLOGY_KINDS: &[&str] = &[
+    "single_switch",
+    "leaf_spine",
+    "fat_tree",
+    "diablo_array",
+    "edge_list",
+];
+pub const WORKLOAD_KINDS: &[&str] = &[
+    "incast",
+    "flows",
+    "permutation",
+    "all_to_all",
+    "many_to_one",
+    "udp",
+    "memcached",
+];
 pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
 pub use super::scheme::SCHEME_KINDS as SCHEMES;
 
 /// Built-in flow-size distributions, shipped with the Python package and embedded here.
 pub const BUILTIN_CDFS: &[(&str, &str)] = &[
-    ("websearch", include_str!("../../../../python/wscsim/data/websearch_flow_sizes.csv")),
-    ("datamining", include_str!("../../../../python/wscsim/data/datamining_flow_sizes.csv")),
-    ("hadoop", include_str!("../../../../python/wscsim/data/hadoop_flow_sizes.csv")),
+    (
+        "websearch",
+        include_str!("../../../../python/wscsim/data/websearch_flow_sizes.csv"),
+    ),
+    (
+        "datamining",
+        include_str!("../../../../python/wscsim/data/datamining_flow_sizes.csv"),
+    ),
+    (
+        "hadoop",
+        include_str!("../../../../python/wscsim/data/hadoop_flow_sizes.csv"),
+    ),
 ];
 
 /// The workload as the simulator runs it.
 #[derive(Clone, Debug)]
 pub enum WorkloadSpec {
-    Incast { client: u32, servers: Vec<u32>, block_bytes: u64, iterations: u32, request_bytes: u64 },
-    Flows { sizes: FlowSizes, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64 },
-    LongLived { pairs: Vec<(u32, u32)>, size: Option<u64>, dscp: Vec<u8> },
+    Incast {
+        client: u32,
+        servers: Vec<u32>,
+        block_bytes: u64,
+        iterations: u32,
+        request_bytes: u64,
+    },
+    Flows {
+        sizes: FlowSizes,
+        rate_per_s: f64,
+        senders: Vec<u32>,
+        receivers: Vec<u32>,
+        max_flows: u64,
+    },
+    LongLived {
+        pairs: Vec<(u32, u32)>,
+        size: Option<u64>,
+        dscp: Vec<u8>,
+    },
     /// `destination` None: each datagram to a uniformly random other host.
-    Udp { sources: Vec<u32>, destination: Option<u32>, rate_bps: u64, payload_bytes: u32, poisson: bool },
+    Udp {
+        sources: Vec<u32>,
+        destination: Option<u32>,
+        rate_bps: u64,
+        payload_bytes: u32,
+        poisson: bool,
+    },
     Memcached(crate::workload::memcached::MemcachedSpec),
 }
 
@@ -51,11 +97,83 @@ pub struct Resolved {
     pub host: crate::host::HostSpec,
 }
 
+/// Largest edge-list file read (a 100,000-host topology takes about 3 MB).
+pub const MAX_EDGE_LIST_BYTES: u64 = 64 << 20;
+/// Largest flow-size CDF file read.
+pub const MAX_CDF_BYTES: u64 = 4 << 20;
+
+/// Reads a regular file of at most `max` bytes; anything else (a device, a pipe, a huge
+/// file) is refused before reading, so that a scenario cannot make wscsim read forever.
+fn read_capped(path: &str, field: &str, allowed: &str, max: u64) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let refuse = |why: String| err(field, format!("{path:?}"), format!("{allowed} ({why})"));
+    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("it is not a regular file".into()));
+    }
+    if meta.len() > max {
+        return Err(refuse(format!(
+            "it has {} bytes; at most {max} are read",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(|e| refuse(e.to_string()))?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > max {
+        return Err(refuse(format!("it grew past {max} bytes while being read")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "it is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Refuses a network that would not fit in this machine's memory, before building it.
+fn check_fits(size: &Size) -> Result<(), ConfigError> {
+    let need = size.network_bytes();
+    let Some(have) = machine_memory_bytes() else {
+        return Ok(());
+    };
+    let limit = have / 10 * 9;
+    if need <= limit {
+        return Ok(());
+    }
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    Err(err(
+        "topology",
+        format!(
+            "a network of {} hosts, {} switches and {} links, which needs about {} to build",
+            size.hosts,
+            size.switches,
+            size.links,
+            gb(need)
+        ),
+        format!("at most about {} (90% of this machine's memory)", gb(limit)),
+    ))
+}
+
 fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     if allowed.contains(&v) {
         Ok(())
     } else {
-        Err(err(path, format!("{v:?}"), format!("one of {}", allowed.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(", "))))
+        Err(err(
+            path,
+            format!("{v:?}"),
+            format!(
+                "one of {}",
+                allowed
+                    .iter()
+                    .map(|a| format!("{a:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ))
     }
 }
 
@@ -67,16 +185,28 @@ pub(super) fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, Config
 }
 
 /// A key that only some kinds use must not be set for another kind.
-fn only_for<T: std::fmt::Debug>(path: &str, v: &Option<T>, kinds: &str, kind: &str) -> Result<(), ConfigError> {
+fn only_for<T: std::fmt::Debug>(
+    path: &str,
+    v: &Option<T>,
+    kinds: &str,
+    kind: &str,
+) -> Result<(), ConfigError> {
     match v {
-        Some(x) => Err(ConfigError { path: path.into(), message: format!("given {x:?}; allowed: only with kind {kinds} (this one is {kind:?})") }),
+        Some(x) => Err(ConfigError {
+            path: path.into(),
+            message: format!("given {x:?}; allowed: only with kind {kinds} (this one is {kind:?})"),
+        }),
         None => Ok(()),
     }
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if sc.duration.0 == 0 {
-        return Err(err("duration", sc.duration, "a positive duration such as \"1s\""));
+        return Err(err(
+            "duration",
+            sc.duration,
+            "a positive duration such as \"1s\"",
+        ));
     }
     // --- topology ---
     let t = &mut sc.topology;
@@ -92,14 +222,34 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if !is("leaf_spine") {
         only_for("topology.leaves", &t.leaves, "\"leaf_spine\"", &kind)?;
         only_for("topology.spines", &t.spines, "\"leaf_spine\"", &kind)?;
-        only_for("topology.hosts_per_leaf", &t.hosts_per_leaf, "\"leaf_spine\"", &kind)?;
-        only_for("topology.oversubscription", &t.oversubscription, "\"leaf_spine\"", &kind)?;
+        only_for(
+            "topology.hosts_per_leaf",
+            &t.hosts_per_leaf,
+            "\"leaf_spine\"",
+            &kind,
+        )?;
+        only_for(
+            "topology.oversubscription",
+            &t.oversubscription,
+            "\"leaf_spine\"",
+            &kind,
+        )?;
     }
     if !is("diablo_array") {
         only_for("topology.preset", &t.preset, "\"diablo_array\"", &kind)?;
         only_for("topology.racks", &t.racks, "\"diablo_array\"", &kind)?;
-        only_for("topology.servers_per_rack", &t.servers_per_rack, "\"diablo_array\"", &kind)?;
-        only_for("topology.racks_per_array", &t.racks_per_array, "\"diablo_array\"", &kind)?;
+        only_for(
+            "topology.servers_per_rack",
+            &t.servers_per_rack,
+            "\"diablo_array\"",
+            &kind,
+        )?;
+        only_for(
+            "topology.racks_per_array",
+            &t.racks_per_array,
+            "\"diablo_array\"",
+            &kind,
+        )?;
     }
     if !is("edge_list") {
         only_for("topology.file", &t.file, "\"edge_list\"", &kind)?;
@@ -108,86 +258,207 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let (preset_rate, preset_latency) = if is("diablo_array") {
         let p = t.preset.get_or_insert_with(|| "1g".into()).clone();
         one_of("topology.preset", &p, DIABLO_PRESETS)?;
-        if p == "1g" { (1_000_000_000, PS_PER_US) } else { (10_000_000_000, 100 * PS_PER_NS) }
+        if p == "1g" {
+            (1_000_000_000, PS_PER_US)
+        } else {
+            (10_000_000_000, 100 * PS_PER_NS)
+        }
     } else {
         (10_000_000_000, PS_PER_US)
     };
     let rate = t.link.rate.get_or_insert(super::Rate(preset_rate)).0;
-    let delay = t.link.delay.get_or_insert(super::Duration(500 * PS_PER_NS)).0;
-    let link = LinkParams { rate_bps: rate, delay_ps: delay };
+    let delay = t
+        .link
+        .delay
+        .get_or_insert(super::Duration(500 * PS_PER_NS))
+        .0;
+    let link = LinkParams {
+        rate_bps: rate,
+        delay_ps: delay,
+    };
     let graph = match kind.as_str() {
         "single_switch" => {
-            let h = int_in("topology.hosts", *t.hosts.get_or_insert(16), 2, MAX_HOSTS as i64)?;
+            let h = int_in(
+                "topology.hosts",
+                *t.hosts.get_or_insert(16),
+                2,
+                MAX_HOSTS as i64,
+            )?;
+            let hosts = u64::from(h);
+            check_fits(&Size {
+                hosts,
+                switches: 1,
+                links: hosts,
+                max_switch_ports: hosts,
+                edge_switches: 1,
+            })?;
             single_switch::build(h, link)
         }
         "fat_tree" => {
             let k = *t.k.get_or_insert(4);
             if !(2..=72).contains(&k) || k % 2 != 0 {
-                return Err(err("topology.k", k, "an even integer from 2 to 72 (k^3/4 hosts, at most 100,000)"));
+                return Err(err(
+                    "topology.k",
+                    k,
+                    "an even integer from 2 to 72 (k^3/4 hosts, at most 100,000)",
+                ));
             }
+            check_fits(&fat_tree::size(k as u32))?;
             fat_tree::build(k as u32, link)
         }
         "leaf_spine" => {
             let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 4096)?;
             let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 4096)?;
-            let hpl = int_in("topology.hosts_per_leaf", *t.hosts_per_leaf.get_or_insert(8), 1, 4096)?;
+            let hpl = int_in(
+                "topology.hosts_per_leaf",
+                *t.hosts_per_leaf.get_or_insert(8),
+                1,
+                4096,
+            )?;
             if leaves as u64 * hpl as u64 > MAX_HOSTS {
-                return Err(err("topology.hosts_per_leaf", hpl, format!("at most {} hosts in all (leaves x hosts_per_leaf)", MAX_HOSTS)));
+                return Err(err(
+                    "topology.hosts_per_leaf",
+                    hpl,
+                    format!(
+                        "at most {} hosts in all (leaves x hosts_per_leaf)",
+                        MAX_HOSTS
+                    ),
+                ));
             }
             let os = *t.oversubscription.get_or_insert(1.0);
             if !(os.is_finite() && os > 0.0 && os <= 1000.0) {
-                return Err(err("topology.oversubscription", os, "a ratio greater than 0 (1 means none, 3 means 3:1)"));
+                return Err(err(
+                    "topology.oversubscription",
+                    os,
+                    "a ratio greater than 0 (1 means none, 3 means 3:1)",
+                ));
             }
             if leaves * hpl < 2 {
-                return Err(err("topology.hosts_per_leaf", hpl, "enough hosts for at least 2 in all"));
+                return Err(err(
+                    "topology.hosts_per_leaf",
+                    hpl,
+                    "enough hosts for at least 2 in all",
+                ));
             }
-            let up = LinkParams { rate_bps: leaf_spine::uplink_rate_bps(hpl, spines, rate, os).max(1), delay_ps: delay };
+            let up = LinkParams {
+                rate_bps: leaf_spine::uplink_rate_bps(hpl, spines, rate, os).max(1),
+                delay_ps: delay,
+            };
+            check_fits(&leaf_spine::size(leaves, spines, hpl))?;
             leaf_spine::build(leaves, spines, hpl, link, up)
         }
         "diablo_array" => {
-            let spr = int_in("topology.servers_per_rack", *t.servers_per_rack.get_or_insert(31), 1, 1000)?;
-            let rpa = int_in("topology.racks_per_array", *t.racks_per_array.get_or_insert(16), 1, 1000)?;
+            let spr = int_in(
+                "topology.servers_per_rack",
+                *t.servers_per_rack.get_or_insert(31),
+                1,
+                1000,
+            )?;
+            let rpa = int_in(
+                "topology.racks_per_array",
+                *t.racks_per_array.get_or_insert(16),
+                1,
+                1000,
+            )?;
             let racks = int_in("topology.racks", *t.racks.get_or_insert(16), 1, 100_000)?;
             if racks as u64 * spr as u64 > MAX_HOSTS {
-                return Err(err("topology.racks", racks, format!("at most {} servers in all (racks x servers_per_rack)", MAX_HOSTS)));
+                return Err(err(
+                    "topology.racks",
+                    racks,
+                    format!(
+                        "at most {} servers in all (racks x servers_per_rack)",
+                        MAX_HOSTS
+                    ),
+                ));
             }
             if racks * spr < 2 {
-                return Err(err("topology.racks", racks, "enough racks for at least 2 servers"));
+                return Err(err(
+                    "topology.racks",
+                    racks,
+                    "enough racks for at least 2 servers",
+                ));
             }
+            check_fits(&diablo::size(racks, spr, rpa))?;
             diablo::build(racks, spr, rpa, link)
         }
         _ => {
-            let Some(path) = t.file.clone() else { return Err(err("topology.file", "nothing", "the path of an edge-list file")) };
-            let text = std::fs::read_to_string(&path).map_err(|e| err("topology.file", format!("{path:?}"), format!("a readable edge-list file ({e})")))?;
-            edge_list::parse(&text, link).map_err(|m| ConfigError { path: "topology.file".into(), message: format!("{path}: {m}") })?
+            let Some(path) = t.file.clone() else {
+                return Err(err(
+                    "topology.file",
+                    "nothing",
+                    "the path of an edge-list file",
+                ));
+            };
+            let text = read_capped(
+                &path,
+                "topology.file",
+                "a readable edge-list file",
+                MAX_EDGE_LIST_BYTES,
+            )?;
+            let g = edge_list::parse(&text, link).map_err(|m| ConfigError {
+                path: "topology.file".into(),
+                message: format!("{path}: {m}"),
+            })?;
+            check_fits(&Size::of_graph(&g))?;
+            g
         }
     };
-    graph.check().map_err(|m| ConfigError { path: if is("edge_list") { "topology.file".into() } else { "topology".into() }, message: m })?;
+    graph.check().map_err(|m| ConfigError {
+        path: if is("edge_list") {
+            "topology.file".into()
+        } else {
+            "topology".into()
+        },
+        message: m,
+    })?;
     let n_hosts = graph.n_hosts() as i64;
 
     // --- transport ---
     let tr = &mut sc.transport;
     one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
-    one_of("transport.variant", &tr.variant, &["newreno", "cubic", "dctcp", "pfabric"])?;
+    one_of(
+        "transport.variant",
+        &tr.variant,
+        &["newreno", "cubic", "dctcp", "pfabric"],
+    )?;
     if tr.variant == "dctcp" {
         // DCTCP needs ECN-capable packets; say so in the resolved scenario.
         tr.ecn = true;
     }
     if tr.rto_min.0 == 0 {
-        return Err(err("transport.rto_min", tr.rto_min, "a positive duration such as \"200ms\" or \"1ms\""));
+        return Err(err(
+            "transport.rto_min",
+            tr.rto_min,
+            "a positive duration such as \"200ms\" or \"1ms\"",
+        ));
     }
     if tr.rto_max.0 < tr.rto_min.0 {
-        return Err(err("transport.rto_max", tr.rto_max, format!("at least transport.rto_min ({})", tr.rto_min)));
+        return Err(err(
+            "transport.rto_max",
+            tr.rto_max,
+            format!("at least transport.rto_min ({})", tr.rto_min),
+        ));
     }
     if !(64..=9000).contains(&tr.mss.0) {
         return Err(err("transport.mss", tr.mss, "from 64 to 9000 bytes"));
     }
     let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
     if tr.rcv_window.0 < tr.mss.0 || tr.rcv_window.0 > 1 << 30 {
-        return Err(err("transport.rcv_window", tr.rcv_window, format!("from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)", tr.mss.0)));
+        return Err(err(
+            "transport.rcv_window",
+            tr.rcv_window,
+            format!(
+                "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
+                tr.mss.0
+            ),
+        ));
     }
     if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
-        return Err(err("transport.delayed_ack_timeout", tr.delayed_ack_timeout, "a positive duration (or transport.delayed_ack = false)"));
+        return Err(err(
+            "transport.delayed_ack_timeout",
+            tr.delayed_ack_timeout,
+            "a positive duration (or transport.delayed_ack = false)",
+        ));
     }
     let tcp = TcpParams {
         variant: match tr.variant.as_str() {
@@ -211,33 +482,63 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 
     // --- switch ---
     let s = &mut sc.switch;
-    one_of("switch.buffer", &s.buffer, &["per_port", "per_input_port", "shared"])?;
-    one_of("switch.forwarding", &s.forwarding, &["store_and_forward", "cut_through"])?;
+    one_of(
+        "switch.buffer",
+        &s.buffer,
+        &["per_port", "per_input_port", "shared"],
+    )?;
+    one_of(
+        "switch.forwarding",
+        &s.forwarding,
+        &["store_and_forward", "cut_through"],
+    )?;
     let scheme = super::scheme::resolve_scheme("switch.scheme", &mut s.scheme)?;
     let nic_scheme = super::scheme::resolve_scheme("host.nic_scheme", &mut sc.host.nic_scheme)?;
     if matches!(nic_scheme, crate::scheme::SchemeSpec::Custom { .. }) {
-        return Err(err("host.nic_scheme.kind", "\"python\"", "a built-in scheme (custom schemes run on switches)"));
+        return Err(err(
+            "host.nic_scheme.kind",
+            "\"python\"",
+            "a built-in scheme (custom schemes run on switches)",
+        ));
     }
     let mut overrides = Vec::new();
     for (i, o) in s.overrides.iter_mut().enumerate() {
         let at = format!("switch.overrides[{i}]");
         let spec = super::scheme::resolve_scheme(&format!("{at}.scheme"), &mut o.scheme)?;
         let tiers = match &o.tiers {
-            Some(t) => t.iter().map(|&v| int_in(&format!("{at}.tiers"), v, 0, 255).map(|v| v as u8)).collect::<Result<Vec<_>, _>>()?,
+            Some(t) => t
+                .iter()
+                .map(|&v| int_in(&format!("{at}.tiers"), v, 0, 255).map(|v| v as u8))
+                .collect::<Result<Vec<_>, _>>()?,
             None => vec![],
         };
         let names = o.switches.clone().unwrap_or_default();
         for n in &names {
-            if !graph.nodes.iter().any(|nd| nd.kind == crate::net::NodeKind::Switch && &nd.name == n) {
+            if !graph
+                .nodes
+                .iter()
+                .any(|nd| nd.kind == crate::net::NodeKind::Switch && &nd.name == n)
+            {
                 return Err(err(&format!("{at}.switches"), format!("{n:?}"), "names of switches in the topology (see summary.json's switches, e.g. \"tor0\")"));
             }
         }
         if tiers.is_empty() && names.is_empty() {
-            return Err(err(&at, "neither tiers nor switches", "tiers = [..] or switches = [..] saying which switches the scheme is for"));
+            return Err(err(
+                &at,
+                "neither tiers nor switches",
+                "tiers = [..] or switches = [..] saying which switches the scheme is for",
+            ));
         }
-        overrides.push(crate::topology::build::SchemeOverride { tiers, switches: names, spec });
+        overrides.push(crate::topology::build::SchemeOverride {
+            tiers,
+            switches: names,
+            spec,
+        });
     }
-    for (path, b) in [("switch.buffer_per_port", Some(s.buffer_per_port)), ("switch.shared_buffer", s.shared_buffer)] {
+    for (path, b) in [
+        ("switch.buffer_per_port", Some(s.buffer_per_port)),
+        ("switch.shared_buffer", s.shared_buffer),
+    ] {
         if let Some(b) = b {
             if b.0 > MAX_BUFFER_BYTES {
                 return Err(err(path, b, "at most 1TiB"));
@@ -245,30 +546,59 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         }
     }
     if s.buffer_per_port.0 < full_frame {
-        return Err(err("switch.buffer_per_port", s.buffer_per_port, format!("at least one full-size frame ({full_frame} bytes at transport.mss = {})", tcp.mss_bytes)));
+        return Err(err(
+            "switch.buffer_per_port",
+            s.buffer_per_port,
+            format!(
+                "at least one full-size frame ({full_frame} bytes at transport.mss = {})",
+                tcp.mss_bytes
+            ),
+        ));
     }
     let shared = if s.buffer == "shared" {
         let max_ports = graph_max_switch_ports(&graph);
-        let total = *s.shared_buffer.get_or_insert(super::Bytes(s.buffer_per_port.0.saturating_mul(max_ports)));
+        let total = *s
+            .shared_buffer
+            .get_or_insert(super::Bytes(s.buffer_per_port.0.saturating_mul(max_ports)));
         if total.0 < full_frame {
-            return Err(err("switch.shared_buffer", total, format!("at least one full-size frame ({full_frame} bytes)")));
+            return Err(err(
+                "switch.shared_buffer",
+                total,
+                format!("at least one full-size frame ({full_frame} bytes)"),
+            ));
         }
         if !(s.dt_alpha.is_finite() && s.dt_alpha > 0.0 && s.dt_alpha <= 1000.0) {
-            return Err(err("switch.dt_alpha", s.dt_alpha, "a number greater than 0 (1 is the usual dynamic threshold)"));
+            return Err(err(
+                "switch.dt_alpha",
+                s.dt_alpha,
+                "a number greater than 0 (1 is the usual dynamic threshold)",
+            ));
         }
         Some(total.0)
     } else {
-        only_for("switch.shared_buffer", &s.shared_buffer, "switch.buffer = \"shared\" (it is", &s.buffer)?;
+        only_for(
+            "switch.shared_buffer",
+            &s.shared_buffer,
+            "switch.buffer = \"shared\" (it is",
+            &s.buffer,
+        )?;
         None
     };
-    let p2p = s.port_to_port_latency.get_or_insert(super::Duration(preset_latency)).0;
+    let p2p = s
+        .port_to_port_latency
+        .get_or_insert(super::Duration(preset_latency))
+        .0;
     let switch = SwitchParams {
         buffer_per_port_bytes: s.buffer_per_port.0,
         shared_buffer_bytes: shared,
         ingress_buffers: s.buffer == "per_input_port",
         dt_alpha: s.dt_alpha,
         port_to_port_ps: p2p,
-        forwarding: if s.forwarding == "cut_through" { Forwarding::CutThrough } else { Forwarding::StoreAndForward },
+        forwarding: if s.forwarding == "cut_through" {
+            Forwarding::CutThrough
+        } else {
+            Forwarding::StoreAndForward
+        },
         scheme,
         overrides,
         nic_scheme,
@@ -282,7 +612,11 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let wk = w.kind.clone();
     let wis = |k: &str| wk == k;
     if !wis("incast") {
-        for (p, v) in [("workload.senders", &w.senders), ("workload.iterations", &w.iterations), ("workload.client", &w.client)] {
+        for (p, v) in [
+            ("workload.senders", &w.senders),
+            ("workload.iterations", &w.iterations),
+            ("workload.client", &w.client),
+        ] {
             only_for(p, v, "\"incast\"", &wk)?;
         }
         only_for("workload.block", &w.block, "\"incast\"", &wk)?;
@@ -296,57 +630,134 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         only_for("workload.clients", &w.clients, "\"flows\"", &wk)?;
     }
     if !(wis("flows") || wis("memcached")) {
-        only_for("workload.servers", &w.servers, "\"flows\" or \"memcached\"", &wk)?;
+        only_for(
+            "workload.servers",
+            &w.servers,
+            "\"flows\" or \"memcached\"",
+            &wk,
+        )?;
     }
     if !wis("memcached") {
-        only_for("workload.server_count", &w.server_count, "\"memcached\"", &wk)?;
-        only_for("workload.requests_per_client", &w.requests_per_client, "\"memcached\"", &wk)?;
+        only_for(
+            "workload.server_count",
+            &w.server_count,
+            "\"memcached\"",
+            &wk,
+        )?;
+        only_for(
+            "workload.requests_per_client",
+            &w.requests_per_client,
+            "\"memcached\"",
+            &wk,
+        )?;
         only_for("workload.gap_scale", &w.gap_scale, "\"memcached\"", &wk)?;
         only_for("workload.version", &w.version, "\"memcached\"", &wk)?;
         only_for("workload.pool", &w.pool, "\"memcached\"", &wk)?;
         only_for("workload.key_space", &w.key_space, "\"memcached\"", &wk)?;
     }
     if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
-        only_for("workload.size", &w.size, "\"permutation\", \"all_to_all\" or \"many_to_one\"", &wk)?;
-        only_for("workload.dscp", &w.dscp, "\"permutation\", \"all_to_all\" or \"many_to_one\"", &wk)?;
+        only_for(
+            "workload.size",
+            &w.size,
+            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
+            &wk,
+        )?;
+        only_for(
+            "workload.dscp",
+            &w.dscp,
+            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
+            &wk,
+        )?;
     }
     if !(wis("udp") || wis("many_to_one")) {
-        only_for("workload.sources", &w.sources, "\"udp\" or \"many_to_one\"", &wk)?;
-        only_for("workload.destination", &w.destination, "\"udp\" or \"many_to_one\"", &wk)?;
+        only_for(
+            "workload.sources",
+            &w.sources,
+            "\"udp\" or \"many_to_one\"",
+            &wk,
+        )?;
+        only_for(
+            "workload.destination",
+            &w.destination,
+            "\"udp\" or \"many_to_one\"",
+            &wk,
+        )?;
     }
     if !wis("udp") {
         only_for("workload.rate", &w.rate, "\"udp\"", &wk)?;
         only_for("workload.packet_size", &w.packet_size, "\"udp\"", &wk)?;
         only_for("workload.arrival", &w.arrival, "\"udp\"", &wk)?;
         if sc.transport.kind == "udp" && !wis("memcached") {
-            return Err(err("transport.kind", "\"udp\"", format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")")));
+            return Err(err(
+                "transport.kind",
+                "\"udp\"",
+                format!(
+                    "\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")"
+                ),
+            ));
         }
     }
     let workload = match wk.as_str() {
         "incast" => {
-            let senders = int_in("workload.senders", *w.senders.get_or_insert(n_hosts - 1), 1, n_hosts - 1)?;
-            let client = int_in("workload.client", *w.client.get_or_insert(0), 0, n_hosts - 1)?;
+            let senders = int_in(
+                "workload.senders",
+                *w.senders.get_or_insert(n_hosts - 1),
+                1,
+                n_hosts - 1,
+            )?;
+            let client = int_in(
+                "workload.client",
+                *w.client.get_or_insert(0),
+                0,
+                n_hosts - 1,
+            )?;
             let block = w.block.get_or_insert(super::Bytes(256 * 1024)).0;
             if block < senders as u64 {
-                return Err(err("workload.block", block, format!("at least one byte per sender ({senders})")));
+                return Err(err(
+                    "workload.block",
+                    block,
+                    format!("at least one byte per sender ({senders})"),
+                ));
             }
-            let iterations = int_in("workload.iterations", *w.iterations.get_or_insert(40), 1, 1_000_000)?;
+            let iterations = int_in(
+                "workload.iterations",
+                *w.iterations.get_or_insert(40),
+                1,
+                1_000_000,
+            )?;
             let request = w.request.get_or_insert(super::Bytes(64)).0;
             if request == 0 {
                 return Err(err("workload.request", request, "at least 1 byte"));
             }
-            let servers = (0..n_hosts as u32).filter(|&h| h != client).take(senders as usize).collect();
-            WorkloadSpec::Incast { client, servers, block_bytes: block, iterations, request_bytes: request }
+            let servers = (0..n_hosts as u32)
+                .filter(|&h| h != client)
+                .take(senders as usize)
+                .collect();
+            WorkloadSpec::Incast {
+                client,
+                servers,
+                block_bytes: block,
+                iterations,
+                request_bytes: request,
+            }
         }
         "flows" => {
             let load = *w.load.get_or_insert(0.5);
             if !(load.is_finite() && load > 0.0 && load <= 1.0) {
-                return Err(err("workload.load", load, "a fraction of edge-link capacity greater than 0 and at most 1"));
+                return Err(err(
+                    "workload.load",
+                    load,
+                    "a fraction of edge-link capacity greater than 0 and at most 1",
+                ));
             }
             let sizes = match &w.size_classes {
                 Some(classes) => {
                     if w.size_cdf.is_some() {
-                        return Err(err("workload.size_classes", "both size_classes and size_cdf", "one of them"));
+                        return Err(err(
+                            "workload.size_classes",
+                            "both size_classes and size_cdf",
+                            "one of them",
+                        ));
                     }
                     size_classes(classes)?
                 }
@@ -354,16 +765,24 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
                     let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
                     let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
                         Some((_, t)) => t.to_string(),
-                        None => std::fs::read_to_string(&name).map_err(|e| err("workload.size_cdf", format!("{name:?}"), format!("\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf ({e})")))?,
+                        None => read_capped(&name, "workload.size_cdf", "\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf", MAX_CDF_BYTES)?,
                     };
-                    FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError { path: "workload.size_cdf".into(), message: format!("{name}: {m}") })?)
+                    FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError {
+                        path: "workload.size_cdf".into(),
+                        message: format!("{name}: {m}"),
+                    })?)
                 }
             };
             let all: Vec<u32> = (0..n_hosts as u32).collect();
-            let receivers = host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
+            let receivers =
+                host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
             let senders = host_list("workload.servers", &w.servers, n_hosts)?.unwrap_or(all);
             if !senders.iter().any(|s| receivers.iter().any(|r| r != s)) {
-                return Err(err("workload.servers", format!("{senders:?}"), "at least one host that differs from a host of workload.clients"));
+                return Err(err(
+                    "workload.servers",
+                    format!("{senders:?}"),
+                    "at least one host that differs from a host of workload.clients",
+                ));
             }
             let max_flows = match w.flows {
                 Some(f) => int_in("workload.flows", f, 1, i32::MAX as i64)? as u64,
@@ -372,12 +791,24 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             // Arrival rate so that the busier side's edge links carry `load` on average.
             let ends = senders.len().min(receivers.len()) as f64;
             let rate_per_s = load * rate as f64 * ends / (sizes.mean() * 8.0);
-            WorkloadSpec::Flows { sizes, rate_per_s, senders, receivers, max_flows }
+            WorkloadSpec::Flows {
+                sizes,
+                rate_per_s,
+                senders,
+                receivers,
+                max_flows,
+            }
         }
         "permutation" | "all_to_all" | "many_to_one" => {
             let size = match *w.size.get_or_insert(FlowSize::Infinite) {
                 FlowSize::Infinite => None,
-                FlowSize::Finite(0) => return Err(err("workload.size", 0, "\"infinite\" or a positive size such as \"1MiB\"")),
+                FlowSize::Finite(0) => {
+                    return Err(err(
+                        "workload.size",
+                        0,
+                        "\"infinite\" or a positive size such as \"1MiB\"",
+                    ))
+                }
                 FlowSize::Finite(b) => Some(b),
             };
             let n = n_hosts as u32;
@@ -396,28 +827,58 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
                 (0..n).map(|i| (i, perm[i as usize])).collect()
             } else {
                 if n > 1024 {
-                    return Err(err("topology", format!("{n} hosts"), "at most 1024 hosts for all_to_all (n^2 flows)"));
+                    return Err(err(
+                        "topology",
+                        format!("{n} hosts"),
+                        "at most 1024 hosts for all_to_all (n^2 flows)",
+                    ));
                 }
-                (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b))).collect()
+                (0..n)
+                    .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+                    .collect()
             };
             let dscp = match &w.dscp {
-                Some(list) if list.is_empty() => return Err(err("workload.dscp", "[]", "a list of DSCP values from 0 to 63")),
-                Some(list) => list.iter().map(|&d| int_in("workload.dscp", d, 0, 63).map(|d| d as u8)).collect::<Result<Vec<_>, _>>()?,
+                Some(list) if list.is_empty() => {
+                    return Err(err(
+                        "workload.dscp",
+                        "[]",
+                        "a list of DSCP values from 0 to 63",
+                    ))
+                }
+                Some(list) => list
+                    .iter()
+                    .map(|&d| int_in("workload.dscp", d, 0, 63).map(|d| d as u8))
+                    .collect::<Result<Vec<_>, _>>()?,
                 None => vec![],
             };
             WorkloadSpec::LongLived { pairs, size, dscp }
         }
-        "memcached" => WorkloadSpec::Memcached(super::memcached::resolve_memcached(w, n_hosts, sc.transport.kind == "udp")?),
+        "memcached" => WorkloadSpec::Memcached(super::memcached::resolve_memcached(
+            w,
+            n_hosts,
+            sc.transport.kind == "udp",
+        )?),
         _ => {
-            let Some(r) = w.rate else { return Err(err("workload.rate", "nothing", "a rate per source such as \"1Gbps\"")) };
+            let Some(r) = w.rate else {
+                return Err(err(
+                    "workload.rate",
+                    "nothing",
+                    "a rate per source such as \"1Gbps\"",
+                ));
+            };
             let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
             if !(1..=1472).contains(&size) {
-                return Err(err("workload.packet_size", size, "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)"));
+                return Err(err(
+                    "workload.packet_size",
+                    size,
+                    "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)",
+                ));
             }
             // The rate is counted in IP bytes; on the wire each datagram also carries Ethernet
             // framing, and the NIC must keep up with both.
             let ip = size + crate::net::packet::UDP_IP_HEADER_BYTES as u64;
-            let wire = frame_bytes_for_ip(ip as u32) as u64 + crate::net::packet::PHY_OVERHEAD_BYTES as u64;
+            let wire = frame_bytes_for_ip(ip as u32) as u64
+                + crate::net::packet::PHY_OVERHEAD_BYTES as u64;
             let max_ip_rate = (rate as f64 * ip as f64 / wire as f64).floor() as u64;
             if r.0 > max_ip_rate {
                 return Err(err("workload.rate", r, format!("at most {} of IP traffic, what the host link ({}) carries at this packet size with Ethernet framing", super::Rate(max_ip_rate), super::Rate(rate))));
@@ -425,17 +886,38 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             let (sources, dst) = sources_and_destination(w, n_hosts, true)?;
             let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
             one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
-            WorkloadSpec::Udp { sources, destination: dst, rate_bps: r.0, payload_bytes: size as u32, poisson: arrival == "poisson" }
+            WorkloadSpec::Udp {
+                sources,
+                destination: dst,
+                rate_bps: r.0,
+                payload_bytes: size as u32,
+                poisson: arrival == "poisson",
+            }
         }
     };
     if sc.metrics.max_queue_samples < 0 {
-        return Err(err("metrics.max_queue_samples", sc.metrics.max_queue_samples, "0 or more (0 records no samples)"));
+        return Err(err(
+            "metrics.max_queue_samples",
+            sc.metrics.max_queue_samples,
+            "0 or more (0 records no samples)",
+        ));
     }
-    Ok(Resolved { scenario: sc, graph, switch, tcp, workload, host })
+    Ok(Resolved {
+        scenario: sc,
+        graph,
+        switch,
+        tcp,
+        workload,
+        host,
+    })
 }
 
 /// A list of host indices at `path`: non-empty, each in range. None when not given.
-pub(super) fn host_list(path: &str, v: &Option<Vec<i64>>, n_hosts: i64) -> Result<Option<Vec<u32>>, ConfigError> {
+pub(super) fn host_list(
+    path: &str,
+    v: &Option<Vec<i64>>,
+    n_hosts: i64,
+) -> Result<Option<Vec<u32>>, ConfigError> {
     let Some(v) = v else { return Ok(None) };
     if v.is_empty() {
         return Err(err(path, "[]", "a non-empty list of host indices"));
@@ -451,23 +933,41 @@ pub(super) fn host_list(path: &str, v: &Option<Vec<i64>>, n_hosts: i64) -> Resul
 /// (default 0), checked and written back as resolved.
 /// (`destination` None: "random", allowed only when `allow_random`; then every host sends
 /// by default.)
-fn sources_and_destination(w: &mut super::WorkloadCfg, n_hosts: i64, allow_random: bool) -> Result<(Vec<u32>, Option<u32>), ConfigError> {
+fn sources_and_destination(
+    w: &mut super::WorkloadCfg,
+    n_hosts: i64,
+    allow_random: bool,
+) -> Result<(Vec<u32>, Option<u32>), ConfigError> {
     let dst = match *w.destination.get_or_insert(super::Destination::Host(0)) {
         super::Destination::Host(h) => Some(int_in("workload.destination", h, 0, n_hosts - 1)?),
         super::Destination::Random if allow_random => {
             if n_hosts < 2 {
-                return Err(err("workload.destination", "\"random\"", "a host index (a random destination needs at least 2 hosts)"));
+                return Err(err(
+                    "workload.destination",
+                    "\"random\"",
+                    "a host index (a random destination needs at least 2 hosts)",
+                ));
             }
             None
         }
-        super::Destination::Random => return Err(err("workload.destination", "\"random\"", "a host index (\"random\" is for workload.kind = \"udp\")")),
+        super::Destination::Random => {
+            return Err(err(
+                "workload.destination",
+                "\"random\"",
+                "a host index (\"random\" is for workload.kind = \"udp\")",
+            ))
+        }
     };
     let sources = match host_list("workload.sources", &w.sources, n_hosts)? {
         Some(v) => v,
         None => (0..n_hosts as u32).filter(|&h| Some(h) != dst).collect(),
     };
     if let Some(i) = sources.iter().position(|&s| Some(s) == dst) {
-        return Err(err(&format!("workload.sources[{i}]"), sources[i], "hosts other than workload.destination"));
+        return Err(err(
+            &format!("workload.sources[{i}]"),
+            sources[i],
+            "hosts other than workload.destination",
+        ));
     }
     w.sources = Some(sources.iter().map(|&s| s as i64).collect());
     Ok((sources, dst))
@@ -479,27 +979,101 @@ fn graph_max_switch_ports(g: &Graph) -> u64 {
         deg[l.a as usize] += 1;
         deg[l.b as usize] += 1;
     }
-    g.nodes.iter().zip(deg).filter(|(n, _)| n.kind == crate::net::NodeKind::Switch).map(|(_, d)| d).max().unwrap_or(1)
+    g.nodes
+        .iter()
+        .zip(deg)
+        .filter(|(n, _)| n.kind == crate::net::NodeKind::Switch)
+        .map(|(_, d)| d)
+        .max()
+        .unwrap_or(1)
 }
 
 /// `workload.size_classes`: positive sizes, weights that are positive (normalised to
 /// probabilities) and DSCP values from 0 to 63.
 fn size_classes(classes: &[super::SizeClassCfg]) -> Result<FlowSizes, ConfigError> {
     if classes.is_empty() {
-        return Err(err("workload.size_classes", "[]", "at least one {size, weight, dscp} class"));
+        return Err(err(
+            "workload.size_classes",
+            "[]",
+            "at least one {size, weight, dscp} class",
+        ));
     }
-    let total: f64 = classes.iter().map(|c| c.weight).sum();
+    // Scaled by the largest weight first, so that huge weights (1e308) cannot overflow the
+    // sum to infinity and leave every probability at zero.
+    let largest = classes.iter().map(|c| c.weight).fold(0.0, f64::max);
+    let total: f64 = classes.iter().map(|c| c.weight / largest).sum();
     let mut out = vec![];
     for (i, c) in classes.iter().enumerate() {
         let at = format!("workload.size_classes[{i}]");
         if c.size.0 == 0 {
-            return Err(err(&format!("{at}.size"), c.size, "a positive size such as \"1500B\""));
+            return Err(err(
+                &format!("{at}.size"),
+                c.size,
+                "a positive size such as \"1500B\"",
+            ));
         }
         if !(c.weight.is_finite() && c.weight > 0.0) {
-            return Err(err(&format!("{at}.weight"), c.weight, "a positive weight (weights are normalised to sum to 1)"));
+            return Err(err(
+                &format!("{at}.weight"),
+                c.weight,
+                "a positive weight (weights are normalised to sum to 1)",
+            ));
         }
         let dscp = int_in(&format!("{at}.dscp"), c.dscp, 0, 63)? as u8;
-        out.push(SizeClass { size_bytes: c.size.0, probability: c.weight / total, dscp });
+        out.push(SizeClass {
+            size_bytes: c.size.0,
+            probability: c.weight / largest / total,
+            dscp,
+        });
     }
     Ok(FlowSizes::Classes(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve_json(json: &str) -> Result<Resolved, ConfigError> {
+        resolve(super::super::parse_json(json)?)
+    }
+
+    #[test]
+    fn huge_weights_still_give_probabilities_summing_to_one() {
+        let r = resolve_json(
+            r#"{"topology": {"kind": "single_switch", "hosts": 4}, "workload": {"kind": "flows",
+                "size_classes": [{"size": "1000B", "weight": 1e308}, {"size": "9000B", "weight": 1e308}]}}"#,
+        )
+        .unwrap();
+        let WorkloadSpec::Flows {
+            sizes: FlowSizes::Classes(c),
+            ..
+        } = r.workload
+        else {
+            panic!("not size classes")
+        };
+        assert_eq!(
+            c.iter().map(|k| k.probability).collect::<Vec<_>>(),
+            vec![0.5, 0.5]
+        );
+    }
+
+    #[test]
+    fn a_network_too_big_for_the_machine_is_refused_before_it_is_built() {
+        if machine_memory_bytes().is_none() {
+            return;
+        }
+        let e = resolve_json(r#"{"topology": {"kind": "leaf_spine", "leaves": 4096, "spines": 4096}, "workload": {"kind": "permutation"}}"#).err().unwrap();
+        assert_eq!(e.path, "topology");
+        assert!(
+            e.message.contains("GB to build") && e.message.contains("this machine's memory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn devices_are_not_read() {
+        let e = resolve_json(r#"{"topology": {"kind": "edge_list", "file": "/dev/zero"}, "workload": {"kind": "permutation"}}"#).err().unwrap();
+        assert_eq!(e.path, "topology.file");
+        assert!(e.message.contains("not a regular file"), "{e}");
+    }
 }

@@ -9,7 +9,9 @@ use std::fmt;
 /// Splits "12.5Gbps" into (12.5, "Gbps"). The number must be finite and not negative.
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
     let v: f64 = num.parse().ok()?;
     if !v.is_finite() {
@@ -31,7 +33,8 @@ pub struct Duration(pub u64);
 pub struct Bytes(pub u64);
 
 pub const RATE_ALLOWED: &str = "a positive rate with a unit, such as \"10Gbps\", \"2.5Gbps\" or \"100Mbps\" (bps, Kbps, Mbps, Gbps, Tbps)";
-pub const DURATION_ALLOWED: &str = "a duration with a unit, such as \"200ms\", \"1us\" or \"500ns\" (s, ms, us, ns, ps)";
+pub const DURATION_ALLOWED: &str =
+    "a duration with a unit, such as \"200ms\", \"1us\" or \"500ns\" (s, ms, us, ns, ps)";
 pub const BYTES_ALLOWED: &str = "a size in bytes as an integer, or with a unit such as \"4KiB\", \"256KB\" or \"1500B\" (B, KB, KiB, MB, MiB, GB, GiB)";
 
 impl Rate {
@@ -99,7 +102,12 @@ impl Bytes {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let v = self.0;
-        for (m, u) in [(1_000_000_000_000u64, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
+        for (m, u) in [
+            (1_000_000_000_000u64, "Tbps"),
+            (1_000_000_000, "Gbps"),
+            (1_000_000, "Mbps"),
+            (1_000, "Kbps"),
+        ] {
             if v >= m && v.is_multiple_of(m / 1000) {
                 return write!(f, "{}{}", fmt_3dp(v as f64 / m as f64), u);
             }
@@ -114,7 +122,12 @@ impl fmt::Display for Duration {
         if v == 0 {
             return write!(f, "0s");
         }
-        for (m, u) in [(PS_PER_S, "s"), (PS_PER_MS, "ms"), (PS_PER_US, "us"), (PS_PER_NS, "ns")] {
+        for (m, u) in [
+            (PS_PER_S, "s"),
+            (PS_PER_MS, "ms"),
+            (PS_PER_US, "us"),
+            (PS_PER_NS, "ns"),
+        ] {
             if v >= m && v.is_multiple_of((m / 1000).max(1)) {
                 return write!(f, "{}{}", fmt_3dp(v as f64 / m as f64), u);
             }
@@ -156,7 +169,9 @@ macro_rules! unit_serde {
                         f.write_str($allowed)
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
-                        $ty::parse(v).ok_or_else(|| E::custom(format!("given {:?}; allowed: {}", v, $allowed)))
+                        $ty::parse(v).ok_or_else(|| {
+                            E::custom(format!("given {:?}; allowed: {}", v, $allowed))
+                        })
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
                         if $accept_int && v <= 1_000_000_000_000_000_000 {

@@ -30,7 +30,9 @@ pub fn prefetch<T>(items: &[T], i: usize) {
         let mut off = 0;
         while off < std::mem::size_of::<T>() {
             // SAFETY: `_mm_prefetch` is a hint that never faults; the address lies within `x`.
-            unsafe { std::arch::x86_64::_mm_prefetch(base.add(off), std::arch::x86_64::_MM_HINT_T0) };
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(base.add(off), std::arch::x86_64::_MM_HINT_T0)
+            };
             off += 64;
         }
     }

@@ -68,7 +68,10 @@ struct QuadHeap {
 
 impl QuadHeap {
     fn new() -> Self {
-        QuadHeap { keys: Vec::with_capacity(1 << 12), vals: Vec::with_capacity(1 << 12) }
+        QuadHeap {
+            keys: Vec::with_capacity(1 << 12),
+            vals: Vec::with_capacity(1 << 12),
+        }
     }
 
     #[inline]
@@ -228,14 +231,19 @@ impl EventQueue {
     /// earliest of all (or nothing is left).
     #[inline]
     fn settle(&mut self) {
-        while self.heap.peek_key().is_none_or(|k| (k >> 64) as u64 >= self.heap_until_ps) {
+        while self
+            .heap
+            .peek_key()
+            .is_none_or(|k| (k >> 64) as u64 >= self.heap_until_ps)
+        {
             if self.ring_len == 0 {
                 // Skip the empty ring: jump to the overflow's first bucket, if any.
                 match self.overflow.peek_key() {
                     None => return,
                     Some(k) => {
                         let t = (k >> 64) as u64;
-                        self.heap_until_ps = self.heap_until_ps.max((t >> BUCKET_SHIFT) << BUCKET_SHIFT);
+                        self.heap_until_ps =
+                            self.heap_until_ps.max((t >> BUCKET_SHIFT) << BUCKET_SHIFT);
                     }
                 }
             }
@@ -257,7 +265,10 @@ impl EventQueue {
                 self.heap.push(key, kind);
             }
             // The last bucket ends past u64::MAX: then everything belongs in the heap.
-            self.heap_until_ps = (bucket + 1).checked_shl(BUCKET_SHIFT).filter(|&t| t > bucket << BUCKET_SHIFT).unwrap_or(TimePs::MAX);
+            self.heap_until_ps = (bucket + 1)
+                .checked_shl(BUCKET_SHIFT)
+                .filter(|&t| t > bucket << BUCKET_SHIFT)
+                .unwrap_or(TimePs::MAX);
         }
     }
 
@@ -270,7 +281,11 @@ impl EventQueue {
             return None;
         }
         let (k, kind) = self.heap.pop().unwrap();
-        let e = Event { time_ps: (k >> 64) as u64, seq: k as u64, kind };
+        let e = Event {
+            time_ps: (k >> 64) as u64,
+            seq: k as u64,
+            kind,
+        };
         debug_assert!(e.time_ps >= self.now_ps);
         self.now_ps = e.time_ps;
         self.popped += 1;
@@ -394,7 +409,9 @@ mod tests {
         q.schedule(u64::MAX, EventKind::App { app: 0, tag: 1 });
         q.schedule(u64::MAX - 5, EventKind::App { app: 0, tag: 2 });
         q.schedule(7, EventKind::App { app: 0, tag: 3 });
-        let times: Vec<u64> = std::iter::from_fn(|| q.pop_until(u64::MAX)).map(|e| e.time_ps).collect();
+        let times: Vec<u64> = std::iter::from_fn(|| q.pop_until(u64::MAX))
+            .map(|e| e.time_ps)
+            .collect();
         assert_eq!(times, vec![7, u64::MAX - 5, u64::MAX]);
         q.schedule(u64::MAX, EventKind::Sample);
         assert_eq!(q.pop_until(u64::MAX).map(|e| e.time_ps), Some(u64::MAX));

@@ -74,7 +74,15 @@ pub struct HostSpec {
 
 impl HostSpec {
     pub fn ideal() -> Self {
-        HostSpec { costs: StackCosts::default(), clock_hz: 4e9, cpi: 1.0, cores: 1, rx_ring_packets: u32::MAX, rx_coalesce_ps: 0, io_model: IoModel::Pthread }
+        HostSpec {
+            costs: StackCosts::default(),
+            clock_hz: 4e9,
+            cpi: 1.0,
+            cores: 1,
+            rx_ring_packets: u32::MAX,
+            rx_coalesce_ps: 0,
+            io_model: IoModel::Pthread,
+        }
     }
 
     /// Picoseconds that `instructions` take on this CPU.
@@ -126,7 +134,17 @@ impl Hosts {
     pub fn new(spec: HostSpec, n_hosts: usize) -> Self {
         let costed = !spec.costs.is_zero();
         let c = spec.costs;
-        let state = if costed { vec![HostState { core_free_ps: vec![0; spec.cores as usize], ..Default::default() }; n_hosts] } else { Vec::new() };
+        let state = if costed {
+            vec![
+                HostState {
+                    core_free_ps: vec![0; spec.cores as usize],
+                    ..Default::default()
+                };
+                n_hosts
+            ]
+        } else {
+            Vec::new()
+        };
         Hosts {
             tx_packet_ps: spec.ps(c.tx_packet),
             rx_packet_ps: spec.ps(c.rx_packet),
@@ -186,7 +204,8 @@ impl Hosts {
         if !self.costed || elapsed_ps == 0 {
             return 0.0;
         }
-        (self.state[host as usize].busy_ps as f64 / (elapsed_ps as f64 * self.spec.cores as f64)).min(1.0)
+        (self.state[host as usize].busy_ps as f64 / (elapsed_ps as f64 * self.spec.cores as f64))
+            .min(1.0)
     }
 }
 
@@ -196,14 +215,26 @@ mod tests {
 
     #[test]
     fn fixed_cpi_time() {
-        let spec = HostSpec { clock_hz: 2e9, cpi: 1.5, ..HostSpec::ideal() };
+        let spec = HostSpec {
+            clock_hz: 2e9,
+            cpi: 1.5,
+            ..HostSpec::ideal()
+        };
         // 4,000 instructions x 1.5 cycles / 2 GHz = 3 us.
         assert_eq!(spec.ps(4000.0), 3_000_000);
     }
 
     #[test]
     fn a_core_serves_work_in_order() {
-        let spec = HostSpec { costs: StackCosts { rx_packet: 1000.0, ..Default::default() }, clock_hz: 1e9, cores: 2, ..HostSpec::ideal() };
+        let spec = HostSpec {
+            costs: StackCosts {
+                rx_packet: 1000.0,
+                ..Default::default()
+            },
+            clock_hz: 1e9,
+            cores: 2,
+            ..HostSpec::ideal()
+        };
         let mut h = Hosts::new(spec, 1);
         assert!(h.costed);
         // Two 1 us jobs at t=0 on core 0 end at 1 and 2 us; core 1 is independent.

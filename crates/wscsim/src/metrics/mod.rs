@@ -50,14 +50,20 @@ impl Metrics {
     /// Samples the queue of every switch port that has carried traffic.
     pub fn sample_queues(&mut self, now: TimePs, net: &Network) {
         for (i, p) in net.ports.iter().enumerate() {
-            if p.switch == crate::net::NONE || (p.stats.tx_pkts == 0 && p.stats.drops == 0 && p.pkts_queued == 0) {
+            if p.switch == crate::net::NONE
+                || (p.stats.tx_pkts == 0 && p.stats.drops == 0 && p.pkts_queued == 0)
+            {
                 continue;
             }
             if self.queue.len() >= self.max_queue_samples {
                 self.queue_samples_truncated = true;
                 return;
             }
-            self.queue.push(QueueSample { time_ps: now, port: i as u32, bytes: p.bytes_queued });
+            self.queue.push(QueueSample {
+                time_ps: now,
+                port: i as u32,
+                bytes: p.bytes_queued,
+            });
         }
     }
 }
@@ -72,7 +78,10 @@ pub enum Column {
     Str(Vec<String>),
     /// A categorical column: `levels[codes[i]]`. Per-request tables have tens of millions
     /// of rows and a handful of distinct strings; one byte per row instead of a string.
-    Cat { levels: &'static [&'static str], codes: Vec<u8> },
+    Cat {
+        levels: &'static [&'static str],
+        codes: Vec<u8>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -87,31 +96,78 @@ fn us(ps: TimePs) -> f64 {
 
 pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
     let f = &m.flows;
-    let fct: Vec<f64> = f.iter().map(|r| if r.end_ps == NEVER { f64::NAN } else { us(r.end_ps - r.start_ps) }).collect();
+    let fct: Vec<f64> = f
+        .iter()
+        .map(|r| {
+            if r.end_ps == NEVER {
+                f64::NAN
+            } else {
+                us(r.end_ps - r.start_ps)
+            }
+        })
+        .collect();
     let slowdown: Vec<f64> = f
         .iter()
-        .map(|r| if r.end_ps == NEVER || r.ideal_ps == 0 { f64::NAN } else { (r.end_ps - r.start_ps) as f64 / r.ideal_ps as f64 })
+        .map(|r| {
+            if r.end_ps == NEVER || r.ideal_ps == 0 {
+                f64::NAN
+            } else {
+                (r.end_ps - r.start_ps) as f64 / r.ideal_ps as f64
+            }
+        })
         .collect();
     let goodput: Vec<f64> = f
         .iter()
         .map(|r| {
             let stop = if r.end_ps == NEVER { end_ps } else { r.end_ps };
-            if stop > r.start_ps { r.bytes_received as f64 * 8.0 / ((stop - r.start_ps) as f64 / 1e12) / 1e9 } else { f64::NAN }
+            if stop > r.start_ps {
+                r.bytes_received as f64 * 8.0 / ((stop - r.start_ps) as f64 / 1e12) / 1e9
+            } else {
+                f64::NAN
+            }
         })
         .collect();
     Table {
         name: "flows",
         columns: vec![
-            ("flow_id", Column::I64(f.iter().map(|r| r.flow_id as i64).collect())),
+            (
+                "flow_id",
+                Column::I64(f.iter().map(|r| r.flow_id as i64).collect()),
+            ),
             ("src", Column::I64(f.iter().map(|r| r.src as i64).collect())),
-            ("dst", Column::I64(f.iter().map(|r| if r.dst == crate::net::NONE { -1 } else { r.dst as i64 }).collect())),
-            ("size_bytes", Column::I64(f.iter().map(|r| r.size_bytes as i64).collect())),
-            ("start_us", Column::F64(f.iter().map(|r| us(r.start_ps)).collect())),
+            (
+                "dst",
+                Column::I64(
+                    f.iter()
+                        .map(|r| {
+                            if r.dst == crate::net::NONE {
+                                -1
+                            } else {
+                                r.dst as i64
+                            }
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "size_bytes",
+                Column::I64(f.iter().map(|r| r.size_bytes as i64).collect()),
+            ),
+            (
+                "start_us",
+                Column::F64(f.iter().map(|r| us(r.start_ps)).collect()),
+            ),
             ("fct_us", Column::F64(fct)),
             ("slowdown", Column::F64(slowdown)),
-            ("bytes_received", Column::I64(f.iter().map(|r| r.bytes_received as i64).collect())),
+            (
+                "bytes_received",
+                Column::I64(f.iter().map(|r| r.bytes_received as i64).collect()),
+            ),
             ("goodput_gbps", Column::F64(goodput)),
-            ("dscp", Column::I64(f.iter().map(|r| r.dscp as i64).collect())),
+            (
+                "dscp",
+                Column::I64(f.iter().map(|r| r.dscp as i64).collect()),
+            ),
         ],
     }
 }
@@ -121,11 +177,32 @@ pub fn incast_table(m: &Metrics) -> Table {
     Table {
         name: "incast",
         columns: vec![
-            ("iteration", Column::I64(r.iter().map(|x| x.iteration as i64).collect())),
-            ("start_us", Column::F64(r.iter().map(|x| us(x.start_ps)).collect())),
-            ("duration_us", Column::F64(r.iter().map(|x| us(x.end_ps - x.start_ps)).collect())),
-            ("block_bytes", Column::I64(r.iter().map(|x| x.bytes as i64).collect())),
-            ("goodput_mbps", Column::F64(r.iter().map(|x| x.bytes as f64 * 8.0 / ((x.end_ps - x.start_ps) as f64 / 1e12) / 1e6).collect())),
+            (
+                "iteration",
+                Column::I64(r.iter().map(|x| x.iteration as i64).collect()),
+            ),
+            (
+                "start_us",
+                Column::F64(r.iter().map(|x| us(x.start_ps)).collect()),
+            ),
+            (
+                "duration_us",
+                Column::F64(r.iter().map(|x| us(x.end_ps - x.start_ps)).collect()),
+            ),
+            (
+                "block_bytes",
+                Column::I64(r.iter().map(|x| x.bytes as i64).collect()),
+            ),
+            (
+                "goodput_mbps",
+                Column::F64(
+                    r.iter()
+                        .map(|x| {
+                            x.bytes as f64 * 8.0 / ((x.end_ps - x.start_ps) as f64 / 1e12) / 1e6
+                        })
+                        .collect(),
+                ),
+            ),
         ],
     }
 }
@@ -135,10 +212,26 @@ pub fn queue_table(m: &Metrics, net: &Network) -> Table {
     Table {
         name: "queues",
         columns: vec![
-            ("time_us", Column::F64(q.iter().map(|s| us(s.time_ps)).collect())),
-            ("node", Column::I64(q.iter().map(|s| net.ports[s.port as usize].node as i64).collect())),
-            ("port", Column::I64(q.iter().map(|s| net.local_port(s.port) as i64).collect())),
-            ("queue_bytes", Column::I64(q.iter().map(|s| s.bytes as i64).collect())),
+            (
+                "time_us",
+                Column::F64(q.iter().map(|s| us(s.time_ps)).collect()),
+            ),
+            (
+                "node",
+                Column::I64(
+                    q.iter()
+                        .map(|s| net.ports[s.port as usize].node as i64)
+                        .collect(),
+                ),
+            ),
+            (
+                "port",
+                Column::I64(q.iter().map(|s| net.local_port(s.port) as i64).collect()),
+            ),
+            (
+                "queue_bytes",
+                Column::I64(q.iter().map(|s| s.bytes as i64).collect()),
+            ),
         ],
     }
 }
@@ -149,20 +242,104 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
     Table {
         name: "links",
         columns: vec![
-            ("node", Column::I64(p.iter().map(|x| x.node as i64).collect())),
-            ("node_name", Column::Str(p.iter().map(|x| net.node_names[x.node as usize].clone()).collect())),
-            ("kind", Column::Str(p.iter().map(|x| if net.nodes[x.node as usize].kind == NodeKind::Host { "nic" } else { "switch" }.to_string()).collect())),
-            ("port", Column::I64((0..p.len() as u32).map(|i| net.local_port(i) as i64).collect())),
-            ("peer_name", Column::Str(p.iter().map(|x| net.node_names[x.peer_node as usize].clone()).collect())),
-            ("rate_bps", Column::I64(p.iter().map(|x| x.rate_bps as i64).collect())),
-            ("tx_bytes", Column::I64(p.iter().map(|x| x.stats.tx_wire_bytes as i64).collect())),
-            ("tx_packets", Column::I64(p.iter().map(|x| x.stats.tx_pkts as i64).collect())),
-            ("utilisation", Column::F64(p.iter().map(|x| x.stats.tx_wire_bytes as f64 * 8.0 / (x.rate_bps as f64 * secs)).collect())),
-            ("drops", Column::I64(p.iter().map(|x| x.stats.drops as i64).collect())),
-            ("drop_bytes", Column::I64(p.iter().map(|x| x.stats.drop_bytes as i64).collect())),
-            ("ecn_marks", Column::I64(p.iter().zip(&net.schemes).map(|(x, s)| (x.stats.ecn_marks + s.marks_at_dequeue()) as i64).collect())),
-            ("mean_wait_us", Column::F64(p.iter().map(|x| if x.stats.tx_pkts > 0 { us(x.stats.wait_ps_sum) / x.stats.tx_pkts as f64 } else { f64::NAN }).collect())),
-            ("max_queue_bytes", Column::I64(p.iter().map(|x| x.stats.max_queue_bytes as i64).collect())),
+            (
+                "node",
+                Column::I64(p.iter().map(|x| x.node as i64).collect()),
+            ),
+            (
+                "node_name",
+                Column::Str(
+                    p.iter()
+                        .map(|x| net.node_names[x.node as usize].clone())
+                        .collect(),
+                ),
+            ),
+            (
+                "kind",
+                Column::Str(
+                    p.iter()
+                        .map(|x| {
+                            if net.nodes[x.node as usize].kind == NodeKind::Host {
+                                "nic"
+                            } else {
+                                "switch"
+                            }
+                            .to_string()
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "port",
+                Column::I64(
+                    (0..p.len() as u32)
+                        .map(|i| net.local_port(i) as i64)
+                        .collect(),
+                ),
+            ),
+            (
+                "peer_name",
+                Column::Str(
+                    p.iter()
+                        .map(|x| net.node_names[x.peer_node as usize].clone())
+                        .collect(),
+                ),
+            ),
+            (
+                "rate_bps",
+                Column::I64(p.iter().map(|x| x.rate_bps as i64).collect()),
+            ),
+            (
+                "tx_bytes",
+                Column::I64(p.iter().map(|x| x.stats.tx_wire_bytes as i64).collect()),
+            ),
+            (
+                "tx_packets",
+                Column::I64(p.iter().map(|x| x.stats.tx_pkts as i64).collect()),
+            ),
+            (
+                "utilisation",
+                Column::F64(
+                    p.iter()
+                        .map(|x| x.stats.tx_wire_bytes as f64 * 8.0 / (x.rate_bps as f64 * secs))
+                        .collect(),
+                ),
+            ),
+            (
+                "drops",
+                Column::I64(p.iter().map(|x| x.stats.drops as i64).collect()),
+            ),
+            (
+                "drop_bytes",
+                Column::I64(p.iter().map(|x| x.stats.drop_bytes as i64).collect()),
+            ),
+            (
+                "ecn_marks",
+                Column::I64(
+                    p.iter()
+                        .zip(&net.schemes)
+                        .map(|(x, s)| (x.stats.ecn_marks + s.marks_at_dequeue()) as i64)
+                        .collect(),
+                ),
+            ),
+            (
+                "mean_wait_us",
+                Column::F64(
+                    p.iter()
+                        .map(|x| {
+                            if x.stats.tx_pkts > 0 {
+                                us(x.stats.wait_ps_sum) / x.stats.tx_pkts as f64
+                            } else {
+                                f64::NAN
+                            }
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "max_queue_bytes",
+                Column::I64(p.iter().map(|x| x.stats.max_queue_bytes as i64).collect()),
+            ),
         ],
     }
 }
@@ -171,14 +348,34 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
 /// what the CPU and NIC did.
 pub fn hosts_table(net: &Network, end_ps: TimePs) -> Table {
     let h = &net.hosts;
-    let ids: Vec<u32> = if h.costed { (0..net.n_hosts() as u32).collect() } else { vec![] };
-    let col = |f: &dyn Fn(&crate::host::HostState) -> u64| Column::I64(ids.iter().map(|&i| f(&h.state[i as usize]) as i64).collect());
+    let ids: Vec<u32> = if h.costed {
+        (0..net.n_hosts() as u32).collect()
+    } else {
+        vec![]
+    };
+    let col = |f: &dyn Fn(&crate::host::HostState) -> u64| {
+        Column::I64(
+            ids.iter()
+                .map(|&i| f(&h.state[i as usize]) as i64)
+                .collect(),
+        )
+    };
     Table {
         name: "hosts",
         columns: vec![
             ("host", Column::I64(ids.iter().map(|&i| i as i64).collect())),
-            ("node_name", Column::Str(ids.iter().map(|&i| net.node_names[net.host_nodes[i as usize] as usize].clone()).collect())),
-            ("cpu_utilisation", Column::F64(ids.iter().map(|&i| h.utilisation(i, end_ps)).collect())),
+            (
+                "node_name",
+                Column::Str(
+                    ids.iter()
+                        .map(|&i| net.node_names[net.host_nodes[i as usize] as usize].clone())
+                        .collect(),
+                ),
+            ),
+            (
+                "cpu_utilisation",
+                Column::F64(ids.iter().map(|&i| h.utilisation(i, end_ps)).collect()),
+            ),
             ("rx_packets", col(&|s| s.rx_packets)),
             ("tx_packets", col(&|s| s.tx_packets)),
             ("rx_ring_drops", col(&|s| s.rx_ring_drops)),
@@ -195,21 +392,86 @@ pub fn requests_table(r: &[crate::workload::memcached::RequestRecord], net: &Net
     use crate::workload::etc::Op;
     // One path walk per client-server pair, not per request (full-length runs have tens
     // of millions of requests over a few hundred thousand pairs).
-    let mut switches_of_pair: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
-    let switches: Vec<u32> = r.iter().map(|x| *switches_of_pair.entry((x.client, x.server)).or_insert_with(|| net.switches_on_path(x.client, x.server))).collect();
+    let mut switches_of_pair: std::collections::HashMap<(u32, u32), u32> =
+        std::collections::HashMap::new();
+    let switches: Vec<u32> = r
+        .iter()
+        .map(|x| {
+            *switches_of_pair
+                .entry((x.client, x.server))
+                .or_insert_with(|| net.switches_on_path(x.client, x.server))
+        })
+        .collect();
     Table {
         name: "requests",
         columns: vec![
-            ("client", Column::I32(r.iter().map(|x| x.client as i32).collect())),
-            ("server", Column::I32(r.iter().map(|x| x.server as i32).collect())),
-            ("switches", Column::I32(switches.iter().map(|&s| s as i32).collect())),
-            ("hops_class", Column::Cat { levels: &HOP_CLASSES, codes: switches.iter().map(|&s| match s { 0 | 1 => 0, 2 | 3 => 1, _ => 2 }).collect() }),
-            ("kind", Column::Cat { levels: &["get", "set", "delete"], codes: r.iter().map(|x| match x.op { Op::Get => 0, Op::Set => 1, Op::Delete => 2 }).collect() }),
+            (
+                "client",
+                Column::I32(r.iter().map(|x| x.client as i32).collect()),
+            ),
+            (
+                "server",
+                Column::I32(r.iter().map(|x| x.server as i32).collect()),
+            ),
+            (
+                "switches",
+                Column::I32(switches.iter().map(|&s| s as i32).collect()),
+            ),
+            (
+                "hops_class",
+                Column::Cat {
+                    levels: &HOP_CLASSES,
+                    codes: switches
+                        .iter()
+                        .map(|&s| match s {
+                            0 | 1 => 0,
+                            2 | 3 => 1,
+                            _ => 2,
+                        })
+                        .collect(),
+                },
+            ),
+            (
+                "kind",
+                Column::Cat {
+                    levels: &["get", "set", "delete"],
+                    codes: r
+                        .iter()
+                        .map(|x| match x.op {
+                            Op::Get => 0,
+                            Op::Set => 1,
+                            Op::Delete => 2,
+                        })
+                        .collect(),
+                },
+            ),
             ("hit", Column::I32(r.iter().map(|x| x.hit as i32).collect())),
-            ("request_bytes", Column::I32(r.iter().map(|x| x.request_bytes as i32).collect())),
-            ("response_bytes", Column::I32(r.iter().map(|x| x.response_bytes as i32).collect())),
-            ("start_us", Column::F64(r.iter().map(|x| us(x.start_ps)).collect())),
-            ("latency_us", Column::F64(r.iter().map(|x| if x.end_ps == crate::engine::NEVER { f64::NAN } else { us(x.end_ps - x.start_ps) }).collect())),
+            (
+                "request_bytes",
+                Column::I32(r.iter().map(|x| x.request_bytes as i32).collect()),
+            ),
+            (
+                "response_bytes",
+                Column::I32(r.iter().map(|x| x.response_bytes as i32).collect()),
+            ),
+            (
+                "start_us",
+                Column::F64(r.iter().map(|x| us(x.start_ps)).collect()),
+            ),
+            (
+                "latency_us",
+                Column::F64(
+                    r.iter()
+                        .map(|x| {
+                            if x.end_ps == crate::engine::NEVER {
+                                f64::NAN
+                            } else {
+                                us(x.end_ps - x.start_ps)
+                            }
+                        })
+                        .collect(),
+                ),
+            ),
         ],
     }
 }
@@ -223,11 +485,30 @@ pub fn drops_table(net: &Network) -> Table {
     Table {
         name: "drops",
         columns: vec![
-            ("time_us", Column::F64(d.iter().map(|x| us(x.time_ps)).collect())),
-            ("node", Column::I64(d.iter().map(|x| net.ports[x.port as usize].node as i64).collect())),
-            ("port", Column::I64(d.iter().map(|x| net.local_port(x.port) as i64).collect())),
-            ("flow_id", Column::I64(d.iter().map(|x| x.flow_id as i64).collect())),
-            ("frame_bytes", Column::I64(d.iter().map(|x| x.frame_bytes as i64).collect())),
+            (
+                "time_us",
+                Column::F64(d.iter().map(|x| us(x.time_ps)).collect()),
+            ),
+            (
+                "node",
+                Column::I64(
+                    d.iter()
+                        .map(|x| net.ports[x.port as usize].node as i64)
+                        .collect(),
+                ),
+            ),
+            (
+                "port",
+                Column::I64(d.iter().map(|x| net.local_port(x.port) as i64).collect()),
+            ),
+            (
+                "flow_id",
+                Column::I64(d.iter().map(|x| x.flow_id as i64).collect()),
+            ),
+            (
+                "frame_bytes",
+                Column::I64(d.iter().map(|x| x.frame_bytes as i64).collect()),
+            ),
         ],
     }
 }

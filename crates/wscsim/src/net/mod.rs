@@ -160,7 +160,14 @@ pub struct Network {
 
 /// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
 #[inline]
-fn port_ctx<'a>(pt: &'a mut Port, queues: &'a mut [PktQueue], masks: &'a mut [u64], pool: &'a mut PacketPool, limit_bytes: u64, now_ps: TimePs) -> PortCtx<'a> {
+fn port_ctx<'a>(
+    pt: &'a mut Port,
+    queues: &'a mut [PktQueue],
+    masks: &'a mut [u64],
+    pool: &'a mut PacketPool,
+    limit_bytes: u64,
+    now_ps: TimePs,
+) -> PortCtx<'a> {
     let (q0, n) = (pt.q_base as usize, pt.q_count as usize);
     let m0 = pt.mask_base as usize;
     PortCtx {
@@ -259,7 +266,9 @@ impl Network {
             return;
         }
         let first_core = self.hosts.core_of(self.pool.get(waiting[0]).hash);
-        let irq_done = self.hosts.charge(host, first_core, now, self.hosts.interrupt_ps);
+        let irq_done = self
+            .hosts
+            .charge(host, first_core, now, self.hosts.interrupt_ps);
         let mut last = irq_done;
         for &pkt in &waiting {
             last = last.max(self.host_receive(ev, host, pkt, irq_done));
@@ -274,9 +283,17 @@ impl Network {
 
     /// The receive path of `pkt` on its flow's core, from `ready_ps`; the transport gets the
     /// packet when it ends (returned).
-    fn host_receive(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId, ready_ps: TimePs) -> TimePs {
+    fn host_receive(
+        &mut self,
+        ev: &mut EventQueue,
+        host: u32,
+        pkt: PktId,
+        ready_ps: TimePs,
+    ) -> TimePs {
         let core = self.hosts.core_of(self.pool.get(pkt).hash);
-        let done = self.hosts.charge(host, core, ready_ps, self.hosts.rx_packet_ps);
+        let done = self
+            .hosts
+            .charge(host, core, ready_ps, self.hosts.rx_packet_ps);
         self.hosts.state[host as usize].rx_packets += 1;
         ev.schedule(done, EventKind::HostRxDone { pkt });
         done
@@ -341,7 +358,13 @@ impl Network {
 
     fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
         let p = self.pool.get(pkt);
-        let rec = DropRecord { time_ps: now, node: self.ports[port as usize].node, port, flow_id: p.flow_id, frame_bytes: p.frame_bytes };
+        let rec = DropRecord {
+            time_ps: now,
+            node: self.ports[port as usize].node,
+            port,
+            flow_id: p.flow_id,
+            frame_bytes: p.frame_bytes,
+        };
         let st = &mut self.ports[port as usize].stats;
         st.drops += 1;
         st.drop_bytes += p.frame_bytes as u64;
@@ -352,11 +375,25 @@ impl Network {
 
     fn enqueue_at_port(&mut self, ev: &mut EventQueue, port: u32, pkt: PktId, in_port: u32) {
         let now = ev.now();
-        let Network { pool, ports, queues, masks, schemes, switches, nodes, ingress_bytes, .. } = self;
+        let Network {
+            pool,
+            ports,
+            queues,
+            masks,
+            schemes,
+            switches,
+            nodes,
+            ingress_bytes,
+            ..
+        } = self;
         let pt = &mut ports[port as usize];
         let (shared, ingress) = if pt.switch != NONE {
             let sw = &mut switches[pt.switch as usize];
-            let ingress_port = if sw.ingress_buffers { Some((nodes[pt.node as usize].port_base + in_port) as usize) } else { None };
+            let ingress_port = if sw.ingress_buffers {
+                Some((nodes[pt.node as usize].port_base + in_port) as usize)
+            } else {
+                None
+            };
             (sw.shared.as_mut(), ingress_port)
         } else {
             (None, None)
@@ -394,11 +431,14 @@ impl Network {
                 // Credit what entered to its input and debit what a scheme pushed out to the
                 // evicted packet's own input.
                 match verdict {
-                    Verdict::Accepted | Verdict::AcceptedMarked => ingress_bytes[g] += ctx_frame as u64,
+                    Verdict::Accepted | Verdict::AcceptedMarked => {
+                        ingress_bytes[g] += ctx_frame as u64
+                    }
                     Verdict::DroppedOther(other) => {
                         ingress_bytes[g] += ctx_frame as u64;
                         let o = pool.get(other);
-                        ingress_bytes[(nodes[pt.node as usize].port_base + o.in_port) as usize] -= o.frame_bytes as u64;
+                        ingress_bytes[(nodes[pt.node as usize].port_base + o.in_port) as usize] -=
+                            o.frame_bytes as u64;
                     }
                     Verdict::Dropped => {}
                 }
@@ -433,7 +473,18 @@ impl Network {
     /// Starts the next transmission if the port is idle and has a packet to send.
     fn try_transmit(&mut self, ev: &mut EventQueue, port: u32) {
         let now = ev.now();
-        let Network { pool, ports, queues, masks, schemes, switches, counters, nodes, ingress_bytes, .. } = self;
+        let Network {
+            pool,
+            ports,
+            queues,
+            masks,
+            schemes,
+            switches,
+            counters,
+            nodes,
+            ingress_bytes,
+            ..
+        } = self;
         let pt = &mut ports[port as usize];
         if pt.pkts_queued == 0 {
             return;
@@ -447,24 +498,36 @@ impl Network {
         }
         let before = pt.bytes_queued;
         let mut ctx = port_ctx(pt, queues, masks, pool, u64::MAX, now);
-        let Some(pkt) = schemes[port as usize].schedule(&mut ctx) else { return };
+        let Some(pkt) = schemes[port as usize].schedule(&mut ctx) else {
+            return;
+        };
         if pt.switch != NONE {
             let sw = &mut switches[pt.switch as usize];
             if let Some(sb) = sw.shared.as_mut() {
                 sb.used_bytes -= before - pt.bytes_queued;
             } else if sw.ingress_buffers {
-                ingress_bytes[(nodes[pt.node as usize].port_base + pool.get(pkt).in_port) as usize] -= before - pt.bytes_queued;
+                ingress_bytes
+                    [(nodes[pt.node as usize].port_base + pool.get(pkt).in_port) as usize] -=
+                    before - pt.bytes_queued;
             }
         }
         let p = pool.get_mut(pkt);
         let wire = (p.frame_bytes + PHY_OVERHEAD_BYTES) as u64;
-        let ser = if pt.ps_per_byte != 0 { wire * pt.ps_per_byte } else { serialisation_ps(wire, pt.rate_bps) };
+        let ser = if pt.ps_per_byte != 0 {
+            wire * pt.ps_per_byte
+        } else {
+            serialisation_ps(wire, pt.rate_bps)
+        };
         // Under cut-through the packet may still be arriving: it cannot leave before its last bit.
         let end = (now + ser).max(p.rx_done_ps);
         pt.busy_until_ps = end;
         pt.stats.tx_wire_bytes += wire;
         pt.stats.tx_pkts += 1;
-        if pt.switch == NONE && p.payload_bytes > 0 && p.proto == packet::Proto::Tcp && self.track_nic_departures {
+        if pt.switch == NONE
+            && p.payload_bytes > 0
+            && p.proto == packet::Proto::Tcp
+            && self.track_nic_departures
+        {
             self.nic_departures.push((p.flow_id, p.frame_bytes));
         }
         pt.stats.wait_ps_sum += now - p.enqueued_ps;
@@ -499,7 +562,8 @@ impl Network {
     fn path_ports(&self, src: u32, dst: u32) -> impl Iterator<Item = u32> + '_ {
         std::iter::successors(Some(self.nic_port(src)), move |&port| {
             let nd = &self.nodes[self.ports[port as usize].peer_node as usize];
-            (nd.kind != NodeKind::Host).then(|| nd.port_base + self.routing.next_port(nd.index, dst, 0))
+            (nd.kind != NodeKind::Host)
+                .then(|| nd.port_base + self.routing.next_port(nd.index, dst, 0))
         })
         .take(self.nodes.len())
     }
@@ -509,9 +573,11 @@ impl Network {
     /// port-to-port latency), the rest follow back to back at the path's slowest link.
     /// Leaves out ACKs, slow start and the handshake: it is the floor that slowdown divides by.
     pub fn ideal_transfer_ps(&self, src: u32, dst: u32, bytes: u64, mss: u32) -> TimePs {
-        let full = packet::frame_bytes_for_ip(mss + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
+        let full = packet::frame_bytes_for_ip(mss + packet::TCP_IP_HEADER_BYTES) as u64
+            + PHY_OVERHEAD_BYTES as u64;
         let first_payload = bytes.min(mss as u64) as u32;
-        let first = packet::frame_bytes_for_ip(first_payload + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
+        let first = packet::frame_bytes_for_ip(first_payload + packet::TCP_IP_HEADER_BYTES) as u64
+            + PHY_OVERHEAD_BYTES as u64;
         let rest = bytes - first_payload as u64;
         let (n_full, last) = (rest / mss as u64, rest % mss as u64);
         let mut t = 0;
@@ -523,10 +589,10 @@ impl Network {
         }
         t = t.saturating_add(n_full.saturating_mul(serialisation_ps(full, min_rate)));
         if last > 0 {
-            let f = packet::frame_bytes_for_ip(last as u32 + packet::TCP_IP_HEADER_BYTES) as u64 + PHY_OVERHEAD_BYTES as u64;
+            let f = packet::frame_bytes_for_ip(last as u32 + packet::TCP_IP_HEADER_BYTES) as u64
+                + PHY_OVERHEAD_BYTES as u64;
             t += serialisation_ps(f, min_rate);
         }
         t
     }
-
 }

@@ -130,7 +130,11 @@ impl Default for PacketPool {
 
 impl PacketPool {
     pub fn new() -> Self {
-        PacketPool { slots: Vec::with_capacity(1 << 14), free: Vec::with_capacity(1 << 14), live: 0 }
+        PacketPool {
+            slots: Vec::with_capacity(1 << 14),
+            free: Vec::with_capacity(1 << 14),
+            live: 0,
+        }
     }
 
     #[inline]
@@ -167,7 +171,12 @@ impl PacketPool {
         #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.slots.get(id as usize) {
             // SAFETY: prefetching is a hint that never faults; the pointer is to a live slot.
-            unsafe { std::arch::x86_64::_mm_prefetch(p as *const Packet as *const i8, std::arch::x86_64::_MM_HINT_T0) };
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    p as *const Packet as *const i8,
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            };
         }
     }
 
@@ -193,7 +202,12 @@ pub struct PktQueue {
 
 impl Default for PktQueue {
     fn default() -> Self {
-        PktQueue { head: NO_PKT, tail: NO_PKT, len: 0, bytes: 0 }
+        PktQueue {
+            head: NO_PKT,
+            tail: NO_PKT,
+            len: 0,
+            bytes: 0,
+        }
     }
 }
 
@@ -252,7 +266,11 @@ impl PktQueue {
     /// Takes out `id`, which follows `prev` (NO_PKT: `id` is the head), in constant time for
     /// a scheme that knows the queue's order itself.
     pub fn remove_after(&mut self, pool: &mut PacketPool, prev: PktId, id: PktId) {
-        debug_assert!(if prev == NO_PKT { self.head == id } else { pool.get(prev).next == id });
+        debug_assert!(if prev == NO_PKT {
+            self.head == id
+        } else {
+            pool.get(prev).next == id
+        });
         let next = pool.get(id).next;
         if prev == NO_PKT {
             self.head = next;
@@ -292,7 +310,11 @@ mod tests {
         let mut pool = PacketPool::new();
         let mut q = PktQueue::default();
         for i in 0..5 {
-            let id = pool.alloc(Packet { seq: i, frame_bytes: 100, ..Default::default() });
+            let id = pool.alloc(Packet {
+                seq: i,
+                frame_bytes: 100,
+                ..Default::default()
+            });
             q.push_back(&mut pool, id);
         }
         assert_eq!(q.len, 5);
@@ -315,24 +337,43 @@ mod tests {
     fn remove_from_anywhere() {
         let mut pool = PacketPool::new();
         let mut q = PktQueue::default();
-        let ids: Vec<_> = (0..4).map(|i| pool.alloc(Packet { seq: i, frame_bytes: 10, ..Default::default() })).collect();
+        let ids: Vec<_> = (0..4)
+            .map(|i| {
+                pool.alloc(Packet {
+                    seq: i,
+                    frame_bytes: 10,
+                    ..Default::default()
+                })
+            })
+            .collect();
         for &id in &ids {
             q.push_back(&mut pool, id);
         }
         assert!(q.remove(&mut pool, ids[3]), "tail");
         assert!(q.remove(&mut pool, ids[1]), "middle");
         assert!(!q.remove(&mut pool, ids[1]), "already gone");
-        assert_eq!(q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(
+            q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(),
+            vec![0, 2]
+        );
         assert_eq!((q.len, q.bytes), (2, 20));
         q.push_back(&mut pool, ids[3]);
         assert!(q.remove(&mut pool, ids[0]), "head");
-        assert_eq!(q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(
+            q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
     }
 
     #[test]
     fn hop_fields_share_the_first_cache_line() {
         assert_eq!(std::mem::size_of::<Packet>(), 128);
-        for off in [std::mem::offset_of!(Packet, rx_done_ps), std::mem::offset_of!(Packet, next), std::mem::offset_of!(Packet, in_port), std::mem::offset_of!(Packet, tcp_flags)] {
+        for off in [
+            std::mem::offset_of!(Packet, rx_done_ps),
+            std::mem::offset_of!(Packet, next),
+            std::mem::offset_of!(Packet, in_port),
+            std::mem::offset_of!(Packet, tcp_flags),
+        ] {
             assert!(off < 64, "{off}");
         }
     }

@@ -28,7 +28,12 @@ pub struct Routing {
 impl Routing {
     /// `edge_switch[e]` is the switch of edge `e`; host `h` hangs off edge `host_edge[h]`
     /// on that switch's port `host_port[h]`.
-    pub fn new(n_switches: usize, edge_switch: Vec<u32>, host_edge: Vec<u32>, host_port: Vec<u32>) -> Self {
+    pub fn new(
+        n_switches: usize,
+        edge_switch: Vec<u32>,
+        host_edge: Vec<u32>,
+        host_port: Vec<u32>,
+    ) -> Self {
         let n_edges = edge_switch.len();
         Routing {
             n_edges,
@@ -38,17 +43,26 @@ impl Routing {
             table: vec![u32::MAX; n_switches * n_edges],
             sets: Vec::new(),
             set_ports: Vec::new(),
-            salts: (0..n_switches).map(|s| (crate::engine::rng::mix64(s as u64 ^ 0x5EED) >> 32) as u32).collect(),
+            salts: (0..n_switches)
+                .map(|s| (crate::engine::rng::mix64(s as u64 ^ 0x5EED) >> 32) as u32)
+                .collect(),
         }
     }
 
     /// Records the ports of `switch` that lead to edge switch `edge` (each with equal cost).
-    pub fn set(&mut self, switch: u32, edge: u32, ports: &[u32], intern: &mut HashMap<Vec<u32>, u32>) {
+    pub fn set(
+        &mut self,
+        switch: u32,
+        edge: u32,
+        ports: &[u32],
+        intern: &mut HashMap<Vec<u32>, u32>,
+    ) {
         let id = match intern.get(ports) {
             Some(&id) => id,
             None => {
                 let id = self.sets.len() as u32;
-                self.sets.push((self.set_ports.len() as u32, ports.len() as u32));
+                self.sets
+                    .push((self.set_ports.len() as u32, ports.len() as u32));
                 self.set_ports.extend_from_slice(ports);
                 intern.insert(ports.to_vec(), id);
                 id
@@ -100,10 +114,20 @@ mod tests {
         let mut r = Routing::new(2, vec![1], vec![0], vec![3]);
         let mut intern = HashMap::new();
         r.set(0, 0, &[10, 11, 12, 13], &mut intern);
-        assert_eq!(r.next_port(1, 0, 12345), 3, "at its edge switch a host is one port away");
+        assert_eq!(
+            r.next_port(1, 0, 12345),
+            3,
+            "at its edge switch a host is one port away"
+        );
         let mut counts = [0u32; 4];
         for f in 0..40_000u32 {
-            let h = crate::net::packet::five_tuple_hash(f, 7, (f % 5000) as u16, 5001, crate::net::packet::Proto::Tcp);
+            let h = crate::net::packet::five_tuple_hash(
+                f,
+                7,
+                (f % 5000) as u16,
+                5001,
+                crate::net::packet::Proto::Tcp,
+            );
             counts[(r.next_port(0, 0, h) - 10) as usize] += 1;
         }
         for c in counts {

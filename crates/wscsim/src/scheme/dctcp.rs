@@ -38,7 +38,11 @@ mod tests {
         assert!(verdicts[..65].iter().all(|v| *v == Verdict::Accepted));
         assert!(verdicts[65..].iter().all(|v| *v == Verdict::AcceptedMarked));
         let id = f.data(0, 100);
-        assert_eq!(s.enqueue(&mut f.ctx(100 * 1518), id, 0), Verdict::Dropped, "full buffer drops");
+        assert_eq!(
+            s.enqueue(&mut f.ctx(100 * 1518), id, 0),
+            Verdict::Dropped,
+            "full buffer drops"
+        );
         assert_eq!(f.drain(&mut s), (0..100).collect::<Vec<_>>(), "FIFO");
     }
 }

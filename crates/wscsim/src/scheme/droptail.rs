@@ -15,14 +15,21 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(limit_packets: Option<u32>) -> Self {
-        DropTail { limit_packets, rr_next: 0 }
+        DropTail {
+            limit_packets,
+            rr_next: 0,
+        }
     }
 
     #[inline]
     pub fn classify(&self, ctx: &PortCtx, _pkt: PktId, in_port: u32) -> usize {
         // Switch ports have one queue per input; a NIC has one queue (and input 0).
         let i = in_port as usize;
-        if i < ctx.queues.len() { i } else { i % ctx.queues.len() }
+        if i < ctx.queues.len() {
+            i
+        } else {
+            i % ctx.queues.len()
+        }
     }
 
     #[inline]
@@ -57,11 +64,17 @@ mod tests {
         let mut s = DropTail::new(None);
         let mut verdicts = vec![];
         for _ in 0..3 {
-            let id = f.pkt(Packet { frame_bytes: 1500, ..Default::default() });
+            let id = f.pkt(Packet {
+                frame_bytes: 1500,
+                ..Default::default()
+            });
             let mut ctx = f.ctx(4096);
             verdicts.push(s.enqueue(&mut ctx, id, 0));
         }
-        assert_eq!(verdicts, vec![Verdict::Accepted, Verdict::Accepted, Verdict::Dropped]);
+        assert_eq!(
+            verdicts,
+            vec![Verdict::Accepted, Verdict::Accepted, Verdict::Dropped]
+        );
         assert_eq!(f.bytes, 3000);
     }
 
@@ -69,8 +82,14 @@ mod tests {
     fn packet_limit_applies() {
         let mut f = Fixture::new(1);
         let mut s = DropTail::new(Some(1));
-        let a = f.pkt(Packet { frame_bytes: 64, ..Default::default() });
-        let b = f.pkt(Packet { frame_bytes: 64, ..Default::default() });
+        let a = f.pkt(Packet {
+            frame_bytes: 64,
+            ..Default::default()
+        });
+        let b = f.pkt(Packet {
+            frame_bytes: 64,
+            ..Default::default()
+        });
         assert_eq!(s.enqueue(&mut f.ctx(1 << 20), a, 0), Verdict::Accepted);
         assert_eq!(s.enqueue(&mut f.ctx(1 << 20), b, 0), Verdict::Dropped);
     }
@@ -82,7 +101,11 @@ mod tests {
         let mut s = Scheme::DropTail(DropTail::new(None));
         for (q, n) in [(3usize, 3u64), (65, 2), (69, 1)] {
             for i in 0..n {
-                let id = f.pkt(Packet { frame_bytes: 100, seq: q as u64 * 100 + i, ..Default::default() });
+                let id = f.pkt(Packet {
+                    frame_bytes: 100,
+                    seq: q as u64 * 100 + i,
+                    ..Default::default()
+                });
                 let mut ctx = f.ctx(1 << 30);
                 s.enqueue(&mut ctx, id, q);
             }

@@ -32,7 +32,13 @@ pub struct Drr {
 impl Drr {
     pub fn new(classify_by: DrrClassify, quanta: Vec<u32>) -> Self {
         let n = quanta.len();
-        Drr { classify_by, quanta, deficit: vec![0; n], current: None, cursor: 0 }
+        Drr {
+            classify_by,
+            quanta,
+            deficit: vec![0; n],
+            current: None,
+            cursor: 0,
+        }
     }
 
     #[inline]
@@ -53,7 +59,9 @@ impl Drr {
         }
         // Full: steal from the longest queue if that is another, longer one and its head
         // makes room.
-        let longest = (0..ctx.queues.len()).max_by_key(|&q| (ctx.queues[q].bytes, std::cmp::Reverse(q))).unwrap_or(queue);
+        let longest = (0..ctx.queues.len())
+            .max_by_key(|&q| (ctx.queues[q].bytes, std::cmp::Reverse(q)))
+            .unwrap_or(queue);
         if longest == queue || ctx.queues[longest].bytes <= ctx.queues[queue].bytes + bytes {
             return Verdict::Dropped;
         }
@@ -123,7 +131,11 @@ mod tests {
             for q in 0..n {
                 while f.queues[q].len < 4 {
                     k += 1;
-                    let id = f.pkt(Packet { frame_bytes: sizes[k % sizes.len()], dscp: q as u8, ..Default::default() });
+                    let id = f.pkt(Packet {
+                        frame_bytes: sizes[k % sizes.len()],
+                        dscp: q as u8,
+                        ..Default::default()
+                    });
                     let c = s.classify(&mut f.ctx(u64::MAX), id, 0);
                     s.enqueue(&mut f.ctx(u64::MAX), id, c);
                 }
@@ -144,7 +156,10 @@ mod tests {
         let r = sent[0] as f64 / quanta[0] as f64;
         for q in 0..n {
             let expect = r * quanta[q] as f64;
-            assert!((sent[q] as f64 - expect).abs() <= 2.0 * (1518.0 + quanta[q] as f64) , "queue {q}: {sent:?}");
+            assert!(
+                (sent[q] as f64 - expect).abs() <= 2.0 * (1518.0 + quanta[q] as f64),
+                "queue {q}: {sent:?}"
+            );
         }
         assert!(r > 100.0, "enough rounds ran: {r}");
     }
@@ -154,16 +169,35 @@ mod tests {
         let mut f = Fixture::new(2);
         let mut s = Drr::new(DrrClassify::Dscp, vec![1500, 1500]);
         for i in 0..3 {
-            let id = f.pkt(Packet { frame_bytes: 1000, seq: i, dscp: 0, ..Default::default() });
+            let id = f.pkt(Packet {
+                frame_bytes: 1000,
+                seq: i,
+                dscp: 0,
+                ..Default::default()
+            });
             assert_eq!(s.enqueue(&mut f.ctx(3000), id, 0), Verdict::Accepted);
         }
-        let id = f.pkt(Packet { frame_bytes: 1000, seq: 9, dscp: 1, ..Default::default() });
+        let id = f.pkt(Packet {
+            frame_bytes: 1000,
+            seq: 9,
+            dscp: 1,
+            ..Default::default()
+        });
         match s.enqueue(&mut f.ctx(3000), id, 1) {
             Verdict::DroppedOther(o) => assert_eq!(f.pool.get(o).seq, 0, "head of the long queue"),
             v => panic!("{v:?}"),
         }
-        let id = f.pkt(Packet { frame_bytes: 1000, seq: 10, dscp: 0, ..Default::default() });
-        assert_eq!(s.enqueue(&mut f.ctx(3000), id, 0), Verdict::Dropped, "the longest queue's own arrival");
+        let id = f.pkt(Packet {
+            frame_bytes: 1000,
+            seq: 10,
+            dscp: 0,
+            ..Default::default()
+        });
+        assert_eq!(
+            s.enqueue(&mut f.ctx(3000), id, 0),
+            Verdict::Dropped,
+            "the longest queue's own arrival"
+        );
         assert_eq!(f.bytes, 3000);
     }
 
@@ -173,8 +207,17 @@ mod tests {
         let s = Drr::new(DrrClassify::Flow, vec![1500; 8]);
         let mut used = [0u32; 8];
         for flow in 0..800u32 {
-            let h = crate::net::packet::five_tuple_hash(flow, 1, 1000, 5001, crate::net::packet::Proto::Tcp);
-            let id = f.pkt(Packet { hash: h, ..Default::default() });
+            let h = crate::net::packet::five_tuple_hash(
+                flow,
+                1,
+                1000,
+                5001,
+                crate::net::packet::Proto::Tcp,
+            );
+            let id = f.pkt(Packet {
+                hash: h,
+                ..Default::default()
+            });
             used[s.classify(&f.ctx(u64::MAX), id)] += 1;
         }
         assert!(used.iter().all(|&u| (60..140).contains(&u)), "{used:?}");

@@ -23,7 +23,13 @@ pub struct Hull {
 
 impl Hull {
     pub fn new(drain_fraction: f64, mark_threshold_bytes: u64) -> Self {
-        Hull { drain_fraction, mark_threshold_bytes: mark_threshold_bytes as f64, phantom_bytes: 0.0, last_ps: 0, marks: 0 }
+        Hull {
+            drain_fraction,
+            mark_threshold_bytes: mark_threshold_bytes as f64,
+            phantom_bytes: 0.0,
+            last_ps: 0,
+            marks: 0,
+        }
     }
 
     /// The phantom queue at `now` after draining since the last update.
@@ -68,7 +74,11 @@ mod tests {
         }
         // After n sends the queue holds wire + (n - 1) * 0.05 * wire.
         let expect = wire + 99.0 * 0.05 * wire;
-        assert!((h.phantom_bytes - expect).abs() < 1e-6, "{} vs {expect}", h.phantom_bytes);
+        assert!(
+            (h.phantom_bytes - expect).abs() < 1e-6,
+            "{} vs {expect}",
+            h.phantom_bytes
+        );
         // Idle for long enough to drain everything.
         assert_eq!(h.phantom_at(f.now_ps + 10_000_000, f.rate_bps), 0.0);
         let half = h.phantom_at(f.now_ps + (expect / 2.0 / 0.95 * 800.0) as u64, f.rate_bps);

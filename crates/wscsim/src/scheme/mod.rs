@@ -12,8 +12,8 @@
 //! `Packet::scheme_fields`, `priority`, `dscp` and `ecn`.
 
 pub mod dctcp;
-pub mod drr;
 pub mod droptail;
+pub mod drr;
 pub mod hull;
 pub mod pfabric;
 pub mod priority;
@@ -24,8 +24,8 @@ use crate::engine::TimePs;
 use crate::net::packet::{ecn, Packet, PacketPool, PktId, PktQueue};
 
 pub use dctcp::DctcpMarking;
-pub use drr::Drr;
 pub use droptail::DropTail;
+pub use drr::Drr;
 pub use hull::Hull;
 pub use pfabric::PFabric;
 pub use priority::Priority;
@@ -147,7 +147,11 @@ impl PortCtx<'_> {
         }
         for i in 1..=words {
             let w = (w0 + i) % words;
-            let bits = if w == w0 { self.nonempty[w] & !(!0u64 << b0) } else { self.nonempty[w] };
+            let bits = if w == w0 {
+                self.nonempty[w] & !(!0u64 << b0)
+            } else {
+                self.nonempty[w]
+            };
             if bits != 0 {
                 return Some((w << 6) + bits.trailing_zeros() as usize);
             }
@@ -293,7 +297,15 @@ pub mod fixture {
 
     impl Fixture {
         pub fn new(n: usize) -> Self {
-            Fixture { queues: vec![PktQueue::default(); n], masks: vec![0; n.div_ceil(64)], pool: PacketPool::new(), bytes: 0, pkts: 0, now_ps: 0, rate_bps: 10_000_000_000 }
+            Fixture {
+                queues: vec![PktQueue::default(); n],
+                masks: vec![0; n.div_ceil(64)],
+                pool: PacketPool::new(),
+                bytes: 0,
+                pkts: 0,
+                now_ps: 0,
+                rate_bps: 10_000_000_000,
+            }
         }
         pub fn ctx(&mut self, limit: u64) -> PortCtx<'_> {
             PortCtx {
@@ -312,7 +324,13 @@ pub mod fixture {
         }
         /// A full-size ECN-capable data packet of flow `flow`.
         pub fn data(&mut self, flow: u32, seq: u64) -> PktId {
-            self.pool.alloc(Packet { frame_bytes: 1518, flow_id: flow, seq, ecn: ecn::ECT0, ..Default::default() })
+            self.pool.alloc(Packet {
+                frame_bytes: 1518,
+                flow_id: flow,
+                seq,
+                ecn: ecn::ECT0,
+                ..Default::default()
+            })
         }
         /// Runs `schedule` until it returns nothing; the packets' `seq`s in order.
         pub fn drain(&mut self, s: &mut Scheme) -> Vec<u64> {

@@ -32,7 +32,14 @@ pub struct PFabric {
 impl PFabric {
     pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
         let p = ctx.packet(pkt);
-        let (bytes, arrival) = (p.frame_bytes as u64, Entry { priority: p.priority, flow: p.flow_id, id: pkt });
+        let (bytes, arrival) = (
+            p.frame_bytes as u64,
+            Entry {
+                priority: p.priority,
+                flow: p.flow_id,
+                id: pkt,
+            },
+        );
         if ctx.fits(bytes) {
             ctx.push(0, pkt);
             self.order.push(arrival);
@@ -44,7 +51,9 @@ impl PFabric {
             return Verdict::Dropped;
         };
         let worst = self.order[w];
-        if arrival.priority >= worst.priority || *ctx.bytes_queued - ctx.packet(worst.id).frame_bytes as u64 + bytes > ctx.limit_bytes {
+        if arrival.priority >= worst.priority
+            || *ctx.bytes_queued - ctx.packet(worst.id).frame_bytes as u64 + bytes > ctx.limit_bytes
+        {
             return Verdict::Dropped;
         }
         self.take(ctx, w);
@@ -58,7 +67,10 @@ impl PFabric {
         let best = (0..self.order.len()).min_by_key(|&i| self.order[i].priority)?;
         let flow = self.order[best].flow;
         // ...and that flow's earliest packet goes.
-        let first = self.order[..=best].iter().position(|e| e.flow == flow).unwrap_or(best);
+        let first = self.order[..=best]
+            .iter()
+            .position(|e| e.flow == flow)
+            .unwrap_or(best);
         Some(self.take(ctx, first))
     }
 
@@ -79,7 +91,13 @@ mod tests {
     use crate::net::packet::Packet;
 
     fn pkt(f: &mut Fixture, flow: u32, seq: u64, priority: u64) -> PktId {
-        f.pkt(Packet { frame_bytes: 1000, flow_id: flow, seq, priority, ..Default::default() })
+        f.pkt(Packet {
+            frame_bytes: 1000,
+            flow_id: flow,
+            seq,
+            priority,
+            ..Default::default()
+        })
     }
 
     #[test]
@@ -87,7 +105,13 @@ mod tests {
         let mut f = Fixture::new(1);
         let mut s = Scheme::PFabric(Box::default());
         // Flow 1's later packet has the smaller remaining size, but its earlier one goes first.
-        for (flow, seq, prio) in [(1u32, 10u64, 5000u64), (2, 20, 3000), (1, 11, 1000), (3, 30, 9000), (2, 21, 2000)] {
+        for (flow, seq, prio) in [
+            (1u32, 10u64, 5000u64),
+            (2, 20, 3000),
+            (1, 11, 1000),
+            (3, 30, 9000),
+            (2, 21, 2000),
+        ] {
             let id = pkt(&mut f, flow, seq, prio);
             s.enqueue(&mut f.ctx(u64::MAX), id, 0);
         }
@@ -108,7 +132,11 @@ mod tests {
             v => panic!("{v:?}"),
         }
         let id = pkt(&mut f, 5, 5, 800);
-        assert_eq!(s.enqueue(&mut f.ctx(3000), id), Verdict::Dropped, "the arrival is least urgent");
+        assert_eq!(
+            s.enqueue(&mut f.ctx(3000), id),
+            Verdict::Dropped,
+            "the arrival is least urgent"
+        );
         assert_eq!(f.drain(&mut Scheme::PFabric(Box::new(s))), vec![4, 1, 3]);
     }
 }

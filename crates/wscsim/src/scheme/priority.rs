@@ -29,7 +29,9 @@ impl Priority {
         if ctx.fits(bytes) || !self.push_out {
             return ctx.push_if_fits(queue, pkt, false);
         }
-        let Some(low) = (0..queue).find(|&q| !ctx.queues[q].is_empty()) else { return Verdict::Dropped };
+        let Some(low) = (0..queue).find(|&q| !ctx.queues[q].is_empty()) else {
+            return Verdict::Dropped;
+        };
         let victim = ctx.queues[low].tail;
         if *ctx.bytes_queued - ctx.packet(victim).frame_bytes as u64 + bytes > ctx.limit_bytes {
             return Verdict::Dropped;
@@ -53,7 +55,12 @@ mod tests {
         let mut s = Scheme::Priority(Priority { push_out: true });
         // (dscp, seq): DSCP 46 maps to the top queue (7).
         for (dscp, seq) in [(0u8, 1u64), (3, 2), (46, 3), (0, 4), (3, 5), (7, 6), (1, 7)] {
-            let id = f.pkt(Packet { frame_bytes: 100, dscp, seq, ..Default::default() });
+            let id = f.pkt(Packet {
+                frame_bytes: 100,
+                dscp,
+                seq,
+                ..Default::default()
+            });
             let q = s.classify(&mut f.ctx(u64::MAX), id, 0);
             s.enqueue(&mut f.ctx(u64::MAX), id, q);
         }
@@ -68,14 +75,22 @@ mod tests {
         // Interleave: every step one low and one high packet arrive, one is sent.
         for i in 0..10u64 {
             for dscp in [0u8, 1] {
-                let id = f.pkt(Packet { frame_bytes: 100, dscp, seq: i * 10 + dscp as u64, ..Default::default() });
+                let id = f.pkt(Packet {
+                    frame_bytes: 100,
+                    dscp,
+                    seq: i * 10 + dscp as u64,
+                    ..Default::default()
+                });
                 let q = s.classify(&mut f.ctx(u64::MAX), id, 0);
                 s.enqueue(&mut f.ctx(u64::MAX), id, q);
             }
             let id = s.schedule(&mut f.ctx(u64::MAX)).unwrap();
             sent.push(f.pool.get(id).dscp);
         }
-        assert!(sent.iter().all(|&d| d == 1), "low class starves while high is backlogged: {sent:?}");
+        assert!(
+            sent.iter().all(|&d| d == 1),
+            "low class starves while high is backlogged: {sent:?}"
+        );
     }
 
     #[test]
@@ -83,7 +98,12 @@ mod tests {
         let mut f = Fixture::new(3);
         let mut s = Priority { push_out: true };
         let add = |f: &mut Fixture, s: &mut Priority, dscp: u8, seq: u64| {
-            let id = f.pkt(Packet { frame_bytes: 1000, dscp, seq, ..Default::default() });
+            let id = f.pkt(Packet {
+                frame_bytes: 1000,
+                dscp,
+                seq,
+                ..Default::default()
+            });
             let q = s.classify(&f.ctx(3000), id);
             (id, s.enqueue(&mut f.ctx(3000), id, q))
         };

@@ -42,19 +42,28 @@ const IDLE_PACKET_BYTES: u64 = 1538;
 
 impl Red {
     pub fn new(p: RedParams, rng: StreamRng) -> Self {
-        Red { p, w: (-(p.weight_log2 as f64)).exp2(), avg: 0.0, count: -1, idle_since: Some(0), rng }
+        Red {
+            p,
+            w: (-(p.weight_log2 as f64)).exp2(),
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(0),
+            rng,
+        }
     }
 
     /// Early-drop probability at average `avg` before the count correction.
     pub fn pb(&self, avg: f64) -> f64 {
-        self.p.max_p * (avg - self.p.min_th_packets) / (self.p.max_th_packets - self.p.min_th_packets)
+        self.p.max_p * (avg - self.p.min_th_packets)
+            / (self.p.max_th_packets - self.p.min_th_packets)
     }
 
     fn update_avg(&mut self, ctx: &PortCtx) {
         let q = *ctx.pkts_queued as f64;
         match self.idle_since.take() {
             Some(t) if q == 0.0 => {
-                let per_pkt_ps = (IDLE_PACKET_BYTES * 8_000_000_000_000 / ctx.rate_bps.max(1)) as f64;
+                let per_pkt_ps =
+                    (IDLE_PACKET_BYTES * 8_000_000_000_000 / ctx.rate_bps.max(1)) as f64;
                 let m = (ctx.now_ps - t) as f64 / per_pkt_ps;
                 self.avg *= (1.0 - self.w).powf(m);
             }
@@ -110,7 +119,13 @@ mod tests {
     use crate::engine::rng::{family, stream};
 
     fn params(ecn: bool, weight_log2: u32) -> RedParams {
-        RedParams { min_th_packets: 150.0, max_th_packets: 300.0, max_p: 0.1, weight_log2, ecn }
+        RedParams {
+            min_th_packets: 150.0,
+            max_th_packets: 300.0,
+            max_p: 0.1,
+            weight_log2,
+            ecn,
+        }
     }
 
     /// Mean packets between early actions when the average stays at `avg`, from the
@@ -120,7 +135,11 @@ mod tests {
         let (mut survive, mut mean) = (1.0, 0.0);
         for n in 1.. {
             let denom = 1.0 - n as f64 * pb;
-            let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+            let pa = if denom <= 0.0 {
+                1.0
+            } else {
+                (pb / denom).min(1.0)
+            };
             mean += n as f64 * survive * pa;
             survive *= 1.0 - pa;
             if survive <= 0.0 {
@@ -156,7 +175,10 @@ mod tests {
             let expect = 1.0 / expected_interval(s.pb(avg));
             let got = drops as f64 / n as f64;
             // Binomial standard error is under 0.0006 here; allow 5 of them.
-            assert!((got - expect).abs() < 0.003, "avg {avg}: drop rate {got}, formula {expect}");
+            assert!(
+                (got - expect).abs() < 0.003,
+                "avg {avg}: drop rate {got}, formula {expect}"
+            );
         }
     }
 
@@ -172,9 +194,20 @@ mod tests {
         }
         s.avg = 301.0;
         let id = f.data(0, 0);
-        assert_eq!(s.enqueue(&mut f.ctx(u64::MAX), id), Verdict::AcceptedMarked, "ECN-capable: marked");
-        let id = f.pkt(crate::net::packet::Packet { frame_bytes: 64, ..Default::default() });
-        assert_eq!(s.enqueue(&mut f.ctx(u64::MAX), id), Verdict::Dropped, "not ECN-capable: dropped");
+        assert_eq!(
+            s.enqueue(&mut f.ctx(u64::MAX), id),
+            Verdict::AcceptedMarked,
+            "ECN-capable: marked"
+        );
+        let id = f.pkt(crate::net::packet::Packet {
+            frame_bytes: 64,
+            ..Default::default()
+        });
+        assert_eq!(
+            s.enqueue(&mut f.ctx(u64::MAX), id),
+            Verdict::Dropped,
+            "not ECN-capable: dropped"
+        );
     }
 
     #[test]

@@ -8,16 +8,33 @@ use crate::engine::rng::{family, stream};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SchemeSpec {
-    DropTail { limit_packets: Option<u32> },
+    DropTail {
+        limit_packets: Option<u32>,
+    },
     Red(RedParams),
-    Dctcp { k_packets: u32 },
-    Priority { queues: u32, push_out: bool },
-    Drr { classify: DrrClassify, quanta: Vec<u32> },
-    Hull { drain_fraction: f64, mark_threshold_bytes: u64 },
+    Dctcp {
+        k_packets: u32,
+    },
+    Priority {
+        queues: u32,
+        push_out: bool,
+    },
+    Drr {
+        classify: DrrClassify,
+        quanta: Vec<u32>,
+    },
+    Hull {
+        drain_fraction: f64,
+        mark_threshold_bytes: u64,
+    },
     PFabric,
     /// A scheme from outside the crate, made by the embedding's factory (the Python bridge
     /// registers "python"; a Rust program may register its own).
-    Custom { kind: String, class: String, params: serde_json::Value },
+    Custom {
+        kind: String,
+        class: String,
+        params: serde_json::Value,
+    },
 }
 
 /// Where a scheme is being placed, for custom factories.
@@ -34,7 +51,8 @@ pub struct PortSite<'a> {
 
 /// Makes custom schemes: given the spec's (kind, class, params) and the port, returns the
 /// number of queues the scheme wants (1 to 64) and the scheme, or a message saying why not.
-pub type CustomFactory<'f> = dyn FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String> + 'f;
+pub type CustomFactory<'f> = dyn FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String>
+    + 'f;
 
 impl SchemeSpec {
     /// Queues per port: DropTail keeps one virtual output queue per input (`voqs`); RED,
@@ -51,12 +69,26 @@ impl SchemeSpec {
     /// The scheme for one port; `seed` and `port` name its random stream.
     pub fn build(&self, seed: u64, port: u32) -> Scheme {
         match self {
-            SchemeSpec::DropTail { limit_packets } => Scheme::DropTail(DropTail::new(*limit_packets)),
-            SchemeSpec::Red(p) => Scheme::Red(Box::new(Red::new(*p, stream(seed, family::SWITCH, port as u64)))),
-            SchemeSpec::Dctcp { k_packets } => Scheme::Dctcp(DctcpMarking { k_packets: *k_packets }),
-            SchemeSpec::Priority { push_out, .. } => Scheme::Priority(Priority { push_out: *push_out }),
-            SchemeSpec::Drr { classify, quanta } => Scheme::Drr(Box::new(Drr::new(*classify, quanta.clone()))),
-            SchemeSpec::Hull { drain_fraction, mark_threshold_bytes } => Scheme::Hull(Box::new(Hull::new(*drain_fraction, *mark_threshold_bytes))),
+            SchemeSpec::DropTail { limit_packets } => {
+                Scheme::DropTail(DropTail::new(*limit_packets))
+            }
+            SchemeSpec::Red(p) => Scheme::Red(Box::new(Red::new(
+                *p,
+                stream(seed, family::SWITCH, port as u64),
+            ))),
+            SchemeSpec::Dctcp { k_packets } => Scheme::Dctcp(DctcpMarking {
+                k_packets: *k_packets,
+            }),
+            SchemeSpec::Priority { push_out, .. } => Scheme::Priority(Priority {
+                push_out: *push_out,
+            }),
+            SchemeSpec::Drr { classify, quanta } => {
+                Scheme::Drr(Box::new(Drr::new(*classify, quanta.clone())))
+            }
+            SchemeSpec::Hull {
+                drain_fraction,
+                mark_threshold_bytes,
+            } => Scheme::Hull(Box::new(Hull::new(*drain_fraction, *mark_threshold_bytes))),
             SchemeSpec::PFabric => Scheme::PFabric(Box::default()),
             SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
         }

@@ -5,7 +5,9 @@ use super::Graph;
 use crate::engine::TimePs;
 use crate::net::packet::PktQueue;
 use crate::net::routing::Routing;
-use crate::net::{Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer, Switch, NONE};
+use crate::net::{
+    Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer, Switch, NONE,
+};
 use crate::scheme::spec::{CustomFactory, PortSite};
 use crate::scheme::{Scheme, SchemeSpec};
 use std::collections::{HashMap, VecDeque};
@@ -46,7 +48,11 @@ pub struct SchemeOverride {
 impl SwitchParams {
     /// The scheme a switch runs: the last override naming it or its tier, else the default.
     pub fn scheme_for(&self, name: &str, tier: u8) -> &SchemeSpec {
-        self.overrides.iter().rev().find(|o| o.tiers.contains(&tier) || o.switches.iter().any(|s| s == name)).map_or(&self.scheme, |o| &o.spec)
+        self.overrides
+            .iter()
+            .rev()
+            .find(|o| o.tiers.contains(&tier) || o.switches.iter().any(|s| s == name))
+            .map_or(&self.scheme, |o| &o.spec)
     }
 }
 
@@ -57,7 +63,11 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
 
 /// Builds the network; `custom` makes the ports of switches whose scheme is a custom one.
 /// Fails (with the factory's message) if a custom scheme cannot be made.
-pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut CustomFactory>) -> Result<Network, String> {
+pub fn build_network_with(
+    g: &Graph,
+    sp: &SwitchParams,
+    mut custom: Option<&mut CustomFactory>,
+) -> Result<Network, String> {
     let n = g.nodes.len();
     // Node -> host or switch index, in order of appearance.
     let mut index = vec![0u32; n];
@@ -103,7 +113,13 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
     let mut switches = Vec::new();
     let mut host_nodes = Vec::new();
     for (i, nd) in g.nodes.iter().enumerate() {
-        nodes.push(Node { kind: nd.kind, index: index[i], port_base: port_base[i], nports: nports[i], partition: 0 });
+        nodes.push(Node {
+            kind: nd.kind,
+            index: index[i],
+            port_base: port_base[i],
+            nports: nports[i],
+            partition: 0,
+        });
         match nd.kind {
             NodeKind::Host => host_nodes.push(i as u32),
             NodeKind::Switch => switches.push(Switch {
@@ -112,7 +128,11 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
                 tier: nd.tier,
                 forwarding: sp.forwarding,
                 port_to_port_ps: sp.port_to_port_ps,
-                shared: sp.shared_buffer_bytes.map(|t| SharedBuffer { total_bytes: t, used_bytes: 0, alpha: sp.dt_alpha }),
+                shared: sp.shared_buffer_bytes.map(|t| SharedBuffer {
+                    total_bytes: t,
+                    used_bytes: 0,
+                    alpha: sp.dt_alpha,
+                }),
                 ingress_buffers: sp.ingress_buffers,
             }),
         }
@@ -133,19 +153,38 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
         let (q_count, scheme) = if is_switch {
             let nd = &g.nodes[node as usize];
             match sp.scheme_for(&nd.name, nd.tier) {
-                SchemeSpec::Custom { kind, class, params } => {
-                    let site = PortSite { switch_name: &nd.name, switch_index: index[node as usize], tier: nd.tier, local_port: port_index - port_base[node as usize], switch_ports: nports[node as usize], rate_bps: l.rate_bps };
-                    let Some(f) = custom.as_mut() else { return Err(format!("scheme kind {kind:?} needs its host program (the Python package for \"python\")")) };
+                SchemeSpec::Custom {
+                    kind,
+                    class,
+                    params,
+                } => {
+                    let site = PortSite {
+                        switch_name: &nd.name,
+                        switch_index: index[node as usize],
+                        tier: nd.tier,
+                        local_port: port_index - port_base[node as usize],
+                        switch_ports: nports[node as usize],
+                        rate_bps: l.rate_bps,
+                    };
+                    let Some(f) = custom.as_mut() else {
+                        return Err(format!("scheme kind {kind:?} needs its host program (the Python package for \"python\")"));
+                    };
                     let (q, s) = f(kind, class, params, &site)?;
                     if !(1..=MAX_VOQS).contains(&q) {
                         return Err(format!("scheme {class} asked for {q} queues per port; allowed: 1 to {MAX_VOQS}"));
                     }
                     (q, Scheme::Custom(s))
                 }
-                spec => (spec.queues(nports[node as usize].min(MAX_VOQS)), spec.build(sp.seed, port_index)),
+                spec => (
+                    spec.queues(nports[node as usize].min(MAX_VOQS)),
+                    spec.build(sp.seed, port_index),
+                ),
             }
         } else {
-            (sp.nic_scheme.queues(1), sp.nic_scheme.build(sp.seed, port_index))
+            (
+                sp.nic_scheme.queues(1),
+                sp.nic_scheme.build(sp.seed, port_index),
+            )
         };
         let q_base = queues.len() as u32;
         queues.extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
@@ -154,7 +193,11 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
         schemes.push(scheme);
         ports.push(Port {
             node,
-            switch: if is_switch { index[node as usize] } else { NONE },
+            switch: if is_switch {
+                index[node as usize]
+            } else {
+                NONE
+            },
             peer_node: peer,
             peer_in_port: peer_local,
             rate_bps: l.rate_bps,
@@ -167,7 +210,11 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
             mask_base,
             bytes_queued: 0,
             pkts_queued: 0,
-            buffer_bytes: if is_switch { sp.buffer_per_port_bytes } else { u64::MAX },
+            buffer_bytes: if is_switch {
+                sp.buffer_per_port_bytes
+            } else {
+                u64::MAX
+            },
             busy_until_ps: 0,
             wake_at_ps: crate::engine::NEVER,
             in_flight: std::collections::VecDeque::new(),
@@ -177,10 +224,17 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
 
     let routing = compute_routes(g, &index, &port_base, &port_info, ns as usize, nh as usize);
     // A switch whose (custom) scheme routes: its first port's scheme is asked.
-    let route_hooks = switches.iter().map(|sw| {
-        let p = nodes[sw.node as usize].port_base;
-        if nodes[sw.node as usize].nports > 0 && schemes[p as usize].routes() { p } else { NONE }
-    }).collect();
+    let route_hooks = switches
+        .iter()
+        .map(|sw| {
+            let p = nodes[sw.node as usize].port_base;
+            if nodes[sw.node as usize].nports > 0 && schemes[p as usize].routes() {
+                p
+            } else {
+                NONE
+            }
+        })
+        .collect();
     Ok(Network {
         pool: Default::default(),
         nodes,
@@ -205,12 +259,23 @@ pub fn build_network_with(g: &Graph, sp: &SwitchParams, mut custom: Option<&mut 
 /// 8e12 / rate when that is a whole number of picoseconds per byte.
 fn exact_ps_per_byte(rate_bps: u64) -> u64 {
     let bits_ps = 8 * crate::engine::PS_PER_S;
-    if bits_ps.is_multiple_of(rate_bps) { bits_ps / rate_bps } else { 0 }
+    if bits_ps.is_multiple_of(rate_bps) {
+        bits_ps / rate_bps
+    } else {
+        0
+    }
 }
 
 /// Shortest-path ECMP: a breadth-first search over switches from every host-facing switch;
 /// a switch's ports towards a destination are those whose neighbour is one hop closer.
-fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32, u32, u32, usize)], ns: usize, nh: usize) -> Routing {
+fn compute_routes(
+    g: &Graph,
+    index: &[u32],
+    port_base: &[u32],
+    port_info: &[(u32, u32, u32, usize)],
+    ns: usize,
+    nh: usize,
+) -> Routing {
     let n = g.nodes.len();
     let is_switch = |i: u32| g.nodes[i as usize].kind == NodeKind::Switch;
     // Switch adjacency as (neighbour switch, local port) lists.
@@ -222,7 +287,10 @@ fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32
         if is_switch(node) && is_switch(peer) {
             adj[node as usize].push((peer, local));
         } else if is_switch(node) {
-            attached.entry(node).or_default().push((index[peer as usize], local));
+            attached
+                .entry(node)
+                .or_default()
+                .push((index[peer as usize], local));
         }
     }
     let mut edge_switches: Vec<u32> = attached.keys().copied().collect();
@@ -235,7 +303,12 @@ fn compute_routes(g: &Graph, index: &[u32], port_base: &[u32], port_info: &[(u32
             host_port[h as usize] = local;
         }
     }
-    let mut routing = Routing::new(ns, edge_switches.iter().map(|&e| index[e as usize]).collect(), host_edge, host_port);
+    let mut routing = Routing::new(
+        ns,
+        edge_switches.iter().map(|&e| index[e as usize]).collect(),
+        host_edge,
+        host_port,
+    );
     let mut intern = HashMap::new();
     let mut dist = vec![u32::MAX; n];
     let mut ports_buf = Vec::new();
@@ -273,14 +346,32 @@ mod tests {
     use crate::topology::{fat_tree, LinkParams};
 
     fn params() -> SwitchParams {
-        SwitchParams { buffer_per_port_bytes: 1 << 20, shared_buffer_bytes: None, ingress_buffers: false, dt_alpha: 1.0, port_to_port_ps: 0, forwarding: Forwarding::StoreAndForward, scheme: SchemeSpec::DropTail { limit_packets: None }, overrides: vec![], nic_scheme: SchemeSpec::DropTail { limit_packets: None }, seed: 1 }
+        SwitchParams {
+            buffer_per_port_bytes: 1 << 20,
+            shared_buffer_bytes: None,
+            ingress_buffers: false,
+            dt_alpha: 1.0,
+            port_to_port_ps: 0,
+            forwarding: Forwarding::StoreAndForward,
+            scheme: SchemeSpec::DropTail {
+                limit_packets: None,
+            },
+            overrides: vec![],
+            nic_scheme: SchemeSpec::DropTail {
+                limit_packets: None,
+            },
+            seed: 1,
+        }
     }
 
     /// Walks every ECMP choice from a host to another and returns the set of path lengths
     /// (in links) and the number of distinct paths.
     fn paths(net: &Network, src: u32, dst: u32) -> (Vec<u32>, usize) {
         let mut lens = vec![];
-        let mut stack = vec![(net.nodes[net.host_nodes[src as usize] as usize].port_base, 1u32)];
+        let mut stack = vec![(
+            net.nodes[net.host_nodes[src as usize] as usize].port_base,
+            1u32,
+        )];
         while let Some((port, len)) = stack.pop() {
             let peer = net.ports[port as usize].peer_node;
             let nd = &net.nodes[peer as usize];
@@ -304,21 +395,45 @@ mod tests {
         assert_eq!(exact_ps_per_byte(10_000_000_000), 800);
         assert_eq!(exact_ps_per_byte(1_000_000_000), 8000);
         assert_eq!(exact_ps_per_byte(3), 0);
-        for rate in [1_000_000_000u64, 2_500_000_000, 10_000_000_000, 40_000_000_000, 100_000_000_000] {
-            assert_eq!(1538 * exact_ps_per_byte(rate), crate::engine::serialisation_ps(1538, rate));
+        for rate in [
+            1_000_000_000u64,
+            2_500_000_000,
+            10_000_000_000,
+            40_000_000_000,
+            100_000_000_000,
+        ] {
+            assert_eq!(
+                1538 * exact_ps_per_byte(rate),
+                crate::engine::serialisation_ps(1538, rate)
+            );
         }
     }
 
     #[test]
     fn fat_tree_paths_have_the_right_lengths_and_multiplicity() {
         let k = 4;
-        let g = fat_tree::build(k, LinkParams { rate_bps: 1, delay_ps: 0 });
+        let g = fat_tree::build(
+            k,
+            LinkParams {
+                rate_bps: 1,
+                delay_ps: 0,
+            },
+        );
         let net = build_network(&g, &params());
         // Same edge switch: 2 links, 1 path. Same pod: 4 links, k/2 paths. Other pod: 6 links, (k/2)^2 paths.
         assert_eq!(paths(&net, 0, 1), (vec![2], 1));
         assert_eq!(paths(&net, 0, 2), (vec![4], 2));
         assert_eq!(paths(&net, 0, 15), (vec![6], 4));
-        let k8 = build_network(&fat_tree::build(8, LinkParams { rate_bps: 1, delay_ps: 0 }), &params());
+        let k8 = build_network(
+            &fat_tree::build(
+                8,
+                LinkParams {
+                    rate_bps: 1,
+                    delay_ps: 0,
+                },
+            ),
+            &params(),
+        );
         assert_eq!(paths(&k8, 0, 127), (vec![6], 16));
     }
 }

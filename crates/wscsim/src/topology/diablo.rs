@@ -9,7 +9,11 @@ use super::{Graph, LinkParams};
 pub fn build(racks: u32, servers_per_rack: u32, racks_per_array: u32, link: LinkParams) -> Graph {
     let mut g = Graph::default();
     let arrays = racks.div_ceil(racks_per_array);
-    let dc = if arrays > 1 { Some(g.add_switch("datacenter".into(), 2)) } else { None };
+    let dc = if arrays > 1 {
+        Some(g.add_switch("datacenter".into(), 2))
+    } else {
+        None
+    };
     let mut server = 0;
     for a in 0..arrays {
         let array = g.add_switch(format!("array{a}"), 1);
@@ -30,14 +34,37 @@ pub fn build(racks: u32, servers_per_rack: u32, racks_per_array: u32, link: Link
     g
 }
 
+/// The parts of a DIABLO array, without building it.
+pub fn size(racks: u32, servers_per_rack: u32, racks_per_array: u32) -> super::size::Size {
+    let (r, spr) = (u64::from(racks), u64::from(servers_per_rack));
+    let arrays = r.div_ceil(u64::from(racks_per_array));
+    let dc = u64::from(arrays > 1);
+    let rack_ports = spr + 1;
+    let array_ports = r.min(u64::from(racks_per_array)) + dc;
+    super::size::Size {
+        hosts: r * spr,
+        switches: r + arrays + dc,
+        links: r * spr + r + arrays * dc,
+        max_switch_ports: rack_ports.max(array_ports).max(arrays * dc),
+        edge_switches: r,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn paper_scales() {
-        let l = LinkParams { rate_bps: 1_000_000_000, delay_ps: 0 };
-        for (racks, servers, switches) in [(16u32, 496usize, 17usize), (32, 992, 32 + 2 + 1), (64, 1984, 64 + 4 + 1)] {
+        let l = LinkParams {
+            rate_bps: 1_000_000_000,
+            delay_ps: 0,
+        };
+        for (racks, servers, switches) in [
+            (16u32, 496usize, 17usize),
+            (32, 992, 32 + 2 + 1),
+            (64, 1984, 64 + 4 + 1),
+        ] {
             let g = build(racks, 31, 16, l);
             assert_eq!(g.n_hosts(), servers);
             assert_eq!(g.n_switches(), switches);

@@ -7,7 +7,8 @@
 //! link h0 s0 10Gbps 1us     # rate and delay are optional; topology.link gives defaults
 //! ```
 //!
-//! Errors name the line and what was expected.
+//! Errors name the line and what was expected, never the line's text: the file may be one
+//! that should not be echoed (a scenario can name any path).
 
 use super::{Graph, LinkParams};
 use crate::config::units::{Duration, Rate};
@@ -27,30 +28,30 @@ pub fn parse(text: &str, default: LinkParams) -> Result<Graph, String> {
         match words[0] {
             "host" | "switch" => {
                 if words.len() != 2 {
-                    return Err(format!("line {line_no}: given {line:?}; allowed: \"{} NAME\"", words[0]));
+                    return Err(format!("line {line_no}: given {} words; allowed: \"{} NAME\"", words.len(), words[0]));
                 }
                 if ids.contains_key(words[1]) {
-                    return Err(format!("line {line_no}: node {:?} is declared twice", words[1]));
+                    return Err(format!("line {line_no}: the node it declares was declared before; allowed: each name once"));
                 }
                 let id = if words[0] == "host" { g.add_host(words[1].to_string()) } else { g.add_switch(words[1].to_string(), 0) };
                 ids.insert(words[1].to_string(), id);
             }
             "link" => {
                 if !(3..=5).contains(&words.len()) {
-                    return Err(format!("line {line_no}: given {line:?}; allowed: \"link A B [RATE] [DELAY]\""));
+                    return Err(format!("line {line_no}: given {} words; allowed: \"link A B [RATE] [DELAY]\"", words.len()));
                 }
-                let node = |w: &str| ids.get(w).copied().ok_or_else(|| format!("line {line_no}: node {w:?} is not declared; declare it first with \"host {w}\" or \"switch {w}\""));
-                let (a, b) = (node(words[1])?, node(words[2])?);
+                let node = |w: &str, which: &str| ids.get(w).copied().ok_or_else(|| format!("line {line_no}: the {which} node of the link is not declared; allowed: nodes declared on an earlier line with \"host NAME\" or \"switch NAME\""));
+                let (a, b) = (node(words[1], "first")?, node(words[2], "second")?);
                 let mut l = default;
                 if let Some(w) = words.get(3) {
-                    l.rate_bps = Rate::parse(w).ok_or_else(|| format!("line {line_no}: rate given {w:?}; allowed: {}", crate::config::units::RATE_ALLOWED))?.0;
+                    l.rate_bps = Rate::parse(w).ok_or_else(|| format!("line {line_no}: the rate (fourth word) is not one; allowed: {}", crate::config::units::RATE_ALLOWED))?.0;
                 }
                 if let Some(w) = words.get(4) {
-                    l.delay_ps = Duration::parse(w).ok_or_else(|| format!("line {line_no}: delay given {w:?}; allowed: {}", crate::config::units::DURATION_ALLOWED))?.0;
+                    l.delay_ps = Duration::parse(w).ok_or_else(|| format!("line {line_no}: the delay (fifth word) is not one; allowed: {}", crate::config::units::DURATION_ALLOWED))?.0;
                 }
                 g.link(a, b, l);
             }
-            other => return Err(format!("line {line_no}: given {other:?}; allowed: a line starting with \"host\", \"switch\" or \"link\"")),
+            _ => return Err(format!("line {line_no}: not a statement; allowed: a line starting with \"host\", \"switch\" or \"link\" (or a # comment)")),
         }
     }
     assign_tiers(&mut g);
@@ -64,7 +65,10 @@ fn assign_tiers(g: &mut Graph) {
     let mut frontier = vec![];
     for l in &g.links {
         for (x, y) in [(l.a, l.b), (l.b, l.a)] {
-            if g.nodes[x as usize].kind == NodeKind::Host && g.nodes[y as usize].kind == NodeKind::Switch && dist[y as usize] == u32::MAX {
+            if g.nodes[x as usize].kind == NodeKind::Host
+                && g.nodes[y as usize].kind == NodeKind::Switch
+                && dist[y as usize] == u32::MAX
+            {
                 dist[y as usize] = 0;
                 frontier.push(y);
             }
@@ -74,7 +78,13 @@ fn assign_tiers(g: &mut Graph) {
         let mut next = vec![];
         for &u in &frontier {
             for l in &g.links {
-                let v = if l.a == u { l.b } else if l.b == u { l.a } else { continue };
+                let v = if l.a == u {
+                    l.b
+                } else if l.b == u {
+                    l.a
+                } else {
+                    continue;
+                };
                 if g.nodes[v as usize].kind == NodeKind::Switch && dist[v as usize] == u32::MAX {
                     dist[v as usize] = dist[u as usize] + 1;
                     next.push(v);
@@ -93,11 +103,18 @@ fn assign_tiers(g: &mut Graph) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    const L: LinkParams = LinkParams { rate_bps: 10_000_000_000, delay_ps: 1000 };
+    const L: LinkParams = LinkParams {
+        rate_bps: 10_000_000_000,
+        delay_ps: 1000,
+    };
 
     #[test]
     fn parses_a_small_file() {
-        let g = parse("switch s\nhost a\nhost b # two hosts\nlink a s\nlink b s 1Gbps 2us\n", L).unwrap();
+        let g = parse(
+            "switch s\nhost a\nhost b # two hosts\nlink a s\nlink b s 1Gbps 2us\n",
+            L,
+        )
+        .unwrap();
         assert_eq!(g.n_hosts(), 2);
         assert_eq!(g.links[1].rate_bps, 1_000_000_000);
         assert_eq!(g.links[1].delay_ps, 2_000_000);
@@ -108,7 +125,27 @@ mod tests {
     fn names_the_bad_line() {
         let e = parse("switch s\nlink a s\n", L).unwrap_err();
         assert!(e.starts_with("line 2:"), "{e}");
-        let e = parse("host a\nhost b\nswitch s\nswitch t\nlink a s\nlink b t\n", L).unwrap();
+        let e = parse(
+            "host a\nhost b\nswitch s\nswitch t\nlink a s\nlink b t\n",
+            L,
+        )
+        .unwrap();
         assert!(e.check().unwrap_err().contains("disconnected"));
+    }
+
+    #[test]
+    fn never_echoes_the_file() {
+        for text in [
+            "root:x:0:0:root:/root:/bin/bash\n",
+            "host secret extra\n",
+            "switch s\nhost a\nlink a secret\n",
+            "switch s\nhost a\nlink a s secret\n",
+        ] {
+            let e = parse(text, L).unwrap_err();
+            assert!(
+                e.starts_with("line ") && !e.contains("root") && !e.contains("secret"),
+                "{e}"
+            );
+        }
     }
 }

@@ -6,10 +6,14 @@ use super::{Graph, LinkParams};
 pub fn build(k: u32, link: LinkParams) -> Graph {
     let half = k / 2;
     let mut g = Graph::default();
-    let cores: Vec<u32> = (0..half * half).map(|c| g.add_switch(format!("core{c}"), 2)).collect();
+    let cores: Vec<u32> = (0..half * half)
+        .map(|c| g.add_switch(format!("core{c}"), 2))
+        .collect();
     let mut host = 0;
     for pod in 0..k {
-        let aggs: Vec<u32> = (0..half).map(|a| g.add_switch(format!("agg{pod}_{a}"), 1)).collect();
+        let aggs: Vec<u32> = (0..half)
+            .map(|a| g.add_switch(format!("agg{pod}_{a}"), 1))
+            .collect();
         for e in 0..half {
             let edge = g.add_switch(format!("edge{pod}_{e}"), 0);
             for _ in 0..half {
@@ -31,6 +35,18 @@ pub fn build(k: u32, link: LinkParams) -> Graph {
     g
 }
 
+/// The parts of a k-ary fat tree, without building it.
+pub fn size(k: u32) -> super::size::Size {
+    let k = u64::from(k);
+    super::size::Size {
+        hosts: k * k * k / 4,
+        switches: 5 * k * k / 4,
+        links: 3 * k * k * k / 4,
+        max_switch_ports: k,
+        edge_switches: k * k / 2,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,7 +54,13 @@ mod tests {
     #[test]
     fn sizes_follow_k() {
         for k in [2u32, 4, 8, 16] {
-            let g = build(k, LinkParams { rate_bps: 1, delay_ps: 0 });
+            let g = build(
+                k,
+                LinkParams {
+                    rate_bps: 1,
+                    delay_ps: 0,
+                },
+            );
             assert_eq!(g.n_hosts() as u32, k * k * k / 4);
             assert_eq!(g.n_switches() as u32, 5 * k * k / 4);
             assert_eq!(g.links.len() as u32, 3 * k * k * k / 4);

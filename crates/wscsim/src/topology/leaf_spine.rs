@@ -3,13 +3,27 @@
 
 use super::{Graph, LinkParams};
 
-pub fn uplink_rate_bps(hosts_per_leaf: u32, spines: u32, host_rate_bps: u64, oversubscription: f64) -> u64 {
-    ((hosts_per_leaf as f64 * host_rate_bps as f64) / (spines as f64 * oversubscription)).round() as u64
+pub fn uplink_rate_bps(
+    hosts_per_leaf: u32,
+    spines: u32,
+    host_rate_bps: u64,
+    oversubscription: f64,
+) -> u64 {
+    ((hosts_per_leaf as f64 * host_rate_bps as f64) / (spines as f64 * oversubscription)).round()
+        as u64
 }
 
-pub fn build(leaves: u32, spines: u32, hosts_per_leaf: u32, link: LinkParams, uplink: LinkParams) -> Graph {
+pub fn build(
+    leaves: u32,
+    spines: u32,
+    hosts_per_leaf: u32,
+    link: LinkParams,
+    uplink: LinkParams,
+) -> Graph {
     let mut g = Graph::default();
-    let spine_ids: Vec<u32> = (0..spines).map(|s| g.add_switch(format!("spine{s}"), 1)).collect();
+    let spine_ids: Vec<u32> = (0..spines)
+        .map(|s| g.add_switch(format!("spine{s}"), 1))
+        .collect();
     for l in 0..leaves {
         let leaf = g.add_switch(format!("leaf{l}"), 0);
         for h in 0..hosts_per_leaf {
@@ -21,4 +35,20 @@ pub fn build(leaves: u32, spines: u32, hosts_per_leaf: u32, link: LinkParams, up
         }
     }
     g
+}
+
+/// The parts of a leaf-spine, without building it.
+pub fn size(leaves: u32, spines: u32, hosts_per_leaf: u32) -> super::size::Size {
+    let (l, s, h) = (
+        u64::from(leaves),
+        u64::from(spines),
+        u64::from(hosts_per_leaf),
+    );
+    super::size::Size {
+        hosts: l * h,
+        switches: l + s,
+        links: l * h + l * s,
+        max_switch_ports: (h + s).max(l),
+        edge_switches: l,
+    }
 }

@@ -7,6 +7,7 @@ pub mod edge_list;
 pub mod fat_tree;
 pub mod leaf_spine;
 pub mod single_switch;
+pub mod size;
 
 use crate::net::NodeKind;
 
@@ -42,18 +43,34 @@ pub struct LinkParams {
 
 impl Graph {
     pub fn add_host(&mut self, name: String) -> u32 {
-        self.nodes.push(GNode { kind: NodeKind::Host, name, tier: 0 });
+        self.nodes.push(GNode {
+            kind: NodeKind::Host,
+            name,
+            tier: 0,
+        });
         (self.nodes.len() - 1) as u32
     }
     pub fn add_switch(&mut self, name: String, tier: u8) -> u32 {
-        self.nodes.push(GNode { kind: NodeKind::Switch, name, tier });
+        self.nodes.push(GNode {
+            kind: NodeKind::Switch,
+            name,
+            tier,
+        });
         (self.nodes.len() - 1) as u32
     }
     pub fn link(&mut self, a: u32, b: u32, l: LinkParams) {
-        self.links.push(GLink { a, b, rate_bps: l.rate_bps, delay_ps: l.delay_ps });
+        self.links.push(GLink {
+            a,
+            b,
+            rate_bps: l.rate_bps,
+            delay_ps: l.delay_ps,
+        });
     }
     pub fn n_hosts(&self) -> usize {
-        self.nodes.iter().filter(|n| n.kind == NodeKind::Host).count()
+        self.nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Host)
+            .count()
     }
     pub fn n_switches(&self) -> usize {
         self.nodes.len() - self.n_hosts()
@@ -64,14 +81,20 @@ impl Graph {
     /// problem found.
     pub fn check(&self) -> Result<(), String> {
         if self.n_hosts() < 2 {
-            return Err(format!("{} hosts; a network needs at least 2", self.n_hosts()));
+            return Err(format!(
+                "{} hosts; a network needs at least 2",
+                self.n_hosts()
+            ));
         }
         let n = self.nodes.len();
         let mut degree = vec![0u32; n];
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
         for l in &self.links {
             if l.a == l.b {
-                return Err(format!("node {} is linked to itself", self.nodes[l.a as usize].name));
+                return Err(format!(
+                    "node {} is linked to itself",
+                    self.nodes[l.a as usize].name
+                ));
             }
             degree[l.a as usize] += 1;
             degree[l.b as usize] += 1;
@@ -80,10 +103,16 @@ impl Graph {
         }
         for (i, nd) in self.nodes.iter().enumerate() {
             if nd.kind == NodeKind::Host && degree[i] != 1 {
-                return Err(format!("host {} has {} links; a host has exactly one", nd.name, degree[i]));
+                return Err(format!(
+                    "host {} has {} links; a host has exactly one",
+                    nd.name, degree[i]
+                ));
             }
             if nd.kind == NodeKind::Host && self.nodes[adj[i][0] as usize].kind == NodeKind::Host {
-                return Err(format!("host {} is linked to host {}; hosts attach to switches", nd.name, self.nodes[adj[i][0] as usize].name));
+                return Err(format!(
+                    "host {} is linked to host {}; hosts attach to switches",
+                    nd.name, self.nodes[adj[i][0] as usize].name
+                ));
             }
         }
         let mut seen = vec![false; n];
@@ -98,7 +127,10 @@ impl Graph {
             }
         }
         if let Some(i) = seen.iter().position(|s| !s) {
-            return Err(format!("node {} cannot be reached from node {} (the topology is disconnected)", self.nodes[i].name, self.nodes[0].name));
+            return Err(format!(
+                "node {} cannot be reached from node {} (the topology is disconnected)",
+                self.nodes[i].name, self.nodes[0].name
+            ));
         }
         Ok(())
     }

@@ -33,11 +33,25 @@ pub struct CcState {
 
 impl CcState {
     pub fn new(variant: Variant) -> Self {
-        CcState { variant, w_max: 0.0, k_s: 0.0, origin: 0.0, epoch_start_ps: NEVER, w_est: 0.0 }
+        CcState {
+            variant,
+            w_max: 0.0,
+            k_s: 0.0,
+            origin: 0.0,
+            epoch_start_ps: NEVER,
+            w_est: 0.0,
+        }
     }
 
     /// New window after `acked` bytes were newly acknowledged in congestion avoidance.
-    pub fn on_ack_avoidance(&mut self, cwnd: f64, acked: f64, mss: f64, now: TimePs, srtt_ps: TimePs) -> f64 {
+    pub fn on_ack_avoidance(
+        &mut self,
+        cwnd: f64,
+        acked: f64,
+        mss: f64,
+        now: TimePs,
+        srtt_ps: TimePs,
+    ) -> f64 {
         match self.variant {
             Variant::NewReno | Variant::Dctcp => cwnd + mss * acked / cwnd,
             Variant::PFabric => cwnd,
@@ -59,7 +73,11 @@ impl CcState {
                 let target = self.origin + CUBIC_C * (t - self.k_s).powi(3);
                 // TCP-friendly estimate (RFC 8312 section 4.2).
                 self.w_est += 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA) * acked_seg / w;
-                let mut next = if target > w { w + (target - w) / w * acked_seg } else { w + 0.01 * acked_seg / w };
+                let mut next = if target > w {
+                    w + (target - w) / w * acked_seg
+                } else {
+                    w + 0.01 * acked_seg / w
+                };
                 if self.w_est > next {
                     next = self.w_est;
                 }
@@ -77,7 +95,11 @@ impl CcState {
                 let w = cwnd / mss;
                 self.epoch_start_ps = NEVER;
                 // Fast convergence: release bandwidth faster when the window is shrinking.
-                self.w_max = if w < self.w_max { w * (1.0 + CUBIC_BETA) / 2.0 } else { w };
+                self.w_max = if w < self.w_max {
+                    w * (1.0 + CUBIC_BETA) / 2.0
+                } else {
+                    w
+                };
                 (cwnd * CUBIC_BETA).max(2.0 * mss)
             }
         }

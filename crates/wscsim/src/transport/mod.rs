@@ -19,5 +19,11 @@ pub enum Note {
     Delivered { app: u32, conn: u32, total: u64 },
     /// A UDP datagram of stream `stream` arrived.
     /// `tag`: what the sender attached (a request id), 0 if nothing.
-    Datagram { app: u32, stream: u32, host: u32, payload_bytes: u32, tag: u64 },
+    Datagram {
+        app: u32,
+        stream: u32,
+        host: u32,
+        payload_bytes: u32,
+        tag: u64,
+    },
 }

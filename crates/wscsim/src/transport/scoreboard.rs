@@ -63,7 +63,11 @@ impl Scoreboard {
         match (self.ranges.first(), self.ranges.last()) {
             (None, _) | (_, None) => 0,
             (Some(f), Some(l)) if a <= f.0 && b >= l.1 => self.total_bytes,
-            _ => self.ranges[self.first_ending_above(a)..].iter().take_while(|&&(s, _)| s < b).map(|&(s, e)| e.min(b).saturating_sub(s.max(a))).sum(),
+            _ => self.ranges[self.first_ending_above(a)..]
+                .iter()
+                .take_while(|&&(s, _)| s < b)
+                .map(|&(s, e)| e.min(b).saturating_sub(s.max(a)))
+                .sum(),
         }
     }
 
@@ -138,7 +142,10 @@ mod tests {
 
     /// The slow, obvious definition, to check the indexed one against.
     fn bytes_in_by_scan(s: &Scoreboard, a: u64, b: u64) -> u64 {
-        s.ranges().iter().map(|&(x, y)| y.min(b).saturating_sub(x.max(a))).sum()
+        s.ranges()
+            .iter()
+            .map(|&(x, y)| y.min(b).saturating_sub(x.max(a)))
+            .sum()
     }
 
     #[test]
@@ -215,7 +222,10 @@ mod tests {
                 let a = floor + rng.random_range(0..5000);
                 s.insert(a, a + rng.random_range(1..300));
             }
-            let (a, b) = (rng.random_range(0..floor + 6000), rng.random_range(0..floor + 6000));
+            let (a, b) = (
+                rng.random_range(0..floor + 6000),
+                rng.random_range(0..floor + 6000),
+            );
             let (a, b) = (a.min(b), a.max(b));
             assert_eq!(s.bytes_in(a, b), bytes_in_by_scan(&s, a, b));
             assert_eq!(s.bytes_in(0, u64::MAX), bytes_in_by_scan(&s, 0, u64::MAX));

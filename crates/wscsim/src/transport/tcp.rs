@@ -12,7 +12,9 @@ use super::cc::{CcState, Variant};
 use super::scoreboard::Scoreboard;
 use super::Note;
 use crate::engine::{EventKind, EventQueue, TimePs, NEVER};
-use crate::net::packet::{ecn, five_tuple_hash, frame_bytes_for_ip, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
+use crate::net::packet::{
+    ecn, five_tuple_hash, frame_bytes_for_ip, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES,
+};
 use crate::net::Network;
 
 #[derive(Clone, Debug)]
@@ -134,7 +136,9 @@ impl Sender {
         } else if self.cwnd < self.ssthresh {
             self.cwnd += acked;
         } else {
-            self.cwnd = self.cc.on_ack_avoidance(self.cwnd, acked, mss, now, self.srtt_ps);
+            self.cwnd = self
+                .cc
+                .on_ack_avoidance(self.cwnd, acked, mss, now, self.srtt_ps);
         }
     }
 }
@@ -170,7 +174,13 @@ pub struct Tcp {
 
 impl Tcp {
     pub fn new(params: TcpParams) -> Self {
-        Tcp { params, senders: Vec::new(), receivers: Vec::new(), notes: Vec::new(), reverse: Vec::new() }
+        Tcp {
+            params,
+            senders: Vec::new(),
+            receivers: Vec::new(),
+            notes: Vec::new(),
+            reverse: Vec::new(),
+        }
     }
 
     /// Links `a` (x to y) and `b` (y to x) into one bidirectional connection: a data
@@ -184,7 +194,10 @@ impl Tcp {
     }
 
     fn reverse_of(&self, conn: u32) -> u32 {
-        self.reverse.get(conn as usize).copied().unwrap_or(crate::net::NONE)
+        self.reverse
+            .get(conn as usize)
+            .copied()
+            .unwrap_or(crate::net::NONE)
     }
 
     /// What receiver `conn` acknowledges now (ack point, echoed timestamp, flags), with its
@@ -193,7 +206,8 @@ impl Tcp {
         let variant = self.params.variant;
         let r = &mut self.receivers[conn as usize];
         let mut flags = tcp_flags::ACK;
-        if (variant == Variant::Dctcp && r.ce_state) || (variant != Variant::Dctcp && r.ce_pending) {
+        if (variant == Variant::Dctcp && r.ce_state) || (variant != Variant::Dctcp && r.ce_pending)
+        {
             flags |= tcp_flags::ECE;
         }
         r.pending_segs = 0;
@@ -276,10 +290,20 @@ impl Tcp {
         self.send_more(net, ev, conn);
     }
 
-    fn send_segment(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, seq: u64, len: u32) {
+    fn send_segment(
+        &mut self,
+        net: &mut Network,
+        ev: &mut EventQueue,
+        conn: u32,
+        seq: u64,
+        len: u32,
+    ) {
         // On a bidirectional connection, an in-order ACK the other direction owes rides along.
         let rev = self.reverse_of(conn);
-        let piggy = if rev != crate::net::NONE && self.receivers[rev as usize].pending_segs > 0 && self.receivers[rev as usize].ooo.ranges().is_empty() {
+        let piggy = if rev != crate::net::NONE
+            && self.receivers[rev as usize].pending_segs > 0
+            && self.receivers[rev as usize].ooo.ranges().is_empty()
+        {
             Some(self.take_ack(rev))
         } else {
             None
@@ -292,7 +316,11 @@ impl Tcp {
             dst_port: s.dport,
             proto: Proto::Tcp,
             dscp: s.dscp,
-            ecn: if self.params.ecn { ecn::ECT0 } else { ecn::NOT_ECT },
+            ecn: if self.params.ecn {
+                ecn::ECT0
+            } else {
+                ecn::NOT_ECT
+            },
             flow_id: conn,
             priority: s.app_bytes - seq,
             hash: s.hash,
@@ -399,7 +427,13 @@ impl Tcp {
         s.rto_deadline = ev.now() + s.rto_ps;
         if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
             s.rto_event_at = s.rto_deadline;
-            ev.schedule(s.rto_deadline, EventKind::TcpTimer { conn, which: TIMER_RTO });
+            ev.schedule(
+                s.rto_deadline,
+                EventKind::TcpTimer {
+                    conn,
+                    which: TIMER_RTO,
+                },
+            );
         }
     }
 
@@ -428,7 +462,12 @@ impl Tcp {
                 // as a duplicate ACK (RFC 5681), so only new acknowledgements are taken.
                 let rev = self.reverse_of(pkt.flow_id);
                 if pkt.ack > self.senders[rev as usize].snd_una {
-                    let ack = Packet { flow_id: rev, payload_bytes: 0, sack: [0; 4], ..*pkt };
+                    let ack = Packet {
+                        flow_id: rev,
+                        payload_bytes: 0,
+                        sack: [0; 4],
+                        ..*pkt
+                    };
                     self.on_ack(net, ev, &ack);
                 }
             }
@@ -468,7 +507,9 @@ impl Tcp {
             s.dupacks = 0;
             self.rearm_rto(ev, conn);
             self.send_more(net, ev, conn);
-        } else if ack == self.senders[conn as usize].snd_una && self.senders[conn as usize].snd_max > ack {
+        } else if ack == self.senders[conn as usize].snd_una
+            && self.senders[conn as usize].snd_max > ack
+        {
             let s = &mut self.senders[conn as usize];
             s.dupacks += 1;
             if s.dupacks == 3 && !s.in_recovery && (ack > s.recover || s.recover == 0) {
@@ -580,7 +621,12 @@ impl Tcp {
         let mss_u = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
         let after_recover = s.snd_una > s.recover || s.recover == 0;
-        if !s.in_recovery && s.snd_max > s.snd_una && after_recover && (s.dupacks >= DUP_THRESH as u32 || s.sacked.lost_boundary(mss_u, DUP_THRESH) > s.snd_una) {
+        if !s.in_recovery
+            && s.snd_max > s.snd_una
+            && after_recover
+            && (s.dupacks >= DUP_THRESH as u32
+                || s.sacked.lost_boundary(mss_u, DUP_THRESH) > s.snd_una)
+        {
             let flight = (s.snd_max - s.snd_una) as f64;
             s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
             s.cwnd = s.ssthresh;
@@ -614,8 +660,15 @@ impl Tcp {
             let lost_end = s.sacked.lost_boundary(mss, DUP_THRESH);
             let from = s.high_rxt.max(s.snd_una);
             // Retransmissions lost again are not in the network either.
-            let relost_bytes: u64 = s.relost.iter().map(|&(a, b)| s.sacked.unsacked_in(a.max(s.snd_una).min(b), b)).sum();
-            let pipe = ((s.snd_max - s.snd_una) - s.sacked.bytes_in(s.snd_una, s.snd_max) - s.sacked.unsacked_in(from, lost_end.max(from))).saturating_sub(relost_bytes);
+            let relost_bytes: u64 = s
+                .relost
+                .iter()
+                .map(|&(a, b)| s.sacked.unsacked_in(a.max(s.snd_una).min(b), b))
+                .sum();
+            let pipe = ((s.snd_max - s.snd_una)
+                - s.sacked.bytes_in(s.snd_una, s.snd_max)
+                - s.sacked.unsacked_in(from, lost_end.max(from)))
+            .saturating_sub(relost_bytes);
             if (pipe + mss) as f64 > s.cwnd {
                 break;
             }
@@ -657,14 +710,23 @@ impl Tcp {
             }
             break;
         }
-        if self.senders[conn as usize].rto_deadline == NEVER && self.senders[conn as usize].snd_max > self.senders[conn as usize].snd_una {
+        if self.senders[conn as usize].rto_deadline == NEVER
+            && self.senders[conn as usize].snd_max > self.senders[conn as usize].snd_una
+        {
             self.arm_rto(ev, conn);
         }
     }
 
     /// Resends [hole, hole + len) in SACK recovery and remembers it, with what had been sent
     /// by then, to find out whether it is lost again.
-    fn sack_retransmit(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, hole: u64, len: u64) {
+    fn sack_retransmit(
+        &mut self,
+        net: &mut Network,
+        ev: &mut EventQueue,
+        conn: u32,
+        hole: u64,
+        len: u64,
+    ) {
         let s = &mut self.senders[conn as usize];
         s.retransmits += 1;
         s.rexmits.push((hole, hole + len, s.snd_max));
@@ -755,7 +817,11 @@ impl Tcp {
         } else if seq <= r.rcv_nxt {
             let filled_hole = !r.ooo.ranges().is_empty();
             r.rcv_nxt = r.ooo.advance_through(end);
-            self.notes.push(Note::Delivered { app: r.app, conn, total: r.rcv_nxt });
+            self.notes.push(Note::Delivered {
+                app: r.app,
+                conn,
+                total: r.rcv_nxt,
+            });
             r.pending_segs += 1;
             if filled_hole || r.pending_segs >= 2 {
                 ack_now = true;
@@ -771,7 +837,13 @@ impl Tcp {
             r.delack_deadline = ev.now() + self.params.delayed_ack_ps;
             if r.delack_event_at == NEVER || r.delack_event_at > r.delack_deadline {
                 r.delack_event_at = r.delack_deadline;
-                ev.schedule(r.delack_deadline, EventKind::TcpTimer { conn, which: TIMER_DELACK });
+                ev.schedule(
+                    r.delack_deadline,
+                    EventKind::TcpTimer {
+                        conn,
+                        which: TIMER_DELACK,
+                    },
+                );
             }
         }
     }
@@ -829,4 +901,3 @@ impl Tcp {
         self.senders.iter().map(|s| s.timeouts).sum()
     }
 }
-

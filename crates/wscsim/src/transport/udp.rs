@@ -30,12 +30,29 @@ impl Udp {
         let id = self.streams.len() as u32;
         let sport = 1024 + (id % 60_000) as u16;
         let dport = 9;
-        self.streams.push(Stream { src, dst, sport, dport, hash: five_tuple_hash(src, dst, sport, dport, Proto::Udp), app, sent_pkts: 0, sent_bytes: 0, recv_pkts: 0, recv_bytes: 0 });
+        self.streams.push(Stream {
+            src,
+            dst,
+            sport,
+            dport,
+            hash: five_tuple_hash(src, dst, sport, dport, Proto::Udp),
+            app,
+            sent_pkts: 0,
+            sent_bytes: 0,
+            recv_pkts: 0,
+            recv_bytes: 0,
+        });
         id
     }
 
     /// Sends one datagram carrying `payload_bytes` to the stream's destination.
-    pub fn send(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, payload_bytes: u32) {
+    pub fn send(
+        &mut self,
+        net: &mut Network,
+        ev: &mut EventQueue,
+        stream: u32,
+        payload_bytes: u32,
+    ) {
         let s = &self.streams[stream as usize];
         let (dst, hash) = (s.dst, s.hash);
         self.emit(net, ev, stream, dst, hash, payload_bytes, 0);
@@ -43,7 +60,14 @@ impl Udp {
 
     /// Sends one datagram carrying `payload_bytes` with a tag the receiver's note repeats
     /// (an application's request id; it rides in the packet's sequence field).
-    pub fn send_tagged(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, payload_bytes: u32, tag: u64) {
+    pub fn send_tagged(
+        &mut self,
+        net: &mut Network,
+        ev: &mut EventQueue,
+        stream: u32,
+        payload_bytes: u32,
+        tag: u64,
+    ) {
         let s = &self.streams[stream as usize];
         let (dst, hash) = (s.dst, s.hash);
         self.emit(net, ev, stream, dst, hash, payload_bytes, tag);
@@ -51,14 +75,30 @@ impl Udp {
 
     /// Sends one datagram of `stream` to `dst` instead of the stream's own destination (an
     /// open-loop load with a random destination per datagram).
-    pub fn send_to(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, payload_bytes: u32) {
+    pub fn send_to(
+        &mut self,
+        net: &mut Network,
+        ev: &mut EventQueue,
+        stream: u32,
+        dst: u32,
+        payload_bytes: u32,
+    ) {
         let s = &self.streams[stream as usize];
         let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
         self.emit(net, ev, stream, dst, hash, payload_bytes, 0);
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn emit(&mut self, net: &mut Network, ev: &mut EventQueue, stream: u32, dst: u32, hash: u32, payload_bytes: u32, tag: u64) {
+    fn emit(
+        &mut self,
+        net: &mut Network,
+        ev: &mut EventQueue,
+        stream: u32,
+        dst: u32,
+        hash: u32,
+        payload_bytes: u32,
+        tag: u64,
+    ) {
         let s = &mut self.streams[stream as usize];
         if net.hosts.costed {
             // One sendmsg per datagram; the copy is charged on the transmit path.
@@ -89,6 +129,12 @@ impl Udp {
         let s = &mut self.streams[pkt.flow_id as usize];
         s.recv_pkts += 1;
         s.recv_bytes += pkt.payload_bytes as u64;
-        self.notes.push(Note::Datagram { app: s.app, stream: pkt.flow_id, host: pkt.dst_host, payload_bytes: pkt.payload_bytes, tag: pkt.seq });
+        self.notes.push(Note::Datagram {
+            app: s.app,
+            stream: pkt.flow_id,
+            host: pkt.dst_host,
+            payload_bytes: pkt.payload_bytes,
+            tag: pkt.seq,
+        });
     }
 }

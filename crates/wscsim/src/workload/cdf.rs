@@ -13,33 +13,49 @@ impl Cdf {
     /// probabilities never decrease, that the first cdf is >= 0 and the last is 1.
     pub fn parse(text: &str) -> Result<Cdf, String> {
         let mut points = vec![];
+        let mut header_allowed = true;
         for (i, line) in text.lines().enumerate() {
+            let line_no = i + 1;
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let parts: Vec<&str> = line.split([',', ' ', '\t']).filter(|s| !s.is_empty()).collect();
+            // Messages name the line and what was expected, never the line's text.
+            let parts: Vec<&str> = line
+                .split([',', ' ', '\t'])
+                .filter(|s| !s.is_empty())
+                .collect();
             if parts.len() != 2 {
-                return Err(format!("line {}: given {line:?}; allowed: two numbers \"size_bytes,cdf\"", i + 1));
+                return Err(format!(
+                    "line {line_no}: given {} fields; allowed: two numbers \"size_bytes,cdf\"",
+                    parts.len()
+                ));
             }
             let (Ok(size), Ok(p)) = (parts[0].parse::<f64>(), parts[1].parse::<f64>()) else {
-                if points.is_empty() && i == 0 {
-                    continue; // header
+                if header_allowed {
+                    header_allowed = false;
+                    continue; // a header: the first line that is not blank or a comment
                 }
-                return Err(format!("line {}: given {line:?}; allowed: two numbers \"size_bytes,cdf\"", i + 1));
+                return Err(format!(
+                    "line {line_no}: not two numbers; allowed: two numbers \"size_bytes,cdf\""
+                ));
             };
+            header_allowed = false;
             if !(size.is_finite() && size >= 0.0 && (0.0..=1.0).contains(&p)) {
-                return Err(format!("line {}: given {line:?}; allowed: size >= 0 and 0 <= cdf <= 1", i + 1));
+                return Err(format!("line {line_no}: given size {size} and cdf {p}; allowed: size >= 0 and 0 <= cdf <= 1"));
             }
             if let Some(&(ls, lp)) = points.last() {
                 if size < ls || p < lp {
-                    return Err(format!("line {}: given {line:?} after ({ls}, {lp}); allowed: sizes and cdf values that never decrease", i + 1));
+                    return Err(format!("line {line_no}: given ({size}, {p}) after ({ls}, {lp}); allowed: sizes and cdf values that never decrease"));
                 }
             }
             points.push((size, p));
         }
         if points.len() < 2 {
-            return Err(format!("given {} points; allowed: at least 2", points.len()));
+            return Err(format!(
+                "given {} points; allowed: at least 2",
+                points.len()
+            ));
         }
         let last = points.last().unwrap().1;
         if (last - 1.0).abs() > 1e-9 {
@@ -64,7 +80,11 @@ impl Cdf {
         } else {
             let (s0, p0) = pts[i - 1];
             let (s1, p1) = pts[i];
-            if p1 > p0 { s0 + (s1 - s0) * (u - p0) / (p1 - p0) } else { s1 }
+            if p1 > p0 {
+                s0 + (s1 - s0) * (u - p0) / (p1 - p0)
+            } else {
+                s1
+            }
         };
         v.round().max(1.0) as u64
     }
@@ -97,8 +117,21 @@ mod tests {
 
     #[test]
     fn rejects_bad_cdfs() {
-        assert!(Cdf::parse("0,0\n100,0.6\n50,0.7\n200,1\n").unwrap_err().contains("never decrease"));
-        assert!(Cdf::parse("0,0\n100,0.6\n200,0.9\n").unwrap_err().contains("allowed: 1"));
+        assert!(Cdf::parse("0,0\n100,0.6\n50,0.7\n200,1\n")
+            .unwrap_err()
+            .contains("never decrease"));
+        assert!(Cdf::parse("0,0\n100,0.6\n200,0.9\n")
+            .unwrap_err()
+            .contains("allowed: 1"));
         assert!(Cdf::parse("0,0\n100,x\n").is_err());
+        // A second header-like line is an error, naming the line but not echoing it.
+        let e = Cdf::parse("size,cdf\nsecret,words\n0,0\n10,1\n").unwrap_err();
+        assert!(e.starts_with("line 2:") && !e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn a_header_may_follow_comments_and_blank_lines() {
+        let c = Cdf::parse("# from the paper\n\nsize_bytes,cdf\n0,0\n1000,1\n").unwrap();
+        assert!((c.mean() - 500.0).abs() < 1e-9);
     }
 }

@@ -141,11 +141,19 @@ impl Etc {
         let k = &j.key_size_bytes;
         let t = &j.value_size_bytes.tail;
         Ok(Etc {
-            key: Gev { location: k.location, scale: k.scale, shape: k.shape },
+            key: Gev {
+                location: k.location,
+                scale: k.scale,
+                shape: k.shape,
+            },
             key_min: k.min,
             key_max: k.max,
             small_values,
-            value_tail: Gpd { location: t.location, scale: t.scale, shape: t.shape },
+            value_tail: Gpd {
+                location: t.location,
+                scale: t.scale,
+                shape: t.shape,
+            },
             value_offset: t.offset,
             value_max: t.max,
             gap_us: j.inter_arrival_us,
@@ -200,10 +208,13 @@ mod tests {
     fn ks(mut xs: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
         xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let n = xs.len() as f64;
-        xs.iter().enumerate().map(|(i, &x)| {
-            let f = cdf(x);
-            (f - i as f64 / n).abs().max(((i + 1) as f64 / n - f).abs())
-        }).fold(0.0, f64::max)
+        xs.iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let f = cdf(x);
+                (f - i as f64 / n).abs().max(((i + 1) as f64 / n - f).abs())
+            })
+            .fold(0.0, f64::max)
     }
 
     /// Critical KS distance at significance 0.001 for n samples (asymptotic: 1.949 / sqrt n).
@@ -216,15 +227,22 @@ mod tests {
         let etc = Etc::builtin();
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
         let n = 20_000;
-        let keys: Vec<f64> = (0..n).map(|_| etc.key.quantile(rng.random_range(f64::MIN_POSITIVE..1.0))).collect();
+        let keys: Vec<f64> = (0..n)
+            .map(|_| etc.key.quantile(rng.random_range(f64::MIN_POSITIVE..1.0)))
+            .collect();
         assert!(ks(keys, |x| etc.key.cdf(x)) < critical(n));
         let gaps: Vec<f64> = (0..n).map(|_| etc.gap_us(&mut rng)).collect();
         assert!(ks(gaps, |x| etc.gap_us.cdf(x)) < critical(n));
-        let tails: Vec<f64> = (0..n).map(|_| etc.value_tail.quantile(rng.random())).collect();
+        let tails: Vec<f64> = (0..n)
+            .map(|_| etc.value_tail.quantile(rng.random()))
+            .collect();
         assert!(ks(tails, |x| etc.value_tail.cdf(x)) < critical(n));
         // And a wrong model is rejected: the gaps against a GPD with twice the scale.
         let gaps: Vec<f64> = (0..n).map(|_| etc.gap_us(&mut rng)).collect();
-        let wrong = Gpd { scale: 2.0 * etc.gap_us.scale, ..etc.gap_us };
+        let wrong = Gpd {
+            scale: 2.0 * etc.gap_us.scale,
+            ..etc.gap_us
+        };
         assert!(ks(gaps, |x| wrong.cdf(x)) > critical(n));
     }
 

@@ -69,8 +69,27 @@ pub struct FlowGen {
 }
 
 impl FlowGen {
-    pub fn new(sizes: FlowSizes, rate_per_s: f64, senders: Vec<u32>, receivers: Vec<u32>, max_flows: u64, rng: StreamRng) -> Self {
-        FlowGen { sizes, rate_per_s, senders, receivers, max_flows, rng, started: 0, finished: 0, first_conn: u32::MAX, records: Vec::new(), stopped: false }
+    pub fn new(
+        sizes: FlowSizes,
+        rate_per_s: f64,
+        senders: Vec<u32>,
+        receivers: Vec<u32>,
+        max_flows: u64,
+        rng: StreamRng,
+    ) -> Self {
+        FlowGen {
+            sizes,
+            rate_per_s,
+            senders,
+            receivers,
+            max_flows,
+            rng,
+            started: 0,
+            finished: 0,
+            first_conn: u32::MAX,
+            records: Vec::new(),
+            stopped: false,
+        }
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
@@ -81,7 +100,10 @@ impl FlowGen {
     fn schedule_next(&mut self, id: u32, ctx: &mut Ctx) {
         let u: f64 = self.rng.random();
         let gap_s = -(1.0 - u).ln() / self.rate_per_s;
-        let t = ctx.ev.now().saturating_add((gap_s * PS_PER_S as f64) as u64);
+        let t = ctx
+            .ev
+            .now()
+            .saturating_add((gap_s * PS_PER_S as f64) as u64);
         if t >= ctx.end_ps || self.started >= self.max_flows {
             self.stopped = true;
             self.maybe_done(ctx);
@@ -112,15 +134,32 @@ impl FlowGen {
             self.records.resize(idx + 1, u32::MAX);
         }
         self.records[idx] = rec;
-        let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, ctx.tcp.params.mss_bytes);
-        ctx.metrics.flows.push(FlowRecord { flow_id: conn, src, dst, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps, dscp });
+        let ideal_ps = ctx
+            .net
+            .ideal_transfer_ps(src, dst, size, ctx.tcp.params.mss_bytes);
+        ctx.metrics.flows.push(FlowRecord {
+            flow_id: conn,
+            src,
+            dst,
+            size_bytes: size,
+            start_ps: ctx.ev.now(),
+            end_ps: NEVER,
+            bytes_received: 0,
+            ideal_ps,
+            dscp,
+        });
         self.started += 1;
         ctx.tcp.write(ctx.net, ctx.ev, conn, size);
         self.schedule_next(id, ctx);
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
-        let Some(&rec) = conn.checked_sub(self.first_conn).and_then(|i| self.records.get(i as usize)) else { return };
+        let Some(&rec) = conn
+            .checked_sub(self.first_conn)
+            .and_then(|i| self.records.get(i as usize))
+        else {
+            return;
+        };
         let f = &mut ctx.metrics.flows[rec as usize];
         f.bytes_received = total;
         if total >= f.size_bytes && f.end_ps == NEVER {

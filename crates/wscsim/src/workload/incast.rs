@@ -25,9 +25,28 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(host: u32, req_conns: Vec<u32>, first_data_conn: u32, part_bytes: Vec<u64>, request_bytes: u64, iterations: u32) -> Self {
+    pub fn new(
+        host: u32,
+        req_conns: Vec<u32>,
+        first_data_conn: u32,
+        part_bytes: Vec<u64>,
+        request_bytes: u64,
+        iterations: u32,
+    ) -> Self {
         let n = part_bytes.len();
-        Client { host, req_conns, first_data_conn, part_bytes, request_bytes, iterations, iteration: 0, target: vec![0; n], parts_done: 0, done_iter: vec![0; n], iter_start_ps: 0 }
+        Client {
+            host,
+            req_conns,
+            first_data_conn,
+            part_bytes,
+            request_bytes,
+            iterations,
+            iteration: 0,
+            target: vec![0; n],
+            parts_done: 0,
+            done_iter: vec![0; n],
+            iter_start_ps: 0,
+        }
     }
 
     pub fn start(&mut self, _id: u32, ctx: &mut Ctx) {
@@ -47,7 +66,13 @@ impl Client {
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
-        let Some(i) = conn.checked_sub(self.first_data_conn).map(|i| i as usize).filter(|&i| i < self.target.len()) else { return };
+        let Some(i) = conn
+            .checked_sub(self.first_data_conn)
+            .map(|i| i as usize)
+            .filter(|&i| i < self.target.len())
+        else {
+            return;
+        };
         // A part counts once per iteration: when server i's cumulative bytes reach the target.
         if total < self.target[i] || self.done_iter[i] == self.iteration + 1 {
             return;
@@ -57,7 +82,12 @@ impl Client {
         if self.parts_done as usize == self.target.len() {
             let now = ctx.ev.now();
             let block: u64 = self.part_bytes.iter().sum();
-            ctx.metrics.incast.push(crate::metrics::IncastRecord { iteration: self.iteration, start_ps: self.iter_start_ps, end_ps: now, bytes: block });
+            ctx.metrics.incast.push(crate::metrics::IncastRecord {
+                iteration: self.iteration,
+                start_ps: self.iter_start_ps,
+                end_ps: now,
+                bytes: block,
+            });
             self.iteration += 1;
             if self.iteration < self.iterations && now < ctx.end_ps {
                 self.request(ctx);
@@ -78,8 +108,21 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(host: u32, req_conn: u32, data_conn: u32, part_bytes: u64, request_bytes: u64) -> Self {
-        Server { host, req_conn, data_conn, part_bytes, request_bytes, served: 0 }
+    pub fn new(
+        host: u32,
+        req_conn: u32,
+        data_conn: u32,
+        part_bytes: u64,
+        request_bytes: u64,
+    ) -> Self {
+        Server {
+            host,
+            req_conn,
+            data_conn,
+            part_bytes,
+            request_bytes,
+            served: 0,
+        }
     }
 
     /// Request bytes arrived in order: answer every complete request.
@@ -93,7 +136,8 @@ impl Server {
                 h.charge(self.host, core, ctx.ev.now(), cost);
             }
             ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, self.req_conn);
-            ctx.tcp.write(ctx.net, ctx.ev, self.data_conn, self.part_bytes);
+            ctx.tcp
+                .write(ctx.net, ctx.ev, self.data_conn, self.part_bytes);
         }
     }
 }

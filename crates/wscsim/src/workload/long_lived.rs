@@ -22,7 +22,14 @@ const ENDLESS_BYTES: u64 = 1 << 60;
 
 impl LongLived {
     pub fn new(pairs: Vec<(u32, u32)>, size: Option<u64>, dscp: Vec<u8>) -> Self {
-        LongLived { pairs, size, dscp, first_conn: 0, first_rec: 0, remaining: 0 }
+        LongLived {
+            pairs,
+            size,
+            dscp,
+            first_conn: 0,
+            first_rec: 0,
+            remaining: 0,
+        }
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
@@ -34,21 +41,46 @@ impl LongLived {
         let mut conns = Vec::with_capacity(self.pairs.len());
         for (i, &(s, d)) in self.pairs.iter().enumerate() {
             let conn = ctx.tcp.open(s, d, id, id);
-            let dscp = if self.dscp.is_empty() { 0 } else { self.dscp[i % self.dscp.len()] };
+            let dscp = if self.dscp.is_empty() {
+                0
+            } else {
+                self.dscp[i % self.dscp.len()]
+            };
             ctx.tcp.senders[conn as usize].dscp = dscp;
             conns.push(conn);
             let size = self.size.unwrap_or(0);
-            let ideal_ps = if size > 0 { ctx.net.ideal_transfer_ps(s, d, size, ctx.tcp.params.mss_bytes) } else { 0 };
-            ctx.metrics.flows.push(FlowRecord { flow_id: conn, src: s, dst: d, size_bytes: size, start_ps: ctx.ev.now(), end_ps: NEVER, bytes_received: 0, ideal_ps, dscp });
+            let ideal_ps = if size > 0 {
+                ctx.net
+                    .ideal_transfer_ps(s, d, size, ctx.tcp.params.mss_bytes)
+            } else {
+                0
+            };
+            ctx.metrics.flows.push(FlowRecord {
+                flow_id: conn,
+                src: s,
+                dst: d,
+                size_bytes: size,
+                start_ps: ctx.ev.now(),
+                end_ps: NEVER,
+                bytes_received: 0,
+                ideal_ps,
+                dscp,
+            });
         }
         self.first_conn = conns.first().copied().unwrap_or(0);
         for c in conns {
-            ctx.tcp.write(ctx.net, ctx.ev, c, self.size.unwrap_or(ENDLESS_BYTES));
+            ctx.tcp
+                .write(ctx.net, ctx.ev, c, self.size.unwrap_or(ENDLESS_BYTES));
         }
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
-        let Some(i) = conn.checked_sub(self.first_conn).filter(|&i| (i as usize) < self.pairs.len()) else { return };
+        let Some(i) = conn
+            .checked_sub(self.first_conn)
+            .filter(|&i| (i as usize) < self.pairs.len())
+        else {
+            return;
+        };
         let f = &mut ctx.metrics.flows[(self.first_rec + i) as usize];
         f.bytes_received = total;
         if let Some(size) = self.size {

@@ -123,7 +123,11 @@ struct Pool {
 
 impl Pool {
     fn new(capacity_bytes: u64) -> Self {
-        Pool { capacity_bytes, used_bytes: 0, lru: lru::LruCache::unbounded() }
+        Pool {
+            capacity_bytes,
+            used_bytes: 0,
+            lru: lru::LruCache::unbounded(),
+        }
     }
 
     fn get(&mut self, key: u64) -> Option<u32> {
@@ -136,7 +140,9 @@ impl Pool {
         }
         self.used_bytes += bytes as u64;
         while self.used_bytes > self.capacity_bytes {
-            let Some((_, b)) = self.lru.pop_lru() else { break };
+            let Some((_, b)) = self.lru.pop_lru() else {
+                break;
+            };
             self.used_bytes -= b as u64;
         }
     }
@@ -180,7 +186,11 @@ fn slot(v: &mut Vec<u32>, i: u32) -> &mut u32 {
 impl Memcached {
     pub fn new(spec: MemcachedSpec, rngs: Vec<StreamRng>, mut warm_rng: StreamRng) -> Self {
         let etc = Etc::builtin();
-        let mut pools: Vec<Pool> = spec.servers.iter().map(|_| Pool::new(spec.pool_bytes)).collect();
+        let mut pools: Vec<Pool> = spec
+            .servers
+            .iter()
+            .map(|_| Pool::new(spec.pool_bytes))
+            .collect();
         // A warm cache: each server holds keys of its share of the key space until full.
         let n = spec.servers.len() as u64;
         for (s, pool) in pools.iter_mut().enumerate() {
@@ -195,7 +205,20 @@ impl Memcached {
             }
         }
         let (nc, ns) = (spec.clients.len(), spec.servers.len());
-        Memcached { etc, rngs, sent: vec![0; nc], pools, pairs: Vec::new(), pair_of: vec![NONE; nc * ns], pair_of_conn: Vec::new(), requests: Vec::new(), outstanding: 0, issuing: nc as u32, spec, id: 0 }
+        Memcached {
+            etc,
+            rngs,
+            sent: vec![0; nc],
+            pools,
+            pairs: Vec::new(),
+            pair_of: vec![NONE; nc * ns],
+            pair_of_conn: Vec::new(),
+            requests: Vec::new(),
+            outstanding: 0,
+            issuing: nc as u32,
+            spec,
+            id: 0,
+        }
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
@@ -222,13 +245,21 @@ impl Memcached {
         let (req, resp) = if self.spec.udp {
             (ctx.udp.open(ch, sh, self.id), ctx.udp.open(sh, ch, self.id))
         } else {
-            let (req, resp) = (ctx.tcp.open(ch, sh, self.id, self.id), ctx.tcp.open(sh, ch, self.id, self.id));
+            let (req, resp) = (
+                ctx.tcp.open(ch, sh, self.id, self.id),
+                ctx.tcp.open(sh, ch, self.id, self.id),
+            );
             // One bidirectional connection: responses carry the ACKs of requests.
             ctx.tcp.link_reverse(req, resp);
             (req, resp)
         };
         let p = self.pairs.len() as u32;
-        self.pairs.push(Pair { server: s, req, resp, ..Default::default() });
+        self.pairs.push(Pair {
+            server: s,
+            req,
+            resp,
+            ..Default::default()
+        });
         *slot(&mut self.pair_of_conn, req) = p;
         *slot(&mut self.pair_of_conn, resp) = p;
         self.pair_of[idx] = p;
@@ -245,7 +276,11 @@ impl Memcached {
         let s = (key % self.spec.servers.len() as u64) as u32;
         let op = self.etc.op(rng);
         let key_bytes = self.etc.key_bytes(rng);
-        let value_bytes = if op == Op::Set { self.etc.value_bytes(rng) } else { 0 };
+        let value_bytes = if op == Op::Set {
+            self.etc.value_bytes(rng)
+        } else {
+            0
+        };
         let request_bytes = match op {
             Op::Get => key_bytes + 6,
             Op::Set => key_bytes + value_bytes + digits(value_bytes) + 13,
@@ -254,9 +289,27 @@ impl Memcached {
         let p = self.pair(c, s, ctx);
         let rec = self.requests.len() as u32;
         let pair = &mut self.pairs[p as usize];
-        let r = RequestRecord { client: self.spec.clients[c as usize], server: self.spec.servers[s as usize], op, start_ps: now, end_ps: NEVER, request_bytes, response_bytes: 0, hit: false };
+        let r = RequestRecord {
+            client: self.spec.clients[c as usize],
+            server: self.spec.servers[s as usize],
+            op,
+            start_ps: now,
+            end_ps: NEVER,
+            request_bytes,
+            response_bytes: 0,
+            hit: false,
+        };
         self.requests.push(r);
-        let mut pending = Pending { msg: Message { rec, end: 0, got: 0 }, key, value_bytes, key_bytes: key_bytes as u16 };
+        let mut pending = Pending {
+            msg: Message {
+                rec,
+                end: 0,
+                got: 0,
+            },
+            key,
+            value_bytes,
+            key_bytes: key_bytes as u16,
+        };
         if self.spec.udp {
             pending.msg.end = send_datagrams(ctx, pair.req, request_bytes as u64, rec) as u64;
             pair.unread.push_back(pending);
@@ -264,13 +317,20 @@ impl Memcached {
             pair.req_end += request_bytes as u64;
             pending.msg.end = pair.req_end;
             pair.unread.push_back(pending);
-            ctx.tcp.write(ctx.net, ctx.ev, pair.req, request_bytes as u64);
+            ctx.tcp
+                .write(ctx.net, ctx.ev, pair.req, request_bytes as u64);
         }
         self.outstanding += 1;
         self.sent[c as usize] += 1;
         if self.sent[c as usize] < self.spec.requests_per_client {
             let next = now + self.gap_ps(c);
-            ctx.ev.schedule(next, EventKind::App { app: self.id, tag: c });
+            ctx.ev.schedule(
+                next,
+                EventKind::App {
+                    app: self.id,
+                    tag: c,
+                },
+            );
         } else {
             self.issuing -= 1;
             self.maybe_done(ctx);
@@ -329,10 +389,18 @@ impl Memcached {
         r.response_bytes = response;
         if self.spec.udp {
             let n = send_datagrams(ctx, pair.resp, response as u64, rec);
-            pair.responses.push_back(Message { rec, end: n as u64, got: 0 });
+            pair.responses.push_back(Message {
+                rec,
+                end: n as u64,
+                got: 0,
+            });
         } else {
             pair.resp_end += response as u64;
-            pair.responses.push_back(Message { rec, end: pair.resp_end, got: 0 });
+            pair.responses.push_back(Message {
+                rec,
+                end: pair.resp_end,
+                got: 0,
+            });
             ctx.tcp.write(ctx.net, ctx.ev, pair.resp, response as u64);
         }
     }
@@ -418,12 +486,20 @@ fn datagram_arrived<T: AsMut<Message>>(q: &mut VecDeque<T>, rec: u32) -> (u64, O
 /// Sends `bytes` of memcached UDP payload as datagrams of at most 1,400 bytes (each with
 /// the 8-byte frame header), tagged with the request; returns how many.
 fn send_datagrams(ctx: &mut Ctx, stream: u32, bytes: u64, rec: u32) -> u16 {
-    let n = bytes.div_ceil(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES).max(1);
+    let n = bytes
+        .div_ceil(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES)
+        .max(1);
     let mut left = bytes;
     for _ in 0..n {
         let chunk = left.min(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES);
         left -= chunk;
-        ctx.udp.send_tagged(ctx.net, ctx.ev, stream, (chunk + UDP_FRAME_HEADER_BYTES) as u32, rec as u64);
+        ctx.udp.send_tagged(
+            ctx.net,
+            ctx.ev,
+            stream,
+            (chunk + UDP_FRAME_HEADER_BYTES) as u32,
+            rec as u64,
+        );
     }
     n.min(u16::MAX as u64) as u16
 }

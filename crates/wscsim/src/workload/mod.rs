@@ -64,12 +64,22 @@ impl App {
 
     pub fn on_note(&mut self, note: Note, ctx: &mut Ctx) {
         match (self, note) {
-            (App::IncastClient(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
+            (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
+                a.on_delivered(conn, total, ctx)
+            }
             (App::IncastServer(a), Note::Delivered { total, .. }) => a.on_request_bytes(total, ctx),
-            (App::FlowGen(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
-            (App::LongLived(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
-            (App::Memcached(a), Note::Delivered { conn, total, .. }) => a.on_delivered(conn, total, ctx),
-            (App::Memcached(a), Note::Datagram { stream, tag, .. }) => a.on_datagram(stream, tag as u32, ctx),
+            (App::FlowGen(a), Note::Delivered { conn, total, .. }) => {
+                a.on_delivered(conn, total, ctx)
+            }
+            (App::LongLived(a), Note::Delivered { conn, total, .. }) => {
+                a.on_delivered(conn, total, ctx)
+            }
+            (App::Memcached(a), Note::Delivered { conn, total, .. }) => {
+                a.on_delivered(conn, total, ctx)
+            }
+            (App::Memcached(a), Note::Datagram { stream, tag, .. }) => {
+                a.on_datagram(stream, tag as u32, ctx)
+            }
             _ => {}
         }
     }

@@ -22,8 +22,26 @@ pub struct UdpSource {
 }
 
 impl UdpSource {
-    pub fn new(sources: Vec<u32>, destination: Option<u32>, n_hosts: u32, rate_bps: u64, payload_bytes: u32, poisson: bool, rngs: Vec<StreamRng>) -> Self {
-        UdpSource { sources, destination, n_hosts, rate_bps, payload_bytes, poisson, rngs, streams: Vec::new(), first_rec: 0 }
+    pub fn new(
+        sources: Vec<u32>,
+        destination: Option<u32>,
+        n_hosts: u32,
+        rate_bps: u64,
+        payload_bytes: u32,
+        poisson: bool,
+        rngs: Vec<StreamRng>,
+    ) -> Self {
+        UdpSource {
+            sources,
+            destination,
+            n_hosts,
+            rate_bps,
+            payload_bytes,
+            poisson,
+            rngs,
+            streams: Vec::new(),
+            first_rec: 0,
+        }
     }
 
     /// Mean gap between datagrams so that the source's IP-level rate is `rate_bps`.
@@ -39,9 +57,25 @@ impl UdpSource {
             let dst = self.destination.unwrap_or(NONE);
             let st = ctx.udp.open(s, dst, id);
             self.streams.push(st);
-            ctx.metrics.flows.push(FlowRecord { flow_id: st, src: s, dst, size_bytes: 0, start_ps: 0, end_ps: NEVER, bytes_received: 0, ideal_ps: 0, dscp: 0 });
+            ctx.metrics.flows.push(FlowRecord {
+                flow_id: st,
+                src: s,
+                dst,
+                size_bytes: 0,
+                start_ps: 0,
+                end_ps: NEVER,
+                bytes_received: 0,
+                ideal_ps: 0,
+                dscp: 0,
+            });
             let first = self.gap_ps(i);
-            ctx.ev.schedule(first, EventKind::App { app: id, tag: i as u32 });
+            ctx.ev.schedule(
+                first,
+                EventKind::App {
+                    app: id,
+                    tag: i as u32,
+                },
+            );
         }
     }
 
@@ -59,12 +93,15 @@ impl UdpSource {
     pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx) {
         let i = tag as usize;
         match self.destination {
-            Some(_) => ctx.udp.send(ctx.net, ctx.ev, self.streams[i], self.payload_bytes),
+            Some(_) => ctx
+                .udp
+                .send(ctx.net, ctx.ev, self.streams[i], self.payload_bytes),
             None => {
                 let src = self.sources[i];
                 let d = self.rngs[i].random_range(0..self.n_hosts - 1);
                 let dst = if d >= src { d + 1 } else { d };
-                ctx.udp.send_to(ctx.net, ctx.ev, self.streams[i], dst, self.payload_bytes);
+                ctx.udp
+                    .send_to(ctx.net, ctx.ev, self.streams[i], dst, self.payload_bytes);
             }
         }
         let next = ctx.ev.now() + self.gap_ps(i);

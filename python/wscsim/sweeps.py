@@ -1,0 +1,198 @@
+"""Sweeps: every combination of swept values, run in parallel local processes, combined
+into one table per kind with the swept parameters as columns."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+
+import pandas as pd
+
+from .errors import ScenarioError
+from .folders import Destination
+from .results import Result, write
+from .runner import simulate
+from .scenario import CASE_AXIS, expand
+
+
+def _key(v) -> str:
+    """A swept value as a dict key (tables and lists are not hashable)."""
+    return json.dumps(v, sort_keys=True)
+
+
+def _column_names(paths: list[str], table_columns: set[str]) -> dict[str, str]:
+    """Swept parameter -> result column: its last key ("transport.rto_min" -> "rto_min"),
+    or the whole path with underscores when that would clash with a table's own column or
+    another swept parameter ("transport.kind" -> "transport_kind", as tables have `kind`)."""
+    last = [p.split(".")[-1] for p in paths]
+    return {p: (s if s not in table_columns and last.count(s) == 1 else p.replace(".", "_")) for p, s in zip(paths, last)}
+
+
+def column_values(values: list) -> list:
+    """A swept axis's values as one table column can hold them: numbers, strings and
+    booleans of one kind stay as they are; tables, lists and mixed kinds become their
+    compact JSON text ("droptail", {kind = "red"} -> "droptail", '{"kind":"red"}')."""
+    kinds = {type(v) for v in values}
+    if len(kinds) == 1 and kinds <= {bool, int, float, str}:
+        return list(values)
+    if kinds <= {int, float}:
+        return [float(v) for v in values]
+    return [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":")) for v in values]
+
+
+def _worker_start():
+    # Ctrl-C is for the parent, which stops every worker itself; the worker was started
+    # with SIGINT blocked, so ignoring it first loses nothing and leaves no window in
+    # which a Ctrl-C could kill a worker half-started (the hang of issue 12).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops a worker with SIGTERM
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    _die_with_parent()
+
+
+def _die_with_parent():
+    """On Linux, a worker is killed when its parent dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _run(job):
+    i, sc, allow_python = job
+    try:
+        return i, simulate(sc, allow_python=allow_python), None
+    except ScenarioError as e:
+        return i, None, (e.path, e.message)
+
+
+def _local_outcomes(jobs: list, workers: int):
+    """Runs jobs in `workers` local processes, yielding outcomes as they finish; on any
+    exit (done, error, Ctrl-C) every worker is stopped and reaped."""
+    if workers <= 1:
+        yield from map(_run, jobs)
+        return
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_start)
+        futures = [pool.submit(_run, job) for job in jobs]  # workers start here, SIGINT blocked
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    try:
+        for f in as_completed(futures):
+            try:
+                yield f.result()
+            except BrokenProcessPool:
+                raise RuntimeError("a sweep worker died (killed, or out of memory); no results were written") from None
+    finally:
+        _stop(pool, futures)
+
+
+def _stop(pool: ProcessPoolExecutor, futures: list) -> None:
+    for f in futures:
+        f.cancel()
+    procs = list(getattr(pool, "_processes", {}).values())
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.join(timeout=10)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = None, progress: bool = False, allow_python: bool = False, make_plots: bool = True) -> Result:
+    points = expand(base, axes)
+    labels = {p: [v["name"] for v in vals] if p is CASE_AXIS else vals for p, vals in axes}
+    columns = {p: dict(zip(map(_key, vals), column_values(vals))) for p, vals in labels.items()}
+    # Validate every point before running any, so a bad value fails fast with its field.
+    from .schemes import check
+
+    for sc, params in points:
+        try:
+            check(sc, allow_python, for_run=True)
+        except ScenarioError as e:
+            where = ", ".join(f"{k}={v!r}" for k, v in params.items())
+            raise ScenarioError(e.path, f"{e.message} (in sweep point {where})") from None
+    workers = max(1, workers or min(len(points), os.cpu_count() or 1))
+    t0 = time.perf_counter()
+    results = [None] * len(points)
+    jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
+    outcomes = _local_outcomes(jobs, workers)
+    bar = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn(str(base.get("name", "sweep"))), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+        bar.start()
+        task = bar.add_task("points", total=len(points))
+    try:
+        for i, res, error in outcomes:
+            if error:
+                raise ScenarioError(*error)
+            results[i] = res
+            if bar is not None:
+                bar.advance(task)
+    finally:
+        outcomes.close()
+        if bar is not None:
+            bar.stop()
+    combined: dict[str, list[pd.DataFrame]] = {}
+    point_rows = []
+    table_columns = {c for _, frames in results for df in frames.values() for c in df.columns} | {"point"}
+    names = _column_names([p for p, _ in axes], table_columns)
+    for i, ((sc, params), (summary, frames)) in enumerate(zip(points, results)):
+        params = {k: columns[k][_key(v)] for k, v in params.items()}
+        row = {"point": i, **{names[k]: v for k, v in params.items()}}
+        row.update({f"headline_{k}": v for k, v in summary["headline"].items()})
+        row["invariants_ok"] = summary["invariants"]["ok"]
+        point_rows.append(row)
+        for name, df in frames.items():
+            df = df.copy()
+            df.insert(0, "point", i)
+            for k, v in reversed(list(params.items())):
+                df.insert(1, names[k], [v] * len(df))
+            combined.setdefault(name, []).append(df)
+    tables = {name: pd.concat(dfs, ignore_index=True) for name, dfs in combined.items()}
+    tables["points"] = pd.DataFrame(point_rows)
+    summary = {
+        "sweep": [{"path": p, "values": v} for p, v in axes],
+        "points": len(points),
+        "scenario": base,
+        "seed": base.get("seed", 1),
+        "wall_seconds": time.perf_counter() - t0,
+        "version": results[0][0]["version"],
+        "point_summaries": [s for s, _ in results],
+        "invariants": {"ok": all(s["invariants"]["ok"] for s, _ in results)},
+        "headline": {},
+    }
+    swept = [names[p] for p, _ in axes]
+
+    width = max(3, len(str(len(points) - 1)))
+
+    def _point_folders(tables, summary, folder):
+        # Each point also gets a folder of its own, as a single run would write it.
+        for i, (point_summary, frames) in enumerate(results):
+            sub = folder / "points" / f"{i:0{width}d}"
+            sub.mkdir(parents=True)
+            for name, df in frames.items():
+                df.to_parquet(sub / f"{name}.parquet", index=False, compression="zstd")
+            (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
+
+    def fill(tables, summary, folder):
+        from . import plots  # matplotlib loads only when a folder gets plots
+
+        plots.for_sweep(tables, summary, swept, folder)
+        _point_folders(tables, summary, folder)
+
+    return write(dest, summary, tables, fill if make_plots else _point_folders)

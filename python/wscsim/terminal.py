@@ -1,0 +1,110 @@
+"""What the command line prints: a run's or sweep's summary as rich tables, and the
+catalogue of bundled scenarios and models."""
+
+from __future__ import annotations
+
+import re
+
+# Headline figures that answer each kind of experiment, in the order a reader wants them;
+# any others follow.
+FIRST = ("incast_goodput_mbps", "latency_p50_us", "latency_p99_us", "latency_p999_us", "mean_fct_us",
+         "aggregate_goodput_gbps", "mean_latency_us", "drops")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+def headline_keys(keys) -> list[str]:
+    keys = list(keys)
+    return [k for k in FIRST if k in keys] + sorted(k for k in keys if k not in FIRST)
+
+
+def print_summary(res, verbose: bool = False, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    s = res.summary
+    name = s["scenario"].get("name", "run")
+    if isinstance(s.get("points"), int):
+        pts = res.tables.get("points")
+        console.print(f"[bold]{name}[/]: {s['points']} points in {s['wall_seconds']:.1f} s wall")
+        if pts is not None and len(pts):
+            table = Table(show_edge=False, header_style="bold")
+            swept = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
+            heads = headline_keys(c.removeprefix("headline_") for c in pts.columns if c.startswith("headline_"))
+            for c in swept + heads:
+                table.add_column(c, justify="right" if c in heads else "left", overflow="fold")
+            for _, row in pts.iterrows():
+                table.add_row(*[_fmt(row[c]) for c in swept] + [_fmt(row[f"headline_{h}"]) for h in heads])
+            console.print(table)
+    else:
+        console.print(f"[bold]{name}[/]: {s['simulated_seconds']:.4g} s simulated in {s['wall_seconds']:.2f} s wall, "
+                      f"{s['events']:,} events, {s['packet_hops']:,} packet-hops")
+        head = s.get("headline", {})
+        table = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
+        for k in headline_keys(head):
+            table.add_row(k, _fmt(head[k]))
+        console.print(table)
+    inv = s.get("invariants", {})
+    if not inv.get("ok", True):
+        console.print("[red]invariant check failed; see summary.json[/]")
+    elif verbose:
+        console.print("invariants: " + ", ".join(f"{k}={_fmt(v)}" for k, v in inv.items()))
+    if res.path is not None:
+        if verbose:
+            for p in sorted(res.path.iterdir()):
+                if not p.name.startswith("."):
+                    console.print(f"  {p.name}{'/' if p.is_dir() else ''}")
+        console.print(f"results: {res.path}", soft_wrap=True)
+
+
+def first_sentence(path) -> str:
+    """A bundled scenario's description: the first sentence of its leading comment, without
+    references to files that only the source tree has."""
+    lines = []
+    for ln in path.read_text().splitlines():
+        if not ln.startswith("#"):
+            break
+        lines.append(ln.lstrip("#").strip())
+    text = re.sub(r"\s*\([^)]*(\.\./|/)[^)]*\)", "", " ".join(lines))
+    m = re.search(r"^(.*?[.!?])(\s|$)", text)
+    return m.group(1) if m else text
+
+
+def print_catalogue(console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from . import _native
+    from .scenario import bundled
+
+    console = console or Console()
+    cat = _native.catalogue()
+    table = Table(title="bundled scenarios (wscsim run NAME)", show_edge=False, header_style="bold", title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("what it runs", overflow="fold")
+    for name, path in bundled().items():
+        table.add_row(name, first_sentence(path))
+    console.print(table)
+    rows = [
+        ("topologies", ", ".join(cat["topologies"])),
+        ("diablo_array presets", "1g (1 Gbit/s, 1 us port-to-port), 10g (10 Gbit/s, 100 ns)"),
+        ("workloads", ", ".join(cat["workloads"])),
+        ("flow-size distributions", ", ".join(cat["size_cdfs"])),
+        ("switch schemes", ", ".join(cat["schemes"])),
+        ("switch buffers", "per_port, per_input_port, shared"),
+        ("host stacks", ", ".join(cat["host_stacks"])),
+        ("host io models", "pthread, epoll"),
+    ]
+    models = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
+    models.add_column(no_wrap=True)
+    models.add_column(overflow="fold")
+    for k, v in rows:
+        models.add_row(k, v)
+    console.print(models)
