@@ -60,6 +60,16 @@ CASES = [
     ("unknown memcached version", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nversion = "2.0"'), "workload.version"),
     ("zero memcached gap scale", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\ngap_scale = 0'), "workload.gap_scale"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
+    ("nan load", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nload = nan'), "workload.load"),
+    ("-inf load", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nload = -inf'), "workload.load"),
+    ("a TOML date", BASE.replace('duration = "10ms"', "duration = 1979-05-27"), "duration"),
+    ("a TOML date-time in a table", BASE.replace("hosts = 4", "hosts = 1979-05-27T07:32:00Z"), "topology.hosts"),
+    ("name that is a number", BASE.replace('name = "bad"', "name = 2024"), "name"),
+    ("switch as a list", BASE + "switch = []\n", "switch"),
+    ("sweep as a list", BASE + "sweep = []\n", "sweep"),
+    ("sweep over a path named case", BASE + "[sweep]\ncase = [1]\n", "case"),
+    ("arrays nested 1,000 deep", BASE.replace("hosts = 4", "hosts = " + "[" * 1000 + "]" * 1000), "scenario"),
+    ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
 
 
@@ -115,3 +125,78 @@ def test_bad_override_and_missing_scenario(tmp_path):
     assert p.returncode == 2 and "scenario" in p.stderr
     p = wscsim("check", "diablo_incast", "--set", "switch.buffer_per_port=-4")
     assert p.returncode == 2 and "switch.buffer_per_port" in p.stderr
+
+
+def test_non_utf8_scenario(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_bytes(b'name = "caf\xe9"\n')
+    p = wscsim("check", str(f))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "UTF-8" in p.stderr, p.stderr
+
+
+def test_serde_messages_read_given_and_allowed():
+    p = wscsim("check", "diablo_incast", "--set", "name=2024")
+    assert p.returncode == 2 and "name: given integer 2024; allowed: a string" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("args", [["run", "--seed", "x"], ["check", "--bogus"], ["frobnicate", "--now"], ["run", "--workers", "0"]])
+def test_command_line_mistakes_are_one_line(args):
+    p = wscsim(*args)
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_api_refuses_bad_overrides_and_values_with_its_own_error():
+    import wscsim
+
+    for kwargs, field in (
+        ({"overrides": [5]}, "--set"),
+        ({"overrides": {5: 1}}, "overrides"),
+        ({"overrides": 7}, "overrides"),
+        ({"overrides": {"workload.senders": {1, 2}}}, "workload.senders"),
+        ({"overrides": {"workload.block": b"4KB"}}, "workload.block"),
+        ({"overrides": {"transport.rto_min": 1j}}, "transport.rto_min"),
+        ({"overrides": {"workload.load": float("nan")}}, "workload.load"),
+        ({"out": 5}, "out"),
+    ):
+        with pytest.raises(wscsim.ScenarioError) as e:
+            wscsim.run("diablo_incast", **kwargs)
+        assert field in str(e.value), (kwargs, str(e.value))
+    deep = {"topology": {"kind": "single_switch"}, "workload": {"kind": "incast"}}
+    node = deep
+    for _ in range(1000):
+        node["x"] = {}
+        node = node["x"]
+    with pytest.raises(wscsim.ScenarioError):
+        wscsim.run(deep)
+
+
+def test_huge_size_class_weights_still_mix_sizes():
+    import wscsim
+
+    sc = {"name": "classes", "duration": "20ms", "topology": {"kind": "single_switch", "hosts": 4},
+          "workload": {"kind": "flows", "flows": 60, "size_classes": [{"size": "1KB", "weight": 1e308}, {"size": "20KB", "weight": 1e308}]}}
+    flows = wscsim.run(sc).flows
+    assert set(flows["size_bytes"]) == {1000, 20000}
+    assert flows["start_us"].nunique() > 30
+
+
+def test_a_csv_header_after_a_comment(tmp_path):
+    c = tmp_path / "sizes.csv"
+    c.write_text("# sizes from somewhere\nsize_bytes,cdf\n1000,0\n9000,1\n")
+    f = tmp_path / "t.toml"
+    f.write_text(BASE.replace('kind = "incast"\nsenders = 2', f'kind = "flows"\nsize_cdf = "{c}"'))
+    p = wscsim("check", str(f))
+    assert p.returncode == 0, p.stderr
+
+
+def test_a_sweep_over_tables_runs_and_labels_its_points(tmp_path):
+    import pandas as pd
+
+    f = tmp_path / "t.toml"
+    f.write_text(BASE.replace('kind = "incast"\nsenders = 2', 'kind = "incast"\nsenders = 2\niterations = 2')
+                 + '[sweep]\n"switch.scheme" = ["droptail", { kind = "red", ecn = true }]\n')
+    p = subprocess.run([sys.executable, "-m", "wscsim.cli", "run", str(f), "--out", str(tmp_path / "o"), "--no-plots"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    pts = pd.read_parquet(tmp_path / "o" / "points.parquet")
+    assert list(pts["scheme"]) == ["droptail", '{"ecn":true,"kind":"red"}']

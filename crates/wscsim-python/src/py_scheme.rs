@@ -278,13 +278,15 @@ impl CustomScheme for PyScheme {
     }
 }
 
+/// A port's queue count and scheme instance, or why it could not be made.
+type MadeScheme = Result<(u32, Box<dyn CustomScheme>), String>;
+
 /// Makes the factory the core calls for `kind = "python"` ports: `classes` maps the
 /// scenario's class strings to class objects; one instance per switch, shared by its ports.
 pub fn factory(
     classes: Py<PyDict>,
     error: ErrorSlot,
-) -> impl FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String>
-{
+) -> impl FnMut(&str, &str, &serde_json::Value, &PortSite) -> MadeScheme {
     let mut instances: HashMap<(String, u32), Py<PyAny>> = HashMap::new();
     move |_kind, class, params, site| {
         Python::attach(|py| {

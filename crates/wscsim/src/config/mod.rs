@@ -592,6 +592,8 @@ fn given_allowed(msg: &str) -> String {
 
 pub mod resolve;
 
+pub use resolve::{resolve, Resolved, WorkloadSpec};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -627,10 +629,9 @@ mod tests {
             (e.path.as_str(), e.message.as_str()),
             ("switch", "given a list; allowed: a table")
         );
-        let e = message(&format!(
-            r#"{{"workload": {{"kind": "flows", "size_classes": [[1, 2]]}}, "topology": {{"kind": "single_switch"}}}}"#
-        ));
+        let e = message(
+            r#"{"workload": {"kind": "flows", "size_classes": [[1, 2]]}, "topology": {"kind": "single_switch"}}"#,
+        );
         assert_eq!(e.path, "workload.size_classes[0]", "{e}");
     }
 }
-pub use resolve::{resolve, Resolved, WorkloadSpec};
