@@ -40,7 +40,7 @@ CASES = [
     ("unknown scheme", BASE + '[switch]\nscheme = "codel"\n', "switch.scheme"),
     ("bad diablo preset", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "diablo_array"\nracks = 2\npreset = "40g"'), "topology.preset"),
     ("missing edge-list file", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "edge_list"\nfile = "/nonexistent.edges"'), "topology.file"),
-    ("sweep value not a list", BASE + '[sweep]\n"workload.senders" = 3\n', "sweep.workload.senders"),
+    ("sweep value not a list", BASE + '[sweep]\n"workload.senders" = 3\n', 'sweep."workload.senders"'),
     ("bad value inside a sweep", BASE + '[sweep]\n"workload.senders" = [1, 99]\n', "workload.senders"),
     ("udp transport with incast", BASE + '[transport]\nkind = "udp"\n', "transport.kind"),
     ("shared buffer alpha", BASE + '[switch]\nbuffer = "shared"\ndt_alpha = 0\n', "switch.dt_alpha"),

@@ -67,15 +67,29 @@ def _as_in_a_terminal():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _reap(proc) -> None:
+    """Kills and reaps a child and its process group, whatever the test's outcome."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.kill()
+    proc.wait()
+
+
 def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
     out = tmp_path / "long"
     sc = tmp_path / "long.toml"
     sc.write_text('name = "long"\nduration = "10s"\n[topology]\nkind = "fat_tree"\nk = 8\n'
                   '[workload]\nkind = "permutation"\n')
-    proc = subprocess.Popen(WSCSIM + ["run", str(sc), "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
-    time.sleep(3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    proc = subprocess.Popen(WSCSIM + ["run", str(sc), "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_as_in_a_terminal)
+    try:
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _reap(proc)
     assert proc.returncode != 0
     assert not (out / "summary.json").exists()
     assert not any(p.name.startswith("long") for p in tmp_path.iterdir() if p.is_dir())
@@ -86,9 +100,12 @@ def test_ctrl_c_during_a_parallel_sweep_leaves_nothing(tmp_path):
     out = tmp_path / "sweep"
     proc = subprocess.Popen(WSCSIM + ["run", "diablo_incast", "--set", "duration=600s", "--set", "workload.iterations=400", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_as_in_a_terminal)
-    time.sleep(4)
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        time.sleep(4)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        _reap(proc)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert not any(p.name.startswith("sweep") for p in tmp_path.iterdir())

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .errors import ScenarioError
+from .pool import WorkerDied
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,6 +149,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printable(text: str) -> str:
+    """A message on one line whatever it quotes: control characters (newlines, record
+    separators and the like in a user's keys or values) are shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt
 
@@ -163,11 +170,14 @@ def main(argv=None) -> int:
     try:
         return {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list}[args.command](args)
     except ScenarioError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: no results were written", file=sys.stderr)
         return 130
+    except WorkerDied as e:
+        print(f"error: {e}; no results were written", file=sys.stderr)
+        return 1
     except RecursionError:
         print("error: scenario: given tables or lists nested too deep; allowed: a scenario's few levels", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ import datetime
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,14 @@ def _kind(v: Any) -> str:
     return f"a Python {type(v).__name__}"
 
 
+def join_path(path: str, key: str) -> str:
+    """`path.key`, with a key that is not a plain word quoted (`duration.":"`), so that a
+    message's field is unambiguous whatever the user named a key."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", key):
+        key = json.dumps(key)
+    return f"{path}.{key}" if path else key
+
+
 def check_plain(value: Any, path: str = "", depth: int = 0) -> None:
     """Refuses what is not plain scenario data, naming the field: NaN and infinities,
     dates and times, and (from Python) sets, bytes, complex numbers and other objects;
@@ -124,7 +133,7 @@ def check_plain(value: Any, path: str = "", depth: int = 0) -> None:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ScenarioError(where, f"given a key {k!r} ({type(k).__name__}); allowed: keys that are strings")
-            check_plain(v, f"{path}.{k}" if path else k, depth + 1)
+            check_plain(v, join_path(path, k), depth + 1)
         return
     if isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
@@ -195,7 +204,7 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
     points = 1
     for path, values in sweep.items():
         if not isinstance(values, list) or not values:
-            raise ScenarioError(f"sweep.{path}", f"given {values!r}; allowed: a non-empty list of values")
+            raise ScenarioError(join_path("sweep", path), f"given {values!r}; allowed: a non-empty list of values")
         if path == "cases":
             _check_cases(values)
             axes.append((CASE_AXIS, values))

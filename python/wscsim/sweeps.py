@@ -4,17 +4,14 @@ into one table per kind with the swept parameters as columns."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
 from .errors import ScenarioError
 from .folders import Destination
+from .pool import LocalPool
 from .results import Result, write
 from .runner import simulate
 from .scenario import CASE_AXIS, expand
@@ -45,70 +42,12 @@ def column_values(values: list) -> list:
     return [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":")) for v in values]
 
 
-def _worker_start():
-    # Ctrl-C is for the parent, which stops every worker itself; the worker was started
-    # with SIGINT blocked, so ignoring it first loses nothing and leaves no window in
-    # which a Ctrl-C could kill a worker half-started (the hang of issue 12).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops a worker with SIGTERM
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    _die_with_parent()
-
-
-def _die_with_parent():
-    """On Linux, a worker is killed when its parent dies, even by SIGKILL."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def _run(job):
     i, sc, allow_python = job
     try:
         return i, simulate(sc, allow_python=allow_python), None
     except ScenarioError as e:
         return i, None, (e.path, e.message)
-
-
-def _local_outcomes(jobs: list, workers: int):
-    """Runs jobs in `workers` local processes, yielding outcomes as they finish; on any
-    exit (done, error, Ctrl-C) every worker is stopped and reaped."""
-    if workers <= 1:
-        yield from map(_run, jobs)
-        return
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_start)
-        futures = [pool.submit(_run, job) for job in jobs]  # workers start here, SIGINT blocked
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-    try:
-        for f in as_completed(futures):
-            try:
-                yield f.result()
-            except BrokenProcessPool:
-                raise RuntimeError("a sweep worker died (killed, or out of memory); no results were written") from None
-    finally:
-        _stop(pool, futures)
-
-
-def _stop(pool: ProcessPoolExecutor, futures: list) -> None:
-    for f in futures:
-        f.cancel()
-    procs = list(getattr(pool, "_processes", {}).values())
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        p.join(timeout=10)
-        if p.is_alive():
-            p.kill()
-            p.join()
 
 
 def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = None, progress: bool = False, allow_python: bool = False, make_plots: bool = True) -> Result:
@@ -128,7 +67,9 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     t0 = time.perf_counter()
     results = [None] * len(points)
     jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
-    outcomes = _local_outcomes(jobs, workers)
+    # Workers start before the progress bar's thread does (they are forked).
+    pool = LocalPool(_run, workers) if workers > 1 else None
+    outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
     bar = None
     if progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -144,7 +85,8 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
             if bar is not None:
                 bar.advance(task)
     finally:
-        outcomes.close()
+        if pool is not None:
+            pool.stop()
         if bar is not None:
             bar.stop()
     combined: dict[str, list[pd.DataFrame]] = {}

@@ -486,7 +486,7 @@ pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
     })?;
     tables_are_tables(&value)?;
     let sc: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
+        let path = path_text(e.path());
         let inner = e.into_inner().to_string();
         // serde_json appends " at line L column C"; the field path says more to a user.
         let msg = match inner.find(" at line ") {
@@ -504,6 +504,40 @@ pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
         }
     })?;
     Ok(sc)
+}
+
+/// A field path as the front end writes it: `switch.scheme`, `switch.overrides[0]`, and
+/// a key that is not a plain word quoted (`switch.":"`), so the field is never ambiguous.
+fn path_text(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                if !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    out.push_str(key);
+                } else {
+                    out.push_str(&serde_json::Value::String(key.clone()).to_string());
+                }
+            }
+            Segment::Enum { variant } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(variant);
+            }
+            Segment::Unknown => out.push('?'),
+        }
+    }
+    out
 }
 
 /// serde reads a struct from a list too (`switch = []` would be a switch with every
