@@ -72,7 +72,7 @@ def first_sentence(path) -> str:
         if not ln.startswith("#"):
             break
         lines.append(ln.lstrip("#").strip())
-    text = re.sub(r"\s*\([^)]*(\.\./|/)[^)]*\)", "", " ".join(lines))
+    text = re.sub(r"\s*\([^)]*(\.\./|\.md\b|seeds/)[^)]*\)", "", " ".join(lines))
     m = re.search(r"^(.*?[.!?])(\s|$)", text)
     return m.group(1) if m else text
 
