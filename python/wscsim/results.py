@@ -43,6 +43,8 @@ class Result:
     path: Path | None
     summary: dict
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: pcap files of the capture points ([metrics.capture]), by name.
+    captures: dict[str, bytes] = field(default_factory=dict)
 
     def __getattr__(self, name):
         tables = self.__dict__.get("tables", {})
@@ -55,16 +57,17 @@ class Result:
         return self.summary.get("headline", {})
 
 
-def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None) -> Result:
+def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None, captures: dict[str, bytes] | None = None) -> Result:
     """Writes a results folder (tables, then what `fill(tables, summary, folder)` adds, such
     as plots, then summary.json marked complete) and moves it into place only when all of
     it is there (see `folders`)."""
     if dest is None:
-        return Result(None, summary, tables)
+        return Result(None, summary, tables, captures or {})
     folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique)
     try:
         for name, df in tables.items():
             df.to_parquet(folder.tmp / f"{name}.parquet", index=False, compression="zstd")
+        write_captures(folder.tmp, captures)
         if fill is not None:
             fill(tables, summary, folder.tmp)
         summary["complete"] = True
@@ -73,7 +76,17 @@ def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFram
     except BaseException:
         folder.abort()
         raise
-    return Result(path, summary, tables)
+    return Result(path, summary, tables, captures or {})
+
+
+def write_captures(folder: Path, captures: dict[str, bytes] | None) -> None:
+    """pcap files of a run's capture points, in `capture/` (names are the simulator's own:
+    host-N, SWITCH-portN)."""
+    if not captures:
+        return
+    (folder / "capture").mkdir()
+    for name, data in captures.items():
+        (folder / "capture" / f"{name}.pcap").write_bytes(data)
 
 
 def read(path: str | Path) -> Result:

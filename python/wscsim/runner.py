@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import NamedTuple
 
 from . import _native
 from .errors import ScenarioError
@@ -15,8 +16,16 @@ from .schemes import native_simulation, python_schemes
 SLICES = 200
 
 
+class Outcome(NamedTuple):
+    """What one simulated point produced: its summary, tables and pcap files by name."""
+
+    summary: dict
+    tables: dict
+    captures: dict[str, bytes]
+
+
 def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_python: bool = False):
-    """Runs a scenario dict; returns (summary dict, tables dict of DataFrames)."""
+    """Runs a scenario dict; returns its Outcome."""
     sim = native_simulation(sc, allow_python)
     t0 = time.perf_counter()
     end = sim.end_ps
@@ -58,7 +67,12 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
     summary["version"] = _native.VERSION
     summary["events_per_second"] = summary["events"] / wall if wall > 0 else None
     summary["packet_hops_per_second"] = summary["packet_hops"] / wall if wall > 0 else None
-    return summary, frames_from_native(sim.tables())
+    points = sim.captures()
+    captures = {name: data for name, data, _, _ in points}
+    if points:
+        summary["captures"] = [{"name": name, "file": f"capture/{name}.pcap", "packets": kept, "packets_seen": seen}
+                               for name, _, kept, seen in points]
+    return Outcome(summary, frames_from_native(sim.tables()), captures)
 
 
 def _plots_for_run(frames, summary, folder):
@@ -69,5 +83,5 @@ def _plots_for_run(frames, summary, folder):
 
 def run_point(sc: dict, dest: Destination | None, progress: bool = False, allow_python: bool = False, make_plots: bool = True) -> Result:
     """Runs one point and, if `dest` is given, writes its folder (atomically)."""
-    summary, frames = simulate(sc, progress=progress, allow_python=allow_python)
-    return write(dest, summary, frames, _plots_for_run if make_plots else None)
+    summary, frames, captures = simulate(sc, progress=progress, allow_python=allow_python)
+    return write(dest, summary, frames, _plots_for_run if make_plots else None, captures=captures)

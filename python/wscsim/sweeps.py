@@ -12,7 +12,7 @@ import pandas as pd
 from .errors import ScenarioError
 from .folders import Destination
 from .pool import LocalPool
-from .results import Result, write
+from .results import Result, write, write_captures
 from .runner import simulate
 from .scenario import CASE_AXIS, expand
 
@@ -91,9 +91,9 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
             bar.stop()
     combined: dict[str, list[pd.DataFrame]] = {}
     point_rows = []
-    table_columns = {c for _, frames in results for df in frames.values() for c in df.columns} | {"point"}
+    table_columns = {c for _, frames, _ in results for df in frames.values() for c in df.columns} | {"point"}
     names = _column_names([p for p, _ in axes], table_columns)
-    for i, ((sc, params), (summary, frames)) in enumerate(zip(points, results)):
+    for i, ((sc, params), (summary, frames, _)) in enumerate(zip(points, results)):
         params = {k: columns[k][_key(v)] for k, v in params.items()}
         row = {"point": i, **{names[k]: v for k, v in params.items()}}
         row.update({f"headline_{k}": v for k, v in summary["headline"].items()})
@@ -114,8 +114,8 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
         "seed": base.get("seed", 1),
         "wall_seconds": time.perf_counter() - t0,
         "version": results[0][0]["version"],
-        "point_summaries": [s for s, _ in results],
-        "invariants": {"ok": all(s["invariants"]["ok"] for s, _ in results)},
+        "point_summaries": [r.summary for r in results],
+        "invariants": {"ok": all(r.summary["invariants"]["ok"] for r in results)},
         "headline": {},
     }
     swept = [names[p] for p, _ in axes]
@@ -124,11 +124,12 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
 
     def _point_folders(tables, summary, folder):
         # Each point also gets a folder of its own, as a single run would write it.
-        for i, (point_summary, frames) in enumerate(results):
+        for i, (point_summary, frames, captures) in enumerate(results):
             sub = folder / "points" / f"{i:0{width}d}"
             sub.mkdir(parents=True)
             for name, df in frames.items():
                 df.to_parquet(sub / f"{name}.parquet", index=False, compression="zstd")
+            write_captures(sub, captures)
             (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
 
     def fill(tables, summary, folder):

@@ -67,6 +67,15 @@ impl Simulation {
         self.sim.finished()
     }
 
+    /// Packet captures as [(name, pcap bytes, packets kept, packets seen)].
+    fn captures<'py>(&self, py: Python<'py>) -> Vec<(String, Bound<'py, PyBytes>, u64, u64)> {
+        self.sim
+            .captures()
+            .into_iter()
+            .map(|(name, data, kept, seen)| (name, PyBytes::new(py, &data), kept, seen))
+            .collect()
+    }
+
     /// Summary as a JSON string.
     fn summary_json(&self) -> String {
         self.sim.summary().to_string()

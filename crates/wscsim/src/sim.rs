@@ -98,6 +98,33 @@ impl Invariants {
     }
 }
 
+/// Taps the ports a scenario's `[metrics.capture]` names (already validated).
+fn install_captures(
+    net: &mut crate::net::Network,
+    graph: &crate::topology::Graph,
+    c: &config::CaptureCfg,
+) -> Result<(), ConfigError> {
+    net.captures.max_packets = c.max_packets as u64;
+    for (i, &h) in c.hosts.iter().enumerate() {
+        net.tap_host(h as u32).map_err(|m| ConfigError {
+            path: format!("metrics.capture.hosts[{i}]"),
+            message: format!("given {h}, {m}"),
+        })?;
+    }
+    for (i, spec) in c.ports.iter().enumerate() {
+        let (node, local) =
+            config::resolve::capture_port(graph, spec).map_err(|m| ConfigError {
+                path: format!("metrics.capture.ports[{i}]"),
+                message: m,
+            })?;
+        net.tap_switch_port(node, local).map_err(|m| ConfigError {
+            path: format!("metrics.capture.ports[{i}]"),
+            message: format!("given {spec:?}, {m}"),
+        })?;
+    }
+    Ok(())
+}
+
 impl Sim {
     /// Builds a simulation from scenario JSON, refusing bad input with a named field.
     pub fn from_json(text: &str) -> Result<Sim, ConfigError> {
@@ -247,6 +274,9 @@ impl Sim {
                     spec, rngs, warm,
                 ))));
             }
+        }
+        if let Some(c) = &scenario.metrics.capture {
+            install_captures(&mut net, &graph, c)?;
         }
         let metrics = Metrics {
             sample_interval_ps: scenario.metrics.queue_sample_interval.0,
@@ -604,6 +634,24 @@ impl Sim {
             }
         }
         tables
+    }
+
+    /// pcap files of the capture points, by name ("host-3", "tor0-port1"), with how many
+    /// packets each holds and saw (more than it holds when `max_packets` capped it).
+    pub fn captures(&self) -> Vec<(String, Vec<u8>, u64, u64)> {
+        let c = &self.net.captures;
+        c.by_point()
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, records))| {
+                (
+                    name.to_string(),
+                    metrics::pcap::write(&records),
+                    c.recorded[i],
+                    c.seen[i],
+                )
+            })
+            .collect()
     }
 
     pub fn tables(&self) -> Vec<Table> {

@@ -463,6 +463,27 @@ pub struct MetricsCfg {
     pub queue_sample_interval: Duration,
     #[serde(default = "d_max_samples")]
     pub max_queue_samples: i64,
+    /// Packet capture to pcap files (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureCfg>,
+}
+
+/// `[metrics.capture]`: where to capture packets. `hosts` taps host NICs (sent and
+/// received packets), `ports` taps switch ports ("tor0:3", packets leaving port 3 of
+/// tor0); at most `max_packets` are kept per capture point.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureCfg {
+    #[serde(default)]
+    pub hosts: Vec<i64>,
+    #[serde(default)]
+    pub ports: Vec<String>,
+    #[serde(default = "d_capture_max")]
+    pub max_packets: i64,
+}
+
+fn d_capture_max() -> i64 {
+    100_000
 }
 
 fn d_sample() -> Duration {

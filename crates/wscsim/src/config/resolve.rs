@@ -895,6 +895,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             }
         }
     };
+    if let Some(c) = &sc.metrics.capture {
+        check_capture(c, &graph)?;
+    }
     if sc.metrics.max_queue_samples < 0 {
         return Err(err(
             "metrics.max_queue_samples",
@@ -910,6 +913,53 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         workload,
         host,
     })
+}
+
+/// `[metrics.capture]`: hosts in range and each once; ports as "SWITCH:INDEX" naming a
+/// switch of the topology and one of its ports.
+fn check_capture(c: &super::CaptureCfg, graph: &Graph) -> Result<(), ConfigError> {
+    let n_hosts = graph.n_hosts() as i64;
+    for (i, &h) in c.hosts.iter().enumerate() {
+        int_in(&format!("metrics.capture.hosts[{i}]"), h, 0, n_hosts - 1)?;
+        if c.hosts[..i].contains(&h) {
+            return Err(err(
+                &format!("metrics.capture.hosts[{i}]"),
+                h,
+                "each host once",
+            ));
+        }
+    }
+    for (i, spec) in c.ports.iter().enumerate() {
+        capture_port(graph, spec).map_err(|allowed| {
+            err(
+                &format!("metrics.capture.ports[{i}]"),
+                format!("{spec:?}"),
+                allowed,
+            )
+        })?;
+    }
+    int_in("metrics.capture.max_packets", c.max_packets, 1, 10_000_000)?;
+    Ok(())
+}
+
+/// The switch node and local port index of a "SWITCH:INDEX" capture spec, or what is allowed.
+pub fn capture_port(graph: &Graph, spec: &str) -> Result<(u32, u32), String> {
+    let form = "\"SWITCH:PORT\", a switch of the topology and a port index, such as \"tor0:1\""
+        .to_string();
+    let (name, index) = spec.rsplit_once(':').ok_or_else(|| form.clone())?;
+    let node = graph.nodes.iter().position(|n| n.kind == crate::net::NodeKind::Switch && n.name == name).ok_or_else(|| format!("{form} ({name:?} is not a switch; switches are listed in the links table's node_name)"))? as u32;
+    let ports = graph
+        .links
+        .iter()
+        .filter(|l| l.a == node || l.b == node)
+        .count() as u32;
+    match index.parse::<u32>() {
+        Ok(p) if p < ports => Ok((node, p)),
+        _ => Err(format!(
+            "{form} ({name} has ports 0 to {})",
+            ports.saturating_sub(1)
+        )),
+    }
 }
 
 /// A list of host indices at `path`: non-empty, each in range. None when not given.

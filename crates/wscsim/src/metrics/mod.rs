@@ -1,6 +1,8 @@
 //! What a run records, kept in plain vectors during the run and turned into columnar
 //! tables at the end (units in column names).
 
+pub mod pcap;
+
 use crate::engine::{TimePs, NEVER, PS_PER_US};
 use crate::net::{Network, NodeKind};
 

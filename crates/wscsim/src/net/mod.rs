@@ -5,6 +5,7 @@
 //! a scheme; a host's port is its NIC. Nodes interact only by scheduling `Arrive` events at
 //! the far end of a link, which keeps the partitioning rule of the engine.
 
+pub mod capture;
 pub mod packet;
 pub mod routing;
 
@@ -108,7 +109,14 @@ pub struct Port {
     /// next arrival time does not touch the next packet's memory.
     pub in_flight: std::collections::VecDeque<(PktId, TimePs)>,
     pub stats: PortStats,
+    /// Capture point tapping this port's outgoing packets (NONE: not tapped); with
+    /// CAPTURE_AT_ARRIVAL set, packets are stamped with their arrival at the peer.
+    pub capture: u32,
 }
+
+/// `Port::capture` flag: stamp captured packets with their arrival at the far end (a
+/// host's receive side is tapped on the switch port that feeds it).
+pub const CAPTURE_AT_ARRIVAL: u32 = 1 << 31;
 
 #[derive(Clone, Copy, Debug)]
 pub struct DropRecord {
@@ -156,6 +164,8 @@ pub struct Network {
     pub route_hooks: Vec<u32>,
     /// The hosts' CPUs and NICs (a no-op for the ideal stack).
     pub hosts: crate::host::Hosts,
+    /// Packets captured at tapped ports.
+    pub captures: capture::Captures,
 }
 
 /// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
@@ -345,6 +355,36 @@ impl Network {
 
     /// Prefetches host `host`'s NIC port (a packet is about to enter its queue).
     #[inline]
+    /// Captures the packets `host` sends and receives, as one capture point.
+    pub fn tap_host(&mut self, host: u32) -> Result<(), String> {
+        let nic = self.nic_port(host);
+        let p = &self.ports[nic as usize];
+        let feeder = self.nodes[p.peer_node as usize].port_base + p.peer_in_port;
+        let id = self.captures.add(format!("host-{host}"));
+        self.set_tap(nic, id)?;
+        self.set_tap(feeder, id | CAPTURE_AT_ARRIVAL)
+    }
+
+    /// Captures the packets leaving local port `local` of switch node `node`.
+    pub fn tap_switch_port(&mut self, node: u32, local: u32) -> Result<(), String> {
+        let id = self
+            .captures
+            .add(format!("{}-port{local}", self.node_names[node as usize]));
+        self.set_tap(self.nodes[node as usize].port_base + local, id)
+    }
+
+    fn set_tap(&mut self, port: u32, id: u32) -> Result<(), String> {
+        let p = &mut self.ports[port as usize];
+        if p.capture != NONE {
+            let other = &self.captures.names[(p.capture & !CAPTURE_AT_ARRIVAL) as usize];
+            return Err(format!(
+                "a port already captured as {other}; allowed: capture points that share no port"
+            ));
+        }
+        p.capture = id;
+        Ok(())
+    }
+
     pub fn prefetch_nic(&self, host: u32) {
         crate::engine::prefetch(&self.ports, self.nic_port(host) as usize);
     }
@@ -483,6 +523,7 @@ impl Network {
             counters,
             nodes,
             ingress_bytes,
+            captures,
             ..
         } = self;
         let pt = &mut ports[port as usize];
@@ -538,6 +579,14 @@ impl Network {
         } else {
             p.rx_done_ps
         };
+        if pt.capture != NONE {
+            let at = if pt.capture & CAPTURE_AT_ARRIVAL != 0 {
+                p.rx_done_ps
+            } else {
+                now
+            };
+            captures.record(pt.capture & !CAPTURE_AT_ARRIVAL, at, p);
+        }
         p.in_port = pt.peer_in_port;
         let arrive = head_arrival + pt.peer_delay_ps;
         let was_idle = pt.in_flight.is_empty();

@@ -219,6 +219,7 @@ pub fn build_network_with(
             wake_at_ps: crate::engine::NEVER,
             in_flight: std::collections::VecDeque::new(),
             stats: PortStats::default(),
+            capture: NONE,
         });
     }
 
@@ -253,6 +254,7 @@ pub fn build_network_with(
         track_nic_departures: false,
         route_hooks,
         hosts: crate::host::Hosts::new(crate::host::HostSpec::ideal(), 0),
+        captures: Default::default(),
     })
 }
 
