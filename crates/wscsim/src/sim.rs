@@ -98,6 +98,25 @@ impl Invariants {
     }
 }
 
+/// Marks the connections and ports a scenario's `[metrics.trace]` names (validated).
+fn install_traces(
+    net: &mut crate::net::Network,
+    tcp: &mut Tcp,
+    graph: &crate::topology::Graph,
+    t: &config::TraceCfg,
+) {
+    let mut wanted: Vec<u32> = t.flows.iter().map(|&f| f as u32).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    tcp.trace.wanted = wanted;
+    tcp.trace.max_samples = t.max_records as usize;
+    net.queue_trace.max_records = t.max_records as usize;
+    for spec in &t.ports {
+        let (node, local) = config::resolve::capture_port(graph, spec).expect("validated");
+        net.trace_queue(node, local);
+    }
+}
+
 /// Taps the ports a scenario's `[metrics.capture]` names (already validated).
 fn install_captures(
     net: &mut crate::net::Network,
@@ -177,6 +196,9 @@ impl Sim {
         let seed = scenario.seed;
         let mut apps = Vec::new();
         let mut tcp = Tcp::new(tcp);
+        if let Some(t) = &scenario.metrics.trace {
+            install_traces(&mut net, &mut tcp, &graph, t);
+        }
         match workload {
             WorkloadSpec::Incast {
                 client,
@@ -656,15 +678,50 @@ impl Sim {
 
     pub fn tables(&self) -> Vec<Table> {
         let end = self.ev.now();
-        vec![
-            metrics::flows_table(&self.metrics, end),
+        let mut tables = vec![
+            metrics::flows_table(&self.metrics, end, &self.flow_diagnostics()),
             metrics::incast_table(&self.metrics),
             metrics::queue_table(&self.metrics, &self.net),
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
             metrics::hosts_table(&self.net, end),
             metrics::requests_table(self.memcached_requests(), &self.net),
-        ]
+        ];
+        if self.scenario.metrics.trace.is_some() {
+            tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
+            tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
+        }
+        tables
+    }
+
+    /// Retransmissions, timeouts, RTT samples and drops of every flow in the flows table.
+    fn flow_diagnostics(&self) -> Vec<metrics::FlowDiagnostics> {
+        let mut tcp_drops = vec![0u64; self.tcp.senders.len()];
+        let mut udp_drops: std::collections::HashMap<u32, u64> = Default::default();
+        for d in &self.net.drop_log {
+            match d.proto {
+                crate::net::packet::Proto::Tcp => {
+                    if let Some(c) = tcp_drops.get_mut(d.flow_id as usize) {
+                        *c += 1;
+                    }
+                }
+                crate::net::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
+            }
+        }
+        let diag = |r: &metrics::FlowRecord| match (r.tcp, self.tcp.senders.get(r.flow_id as usize))
+        {
+            (true, Some(s)) => metrics::FlowDiagnostics {
+                retransmits: s.retransmits,
+                timeouts: s.timeouts,
+                rtt: s.rtt,
+                drops: tcp_drops[r.flow_id as usize],
+            },
+            _ => metrics::FlowDiagnostics {
+                drops: udp_drops.get(&r.flow_id).copied().unwrap_or(0),
+                ..Default::default()
+            },
+        };
+        self.metrics.flows.iter().map(diag).collect()
     }
 
     /// Headline figures and run statistics, as JSON (the front end adds wall time and version).

@@ -466,6 +466,27 @@ pub struct MetricsCfg {
     /// Packet capture to pcap files (none by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureCfg>,
+    /// Traces of chosen connections' windows and ports' queues (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceCfg>,
+}
+
+/// `[metrics.trace]`: TCP connections (`flows`, by flow_id) whose window, threshold,
+/// smoothed RTT and bytes in flight are recorded after every ACK and timeout, and switch
+/// ports ("tor0:3") whose queue is recorded at every change; at most `max_records` each.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceCfg {
+    #[serde(default)]
+    pub flows: Vec<i64>,
+    #[serde(default)]
+    pub ports: Vec<String>,
+    #[serde(default = "d_trace_max")]
+    pub max_records: i64,
+}
+
+fn d_trace_max() -> i64 {
+    1_000_000
 }
 
 /// `[metrics.capture]`: where to capture packets. `hosts` taps host NICs (sent and

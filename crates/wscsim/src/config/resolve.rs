@@ -898,6 +898,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if let Some(c) = &sc.metrics.capture {
         check_capture(c, &graph)?;
     }
+    if let Some(t) = &sc.metrics.trace {
+        check_trace(t, &graph)?;
+    }
     if sc.metrics.max_queue_samples < 0 {
         return Err(err(
             "metrics.max_queue_samples",
@@ -939,6 +942,36 @@ fn check_capture(c: &super::CaptureCfg, graph: &Graph) -> Result<(), ConfigError
         })?;
     }
     int_in("metrics.capture.max_packets", c.max_packets, 1, 10_000_000)?;
+    Ok(())
+}
+
+/// `[metrics.trace]`: flow ids that can be connection ids, ports as for captures.
+fn check_trace(t: &super::TraceCfg, graph: &Graph) -> Result<(), ConfigError> {
+    for (i, &f) in t.flows.iter().enumerate() {
+        int_in(
+            &format!("metrics.trace.flows[{i}]"),
+            f,
+            0,
+            i64::from(i32::MAX),
+        )?;
+    }
+    if t.flows.len() > 10_000 {
+        return Err(err(
+            "metrics.trace.flows",
+            format!("{} flows", t.flows.len()),
+            "at most 10,000",
+        ));
+    }
+    for (i, spec) in t.ports.iter().enumerate() {
+        capture_port(graph, spec).map_err(|allowed| {
+            err(
+                &format!("metrics.trace.ports[{i}]"),
+                format!("{spec:?}"),
+                allowed,
+            )
+        })?;
+    }
+    int_in("metrics.trace.max_records", t.max_records, 1, 100_000_000)?;
     Ok(())
 }
 

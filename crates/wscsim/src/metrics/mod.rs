@@ -21,6 +21,18 @@ pub struct FlowRecord {
     pub ideal_ps: TimePs,
     /// DSCP class the flow's packets carry.
     pub dscp: u8,
+    /// A TCP connection (flow_id is its connection id), or a UDP stream.
+    pub tcp: bool,
+}
+
+/// What went wrong or slow for one flow, for the flows table: TCP's retransmissions,
+/// timeouts and RTT samples (NaN or 0 for UDP), and its packets dropped anywhere.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowDiagnostics {
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub rtt: crate::transport::stats::RttStats,
+    pub drops: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -96,7 +108,7 @@ fn us(ps: TimePs) -> f64 {
     ps as f64 / PS_PER_US as f64
 }
 
-pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
+pub fn flows_table(m: &Metrics, end_ps: TimePs, diag: &[FlowDiagnostics]) -> Table {
     let f = &m.flows;
     let fct: Vec<f64> = f
         .iter()
@@ -169,6 +181,58 @@ pub fn flows_table(m: &Metrics, end_ps: TimePs) -> Table {
             (
                 "dscp",
                 Column::I64(f.iter().map(|r| r.dscp as i64).collect()),
+            ),
+            (
+                "retransmits",
+                Column::I64(diag.iter().map(|d| d.retransmits as i64).collect()),
+            ),
+            (
+                "timeouts",
+                Column::I64(diag.iter().map(|d| d.timeouts as i64).collect()),
+            ),
+            (
+                "drops",
+                Column::I64(diag.iter().map(|d| d.drops as i64).collect()),
+            ),
+            (
+                "rtt_samples",
+                Column::I64(diag.iter().map(|d| d.rtt.samples as i64).collect()),
+            ),
+            (
+                "rtt_mean_us",
+                Column::F64(
+                    diag.iter()
+                        .map(|d| d.rtt.mean_ps().map_or(f64::NAN, us_f))
+                        .collect(),
+                ),
+            ),
+            (
+                "rtt_min_us",
+                Column::F64(
+                    diag.iter()
+                        .map(|d| {
+                            if d.rtt.samples > 0 {
+                                us(d.rtt.min_ps)
+                            } else {
+                                f64::NAN
+                            }
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "rtt_max_us",
+                Column::F64(
+                    diag.iter()
+                        .map(|d| {
+                            if d.rtt.samples > 0 {
+                                us(d.rtt.max_ps)
+                            } else {
+                                f64::NAN
+                            }
+                        })
+                        .collect(),
+                ),
             ),
         ],
     }
@@ -510,6 +574,72 @@ pub fn drops_table(net: &Network) -> Table {
             (
                 "frame_bytes",
                 Column::I64(d.iter().map(|x| x.frame_bytes as i64).collect()),
+            ),
+        ],
+    }
+}
+
+fn us_f(ps: f64) -> f64 {
+    ps / PS_PER_US as f64
+}
+
+/// `cwnd_trace`: a traced connection's window after every ACK and timeout.
+pub fn cwnd_trace_table(t: &crate::transport::stats::CwndTrace) -> Table {
+    let s = &t.samples;
+    Table {
+        name: "cwnd_trace",
+        columns: vec![
+            (
+                "flow_id",
+                Column::I64(s.iter().map(|r| r.conn as i64).collect()),
+            ),
+            (
+                "time_us",
+                Column::F64(s.iter().map(|r| us(r.time_ps)).collect()),
+            ),
+            (
+                "cwnd_bytes",
+                Column::F64(s.iter().map(|r| r.cwnd_bytes).collect()),
+            ),
+            (
+                "ssthresh_bytes",
+                Column::F64(s.iter().map(|r| r.ssthresh_bytes).collect()),
+            ),
+            (
+                "srtt_us",
+                Column::F64(s.iter().map(|r| us(r.srtt_ps)).collect()),
+            ),
+            (
+                "in_flight_bytes",
+                Column::I64(s.iter().map(|r| r.in_flight_bytes as i64).collect()),
+            ),
+        ],
+    }
+}
+
+/// `queue_trace`: a traced port's queue after every enqueue and departure.
+pub fn queue_trace_table(t: &crate::net::capture::QueueTrace, net: &Network) -> Table {
+    let r = &t.records;
+    let node = |port: u32| net.ports[port as usize].node;
+    Table {
+        name: "queue_trace",
+        columns: vec![
+            ("time_us", Column::F64(r.iter().map(|x| us(x.0)).collect())),
+            (
+                "node_name",
+                Column::Str(
+                    r.iter()
+                        .map(|x| net.node_names[node(x.1) as usize].clone())
+                        .collect(),
+                ),
+            ),
+            (
+                "port",
+                Column::I64(r.iter().map(|x| net.local_port(x.1) as i64).collect()),
+            ),
+            (
+                "queue_bytes",
+                Column::I64(r.iter().map(|x| x.2 as i64).collect()),
             ),
         ],
     }

@@ -2,10 +2,63 @@
 //! tapped port, with the time it was on that link, up to a cap per capture point. The
 //! records become pcap files (`metrics::pcap`) at the end of a run.
 //!
-//! A tap costs one branch per packet-hop on untapped ports (`Port::capture == NONE`).
+//! Port taps cost one branch per packet-hop on untapped ports (`Port::taps == 0`).
 
 use super::packet::{Packet, Proto};
 use crate::engine::TimePs;
+
+/// `Port::taps` bits: packets leaving the port are captured (capture id in the low bits)...
+pub const TAP_CAPTURE: u32 = 1 << 31;
+/// ...stamped with their arrival at the far end (a host's receive side is tapped on the
+/// switch port that feeds it)...
+pub const TAP_ARRIVAL: u32 = 1 << 30;
+/// ...and the port's queue length is recorded at every change.
+pub const TAP_QUEUE: u32 = 1 << 29;
+pub const TAP_ID_MASK: u32 = (1 << 29) - 1;
+
+/// What a tapped port records as `p` leaves it at `now` (`bytes_queued`: its queue after).
+#[cold]
+pub fn on_departure(
+    taps: u32,
+    port: u32,
+    now: TimePs,
+    bytes_queued: u64,
+    p: &Packet,
+    captures: &mut Captures,
+    queue: &mut QueueTrace,
+) {
+    if taps & TAP_CAPTURE != 0 {
+        let at = if taps & TAP_ARRIVAL != 0 {
+            p.rx_done_ps
+        } else {
+            now
+        };
+        captures.record(taps & TAP_ID_MASK, at, p);
+    }
+    if taps & TAP_QUEUE != 0 {
+        queue.record(now, port, bytes_queued);
+    }
+}
+
+/// Queue length of traced ports at every enqueue and departure, up to a cap.
+#[derive(Clone, Debug, Default)]
+pub struct QueueTrace {
+    /// (time, global port, bytes queued after the change).
+    pub records: Vec<(TimePs, u32, u64)>,
+    pub max_records: usize,
+    pub truncated: bool,
+}
+
+impl QueueTrace {
+    #[cold]
+    pub fn record(&mut self, now: TimePs, port: u32, bytes: u64) {
+        if self.records.len() >= self.max_records {
+            self.truncated = true;
+        } else {
+            self.records.push((now, port, bytes));
+        }
+    }
+}
 
 /// The header fields of one captured packet (what a pcap needs; payload bytes are not
 /// simulated, so captures hold headers only).
@@ -49,7 +102,6 @@ impl Captures {
     }
 
     /// Records `p` at capture point `capture` as on the link at `time_ps`.
-    #[cold]
     pub fn record(&mut self, capture: u32, time_ps: TimePs, p: &Packet) {
         let c = capture as usize;
         self.seen[c] += 1;

@@ -109,14 +109,9 @@ pub struct Port {
     /// next arrival time does not touch the next packet's memory.
     pub in_flight: std::collections::VecDeque<(PktId, TimePs)>,
     pub stats: PortStats,
-    /// Capture point tapping this port's outgoing packets (NONE: not tapped); with
-    /// CAPTURE_AT_ARRIVAL set, packets are stamped with their arrival at the peer.
-    pub capture: u32,
+    /// What observes this port (`capture::TAP_*` bits and a capture id; 0: nothing).
+    pub taps: u32,
 }
-
-/// `Port::capture` flag: stamp captured packets with their arrival at the far end (a
-/// host's receive side is tapped on the switch port that feeds it).
-pub const CAPTURE_AT_ARRIVAL: u32 = 1 << 31;
 
 #[derive(Clone, Copy, Debug)]
 pub struct DropRecord {
@@ -125,6 +120,8 @@ pub struct DropRecord {
     pub port: u32,
     pub flow_id: u32,
     pub frame_bytes: u32,
+    /// Flow ids are per transport: TCP connection or UDP stream.
+    pub proto: packet::Proto,
 }
 
 /// Packet accounting for the conservation invariant: sent = delivered + dropped + in flight.
@@ -166,6 +163,8 @@ pub struct Network {
     pub hosts: crate::host::Hosts,
     /// Packets captured at tapped ports.
     pub captures: capture::Captures,
+    /// Queue lengths of traced ports at every change.
+    pub queue_trace: capture::QueueTrace,
 }
 
 /// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
@@ -361,8 +360,8 @@ impl Network {
         let p = &self.ports[nic as usize];
         let feeder = self.nodes[p.peer_node as usize].port_base + p.peer_in_port;
         let id = self.captures.add(format!("host-{host}"));
-        self.set_tap(nic, id)?;
-        self.set_tap(feeder, id | CAPTURE_AT_ARRIVAL)
+        self.set_capture(nic, capture::TAP_CAPTURE | id)?;
+        self.set_capture(feeder, capture::TAP_CAPTURE | capture::TAP_ARRIVAL | id)
     }
 
     /// Captures the packets leaving local port `local` of switch node `node`.
@@ -370,18 +369,27 @@ impl Network {
         let id = self
             .captures
             .add(format!("{}-port{local}", self.node_names[node as usize]));
-        self.set_tap(self.nodes[node as usize].port_base + local, id)
+        self.set_capture(
+            self.nodes[node as usize].port_base + local,
+            capture::TAP_CAPTURE | id,
+        )
     }
 
-    fn set_tap(&mut self, port: u32, id: u32) -> Result<(), String> {
+    /// Records the queue length of local port `local` of `node` at every change.
+    pub fn trace_queue(&mut self, node: u32, local: u32) {
+        self.ports[(self.nodes[node as usize].port_base + local) as usize].taps |=
+            capture::TAP_QUEUE;
+    }
+
+    fn set_capture(&mut self, port: u32, taps: u32) -> Result<(), String> {
         let p = &mut self.ports[port as usize];
-        if p.capture != NONE {
-            let other = &self.captures.names[(p.capture & !CAPTURE_AT_ARRIVAL) as usize];
+        if p.taps & capture::TAP_CAPTURE != 0 {
+            let other = &self.captures.names[(p.taps & capture::TAP_ID_MASK) as usize];
             return Err(format!(
                 "a port already captured as {other}; allowed: capture points that share no port"
             ));
         }
-        p.capture = id;
+        p.taps |= taps;
         Ok(())
     }
 
@@ -404,6 +412,7 @@ impl Network {
             port,
             flow_id: p.flow_id,
             frame_bytes: p.frame_bytes,
+            proto: p.proto,
         };
         let st = &mut self.ports[port as usize].stats;
         st.drops += 1;
@@ -424,6 +433,7 @@ impl Network {
             switches,
             nodes,
             ingress_bytes,
+            queue_trace,
             ..
         } = self;
         let pt = &mut ports[port as usize];
@@ -461,6 +471,9 @@ impl Network {
         let after = pt.bytes_queued;
         if after > pt.stats.max_queue_bytes {
             pt.stats.max_queue_bytes = after;
+        }
+        if pt.taps & capture::TAP_QUEUE != 0 {
+            queue_trace.record(now, port, after);
         }
         let over = match (shared, ingress) {
             (Some(sb), _) => {
@@ -524,6 +537,7 @@ impl Network {
             nodes,
             ingress_bytes,
             captures,
+            queue_trace,
             ..
         } = self;
         let pt = &mut ports[port as usize];
@@ -579,13 +593,16 @@ impl Network {
         } else {
             p.rx_done_ps
         };
-        if pt.capture != NONE {
-            let at = if pt.capture & CAPTURE_AT_ARRIVAL != 0 {
-                p.rx_done_ps
-            } else {
-                now
-            };
-            captures.record(pt.capture & !CAPTURE_AT_ARRIVAL, at, p);
+        if pt.taps != 0 {
+            capture::on_departure(
+                pt.taps,
+                port,
+                now,
+                pt.bytes_queued,
+                p,
+                captures,
+                queue_trace,
+            );
         }
         p.in_port = pt.peer_in_port;
         let arrive = head_arrival + pt.peer_delay_ps;

@@ -219,7 +219,7 @@ pub fn build_network_with(
             wake_at_ps: crate::engine::NEVER,
             in_flight: std::collections::VecDeque::new(),
             stats: PortStats::default(),
-            capture: NONE,
+            taps: 0,
         });
     }
 
@@ -255,6 +255,7 @@ pub fn build_network_with(
         route_hooks,
         hosts: crate::host::Hosts::new(crate::host::HostSpec::ideal(), 0),
         captures: Default::default(),
+        queue_trace: Default::default(),
     })
 }
 

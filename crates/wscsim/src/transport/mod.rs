@@ -6,6 +6,7 @@
 
 pub mod cc;
 pub mod scoreboard;
+pub mod stats;
 pub mod tcp;
 pub mod udp;
 

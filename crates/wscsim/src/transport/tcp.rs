@@ -10,6 +10,7 @@
 
 use super::cc::{CcState, Variant};
 use super::scoreboard::Scoreboard;
+use super::stats::{CwndSample, CwndTrace, RttStats};
 use super::Note;
 use crate::engine::{EventKind, EventQueue, TimePs, NEVER};
 use crate::net::packet::{
@@ -81,6 +82,9 @@ pub struct Sender {
     relost: Vec<(u64, u64)>,
     pub retransmits: u64,
     pub timeouts: u64,
+    pub rtt: RttStats,
+    /// This connection's window is traced (`Tcp::trace`).
+    pub traced: bool,
     /// DCTCP: estimate of the fraction of bytes marked, and this window's counts.
     pub dctcp_alpha: f64,
     dctcp_acked: u64,
@@ -170,6 +174,8 @@ pub struct Tcp {
     /// For connections linked into a bidirectional pair: the connection going the other
     /// way (NONE otherwise).
     reverse: Vec<u32>,
+    /// Window traces of chosen connections (none unless asked for).
+    pub trace: CwndTrace,
 }
 
 impl Tcp {
@@ -180,6 +186,7 @@ impl Tcp {
             receivers: Vec::new(),
             notes: Vec::new(),
             reverse: Vec::new(),
+            trace: CwndTrace::default(),
         }
     }
 
@@ -254,6 +261,8 @@ impl Tcp {
             relost: Vec::new(),
             retransmits: 0,
             timeouts: 0,
+            rtt: RttStats::default(),
+            traced: self.trace.wants(self.senders.len() as u32),
             // Linux starts alpha at 1 (the first marks halve the window).
             dctcp_alpha: 1.0,
             dctcp_acked: 0,
@@ -478,6 +487,28 @@ impl Tcp {
     }
 
     fn on_ack(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+        self.on_ack_untraced(net, ev, pkt);
+        if self.senders[pkt.flow_id as usize].traced {
+            self.record_trace(pkt.flow_id, ev.now());
+        }
+    }
+
+    /// Records a traced connection's window, threshold, smoothed RTT and bytes in flight.
+    #[cold]
+    fn record_trace(&mut self, conn: u32, now: TimePs) {
+        let s = &self.senders[conn as usize];
+        let sample = CwndSample {
+            time_ps: now,
+            conn,
+            cwnd_bytes: s.cwnd,
+            ssthresh_bytes: s.ssthresh,
+            srtt_ps: s.srtt_ps,
+            in_flight_bytes: s.snd_max - s.snd_una,
+        };
+        self.trace.push(sample);
+    }
+
+    fn on_ack_untraced(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
         if self.params.sack {
             return self.on_ack_sack(net, ev, pkt);
         }
@@ -546,6 +577,7 @@ impl Tcp {
         let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
         let s = &mut self.senders[conn as usize];
         let r = now - ts_echo_ps;
+        s.rtt.add(r);
         if s.srtt_ps == 0 {
             s.srtt_ps = r;
             s.rttvar_ps = r / 2;
@@ -787,6 +819,9 @@ impl Tcp {
             s.rto_ps = (s.rto_ps * 2).min(rto_max);
         }
         s.rto_deadline = NEVER;
+        if s.traced {
+            self.record_trace(conn, now);
+        }
         self.send_more(net, ev, conn);
     }
 

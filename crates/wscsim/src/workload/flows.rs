@@ -147,6 +147,7 @@ impl FlowGen {
             bytes_received: 0,
             ideal_ps,
             dscp,
+            tcp: true,
         });
         self.started += 1;
         ctx.tcp.write(ctx.net, ctx.ev, conn, size);

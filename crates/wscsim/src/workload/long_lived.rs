@@ -65,6 +65,7 @@ impl LongLived {
                 bytes_received: 0,
                 ideal_ps,
                 dscp,
+                tcp: true,
             });
         }
         self.first_conn = conns.first().copied().unwrap_or(0);

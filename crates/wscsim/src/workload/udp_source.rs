@@ -67,6 +67,7 @@ impl UdpSource {
                 bytes_received: 0,
                 ideal_ps: 0,
                 dscp: 0,
+                tcp: false,
             });
             let first = self.gap_ps(i);
             ctx.ev.schedule(
