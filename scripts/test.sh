@@ -8,6 +8,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/pip install --quiet --upgrade pip
-.venv/bin/pip install --quiet ".[test]"
+# WSCSIM_TEST_EXTRAS adds optional extras (CI: "test,ray", for the Ray sweep test).
+.venv/bin/pip install --quiet ".[${WSCSIM_TEST_EXTRAS:-test}]"
 cargo test --release -p wscsim
 .venv/bin/python -m pytest -q tests "$@"

@@ -44,6 +44,7 @@ def run(
     plots: bool = True,
     progress: bool = False,
     workers: int | None = None,
+    ray: str | None = None,
 ) -> Result:
     """Runs a scenario (a TOML path, a bundled name, or a dict) and returns its Result.
 
@@ -52,13 +53,15 @@ def run(
     folder is written there (an existing one only with `overwrite=True`, and only if
     wscsim wrote it); without it nothing is written. Python schemes named by the scenario
     run only with `allow_python=True` (schemes given to `register_scheme` always do).
+    A sweep's points run in `workers` local processes (default: one per core), or on the
+    Ray cluster at address `ray` (`pip install wscsim[ray]`), with the same results.
     """
     base, axes = _prepare(scenario, overrides, seed)
     dest = _destination(out, overwrite)
     if axes:
         from .sweeps import run_sweep
 
-        return run_sweep(base, axes, dest, workers=workers, progress=progress, allow_python=allow_python, make_plots=plots)
+        return run_sweep(base, axes, dest, workers=workers, progress=progress, allow_python=allow_python, make_plots=plots, ray=ray)
     from .runner import run_point
 
     return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots)

@@ -37,6 +37,7 @@ def _running(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace the --out folder if it holds an earlier wscsim run")
     p.add_argument("--workers", type=int, default=None, help="parallel processes for sweeps (default: cores)")
     p.add_argument("--no-plots", action="store_true", help="write tables and summary only")
+    p.add_argument("--ray", metavar="ADDRESS", default=None, help="run a sweep's points on this Ray cluster (HOST:PORT, ray://HOST:PORT or auto; pip install wscsim[ray])")
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
     loud.add_argument("-v", "--verbose", action="store_true", help="also print invariants and the files written")
@@ -68,7 +69,7 @@ def cmd_run(args, vary=None) -> int:
             raise ScenarioError("sweep", f"given {sweep!r}; allowed: a table of dotted paths to lists of values")
         sweep.update(vary)
     res = api.run(sc, out=_destination(args, sc), seed=args.seed, progress=sys.stderr.isatty() and not args.quiet,
-                  workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots)
+                  workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots, ray=args.ray)
     if args.quiet:
         print(res.path)
     else:

@@ -50,7 +50,10 @@ def _run(job):
         return i, None, (e.path, e.message)
 
 
-def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = None, progress: bool = False, allow_python: bool = False, make_plots: bool = True) -> Result:
+def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = None, progress: bool = False, allow_python: bool = False,
+              make_plots: bool = True, ray: str | None = None) -> Result:
+    """Runs every point of a sweep: in `workers` local processes, or as tasks on the Ray
+    cluster at address `ray`; the tables are the same either way."""
     points = expand(base, axes)
     labels = {p: [v["name"] for v in vals] if p is CASE_AXIS else vals for p, vals in axes}
     columns = {p: dict(zip(map(_key, vals), column_values(vals))) for p, vals in labels.items()}
@@ -68,8 +71,13 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     results = [None] * len(points)
     jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
     # Workers start before the progress bar's thread does (they are forked).
-    pool = LocalPool(_run, workers) if workers > 1 else None
-    outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
+    pool = LocalPool(_run, workers) if workers > 1 and ray is None else None
+    if ray is not None:
+        from . import ray_pool
+
+        outcomes = ray_pool.outcomes(_run, jobs, ray)
+    else:
+        outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
     bar = None
     if progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -87,6 +95,8 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     finally:
         if pool is not None:
             pool.stop()
+        if hasattr(outcomes, "close"):
+            outcomes.close()
         if bar is not None:
             bar.stop()
     combined: dict[str, list[pd.DataFrame]] = {}
