@@ -40,50 +40,72 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
     return out
 
 
-def plot_tail(res, path: Path, by: str | None = None) -> bool:
-    """The 95th to 100th percentile CDF of request latency, one curve per case."""
+def _case_label(keys: list[str], key) -> str:
+    from .plots import _label
 
-    from .plots import _save, subplots
+    return _label(keys, key if isinstance(key, tuple) else (key,)) if keys else "all requests"
+
+
+def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) -> bool:
+    """The 95th to 100th percentile CDF of request latency, one curve per case, on a logit
+    axis: the same figure as DIABLO's, with the last tenths of a percent (where timeouts
+    put requests hundreds of times slower) spread out instead of pressed against 1."""
+
+    from .plots import _save, _title, subplots
 
     q = _requests(res)
     q = q[q["latency_us"].notna()]
     if q.empty:
         return False
     keys = [by] if by else _keys(q)
-    fig, ax = subplots(figsize=(6, 4))
-    probs = np.linspace(0.95, 1.0, 501)
+    fig, ax = subplots(figsize=(6.4, 4.2))
+    fewest = min(len(g) for _, g in (q.groupby(keys, observed=True) if keys else [("", q)]))
+    # The last percentile drawn: the one the smallest case's samples resolve.
+    top = 1 - 1 / (2 * fewest)
+    # Evenly spaced percentiles, and more towards the top, where the logit axis stretches.
+    probs = np.unique(np.concatenate([np.linspace(0.95, 1.0, 2001), 1 - np.logspace(np.log10(0.05), np.log10(1 - top), 400)]))
     for key, g in q.groupby(keys, observed=True) if keys else [("all", q)]:
-        label = ", ".join(f"{k}={v}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,))) if keys else "all"
-        ax.plot(np.quantile(g["latency_us"].to_numpy(), probs), probs, label=label)
+        ax.plot(np.quantile(g["latency_us"].to_numpy(), probs), probs, label=f"{_case_label(keys, key)} ({len(g):,})")
     ax.set_xscale("log")
+    ax.set_yscale("logit", one_half="1/2")
+    ax.set_ylim(0.95, top)
     ax.set_xlabel("request latency (us)")
-    ax.set_ylabel("CDF")
-    ax.set_ylim(0.95, 1.0)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_ylabel("fraction of requests at or below (CDF)")
+    ax.grid(True, which="major", lw=0.3, color="0.85")
+    ax.legend(fontsize=7, loc="lower right", title="case (requests)", title_fontsize=7)
+    _title(fig, title, "memcached request latency, 95th to 100th percentile")
     _save(fig, path)
     return True
 
 
-def plot_pmf(res, path: Path) -> bool:
-    """Latency PMF per hop class (DIABLO Figure 10), on log-spaced bins."""
+def plot_pmf(res, path: Path, title: str | None = None) -> bool:
+    """Latency PMF per hop class (DIABLO Figure 10), on log-spaced bins: one panel per case
+    of a sweep (cases are never pooled), each normalised to that case's requests."""
 
-    from .plots import _save, subplots
+    from .plots import MAX_PANELS, _panels, _save, _title
 
     q = _requests(res)
     q = q[q["latency_us"].notna() & (q["latency_us"] > 0)]
     if q.empty:
         return False
+    keys = _keys(q)
+    cases = list(q.groupby(keys, observed=True, sort=False)) if keys else [("all requests", q)]
+    shown = cases[: 2 * MAX_PANELS]
     bins = np.logspace(np.log10(q["latency_us"].min()), np.log10(q["latency_us"].max() * 1.01), 60)
-    fig, ax = subplots(figsize=(6, 4))
-    for hc in HOP_CLASSES:
-        g = q[q["hops_class"] == hc]["latency_us"]
-        if len(g):
-            counts, edges = np.histogram(g, bins=bins)
-            ax.step(edges[:-1], counts / len(q), where="post", label=hc)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("request latency (us)")
-    ax.set_ylabel("fraction of all requests")
-    ax.legend(fontsize=8)
+    fig, axes = _panels(len(shown), panel=(4.2, 3.0) if len(shown) > 1 else (6.4, 4.0), sharex=True, sharey=True)
+    for ax, (key, g) in zip(axes, shown):
+        for hc in HOP_CLASSES:
+            lat = g[g["hops_class"] == hc]["latency_us"]
+            if len(lat):
+                counts, edges = np.histogram(lat, bins=bins)
+                ax.step(edges[:-1], counts / len(g), where="post", label=f"{hc} ({len(lat):,})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(_case_label(keys, key) if keys else "", fontsize=8)
+        ax.legend(fontsize=6, loc="upper right")
+    fig.supxlabel("request latency (us)", fontsize=9)
+    fig.supylabel("fraction of the case's requests", fontsize=9)
+    more = f" (first {len(shown)} of {len(cases)} cases)" if len(shown) < len(cases) else ""
+    _title(fig, title, f"memcached request latency PMF by hop class (requests in brackets){more}")
     _save(fig, path)
     return True

@@ -1,30 +1,194 @@
-"""Plots fitted to what a run or sweep recorded: incast goodput per sender count, FCT
-slowdown by flow-size bucket, the queue occupancy CDF, and for data-plane sweeps over
-named cases the Flexplane figures: normalised FCT against load (Figure 5) and the
-short/long request trade-off (Figure 6)."""
+"""Plots fitted to what a run or sweep recorded: incast goodput (per iteration, or against
+senders) and iteration time per case, FCT slowdown by flow-size bucket with the number of
+flows in each, queue occupancy per switch port as a complementary CDF on log axes, and for
+data-plane sweeps over named cases the Flexplane figures: normalised FCT against load
+(Figure 5) and the short/long request trade-off (Figure 6).
+
+Every figure is titled with the scenario's name and written twice, as PNG and as SVG (for
+papers), byte for byte the same from run to run. A figure is made only when there is
+something to show. In a sweep, points are never pooled: each point gets a panel of its own
+(small multiples), or, when there are many, a curve of its own in the panel of its case."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 SIZE_BUCKETS = [(0, 10e3, "<10KB"), (10e3, 100e3, "10-100KB"), (100e3, 1e6, "100KB-1MB"), (1e6, 10e6, "1-10MB"), (10e6, np.inf, ">10MB")]
 
+FORMATS = (".png", ".svg")
+DPI = 110
+# Up to this many sweep points, each gets a panel; beyond it, one numeric swept parameter
+# (senders, load) becomes curves within a panel per combination of the others.
+MAX_PANELS = 12
+# A panel of ports names its busiest few and draws at most this many in all: a 2,000-node
+# array has hundreds of ports with a queue, and a reader wants the worst ones.
+NAMED_PORTS = 4
+DRAWN_PORTS = 40
+# Values whose largest is at least this many times the smallest get a log axis.
+DECADES_RATIO = 20
+# Fixed metadata and a fixed SVG id salt keep the files identical from run to run.
+_PNG_METADATA = {"Software": None}
+_SVG_METADATA = {"Date": None, "Creator": None}
+_SVG_RC = {"svg.hashsalt": "wscsim", "svg.fonttype": "path"}
 
-def subplots(*grid, figsize):
+
+# ---------------------------------------------------------------------------------------
+# Figures, titles and layouts
+
+
+def subplots(*grid, figsize, **kw):
     """A figure of its own, outside pyplot: drawing never changes the backend or the
-    figures of a notebook that imported wscsim."""
-    fig = Figure(figsize=figsize)
-    return fig, fig.subplots(*grid)
+    figures of a notebook that imported wscsim. Constrained layout leaves room for titles,
+    panel labels and legends."""
+    # Laid out at the resolution it is saved at: text measures differently at another.
+    fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
+    return fig, fig.subplots(*grid, **kw)
 
 
-def _save(fig, path: Path) -> None:
-    fig.tight_layout()
-    # Fixed metadata keeps the files the same from run to run.
-    fig.savefig(path, dpi=110, metadata={"Software": None})
+def _log_label(v: float, _pos=None) -> str:
+    """A log axis's tick as a plain number where one reads easily (0.05, 20, 5000)."""
+    if v <= 0:
+        return ""
+    if 1e-3 <= v < 1e6:
+        return f"{v:,.0f}" if v >= 1e4 else f"{v:g}"
+    exponent = math.log10(v)
+    return f"$10^{{{exponent:.0f}}}$" if abs(exponent - round(exponent)) < 1e-9 else f"{v:.0e}"
+
+
+def _tidy_log_axes(fig) -> None:
+    """Plain-number labels on log axes, with 2 and 5 labelled too when an axis spans less
+    than about two decades (matplotlib's default then labels every minor tick in
+    overlapping scientific notation, or labels nothing at all)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            if axis.get_scale() != "log" or min(limits) <= 0:
+                continue
+            decades = math.log10(max(limits) / min(limits))
+            axis.set_major_locator(LogLocator(10, subs=(1.0, 2.0, 5.0) if decades < 2.2 else (1.0,)))
+            axis.set_major_formatter(FuncFormatter(_log_label))
+            axis.set_minor_formatter(NullFormatter())
+
+
+def _save(fig, path: Path) -> list[str]:
+    """Writes the figure as PNG at `path` and as SVG beside it; returns the file names."""
+    files = [Path(path).with_suffix(s) for s in FORMATS]
+    _tidy_log_axes(fig)
+    # Lay the figure out once and keep that layout for both files: the same positions in
+    # both, and constrained layout's passes (most of the time spent) are not repeated.
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    # A local rc_context: the SVG settings apply to this save only, never to the caller's
+    # rcParams (and rc_context never touches the backend).
+    with matplotlib.rc_context(_SVG_RC):
+        fig.savefig(files[0], dpi=DPI, metadata=_PNG_METADATA)
+        fig.savefig(files[1], metadata=_SVG_METADATA)
+    return [f.name for f in files]
+
+
+def _title(fig, title: str | None, what: str, note: str | None = None) -> None:
+    """`scenario: what the figure shows`, and an optional note as a second line (in the
+    title, where constrained layout keeps it clear of axes and labels)."""
+    text = f"{title}: {what}" if title else what
+    fig.suptitle(f"{text}\n{note}" if note else text, fontsize=9)
+
+
+def scenario_name(summary: dict) -> str | None:
+    return (summary.get("scenario") or {}).get("name")
+
+
+def _label(keys: list[str], values) -> str:
+    """A sweep point as text: a named case reads best as its name, numbers keep theirs."""
+    return ", ".join(str(v) if k == "case" else f"{k}={v}" for k, v in zip(keys, values))
+
+
+def _grid(n: int) -> tuple[int, int]:
+    """Rows and columns for n panels: at most four columns, rows as even as they go."""
+    rows = math.ceil(n / 4)
+    return rows, math.ceil(n / rows)
+
+
+def _panels(n: int, panel=(3.3, 2.6), **kw):
+    """A figure of n panels (axes in reading order; the unused ones hidden)."""
+    rows, cols = _grid(n)
+    fig, axes = subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows + 0.7), squeeze=False, **kw)
+    flat = list(axes.ravel())
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    # Shared x axes label only the bottom row; a panel above a hidden one is the bottom of
+    # its column and needs its labels back.
+    for ax in flat[max(0, n - cols):n] if rows > 1 else []:
+        ax.tick_params(axis="x", labelbottom=True)
+    return fig, flat[:n]
+
+
+def _is_number_column(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def facets(points: pd.DataFrame, swept: list[str]) -> tuple[list[tuple[str, pd.DataFrame]], str | None]:
+    """How a sweep's points are laid out: (panels as (title, their rows of `points`), the
+    swept column drawn as curves within a panel or None). Up to MAX_PANELS points, one panel
+    each; beyond, the numeric swept column with the most values (senders, load) becomes
+    curves, in one panel per combination of the other swept columns."""
+    points = points.sort_values("point")
+    numeric = [k for k in swept if _is_number_column(points[k])]
+    if len(points) <= MAX_PANELS or not numeric:
+        return [(_label(swept, [r[k] for k in swept]), points[points["point"] == r["point"]]) for _, r in points.iterrows()], None
+    curve = max(numeric, key=lambda k: points[k].nunique())
+    rest = [k for k in swept if k != curve]
+    if not rest:
+        return [("", points)], curve
+    return [(_label(rest, key), g) for key, g in points.groupby(rest, sort=False)], curve
+
+
+def _colours(values) -> dict:
+    """A colour per value of an ordered parameter, light to dark as the value grows."""
+    values = sorted(set(values))
+    cmap = matplotlib.colormaps["viridis"]
+    return {v: cmap(0.85 * (1 - i / max(1, len(values) - 1))) for i, v in enumerate(values)}
+
+
+def _value_legend(fig, curve: str, colours: dict, title: str | None = None) -> None:
+    """One legend for the whole figure, beside the panels: the colour of each value of
+    `curve` is the same in every panel, and a legend inside each would hide curves."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"{curve}={v}") for v, c in colours.items()]
+    fig.legend(handles=handles, loc="outside right upper", fontsize=7, title=title, title_fontsize=7)
+
+
+def _spans_decades(values) -> bool:
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return len(v) > 1 and v.max() >= DECADES_RATIO * v.min()
+
+
+def sweep_points(tables: dict, swept: list[str]) -> pd.DataFrame:
+    """The sweep's points (point and swept columns), from `points` or else any table."""
+    if "points" in tables and not tables["points"].empty:
+        return tables["points"][["point", *swept]]
+    for df in tables.values():
+        if "point" in df.columns and not df.empty:
+            return df[["point", *swept]].drop_duplicates("point")
+    return pd.DataFrame(columns=["point", *swept])
+
+
+def _in(df: pd.DataFrame, point) -> pd.DataFrame:
+    return df[df["point"] == point]
+
+
+# ---------------------------------------------------------------------------------------
+# Flow completion time slowdown
 
 
 def slowdown_by_bucket(flows: pd.DataFrame) -> pd.DataFrame:
@@ -37,47 +201,273 @@ def slowdown_by_bucket(flows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_slowdown(flows: pd.DataFrame, path: Path) -> bool:
+def _finished_note(flows: pd.DataFrame) -> str | None:
+    """Says how many flows are left out for not finishing (their slowdown is unknown)."""
+    done = int(np.isfinite(flows["slowdown"]).sum())
+    if done == len(flows):
+        return None
+    return f"{done:,} of {len(flows):,} flows finished; the {len(flows) - done:,} unfinished (still running at the end, or long-lived) are left out"
+
+
+def _slowdown_bars(ax, t: pd.DataFrame) -> None:
+    """Median and 99th-percentile bars per size bucket, the bucket's flow count beneath."""
+    x = np.arange(len(t))
+    ax.bar(x - 0.2, t["p50"], 0.4, label="median", color="C0")
+    ax.bar(x + 0.2, t["p99"], 0.4, label="99th percentile", color="C1")
+    ax.set_xticks(x, [f"{b}\n{n:,} flows" for b, n in zip(t["bucket"], t["flows"])], fontsize=7)
+    ax.set_yscale("log")
+    ax.axhline(1, color="0.5", lw=0.6, ls=":")
+
+
+def _slowdown_lines(ax, tables: dict, curve: str, colours: dict) -> None:
+    """Per value of `curve`: median (solid) and 99th percentile (dashed) by size bucket;
+    the flow counts of each bucket (their range over the curves) beneath."""
+    order = [label for _, _, label in SIZE_BUCKETS]
+    present = [b for b in order if any(b in set(t["bucket"]) for t in tables.values())]
+    x = {b: i for i, b in enumerate(present)}
+    for v, t in tables.items():
+        xs = [x[b] for b in t["bucket"]]
+        ax.plot(xs, t["p50"], marker="o", ms=3, color=colours[v])
+        ax.plot(xs, t["p99"], marker="^", ms=3, ls="--", color=colours[v])
+    counts = {b: [int(n) for t in tables.values() for bb, n in zip(t["bucket"], t["flows"]) if bb == b] for b in present}
+    ticks = [f"{b}\n{min(c):,}" + (f"-{max(c):,}" if max(c) != min(c) else "") + " flows" for b, c in counts.items()]
+    ax.set_xticks(range(len(present)), ticks, fontsize=6)
+    ax.set_yscale("log")
+    ax.axhline(1, color="0.5", lw=0.6, ls=":")
+
+
+def plot_slowdown(flows: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """A run's FCT slowdown by flow-size bucket (median and 99th percentile)."""
     t = slowdown_by_bucket(flows)
     if t.empty:
         return False
-    fig, ax = subplots(figsize=(6, 3.5))
-    x = np.arange(len(t))
-    ax.bar(x - 0.2, t["p50"], 0.4, label="median")
-    ax.bar(x + 0.2, t["p99"], 0.4, label="99th percentile")
-    ax.set_xticks(x, t["bucket"])
-    ax.set_yscale("log")
-    ax.set_ylabel("FCT slowdown (FCT / ideal)")
-    ax.set_xlabel("flow size")
-    ax.legend(loc="best")
+    fig, ax = subplots(figsize=(6.4, 3.9))
+    _slowdown_bars(ax, t)
+    ax.set_ylabel("FCT slowdown (FCT / ideal FCT)")
+    ax.set_xlabel("flow size, and finished flows in each bucket")
+    ax.legend(loc="best", fontsize=8)
+    _title(fig, title, "flow completion time slowdown by flow size", _finished_note(flows))
     _save(fig, path)
     return True
 
 
-def plot_queue_cdf(queues: pd.DataFrame, path: Path, by: str | None = None) -> bool:
-    if queues.empty:
+def plot_slowdown_sweep(flows: pd.DataFrame, points: pd.DataFrame, swept: list[str], path: Path, title: str | None = None) -> bool:
+    """A sweep's FCT slowdown by size bucket: a panel of bars per point, or, for many
+    points, a panel per case with median and 99th-percentile lines per load (or senders)."""
+    if flows.empty or slowdown_by_bucket(flows).empty:
         return False
-    fig, ax = subplots(figsize=(6, 3.5))
-    groups = queues.groupby(by) if by else [("all switch ports", queues)]
-    probs = np.linspace(0, 1, 501)
-    for key, q in groups:
-        # 501 quantiles draw the same curve as every sample, at a fraction of the cost.
-        v = np.quantile(q["queue_bytes"].to_numpy() / 1e3, probs)
-        ax.plot(v, probs, label=str(key), drawstyle="steps-post")
-    ax.set_xlabel("queue occupancy (KB), sampled on switch ports that carried traffic")
-    ax.set_ylabel("CDF")
-    ax.legend(fontsize=7, loc="lower right")
+    panels, curve = facets(points, swept)
+    fig, axes = _panels(len(panels), sharey=True)
+    for ax, (name, pts) in zip(axes, panels):
+        tables = {p: slowdown_by_bucket(_in(flows, p)) for p in pts["point"]}
+        tables = {p: t for p, t in tables.items() if not t.empty}
+        ax.set_title(name, fontsize=8)
+        if not tables:
+            ax.text(0.5, 0.5, "no finished flows", transform=ax.transAxes, ha="center", fontsize=8)
+        elif curve is None:
+            _slowdown_bars(ax, next(iter(tables.values())))
+        else:
+            by_value = {pts.loc[pts["point"] == p, curve].iloc[0]: t for p, t in tables.items()}
+            _slowdown_lines(ax, dict(sorted(by_value.items())), curve, _colours(points[curve]))
+    if curve is None:
+        axes[0].legend(fontsize=6, loc="best")
+    else:
+        _value_legend(fig, curve, _colours(points[curve]), "solid: median\ndashed: 99th percentile")
+    fig.supylabel("FCT slowdown (FCT / ideal FCT)", fontsize=9)
+    fig.supxlabel("flow size, and finished flows in each bucket", fontsize=9)
+    _title(fig, title, "flow completion time slowdown by flow size, per point", _finished_note(flows))
     _save(fig, path)
     return True
 
 
-def plot_incast_iterations(incast: pd.DataFrame, path: Path) -> bool:
+# ---------------------------------------------------------------------------------------
+# Queue occupancy per switch port
+
+
+def port_queues(queues: pd.DataFrame, links: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per sampled switch port (per sweep point): point, node, port, samples, mean
+    and peak queue (bytes), and a name ("tor3 port 31 -> array0") from the links table.
+    A run's tables get point 0."""
+    q = queues if "point" in queues.columns else queues.assign(point=0)
+    keys = ["point", "node", "port"]
+    ports = q.groupby(keys, sort=True)["queue_bytes"].agg(samples="size", mean="mean", peak="max").reset_index()
+    ports["name"] = "node " + ports["node"].astype(str) + " port " + ports["port"].astype(str)
+    if links is not None and not links.empty:
+        lk = links if "point" in links.columns else links.assign(point=0)
+        lk = lk[lk["kind"] == "switch"][keys + ["node_name", "peer_name"]]
+        ports = ports.merge(lk, on=keys, how="left")
+        named = ports["node_name"].notna()
+        ports.loc[named, "name"] = ports["node_name"][named].astype(str) + " port " + ports["port"][named].astype(str) + " \u2192 " + ports["peer_name"][named].astype(str)
+        ports = ports.drop(columns=["node_name", "peer_name"])
+    # Busiest first: highest mean queue, then highest peak; the name breaks ties stably.
+    return ports.sort_values(["point", "mean", "peak", "name"], ascending=[True, False, False, True], ignore_index=True)
+
+
+# A CCDF of samples is a staircase; a dot marks each port's largest sample, so that a port
+# seen with a queue once is a dot rather than nothing.
+_CCDF_STYLE = {"drawstyle": "steps-pre", "marker": ".", "markevery": [-1], "ms": 4}
+
+
+def _kb(b: float) -> str:
+    """Bytes as KB (of 1000 bytes) with three significant figures, without exponents
+    (bytes below 1 KB: a port that is nearly always empty has a mean of a few bytes)."""
+    if b < 1e3:
+        return f"{b:.3g} B"
+    kb = b / 1e3
+    return f"{kb:,.0f} KB" if kb >= 100 else f"{kb:.3g} KB"
+
+
+def queue_ccdf(positive: np.ndarray, samples: int, steps: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """The fraction of a port's `samples` with a queue of at least x bytes, at up to `steps`
+    occupancies x > 0 taken from its non-zero samples (zeros only count in `samples`, since
+    a log axis has no zero: the curve starts at the fraction of time the port was busy)."""
+    v = np.sort(np.asarray(positive, dtype=float))
+    xs = np.unique(np.quantile(v, np.linspace(0, 1, steps), method="inverted_cdf"))
+    return xs, (len(v) - np.searchsorted(v, xs, side="left")) / samples
+
+
+def _positive_samples(queues: pd.DataFrame, wanted: pd.DataFrame) -> dict:
+    """(point, node, port) -> that port's non-zero queue samples, for the `wanted` ports."""
+    q = queues if "point" in queues.columns else queues.assign(point=0)
+    q = q[q["queue_bytes"] > 0]
+    keys = ["point", "node", "port"]
+    q = q.merge(wanted[keys], on=keys, how="inner")
+    return {k: g["queue_bytes"].to_numpy() for k, g in q.groupby(keys, sort=True)}
+
+
+def _draw_ports(ax, ports: pd.DataFrame, samples: dict) -> str:
+    """One point's panel: the CCDF of each port that ever held a queue (busiest first, at
+    most DRAWN_PORTS), the NAMED_PORTS busiest in colour and named, the rest grey. Returns
+    how many ports that is, for the panel's title."""
+    busy = ports[ports["peak"] > 0]
+    drawn = busy.head(DRAWN_PORTS)
+    for rank, r in enumerate(drawn.itertuples()):
+        xs, ys = queue_ccdf(samples[(r.point, r.node, r.port)], r.samples)
+        if rank < NAMED_PORTS:
+            ax.plot(xs / 1e3, ys, lw=1.5, color=f"C{rank}", zorder=3, label=f"{r.name} (mean {_kb(r.mean)})", **_CCDF_STYLE)
+        else:
+            ax.plot(xs / 1e3, ys, lw=0.6, color="0.7", zorder=2, label="other ports" if rank == NAMED_PORTS else None, **_CCDF_STYLE)
+    if len(busy):
+        ax.legend(fontsize=6, loc="best")
+    else:
+        ax.text(0.5, 0.5, "queues empty at every sample", transform=ax.transAxes, ha="center", fontsize=8)
+    shown = f"; busiest {len(drawn)} drawn" if len(drawn) < len(busy) else ""
+    return f"{len(busy)} of {len(ports)} sampled ports ever held a queue{shown}"
+
+
+def _draw_bottlenecks(ax, ports: pd.DataFrame, samples: dict, pts: pd.DataFrame, curve: str, colours: dict) -> None:
+    """One panel of a large sweep: the busiest port's CCDF for each point, coloured by the
+    point's value of `curve` (senders, load)."""
+    names = set()
+    for _, p in pts.sort_values(curve).iterrows():
+        top = ports[(ports["point"] == p["point"]) & (ports["peak"] > 0)].head(1)
+        for r in top.itertuples():
+            xs, ys = queue_ccdf(samples[(r.point, r.node, r.port)], r.samples)
+            ax.plot(xs / 1e3, ys, lw=1.2, color=colours[p[curve]], **_CCDF_STYLE)
+            names.add(r.name)
+    if names:
+        where = names.pop() if len(names) == 1 else "the busiest of each point"
+        ax.text(0.02, 0.02, f"port: {where}", transform=ax.transAxes, fontsize=6, color="0.35")
+    else:
+        ax.text(0.5, 0.5, "queues empty at every sample", transform=ax.transAxes, ha="center", fontsize=8)
+
+
+def _truncation_note(queues: pd.DataFrame, summary: dict) -> str | None:
+    """Says when queue sampling stopped early (metrics.max_queue_samples)."""
+    summaries = summary.get("point_summaries") or [summary]
+    cut = sum(bool(s.get("queue_samples_truncated")) for s in summaries)
+    if not cut:
+        return None
+    where = f"at {queues['time_us'].max() / 1e3:.4g} ms" if len(summaries) == 1 else f"early in {cut} of {len(summaries)} points"
+    return f"queue sampling stopped {where} (metrics.max_queue_samples)"
+
+
+def _wanted_ports(ports: pd.DataFrame, per_point: int) -> pd.DataFrame:
+    """The busiest `per_point` ports of each point that ever held a queue."""
+    return ports[ports["peak"] > 0].groupby("point", sort=True).head(per_point)
+
+
+def plot_queue_ccdf(queues: pd.DataFrame, links: pd.DataFrame | None, path: Path, points: pd.DataFrame | None = None,
+                    swept: list[str] | None = None, title: str | None = None, summary: dict | None = None) -> bool:
+    """Queue occupancy as a complementary CDF per switch port, on log axes. A run (or a
+    sweep of up to MAX_PANELS points) gets a panel per point with every port that ever held
+    a queue, the busiest named; a larger sweep a panel per case with the busiest port of
+    each point. Nothing is drawn if no sampled queue ever held a byte."""
+    if queues.empty or not (queues["queue_bytes"] > 0).any():
+        return False
+    ports = port_queues(queues, links)
+    if swept and points is not None and not points.empty:
+        panels, curve = facets(points, swept)
+    else:
+        panels, curve = [("", pd.DataFrame({"point": [0]}))], None
+    samples = _positive_samples(queues, _wanted_ports(ports, 1 if curve else DRAWN_PORTS))
+    fig, axes = _panels(len(panels), panel=(4.2, 3.0) if len(panels) > 1 else (7.0, 4.2), sharex=True, sharey=True)
+    for ax, (name, pts) in zip(axes, panels):
+        if curve is None:
+            count = _draw_ports(ax, ports[ports["point"] == pts["point"].iloc[0]], samples)
+            name = f"{name}\n{count}" if name else count
+        else:
+            _draw_bottlenecks(ax, ports, samples, pts, curve, _colours(points[curve]))
+        ax.set_title(name, fontsize=8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.grid(True, which="major", lw=0.3, color="0.85")
+    if curve is not None:
+        _value_legend(fig, curve, _colours(points[curve]))
+    fig.supxlabel("queue occupancy x (KB, of 1000 bytes)", fontsize=9)
+    fig.supylabel("fraction of samples with queue \u2265 x", fontsize=9)
+    what = "queue occupancy CCDF per switch port" if curve is None else "queue occupancy CCDF of each point's busiest switch port"
+    _title(fig, title, what, _truncation_note(queues, summary or {}))
+    _save(fig, path)
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Incast
+
+
+def _goodput_axis(ax, values) -> None:
+    """Goodput in Mbit/s: a log axis when the values span decades (a 200 ms timeout gives
+    a few Mbit/s where 1 ms gives hundreds), otherwise linear from zero."""
+    if _spans_decades(values):
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("goodput (Mbit/s)")
+
+
+def _incast_what(sc: dict | None, iterations: int | None = None) -> str:
+    """The workload in words, for a title: " (24 senders, 256KiB blocks, 40 iterations)"."""
+    w = (sc or {}).get("workload") or {}
+    words = []
+    if iterations is not None and isinstance(w.get("senders"), int):
+        words.append(f"{w['senders']} sender{'s' if w['senders'] != 1 else ''}")
+    if isinstance(w.get("block"), (str, int)):
+        words.append(f"{w['block']} blocks")
+    if iterations is not None:
+        words.append(f"{iterations} iterations")
+    return f" ({', '.join(words)})" if words else ""
+
+
+def _us(t: float) -> str:
+    """A time in microseconds, in the unit that reads best."""
+    return f"{t / 1e6:.3g} s" if t >= 1e6 else f"{t / 1e3:.3g} ms" if t >= 1e3 else f"{t:.3g} us"
+
+
+def plot_incast_iterations(incast: pd.DataFrame, path: Path, title: str | None = None, scenario: dict | None = None) -> bool:
+    """A run's goodput of each incast iteration, with the overall goodput (and the mean
+    iteration time: a small block's answer is its latency) as a line."""
     if incast.empty:
         return False
-    fig, ax = subplots(figsize=(6, 3.5))
-    ax.bar(incast["iteration"], incast["goodput_mbps"])
+    fig, ax = subplots(figsize=(6.4, 3.8))
+    ax.bar(incast["iteration"], incast["goodput_mbps"], width=1.0 if len(incast) > 50 else 0.8, color="C0")
+    overall = incast["block_bytes"].sum() * 8 / incast["duration_us"].sum()
+    ax.axhline(overall, color="C1", lw=1, ls="--")
+    _goodput_axis(ax, incast["goodput_mbps"])
     ax.set_xlabel("iteration")
-    ax.set_ylabel("goodput (Mbit/s)")
+    # In the title rather than a legend, which would cover bars.
+    note = f"dashed: overall goodput {overall:.4g} Mbit/s; mean iteration time {_us(incast['duration_us'].mean())}"
+    _title(fig, title, f"goodput of each incast iteration{_incast_what(scenario, len(incast))}", note)
     _save(fig, path)
     return True
 
@@ -89,25 +479,105 @@ def incast_goodput(incast: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return g.reset_index()
 
 
-def plot_incast_sweep(incast: pd.DataFrame, swept: list[str], path: Path) -> bool:
+def _incast_layout(others: list[str]) -> tuple[list[str], list[str]]:
+    """(panel columns, line columns) for goodput against senders: lines per case (or the
+    last other swept column), one panel per combination of the rest (rto_min)."""
+    if len(others) < 2:
+        return [], others
+    line = "case" if "case" in others else others[-1]
+    return [k for k in others if k != line], [line]
+
+
+def _groups(df: pd.DataFrame, keys: list[str]):
+    """(label, rows) per combination of `keys`, in the order they first appear."""
+    if not keys:
+        return [("", df)]
+    return [(_label(keys, key), g) for key, g in df.groupby(keys, sort=False)]
+
+
+def plot_incast_sweep(incast: pd.DataFrame, swept: list[str], path: Path, title: str | None = None, scenario: dict | None = None) -> bool:
+    """Goodput against the number of senders, a line per value of the other swept columns
+    (a panel per value of a third one); a log axis when goodput spans decades."""
     if incast.empty or "senders" not in swept:
         return False
     others = [k for k in swept if k != "senders"]
-    g = incast_goodput(incast, swept)
-    fig, ax = subplots(figsize=(6, 3.5))
-    for key, sub in (g.groupby(others) if others else [("", g)]):
-        label = ", ".join(f"{k}={v}" for k, v in zip(others, key if isinstance(key, tuple) else (key,))) if others else None
-        ax.plot(sub["senders"], sub["goodput_mbps"], marker="o", label=label)
-    ax.set_xlabel("senders")
-    ax.set_ylabel("goodput (Mbit/s)")
-    ax.set_ylim(bottom=0)
-    if others:
-        ax.legend(fontsize=8, loc="upper right")
+    # In the order of the sweep's points, so that lines and panels follow the scenario.
+    g = incast_goodput(incast, ["point", *swept] if "point" in incast.columns else swept)
+    panel_keys, line_keys = _incast_layout(others)
+    panels = _groups(g, panel_keys)
+    fig, axes = _panels(len(panels), panel=(6.4, 3.8) if len(panels) == 1 else (4.6, 3.4), sharey=True)
+    for ax, (name, sub) in zip(axes, panels):
+        for label, line in _groups(sub, line_keys):
+            line = line.sort_values("senders")
+            ax.plot(line["senders"], line["goodput_mbps"], marker="o", ms=4, label=label or None)
+        _goodput_axis(ax, g["goodput_mbps"])
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel("senders")
+        ax.grid(True, which="major", lw=0.3, color="0.85")
+        if line_keys:
+            ax.legend(fontsize=7, loc="best")
+    _title(fig, title, f"incast goodput against senders{_incast_what(scenario)}", "goodput of a point: all blocks' bytes over all iterations' time")
     _save(fig, path)
     return True
 
 
-def plot_fct_by_load(flows: pd.DataFrame, path: Path) -> bool:
+def iteration_times(incast: pd.DataFrame, points: pd.DataFrame, swept: list[str]) -> pd.DataFrame:
+    """Per sweep point, in point order: its label, finished iterations, and the mean, 1st
+    and 99th percentile of their times (us; NaN when none finished)."""
+    rows = []
+    for _, p in points.sort_values("point").iterrows():
+        d = _in(incast, p["point"])["duration_us"].to_numpy()
+        stats = (d.mean(), np.percentile(d, 1), np.percentile(d, 99)) if len(d) else (np.nan,) * 3
+        rows.append((_label(swept, [p[k] for k in swept]), len(d), *stats))
+    return pd.DataFrame(rows, columns=["label", "iterations", "mean", "p1", "p99"])
+
+
+def plot_incast_times(incast: pd.DataFrame, points: pd.DataFrame, swept: list[str], path: Path, title: str | None = None) -> bool:
+    """For sweeps that do not vary senders (ramcloud_read's cases): the time of one
+    iteration (request to the last byte of every block) per point, mean with 1st-99th
+    percentile whiskers; a log axis when the times span decades. A point where no
+    iteration finished (a timeout longer than the run) says so."""
+    if incast.empty or "senders" in swept:
+        return False
+    t = iteration_times(incast, points, swept)
+    done = t[t["iterations"] > 0]
+    if done.empty:
+        return False
+    fig, ax = subplots(figsize=(6.4, 1.2 + 0.35 * len(t)))
+    y = np.arange(len(t))[::-1]
+    yd = y[t["iterations"].to_numpy() > 0]
+    ax.barh(yd, done["mean"], color="C0", height=0.6)
+    ax.errorbar(done["mean"], yd, xerr=[done["mean"] - done["p1"], done["p99"] - done["mean"]], fmt="none", ecolor="0.2", capsize=3, lw=0.8)
+    for yi, r in zip(y, t.itertuples()):
+        if r.iterations:
+            ax.text(r.p99, yi, f"  {_us(r.mean)}", va="center", fontsize=7)
+        else:  # at the left edge, in axes units along x (a log axis has no zero)
+            ax.text(0.01, yi, "no iteration finished", va="center", fontsize=7, transform=ax.get_yaxis_transform())
+    ax.set_yticks(y, [f"{r.label} ({r.iterations:,})" for r in t.itertuples()], fontsize=7)
+    ax.set_ylim(-0.6, len(t) - 0.4)
+    log = _spans_decades(done["mean"])
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlim(right=done["p99"].max() * (3 if log else 1.25))
+    ax.set_xlabel("iteration time (us): mean, whiskers from 1st to 99th percentile", fontsize=9)
+    _title(fig, title, "incast iteration time per point (finished iterations in brackets)")
+    _save(fig, path)
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Flexplane figures
+
+
+def _counts(values) -> str:
+    """A range of flow counts as text: "12" or "9-14"."""
+    v = [int(x) for x in values if np.isfinite(x)]
+    if not v:
+        return "0"
+    return f"{min(v):,}" if min(v) == max(v) else f"{min(v):,}-{max(v):,}"
+
+
+def plot_fct_by_load(flows: pd.DataFrame, path: Path, title: str | None = None) -> bool:
     """Flexplane Figure 5: per case, small flows' mean and 99th-percentile slowdown and
     large flows' mean slowdown against load (needs swept `case` and `load` columns)."""
     from . import dataplane
@@ -115,26 +585,36 @@ def plot_fct_by_load(flows: pd.DataFrame, path: Path) -> bool:
     if not {"case", "load"} <= set(flows.columns):
         return False
     t = dataplane.fct_by_load(flows)
-    if t.empty:
+    if t.empty or t[["small_mean", "small_p99", "large_mean"]].isna().all().all():
         return False
-    panels = [("small_mean", "small flows (<100 KB): mean"), ("small_p99", "small flows: 99th percentile"), ("large_mean", "large flows (>10 MB): mean")]
-    fig, axes = subplots(1, 3, figsize=(12, 3.6))
-    for ax, (col, title) in zip(axes, panels):
-        for case, g in t.groupby("case", sort=False):
-            g = g.sort_values("load")
-            ax.plot(g["load"], g[col], marker="o", label=str(case))
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("load")
+    panels = [("small_mean", "small_flows", "small flows (<100 KB): mean"), ("small_p99", "small_flows", "small flows (<100 KB): 99th percentile"),
+              ("large_mean", "large_flows", "large flows (>10 MB): mean")]
+    fig, axes = subplots(1, 3, figsize=(12, 3.9))
+    cases = [c for c in pd.unique(flows["case"]) if c in set(t["case"])]  # the scenario's order
+    for ax, (col, count, name) in zip(axes, panels):
+        ax.set_title(f"{name}\n({_counts(t[count])} finished flows per point)", fontsize=8)
+        ax.set_xlabel("offered load (fraction of the clients' link rate)", fontsize=8)
+        if t[col].isna().all():
+            ax.text(0.5, 0.5, "no such flow finished", transform=ax.transAxes, ha="center", fontsize=8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
+        for case in cases:
+            g = t[t["case"] == case].sort_values("load")
+            ax.plot(g["load"], g[col], marker="o", ms=4, label=str(case))
         ax.set_yscale("log")
-    axes[0].set_ylabel("normalised FCT (FCT / ideal)")
-    axes[-1].legend(fontsize=8, loc="best")
+        ax.grid(True, which="major", lw=0.3, color="0.85")
+    axes[0].set_ylabel("normalised FCT (FCT / ideal FCT)")
+    axes[0].legend(fontsize=7, loc="best")
+    _title(fig, title, "normalised flow completion time against load (Flexplane Figure 5)", _finished_note(flows))
     _save(fig, path)
     return True
 
 
-def plot_priority_tradeoff(flows: pd.DataFrame, path: Path) -> bool:
+def plot_priority_tradeoff(flows: pd.DataFrame, path: Path, title: str | None = None) -> bool:
     """Flexplane Figure 6: per case, the mean FCT of high-priority (DSCP > 0) requests
-    against that of low-priority ones; down and left is better."""
+    against that of low-priority ones; down and left is better. Each case has a marker and
+    colour of its own, named in the legend (cases often land on the same spot)."""
     from . import dataplane
 
     if "case" not in flows.columns or "dscp" not in flows.columns or flows["dscp"].nunique() < 2:
@@ -142,54 +622,85 @@ def plot_priority_tradeoff(flows: pd.DataFrame, path: Path) -> bool:
     t = dataplane.priority_tradeoff(flows).dropna(subset=["high_mean_fct_us", "low_mean_fct_us"])
     if t.empty:
         return False
-    fig, ax = subplots(figsize=(6, 4))
-    for _, r in t.iterrows():
-        ax.scatter(r["low_mean_fct_us"] / 1e3, r["high_mean_fct_us"], s=30)
-        ax.annotate(str(r["case"]), (r["low_mean_fct_us"] / 1e3, r["high_mean_fct_us"]), fontsize=8, xytext=(4, 3), textcoords="offset points")
-    ax.set_yscale("log")
+    # The scenario's order of cases, not the alphabet's.
+    t = t.set_index("case").loc[[c for c in pd.unique(flows["case"]) if c in set(t["case"])]].reset_index()
+    fig, ax = subplots(figsize=(7.2, 4.4))
+    # Hollow markers of different shapes and sizes: cases that land on the same spot stay
+    # visible one around the other.
+    markers = "osD^vPXh<>p*"
+    for i, r in enumerate(t.itertuples()):
+        ax.scatter(r.low_mean_fct_us / 1e3, r.high_mean_fct_us, s=30 + 12 * i, marker=markers[i % len(markers)], facecolors="none",
+                   edgecolors=f"C{i % 10}", linewidths=1.3, label=str(r.case), zorder=3)
+    if _spans_decades(t["high_mean_fct_us"]):
+        ax.set_yscale("log")
+    if _spans_decades(t["low_mean_fct_us"]):
+        ax.set_xscale("log")
     ax.set_xlabel("low-priority (long) requests: mean FCT (ms)")
     ax.set_ylabel("high-priority (short) requests: mean FCT (us)")
+    ax.grid(True, which="major", lw=0.3, color="0.85")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    note = "lower left is better" + (f"; {_finished_note(flows)}" if _finished_note(flows) else "")
+    _title(fig, title, "short vs long request FCT per scheme (Flexplane Figure 6)", note)
     _save(fig, path)
     return True
 
 
-def _memcached_plots(requests: pd.DataFrame, folder: Path, made: list[str]) -> None:
+# ---------------------------------------------------------------------------------------
+# What a results folder gets
+
+
+def _memcached_plots(requests: pd.DataFrame | None, folder: Path, title: str | None) -> list[str]:
     from . import memcached
 
     if requests is None or requests.empty:
-        return
-    if memcached.plot_tail(requests, folder / "latency_tail.png"):
-        made.append("latency_tail.png")
-    if memcached.plot_pmf(requests, folder / "latency_pmf.png"):
-        made.append("latency_pmf.png")
+        return []
+    made = []
+    if memcached.plot_tail(requests, folder / "latency_tail.png", title=title):
+        made += _files("latency_tail.png")
+    if memcached.plot_pmf(requests, folder / "latency_pmf.png", title=title):
+        made += _files("latency_pmf.png")
+    return made
+
+
+def _files(png: str) -> list[str]:
+    """The files one plot is written as (PNG and SVG)."""
+    return [str(Path(png).with_suffix(s)) for s in FORMATS]
 
 
 def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
-    made = []
-    _memcached_plots(frames.get("requests"), folder, made)
-    if plot_incast_iterations(frames.get("incast", pd.DataFrame()), folder / "incast_goodput.png"):
-        made.append("incast_goodput.png")
-    if "flows" in frames and plot_slowdown(frames["flows"], folder / "fct_slowdown.png"):
-        made.append("fct_slowdown.png")
-    if "queues" in frames and plot_queue_cdf(frames["queues"], folder / "queue_cdf.png"):
-        made.append("queue_cdf.png")
+    """Writes a run's plots into `folder`; lists them in summary["plots"]."""
+    title, sc = scenario_name(summary), summary.get("scenario")
+    empty = pd.DataFrame()
+    made = _memcached_plots(frames.get("requests"), folder, title)
+    if plot_incast_iterations(frames.get("incast", empty), folder / "incast_goodput.png", title, sc):
+        made += _files("incast_goodput.png")
+    if "flows" in frames and plot_slowdown(frames["flows"], folder / "fct_slowdown.png", title):
+        made += _files("fct_slowdown.png")
+    if "queues" in frames and plot_queue_ccdf(frames["queues"], frames.get("links"), folder / "queue_cdf.png", title=title, summary=summary):
+        made += _files("queue_cdf.png")
     summary["plots"] = made
     return made
 
 
 def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> list[str]:
+    """Writes a sweep's plots into `folder`; lists them in summary["plots"]."""
+    title, sc = scenario_name(summary), summary.get("scenario")
+    empty = pd.DataFrame()
+    points = sweep_points(tables, swept)
+    incast, flows = tables.get("incast", empty), tables.get("flows", empty)
     made = []
-    if plot_incast_sweep(tables.get("incast", pd.DataFrame()), swept, folder / "incast_goodput.png"):
-        made.append("incast_goodput.png")
-    if "flows" in tables and plot_slowdown(tables["flows"], folder / "fct_slowdown.png"):
-        made.append("fct_slowdown.png")
-    if "queues" in tables and plot_queue_cdf(tables["queues"], folder / "queue_cdf.png", by=swept[0] if len(swept) == 1 else None):
-        made.append("queue_cdf.png")
-    _memcached_plots(tables.get("requests"), folder, made)
-    flows = tables.get("flows", pd.DataFrame())
-    if "case" in swept and "load" in swept and plot_fct_by_load(flows, folder / "fct_by_load.png"):
-        made.append("fct_by_load.png")
-    elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png"):
-        made.append("priority_tradeoff.png")
+    if plot_incast_sweep(incast, swept, folder / "incast_goodput.png", title, sc):
+        made += _files("incast_goodput.png")
+    if plot_incast_times(incast, points, swept, folder / "incast_time.png", title):
+        made += _files("incast_time.png")
+    if not flows.empty and plot_slowdown_sweep(flows, points, swept, folder / "fct_slowdown.png", title):
+        made += _files("fct_slowdown.png")
+    if "queues" in tables and plot_queue_ccdf(tables["queues"], tables.get("links"), folder / "queue_cdf.png", points, swept, title, summary):
+        made += _files("queue_cdf.png")
+    made += _memcached_plots(tables.get("requests"), folder, title)
+    if "case" in swept and "load" in swept and plot_fct_by_load(flows, folder / "fct_by_load.png", title):
+        made += _files("fct_by_load.png")
+    elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png", title):
+        made += _files("priority_tradeoff.png")
     summary["plots"] = made
     return made

@@ -56,8 +56,24 @@ class Result:
     def headline(self) -> dict:
         return self.summary.get("headline", {})
 
+    def __repr__(self) -> str:
+        s = self.summary
+        name = s.get("scenario", {}).get("name", "run")
+        what = f"{s['points']} points" if isinstance(s.get("points"), int) else f"{s.get('simulated_seconds', 0):.4g} s simulated"
+        tables = ", ".join(f"{k}[{len(v)}]" for k, v in self.tables.items() if len(v))
+        where = f", path={str(self.path)!r}" if self.path else ""
+        return f"<Result {name}: {what}; tables {tables or 'none'}{where}>"
 
-def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None, captures: dict[str, bytes] | None = None) -> Result:
+    def _repr_html_(self) -> str:
+        from .report import summary_html
+
+        tables = ", ".join(f"<code>{k}</code> ({len(v):,} rows)" for k, v in self.tables.items() if len(v))
+        where = f"<p>Folder: <code>{self.path}</code></p>" if self.path else ""
+        return summary_html(self.summary) + f"<p>Tables: {tables or 'none'}</p>" + where
+
+
+def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None, captures: dict[str, bytes] | None = None,
+          points_width: int = 3) -> Result:
     """Writes a results folder (tables, then what `fill(tables, summary, folder)` adds, such
     as plots, then summary.json marked complete) and moves it into place only when all of
     it is there (see `folders`)."""
@@ -70,6 +86,9 @@ def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFram
         write_captures(folder.tmp, captures)
         if fill is not None:
             fill(tables, summary, folder.tmp)
+        from .report import write_html
+
+        write_html(folder.tmp, summary, tables, points_width=points_width)
         summary["complete"] = True
         (folder.tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         path = folder.commit()

@@ -12,6 +12,7 @@ import pandas as pd
 from .errors import ScenarioError
 from .folders import Destination
 from .pool import LocalPool
+from .report import write_html
 from .results import Result, write, write_captures
 from .runner import simulate
 from .scenario import CASE_AXIS, expand
@@ -140,6 +141,7 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
             for name, df in frames.items():
                 df.to_parquet(sub / f"{name}.parquet", index=False, compression="zstd")
             write_captures(sub, captures)
+            write_html(sub, point_summary, frames)
             (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
 
     def fill(tables, summary, folder):
@@ -148,4 +150,4 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
         plots.for_sweep(tables, summary, swept, folder)
         _point_folders(tables, summary, folder)
 
-    return write(dest, summary, tables, fill if make_plots else _point_folders)
+    return write(dest, summary, tables, fill if make_plots else _point_folders, points_width=width)

@@ -1,0 +1,100 @@
+"""An HTML page per results folder (`report.html`): what ran, the headline figures, the
+checks, every plot, and links to every table and capture, readable offline (no scripts,
+no network; plots are the folder's own image files). A sweep's page also has one row per
+point, linking to each point's own page. The same summary renders a Result in a notebook.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from .terminal import headline_keys
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+.bad { color: #b00; font-weight: bold; } .ok { color: #070; }
+pre { background: #f7f7f7; padding: 1em; overflow-x: auto; }
+"""
+
+
+def _e(v) -> str:
+    return html.escape(str(v))
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.4g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+def _rows(pairs) -> str:
+    return "".join(f"<tr><th class=l>{_e(k)}</th><td>{_e(_fmt(v))}</td></tr>" for k, v in pairs)
+
+
+def summary_html(summary: dict) -> str:
+    """The run's facts and headline as HTML tables (also a Result's notebook view)."""
+    sc = summary.get("scenario", {})
+    facts = [("scenario", sc.get("name", "")), ("seed", summary.get("seed", sc.get("seed", ""))), ("wscsim", summary.get("version", ""))]
+    if isinstance(summary.get("points"), int):
+        facts += [("points", summary["points"]), ("wall seconds", round(summary.get("wall_seconds", 0), 2))]
+    else:
+        facts += [(k.replace("_", " "), summary[k]) for k in ("simulated_seconds", "wall_seconds", "events", "packet_hops") if k in summary]
+    head = summary.get("headline", {})
+    inv = summary.get("invariants", {})
+    ok = inv.get("ok", True)
+    out = [f"<table>{_rows(facts)}</table>"]
+    if head:
+        out.append(f"<h2>Headline</h2><table>{_rows((k, head[k]) for k in headline_keys(head))}</table>")
+    verdict = '<span class=ok>all hold</span>' if ok else '<span class=bad>FAILED: see summary.json</span>'
+    out.append(f"<p>Invariants (packets conserved, no buffer overrun, time monotone): {verdict}</p>")
+    return "\n".join(out)
+
+
+def _table_links(folder: Path, tables: dict) -> str:
+    items = []
+    for name in sorted(tables):
+        df = tables[name]
+        cols = ", ".join(map(str, df.columns))
+        items.append(f"<tr><td class=l><a href='{_e(name)}.parquet'>{_e(name)}.parquet</a></td><td>{len(df):,}</td><td class=l>{_e(cols)}</td></tr>")
+    caps = sorted((folder / "capture").glob("*.pcap")) if (folder / "capture").is_dir() else []
+    for p in caps:
+        items.append(f"<tr><td class=l><a href='capture/{_e(p.name)}'>capture/{_e(p.name)}</a></td><td></td><td class=l>pcap (tshark, Wireshark)</td></tr>")
+    return "<table><tr><th class=l>file</th><th>rows</th><th class=l>columns</th></tr>" + "".join(items) + "</table>"
+
+
+def _points_table(tables: dict, width: int) -> str:
+    pts = tables.get("points")
+    if pts is None or pts.empty:
+        return ""
+    swept = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
+    heads = headline_keys(c.removeprefix("headline_") for c in pts.columns if c.startswith("headline_"))
+    header = "<tr><th>point</th>" + "".join(f"<th class=l>{_e(c)}</th>" for c in swept) + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
+    rows = []
+    for _, r in pts.iterrows():
+        link = f"<a href='points/{int(r['point']):0{width}d}/report.html'>{int(r['point'])}</a>"
+        cells = "".join(f"<td class=l>{_e(_fmt(r[c]))}</td>" for c in swept) + "".join(f"<td>{_e(_fmt(r['headline_' + h]))}</td>" for h in heads)
+        rows.append(f"<tr><td>{link}</td>{cells}</tr>")
+    return "<h2>Points</h2><table>" + header + "".join(rows) + "</table>"
+
+
+def write_html(folder: Path, summary: dict, tables: dict, points_width: int = 3) -> None:
+    """Writes `folder/report.html` from the folder's summary, tables, plots and captures."""
+    name = summary.get("scenario", {}).get("name", "run")
+    plots = [p for p in summary.get("plots", []) if p.endswith(".png")]
+    body = [f"<h1>{_e(name)}</h1>", summary_html(summary), _points_table(tables, points_width)]
+    if plots:
+        body.append("<h2>Plots</h2>" + "".join(f"<p><img src='{_e(p)}' alt='{_e(p)}'></p>" for p in plots))
+    body.append("<h2>Tables</h2>" + _table_links(folder, tables))
+    scenario = json.dumps(summary.get("scenario", {}), indent=2, sort_keys=True)
+    body.append(f"<details><summary>Scenario as run, every default filled in</summary><pre>{_e(scenario)}</pre></details>")
+    body.append("<p><a href='summary.json'>summary.json</a></p>")
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(name)}: wscsim</title><style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n"
+    (folder / "report.html").write_text(page)
