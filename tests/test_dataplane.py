@@ -105,6 +105,38 @@ def test_python_scheme_matches_the_builtin_priority():
     pd.testing.assert_frame_equal(py.flows, rust.flows)
 
 
+class PushOutPriority(wscsim.Scheme):
+    """The built-in priority scheme with push-out, in Python: a full buffer drops the
+    newest packet of the lowest non-empty class below the arrival's."""
+
+    queues = 2
+
+    def classify(self, packet, port):
+        return min(packet.dscp, 1)
+
+    def enqueue(self, packet, port, queue):
+        if port.bytes_queued + packet.size <= port.limit_bytes:
+            return "accept"
+        for low in range(queue):
+            if port.queue_packets[low]:
+                return ("drop_tail", low)
+        return "drop"
+
+    def schedule(self, port):
+        return 1 if port.queue_packets[1] else (0 if port.queue_packets[0] else None)
+
+
+def test_python_push_out_matches_the_builtin_priority_with_push_out():
+    wscsim.register_scheme("push_out_priority", PushOutPriority)
+    small = lambda scheme: dict(two_flows(scheme, duration="10ms"), switch={"scheme": scheme, "buffer_per_port": "6KB"})
+    py = run(small({"kind": "python", "class": "push_out_priority"}))
+    rust = run(small({"kind": "priority", "queues": 2, "push_out": True}))
+    assert len(rust.drops) > 0
+    assert py.summary["packet_hops"] == rust.summary["packet_hops"]
+    pd.testing.assert_frame_equal(py.drops, rust.drops)
+    pd.testing.assert_frame_equal(py.flows, rust.flows)
+
+
 class Counting(wscsim.Scheme):
     """Tags every packet through a scheme field and routes, to check the hooks run."""
 

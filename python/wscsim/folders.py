@@ -96,7 +96,7 @@ def _pid_alive(pid: int) -> bool:
 
 def _stale_siblings(out: Path, kind: str) -> list[Path]:
     """`<out>.<kind>-<pid>` folders of wscsim's whose process is gone."""
-    found = []
+    found: list[Path] = []
     if not out.parent.is_dir():
         return found
     pattern = re.compile(re.escape(out.name) + r"\." + kind + r"-(\d+)$")

@@ -10,6 +10,7 @@ there.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 
 from .errors import ScenarioError
@@ -46,7 +47,7 @@ def connect(address: str):
         raise ScenarioError("--ray", f"given {address!r}; allowed: a Ray address such as 127.0.0.1:6379, ray://host:10001 or auto")
     _reachable(address)
     try:
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level="ERROR")
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level=logging.ERROR)
     except Exception as e:  # Ray raises ConnectionError, RuntimeError, ValueError...
         raise ScenarioError("--ray", f"given {address!r}, which could not be reached ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); allowed: the address of a running Ray cluster") from None
     remote = ray.get(ray.remote(num_cpus=0)(_version).remote())

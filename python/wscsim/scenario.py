@@ -19,7 +19,7 @@ from typing import Any
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[no-redef]
 
 from .errors import ScenarioError
 
@@ -200,7 +200,7 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
         sweep = {}
     if not isinstance(sweep, dict):
         raise ScenarioError("sweep", f"given {sweep!r}; allowed: a table of dotted paths to lists of values")
-    axes = []
+    axes: list[tuple[str, list]] = []
     points = 1
     for path, values in sweep.items():
         if not isinstance(values, list) or not values:
@@ -248,7 +248,7 @@ def expand(base: dict, axes: list[tuple[str, list]]) -> list[tuple[dict, dict]]:
     points = []
     for combo in itertools.product(*[vals for _, vals in axes]):
         sc = copy.deepcopy(base)
-        params = {}
+        params: dict[str, Any] = {}
         for (path, _), v in zip(axes, combo):
             if path is CASE_AXIS:
                 _apply_case(sc, v)

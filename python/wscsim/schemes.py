@@ -137,12 +137,14 @@ def _import(spec: str, where: str) -> type:
         if mod_name.endswith(".py"):
             path = Path(mod_name)
             s = importlib.util.spec_from_file_location(f"wscsim_user_scheme_{path.stem}", path)
+            if s is None or s.loader is None:
+                raise ScenarioError(where, f"given {spec!r}; allowed: a Python file that can be imported")
             module = importlib.util.module_from_spec(s)
             s.loader.exec_module(module)
         else:
             module = importlib.import_module(mod_name)
     except BaseException as e:  # the user's module failed, or exited: say so in one line
-        if isinstance(e, KeyboardInterrupt):
+        if isinstance(e, (KeyboardInterrupt, ScenarioError)):
             raise
         raise ScenarioError(where, f"given {spec!r}; importing it raised {type(e).__name__}: {e}") from None
     cls = getattr(module, cls_name, None)
@@ -162,7 +164,7 @@ def _check(cls: type, spec: str, where: str) -> None:
 
 def python_schemes(sc: dict) -> list[tuple[str, str]]:
     """(field path, class string) of every `kind = "python"` scheme in scenario `sc`."""
-    sw = sc.get("switch") if isinstance(sc.get("switch"), dict) else {}
+    sw: dict = sc["switch"] if isinstance(sc.get("switch"), dict) else {}
     places = [("switch.scheme", sw.get("scheme"))]
     for i, o in enumerate(sw.get("overrides") or []):
         if isinstance(o, dict):

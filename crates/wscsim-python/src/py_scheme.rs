@@ -202,7 +202,7 @@ impl CustomScheme for PyScheme {
         if self.failed() {
             return Verdict::Dropped;
         }
-        let verdict = Python::attach(|py| {
+        let answer = Python::attach(|py| {
             let view = Py::new(py, PyPacket::of(ctx.packet(pkt)))
                 .map_err(|e| self.fail(py, "enqueue", e))
                 .ok()?;
@@ -213,34 +213,18 @@ impl CustomScheme for PyScheme {
                     "enqueue",
                     (view.clone_ref(py), PyPort::of(self.port, ctx), queue),
                 )
-                .and_then(|v| v.extract::<String>(py));
+                .and_then(|v| parse_enqueue(py, v, ctx.queues.len()));
             view.borrow(py).write_back(ctx.pool.get_mut(pkt));
-            match r {
-                Ok(v) => match v.as_str() {
-                    "accept" => Some(false),
-                    "mark" => Some(true),
-                    "drop" => None,
-                    other => {
-                        self.fail(
-                            py,
-                            "enqueue",
-                            pyo3::exceptions::PyValueError::new_err(format!(
-                                "returned {other:?}; allowed: \"accept\", \"mark\" or \"drop\""
-                            )),
-                        );
-                        None
-                    }
-                },
-                Err(e) => {
-                    self.fail(py, "enqueue", e);
-                    None
-                }
-            }
+            r.map_err(|e| self.fail(py, "enqueue", e)).ok()
         });
         // The framework keeps the buffer: a scheme cannot accept what does not fit.
-        match verdict {
-            Some(mark) => ctx.push_if_fits(queue, pkt, mark),
-            None => Verdict::Dropped,
+        match answer {
+            Some(Enqueue::Accept { mark }) => ctx.push_if_fits(queue, pkt, mark),
+            Some(Enqueue::PushOut {
+                queue: victim_queue,
+                head,
+            }) => push_out(ctx, pkt, queue, victim_queue, head),
+            Some(Enqueue::Drop) | None => Verdict::Dropped,
         }
     }
 
@@ -276,6 +260,74 @@ impl CustomScheme for PyScheme {
         })?;
         ctx.pop(q)
     }
+}
+
+/// What a Python scheme's `enqueue` answered.
+enum Enqueue {
+    Accept {
+        mark: bool,
+    },
+    Drop,
+    /// Accept the arrival and drop the packet at the head (or tail) of `queue` instead.
+    PushOut {
+        queue: usize,
+        head: bool,
+    },
+}
+
+const ENQUEUE_ALLOWED: &str =
+    "\"accept\", \"mark\", \"drop\", (\"drop_head\", QUEUE) or (\"drop_tail\", QUEUE)";
+
+fn parse_enqueue(py: Python<'_>, v: Py<PyAny>, queues: usize) -> PyResult<Enqueue> {
+    let bad = |what: String| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "returned {what}; allowed: {ENQUEUE_ALLOWED}"
+        ))
+    };
+    if let Ok(word) = v.extract::<String>(py) {
+        return match word.as_str() {
+            "accept" => Ok(Enqueue::Accept { mark: false }),
+            "mark" => Ok(Enqueue::Accept { mark: true }),
+            "drop" => Ok(Enqueue::Drop),
+            other => Err(bad(format!("{other:?}"))),
+        };
+    }
+    let (word, queue) = v
+        .extract::<(String, usize)>(py)
+        .map_err(|_| bad(v.bind(py).repr().map(|r| r.to_string()).unwrap_or_default()))?;
+    if queue >= queues {
+        return Err(bad(format!(
+            "({word:?}, {queue}) at a port with {queues} queues"
+        )));
+    }
+    match word.as_str() {
+        "drop_head" => Ok(Enqueue::PushOut { queue, head: true }),
+        "drop_tail" => Ok(Enqueue::PushOut { queue, head: false }),
+        other => Err(bad(format!("({other:?}, {queue})"))),
+    }
+}
+
+/// Accepts `pkt` into `queue` by dropping the head or tail of `victim_queue`, if that
+/// queue holds a packet and the arrival then fits; otherwise drops the arrival.
+fn push_out(
+    ctx: &mut PortCtx,
+    pkt: PktId,
+    queue: usize,
+    victim_queue: usize,
+    head: bool,
+) -> Verdict {
+    let q = &ctx.queues[victim_queue];
+    if q.is_empty() {
+        return ctx.push_if_fits(queue, pkt, false);
+    }
+    let victim = if head { q.head } else { q.tail };
+    let freed = ctx.packet(victim).frame_bytes as u64;
+    if !ctx.fits((ctx.packet(pkt).frame_bytes as u64).saturating_sub(freed)) {
+        return Verdict::Dropped;
+    }
+    ctx.remove(victim_queue, victim);
+    ctx.push(queue, pkt);
+    Verdict::DroppedOther(victim)
 }
 
 /// A port's queue count and scheme instance, or why it could not be made.
