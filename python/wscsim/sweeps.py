@@ -56,84 +56,27 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     """Runs every point of a sweep: in `workers` local processes, or as tasks on the Ray
     cluster at address `ray`; the tables are the same either way."""
     points = expand(base, axes)
-    labels = {p: [v["name"] for v in vals] if p is CASE_AXIS else vals for p, vals in axes}
-    columns = {p: dict(zip(map(_key, vals), column_values(vals))) for p, vals in labels.items()}
-    # Validate every point before running any, so a bad value fails fast with its field.
-    from .schemes import check
-
-    for sc, params in points:
-        try:
-            check(sc, allow_python, for_run=True)
-        except ScenarioError as e:
-            where = ", ".join(f"{k}={v!r}" for k, v in params.items())
-            raise ScenarioError(e.path, f"{e.message} (in sweep point {where})") from None
-    workers = max(1, workers or min(len(points), os.cpu_count() or 1))
+    _validate(points, allow_python)
     t0 = time.perf_counter()
-    results = [None] * len(points)
     jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
-    # Workers start before the progress bar's thread does (they are forked).
-    pool = LocalPool(_run, workers) if workers > 1 and ray is None else None
-    if ray is not None:
-        from . import ray_pool
-
-        outcomes = ray_pool.outcomes(_run, jobs, ray)
-    else:
-        outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
-    bar = None
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn(str(base.get("name", "sweep"))), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
-        bar.start()
-        task = bar.add_task("points", total=len(points))
-    try:
-        for i, res, error in outcomes:
-            if error:
-                raise ScenarioError(*error)
-            results[i] = res
-            if bar is not None:
-                bar.advance(task)
-    finally:
-        if pool is not None:
-            pool.stop()
-        if hasattr(outcomes, "close"):
-            outcomes.close()
-        if bar is not None:
-            bar.stop()
-    combined: dict[str, list[pd.DataFrame]] = {}
-    point_rows = []
-    table_columns = {c for _, frames, _ in results for df in frames.values() for c in df.columns} | {"point"}
-    names = _column_names([p for p, _ in axes], table_columns)
-    for i, ((sc, params), (summary, frames, _)) in enumerate(zip(points, results)):
-        params = {k: columns[k][_key(v)] for k, v in params.items()}
-        row = {"point": i, **{names[k]: v for k, v in params.items()}}
-        row.update({f"headline_{k}": v for k, v in summary["headline"].items()})
-        row["invariants_ok"] = summary["invariants"]["ok"]
-        point_rows.append(row)
-        for name, df in frames.items():
-            df = df.copy()
-            df.insert(0, "point", i)
-            for k, v in reversed(list(params.items())):
-                df.insert(1, names[k], [v] * len(df))
-            combined.setdefault(name, []).append(df)
-    tables = {name: pd.concat(dfs, ignore_index=True) for name, dfs in combined.items()}
-    tables["points"] = pd.DataFrame(point_rows)
+    label = str(base.get("name", "sweep"))
+    results = _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None)
+    tables, names = _combine(points, axes, results)
     summary = {
         "sweep": [{"path": p, "values": v} for p, v in axes],
         "points": len(points),
         "scenario": base,
         "seed": base.get("seed", 1),
         "wall_seconds": time.perf_counter() - t0,
-        "version": results[0][0]["version"],
+        "version": results[0].summary["version"],
         "point_summaries": [r.summary for r in results],
         "invariants": {"ok": all(r.summary["invariants"]["ok"] for r in results)},
         "headline": {},
     }
     swept = [names[p] for p, _ in axes]
-
     width = max(3, len(str(len(points) - 1)))
 
-    def _point_folders(tables, summary, folder):
+    def point_folders(tables, summary, folder):
         # Each point also gets a folder of its own, as a single run would write it.
         for i, (point_summary, frames, captures) in enumerate(results):
             sub = folder / "points" / f"{i:0{width}d}"
@@ -148,6 +91,79 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
         from . import plots  # matplotlib loads only when a folder gets plots
 
         plots.for_sweep(tables, summary, swept, folder)
-        _point_folders(tables, summary, folder)
+        point_folders(tables, summary, folder)
 
-    return write(dest, summary, tables, fill if make_plots else _point_folders, points_width=width)
+    return write(dest, summary, tables, fill if make_plots else point_folders, points_width=width)
+
+
+def _validate(points: list, allow_python: bool) -> None:
+    """Checks every point before any runs, so a bad value fails fast with its field."""
+    from .schemes import check
+
+    for sc, params in points:
+        try:
+            check(sc, allow_python, for_run=True)
+        except ScenarioError as e:
+            where = ", ".join(f"{k}={v!r}" for k, v in params.items())
+            raise ScenarioError(e.path, f"{e.message} (in sweep point {where})") from None
+
+
+def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | None) -> list:
+    """Every job's Outcome, in job order; a point's scenario error stops the sweep."""
+    results: list = [None] * len(jobs)
+    # Workers start before the progress bar's thread does (they are forked).
+    pool = LocalPool(_run, workers) if workers > 1 and ray is None else None
+    if ray is not None:
+        from . import ray_pool
+
+        outcomes = ray_pool.outcomes(_run, jobs, ray)
+    else:
+        outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
+    bar = None
+    if progress_label is not None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn(progress_label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+        bar.start()
+        task = bar.add_task("points", total=len(jobs))
+    try:
+        for i, res, error in outcomes:
+            if error:
+                raise ScenarioError(*error)
+            results[i] = res
+            if bar is not None:
+                bar.advance(task)
+    finally:
+        if pool is not None:
+            pool.stop()
+        if hasattr(outcomes, "close"):
+            outcomes.close()
+        if bar is not None:
+            bar.stop()
+    return results
+
+
+def _combine(points: list, axes, results: list) -> tuple[dict, dict]:
+    """One table per kind over all points, with `point` and the swept values as columns,
+    and the `points` table; returns (tables, swept path -> column name)."""
+    labels = {p: [v["name"] for v in vals] if p is CASE_AXIS else vals for p, vals in axes}
+    columns = {p: dict(zip(map(_key, vals), column_values(vals))) for p, vals in labels.items()}
+    table_columns = {c for r in results for df in r.tables.values() for c in df.columns} | {"point"}
+    names = _column_names([p for p, _ in axes], table_columns)
+    combined: dict[str, list[pd.DataFrame]] = {}
+    point_rows = []
+    for i, ((sc, params), r) in enumerate(zip(points, results)):
+        params = {k: columns[k][_key(v)] for k, v in params.items()}
+        row = {"point": i, **{names[k]: v for k, v in params.items()}}
+        row.update({f"headline_{k}": v for k, v in r.summary["headline"].items()})
+        row["invariants_ok"] = r.summary["invariants"]["ok"]
+        point_rows.append(row)
+        for name, df in r.tables.items():
+            df = df.copy()
+            df.insert(0, "point", i)
+            for k, v in reversed(list(params.items())):
+                df.insert(1, names[k], [v] * len(df))
+            combined.setdefault(name, []).append(df)
+    tables = {name: pd.concat(dfs, ignore_index=True) for name, dfs in combined.items()}
+    tables["points"] = pd.DataFrame(point_rows)
+    return tables, names
