@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 # Headline figures that answer each kind of experiment, in the order a reader wants them;
-# any others follow.
-FIRST = ("incast_goodput_mbps", "latency_p50_us", "latency_p99_us", "latency_p999_us", "mean_fct_us",
-         "aggregate_goodput_gbps", "mean_latency_us", "drops")
+# any others follow. A sweep's table shows only these (all of them with -v).
+FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
+         "incast_mean_iteration_us", "mean_fct_us", "aggregate_goodput_gbps", "drops", "tcp_timeouts")
 
 
 def _fmt(v) -> str:
@@ -38,6 +38,8 @@ def print_summary(res, verbose: bool = False, console=None) -> None:
             table = Table(show_edge=False, header_style="bold")
             swept = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
             heads = headline_keys(c.removeprefix("headline_") for c in pts.columns if c.startswith("headline_"))
+            if not verbose:
+                heads = [h for h in heads if h in FIRST]
             for c in swept + heads:
                 table.add_column(c, justify="right" if c in heads else "left", overflow="fold")
             for _, row in pts.iterrows():
