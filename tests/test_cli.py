@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from procs import reap
 
 WSCSIM = [sys.executable, "-m", "wscsim.cli"]
 
@@ -67,16 +68,6 @@ def _as_in_a_terminal():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _reap(proc) -> None:
-    """Kills and reaps a child and its process group, whatever the test's outcome."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.kill()
-    proc.wait()
-
-
 def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
     out = tmp_path / "long"
     sc = tmp_path / "long.toml"
@@ -89,7 +80,7 @@ def test_interrupted_run_leaves_nothing_that_looks_complete(tmp_path):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
-        _reap(proc)
+        reap(proc)
     assert proc.returncode != 0
     assert not (out / "summary.json").exists()
     assert not any(p.name.startswith("long") for p in tmp_path.iterdir() if p.is_dir())
@@ -105,7 +96,7 @@ def test_ctrl_c_during_a_parallel_sweep_leaves_nothing(tmp_path):
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
-        _reap(proc)
+        reap(proc)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert not any(p.name.startswith("sweep") for p in tmp_path.iterdir())

@@ -26,7 +26,7 @@ def check_offline(folder: Path) -> list[str]:
 
 
 def test_a_run_report_links_its_plots_tables_and_captures(tmp_path):
-    res = wscsim.run(SMALL, out=tmp_path / "r")
+    wscsim.run(SMALL, out=tmp_path / "r")
     found = check_offline(tmp_path / "r")
     for p in (tmp_path / "r").glob("*.png"):
         assert p.name in found
