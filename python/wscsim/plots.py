@@ -2,7 +2,7 @@
 senders) and iteration time per case, FCT slowdown by flow-size bucket with the number of
 flows in each, queue occupancy per switch port as a complementary CDF on log axes, and for
 data-plane sweeps over named cases the Flexplane figures: normalised FCT against load
-(Figure 5) and the short/long request trade-off (Figure 6).
+(Figures 4 and 7) and the short/long request trade-off (Figure 6).
 
 Every figure is titled with the scenario's name and written twice, as PNG and as SVG (for
 papers), byte for byte the same from run to run. A figure is made only when there is
@@ -578,7 +578,7 @@ def _counts(values) -> str:
 
 
 def plot_fct_by_load(flows: pd.DataFrame, path: Path, title: str | None = None) -> bool:
-    """Flexplane Figure 5: per case, small flows' mean and 99th-percentile slowdown and
+    """Flexplane Figures 4 and 7: per case, small flows' mean and 99th-percentile slowdown and
     large flows' mean slowdown against load (needs swept `case` and `load` columns)."""
     from . import dataplane
 
@@ -606,7 +606,7 @@ def plot_fct_by_load(flows: pd.DataFrame, path: Path, title: str | None = None) 
         ax.grid(True, which="major", lw=0.3, color="0.85")
     axes[0].set_ylabel("normalised FCT (FCT / ideal FCT)")
     axes[0].legend(fontsize=7, loc="best")
-    _title(fig, title, "normalised flow completion time against load (Flexplane Figure 5)", _finished_note(flows))
+    _title(fig, title, "normalised flow completion time against load (Flexplane Figures 4 and 7)", _finished_note(flows))
     _save(fig, path)
     return True
 
