@@ -11,6 +11,7 @@ there.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 from .errors import ScenarioError
@@ -37,6 +38,24 @@ def _reachable(address: str, timeout_s: float = 10.0) -> None:
         raise ScenarioError("--ray", f"given {address!r}, where nothing answers ({e.strerror if isinstance(e, OSError) and e.strerror else e}); allowed: the address of a running Ray cluster") from None
 
 
+def _init(ray, address: str, attempts: int = 3) -> None:
+    """ray.init, tried again when a Ray client server fails to start the server for this
+    client (it gives up after 30 s, which a busy head node can take)."""
+    for attempt in range(attempts):
+        try:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level=logging.ERROR)
+            return
+        except ConnectionAbortedError:
+            ray.shutdown()
+            if attempt + 1 < attempts:
+                time.sleep(2.0 * (attempt + 1))
+                continue
+            why = "its client server failed to start a server for this client, three times"
+        except Exception as e:  # Ray raises ConnectionError, RuntimeError, ValueError...
+            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        raise ScenarioError("--ray", f"given {address!r}, which could not be reached ({why}); allowed: the address of a running Ray cluster")
+
+
 def connect(address: str):
     """Connects to the cluster at `address` ("auto", "HOST:PORT" or "ray://HOST:PORT")."""
     try:
@@ -46,10 +65,7 @@ def connect(address: str):
     if not address or not isinstance(address, str):
         raise ScenarioError("--ray", f"given {address!r}; allowed: a Ray address such as 127.0.0.1:6379, ray://host:10001 or auto")
     _reachable(address)
-    try:
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, logging_level=logging.ERROR)
-    except Exception as e:  # Ray raises ConnectionError, RuntimeError, ValueError...
-        raise ScenarioError("--ray", f"given {address!r}, which could not be reached ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); allowed: the address of a running Ray cluster") from None
+    _init(ray, address)
     remote = ray.get(ray.remote(num_cpus=0)(_version).remote())
     if remote != _version():
         ray.shutdown()
