@@ -736,7 +736,10 @@ impl Sim {
             headline.insert("incast_iterations".into(), m.incast.len().into());
             // One iteration is one request-response exchange for a single server (the
             // RAMCloud read): its mean time is that experiment's latency.
-            headline.insert("incast_mean_iteration_us".into(), (span as f64 / m.incast.len() as f64 / 1e6).into());
+            headline.insert(
+                "incast_mean_iteration_us".into(),
+                (span as f64 / m.incast.len() as f64 / 1e6).into(),
+            );
             headline.insert(
                 "incast_goodput_mbps".into(),
                 (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into(),
