@@ -5,6 +5,7 @@
 pub mod host;
 pub mod memcached;
 pub mod scheme;
+pub mod topology;
 pub mod units;
 
 use serde::{Deserialize, Serialize};

@@ -3,12 +3,11 @@
 
 use super::{err, ConfigError, FlowSize, Scenario};
 use crate::engine::rng::{family, stream};
-use crate::engine::{PS_PER_NS, PS_PER_US};
 use crate::net::packet::{frame_bytes_for_ip, TCP_IP_HEADER_BYTES};
 use crate::net::Forwarding;
 use crate::topology::build::SwitchParams;
 use crate::topology::size::{machine_memory_bytes, Size};
-use crate::topology::{diablo, edge_list, fat_tree, leaf_spine, single_switch, Graph, LinkParams};
+use crate::topology::Graph;
 use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
@@ -104,7 +103,12 @@ pub const MAX_CDF_BYTES: u64 = 4 << 20;
 
 /// Reads a regular file of at most `max` bytes; anything else (a device, a pipe, a huge
 /// file) is refused before reading, so that a scenario cannot make wscsim read forever.
-fn read_capped(path: &str, field: &str, allowed: &str, max: u64) -> Result<String, ConfigError> {
+pub(super) fn read_capped(
+    path: &str,
+    field: &str,
+    allowed: &str,
+    max: u64,
+) -> Result<String, ConfigError> {
     use std::io::Read;
     let refuse = |why: String| err(field, format!("{path:?}"), format!("{allowed} ({why})"));
     let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
@@ -135,7 +139,7 @@ fn read_capped(path: &str, field: &str, allowed: &str, max: u64) -> Result<Strin
 }
 
 /// Refuses a network that would not fit in this machine's memory, before building it.
-fn check_fits(size: &Size) -> Result<(), ConfigError> {
+pub(super) fn check_fits(size: &Size) -> Result<(), ConfigError> {
     let need = size.network_bytes();
     let Some(have) = machine_memory_bytes() else {
         return Ok(());
@@ -158,7 +162,7 @@ fn check_fits(size: &Size) -> Result<(), ConfigError> {
     ))
 }
 
-fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+pub(super) fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     if allowed.contains(&v) {
         Ok(())
     } else {
@@ -185,7 +189,7 @@ pub(super) fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, Config
 }
 
 /// A key that only some kinds use must not be set for another kind.
-fn only_for<T: std::fmt::Debug>(
+pub(super) fn only_for<T: std::fmt::Debug>(
     path: &str,
     v: &Option<T>,
     kinds: &str,
@@ -208,692 +212,32 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             "a positive duration such as \"1s\"",
         ));
     }
-    // --- topology ---
-    let t = &mut sc.topology;
-    one_of("topology.kind", &t.kind, TOPOLOGY_KINDS)?;
-    let kind = t.kind.clone();
-    let is = |k: &str| kind == k;
-    if !is("single_switch") {
-        only_for("topology.hosts", &t.hosts, "\"single_switch\"", &kind)?;
-    }
-    if !is("fat_tree") {
-        only_for("topology.k", &t.k, "\"fat_tree\"", &kind)?;
-    }
-    if !is("leaf_spine") {
-        only_for("topology.leaves", &t.leaves, "\"leaf_spine\"", &kind)?;
-        only_for("topology.spines", &t.spines, "\"leaf_spine\"", &kind)?;
-        only_for(
-            "topology.hosts_per_leaf",
-            &t.hosts_per_leaf,
-            "\"leaf_spine\"",
-            &kind,
-        )?;
-        only_for(
-            "topology.oversubscription",
-            &t.oversubscription,
-            "\"leaf_spine\"",
-            &kind,
-        )?;
-    }
-    if !is("diablo_array") {
-        only_for("topology.preset", &t.preset, "\"diablo_array\"", &kind)?;
-        only_for("topology.racks", &t.racks, "\"diablo_array\"", &kind)?;
-        only_for(
-            "topology.servers_per_rack",
-            &t.servers_per_rack,
-            "\"diablo_array\"",
-            &kind,
-        )?;
-        only_for(
-            "topology.racks_per_array",
-            &t.racks_per_array,
-            "\"diablo_array\"",
-            &kind,
-        )?;
-    }
-    if !is("edge_list") {
-        only_for("topology.file", &t.file, "\"edge_list\"", &kind)?;
-    }
-    // DIABLO presets: 1 Gbit/s with 1 us port-to-port latency, 10 Gbit/s with 100 ns.
-    let (preset_rate, preset_latency) = if is("diablo_array") {
-        let p = t.preset.get_or_insert_with(|| "1g".into()).clone();
-        one_of("topology.preset", &p, DIABLO_PRESETS)?;
-        if p == "1g" {
-            (1_000_000_000, PS_PER_US)
-        } else {
-            (10_000_000_000, 100 * PS_PER_NS)
-        }
-    } else {
-        (10_000_000_000, PS_PER_US)
-    };
-    let rate = t.link.rate.get_or_insert(super::Rate(preset_rate)).0;
-    let delay = t
-        .link
-        .delay
-        .get_or_insert(super::Duration(500 * PS_PER_NS))
-        .0;
-    let link = LinkParams {
-        rate_bps: rate,
-        delay_ps: delay,
-    };
-    let graph = match kind.as_str() {
-        "single_switch" => {
-            let h = int_in(
-                "topology.hosts",
-                *t.hosts.get_or_insert(16),
-                2,
-                MAX_HOSTS as i64,
-            )?;
-            let hosts = u64::from(h);
-            check_fits(&Size {
-                hosts,
-                switches: 1,
-                links: hosts,
-                max_switch_ports: hosts,
-                edge_switches: 1,
-            })?;
-            single_switch::build(h, link)
-        }
-        "fat_tree" => {
-            let k = *t.k.get_or_insert(4);
-            if !(2..=72).contains(&k) || k % 2 != 0 {
-                return Err(err(
-                    "topology.k",
-                    k,
-                    "an even integer from 2 to 72 (k^3/4 hosts, at most 100,000)",
-                ));
-            }
-            check_fits(&fat_tree::size(k as u32))?;
-            fat_tree::build(k as u32, link)
-        }
-        "leaf_spine" => {
-            let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 4096)?;
-            let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 4096)?;
-            let hpl = int_in(
-                "topology.hosts_per_leaf",
-                *t.hosts_per_leaf.get_or_insert(8),
-                1,
-                4096,
-            )?;
-            if leaves as u64 * hpl as u64 > MAX_HOSTS {
-                return Err(err(
-                    "topology.hosts_per_leaf",
-                    hpl,
-                    format!(
-                        "at most {} hosts in all (leaves x hosts_per_leaf)",
-                        MAX_HOSTS
-                    ),
-                ));
-            }
-            let os = *t.oversubscription.get_or_insert(1.0);
-            if !(os.is_finite() && os > 0.0 && os <= 1000.0) {
-                return Err(err(
-                    "topology.oversubscription",
-                    os,
-                    "a ratio greater than 0 (1 means none, 3 means 3:1)",
-                ));
-            }
-            if leaves * hpl < 2 {
-                return Err(err(
-                    "topology.hosts_per_leaf",
-                    hpl,
-                    "enough hosts for at least 2 in all",
-                ));
-            }
-            let up = LinkParams {
-                rate_bps: leaf_spine::uplink_rate_bps(hpl, spines, rate, os).max(1),
-                delay_ps: delay,
-            };
-            check_fits(&leaf_spine::size(leaves, spines, hpl))?;
-            leaf_spine::build(leaves, spines, hpl, link, up)
-        }
-        "diablo_array" => {
-            let spr = int_in(
-                "topology.servers_per_rack",
-                *t.servers_per_rack.get_or_insert(31),
-                1,
-                1000,
-            )?;
-            let rpa = int_in(
-                "topology.racks_per_array",
-                *t.racks_per_array.get_or_insert(16),
-                1,
-                1000,
-            )?;
-            let racks = int_in("topology.racks", *t.racks.get_or_insert(16), 1, 100_000)?;
-            if racks as u64 * spr as u64 > MAX_HOSTS {
-                return Err(err(
-                    "topology.racks",
-                    racks,
-                    format!(
-                        "at most {} servers in all (racks x servers_per_rack)",
-                        MAX_HOSTS
-                    ),
-                ));
-            }
-            if racks * spr < 2 {
-                return Err(err(
-                    "topology.racks",
-                    racks,
-                    "enough racks for at least 2 servers",
-                ));
-            }
-            check_fits(&diablo::size(racks, spr, rpa))?;
-            diablo::build(racks, spr, rpa, link)
-        }
-        _ => {
-            let Some(path) = t.file.clone() else {
-                return Err(err(
-                    "topology.file",
-                    "nothing",
-                    "the path of an edge-list file",
-                ));
-            };
-            let text = read_capped(
-                &path,
-                "topology.file",
-                "a readable edge-list file",
-                MAX_EDGE_LIST_BYTES,
-            )?;
-            let g = edge_list::parse(&text, link).map_err(|m| ConfigError {
-                path: "topology.file".into(),
-                message: format!("{path}: {m}"),
-            })?;
-            check_fits(&Size::of_graph(&g))?;
-            g
-        }
-    };
-    graph.check().map_err(|m| ConfigError {
-        path: if is("edge_list") {
-            "topology.file".into()
-        } else {
-            "topology".into()
-        },
-        message: m,
-    })?;
+    let super::topology::TopologyOut {
+        graph,
+        host_rate_bps: rate,
+        preset_latency_ps: preset_latency,
+    } = super::topology::resolve_topology(&mut sc.topology)?;
     let n_hosts = graph.n_hosts() as i64;
 
-    // --- transport ---
-    let tr = &mut sc.transport;
-    one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
-    one_of(
-        "transport.variant",
-        &tr.variant,
-        &["newreno", "cubic", "dctcp", "pfabric"],
-    )?;
-    if tr.variant == "dctcp" {
-        // DCTCP needs ECN-capable packets; say so in the resolved scenario.
-        tr.ecn = true;
-    }
-    if tr.rto_min.0 == 0 {
-        return Err(err(
-            "transport.rto_min",
-            tr.rto_min,
-            "a positive duration such as \"200ms\" or \"1ms\"",
-        ));
-    }
-    if tr.rto_max.0 < tr.rto_min.0 {
-        return Err(err(
-            "transport.rto_max",
-            tr.rto_max,
-            format!("at least transport.rto_min ({})", tr.rto_min),
-        ));
-    }
-    if !(64..=9000).contains(&tr.mss.0) {
-        return Err(err("transport.mss", tr.mss, "from 64 to 9000 bytes"));
-    }
-    let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
-    if tr.rcv_window.0 < tr.mss.0 || tr.rcv_window.0 > 1 << 30 {
-        return Err(err(
-            "transport.rcv_window",
-            tr.rcv_window,
-            format!(
-                "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
-                tr.mss.0
-            ),
-        ));
-    }
-    if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
-        return Err(err(
-            "transport.delayed_ack_timeout",
-            tr.delayed_ack_timeout,
-            "a positive duration (or transport.delayed_ack = false)",
-        ));
-    }
-    let tcp = TcpParams {
-        variant: match tr.variant.as_str() {
-            "cubic" => Variant::Cubic,
-            "dctcp" => Variant::Dctcp,
-            "pfabric" => Variant::PFabric,
-            _ => Variant::NewReno,
-        },
-        mss_bytes: tr.mss.0 as u32,
-        initial_window_segments: iw,
-        rto_min_ps: tr.rto_min.0,
-        rto_max_ps: tr.rto_max.0,
-        rcv_window_bytes: tr.rcv_window.0,
-        delayed_ack: tr.delayed_ack,
-        delayed_ack_ps: tr.delayed_ack_timeout.0,
-        ecn: tr.ecn,
-        tsq_limit_bytes: tr.tsq_limit.0,
-        sack: tr.sack,
-    };
-    let full_frame = frame_bytes_for_ip(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
-
-    // --- switch ---
-    let s = &mut sc.switch;
-    one_of(
-        "switch.buffer",
-        &s.buffer,
-        &["per_port", "per_input_port", "shared"],
-    )?;
-    one_of(
-        "switch.forwarding",
-        &s.forwarding,
-        &["store_and_forward", "cut_through"],
-    )?;
-    let scheme = super::scheme::resolve_scheme("switch.scheme", &mut s.scheme)?;
-    let nic_scheme = super::scheme::resolve_scheme("host.nic_scheme", &mut sc.host.nic_scheme)?;
-    if matches!(nic_scheme, crate::scheme::SchemeSpec::Custom { .. }) {
-        return Err(err(
-            "host.nic_scheme.kind",
-            "\"python\"",
-            "a built-in scheme (custom schemes run on switches)",
-        ));
-    }
-    let mut overrides = Vec::new();
-    for (i, o) in s.overrides.iter_mut().enumerate() {
-        let at = format!("switch.overrides[{i}]");
-        let spec = super::scheme::resolve_scheme(&format!("{at}.scheme"), &mut o.scheme)?;
-        let tiers = match &o.tiers {
-            Some(t) => t
-                .iter()
-                .map(|&v| int_in(&format!("{at}.tiers"), v, 0, 255).map(|v| v as u8))
-                .collect::<Result<Vec<_>, _>>()?,
-            None => vec![],
-        };
-        let names = o.switches.clone().unwrap_or_default();
-        for n in &names {
-            if !graph
-                .nodes
-                .iter()
-                .any(|nd| nd.kind == crate::net::NodeKind::Switch && &nd.name == n)
-            {
-                return Err(err(&format!("{at}.switches"), format!("{n:?}"), "names of switches in the topology (see summary.json's switches, e.g. \"tor0\")"));
-            }
-        }
-        if tiers.is_empty() && names.is_empty() {
-            return Err(err(
-                &at,
-                "neither tiers nor switches",
-                "tiers = [..] or switches = [..] saying which switches the scheme is for",
-            ));
-        }
-        overrides.push(crate::topology::build::SchemeOverride {
-            tiers,
-            switches: names,
-            spec,
-        });
-    }
-    for (path, b) in [
-        ("switch.buffer_per_port", Some(s.buffer_per_port)),
-        ("switch.shared_buffer", s.shared_buffer),
-    ] {
-        if let Some(b) = b {
-            if b.0 > MAX_BUFFER_BYTES {
-                return Err(err(path, b, "at most 1TiB"));
-            }
-        }
-    }
-    if s.buffer_per_port.0 < full_frame {
-        return Err(err(
-            "switch.buffer_per_port",
-            s.buffer_per_port,
-            format!(
-                "at least one full-size frame ({full_frame} bytes at transport.mss = {})",
-                tcp.mss_bytes
-            ),
-        ));
-    }
-    let shared = if s.buffer == "shared" {
-        let max_ports = graph_max_switch_ports(&graph);
-        let total = *s
-            .shared_buffer
-            .get_or_insert(super::Bytes(s.buffer_per_port.0.saturating_mul(max_ports)));
-        if total.0 < full_frame {
-            return Err(err(
-                "switch.shared_buffer",
-                total,
-                format!("at least one full-size frame ({full_frame} bytes)"),
-            ));
-        }
-        if !(s.dt_alpha.is_finite() && s.dt_alpha > 0.0 && s.dt_alpha <= 1000.0) {
-            return Err(err(
-                "switch.dt_alpha",
-                s.dt_alpha,
-                "a number greater than 0 (1 is the usual dynamic threshold)",
-            ));
-        }
-        Some(total.0)
-    } else {
-        only_for(
-            "switch.shared_buffer",
-            &s.shared_buffer,
-            "switch.buffer = \"shared\" (it is",
-            &s.buffer,
-        )?;
-        None
-    };
-    let p2p = s
-        .port_to_port_latency
-        .get_or_insert(super::Duration(preset_latency))
-        .0;
-    let switch = SwitchParams {
-        buffer_per_port_bytes: s.buffer_per_port.0,
-        shared_buffer_bytes: shared,
-        ingress_buffers: s.buffer == "per_input_port",
-        dt_alpha: s.dt_alpha,
-        port_to_port_ps: p2p,
-        forwarding: if s.forwarding == "cut_through" {
-            Forwarding::CutThrough
-        } else {
-            Forwarding::StoreAndForward
-        },
-        scheme,
-        overrides,
-        nic_scheme,
-        seed: sc.seed,
-    };
+    let tcp = resolve_transport(&mut sc.transport)?;
+    let switch = resolve_switch(&mut sc, &graph, &tcp, preset_latency)?;
     let host = super::host::resolve_host(&mut sc.host)?;
 
     // --- workload ---
     let w = &mut sc.workload;
     one_of("workload.kind", &w.kind, WORKLOAD_KINDS)?;
     let wk = w.kind.clone();
-    let wis = |k: &str| wk == k;
-    if !wis("incast") {
-        for (p, v) in [
-            ("workload.senders", &w.senders),
-            ("workload.iterations", &w.iterations),
-            ("workload.client", &w.client),
-        ] {
-            only_for(p, v, "\"incast\"", &wk)?;
-        }
-        only_for("workload.block", &w.block, "\"incast\"", &wk)?;
-        only_for("workload.request", &w.request, "\"incast\"", &wk)?;
-    }
-    if !wis("flows") {
-        only_for("workload.load", &w.load, "\"flows\"", &wk)?;
-        only_for("workload.size_cdf", &w.size_cdf, "\"flows\"", &wk)?;
-        only_for("workload.size_classes", &w.size_classes, "\"flows\"", &wk)?;
-        only_for("workload.flows", &w.flows, "\"flows\"", &wk)?;
-        only_for("workload.clients", &w.clients, "\"flows\"", &wk)?;
-    }
-    if !(wis("flows") || wis("memcached")) {
-        only_for(
-            "workload.servers",
-            &w.servers,
-            "\"flows\" or \"memcached\"",
-            &wk,
-        )?;
-    }
-    if !wis("memcached") {
-        only_for(
-            "workload.server_count",
-            &w.server_count,
-            "\"memcached\"",
-            &wk,
-        )?;
-        only_for(
-            "workload.requests_per_client",
-            &w.requests_per_client,
-            "\"memcached\"",
-            &wk,
-        )?;
-        only_for("workload.gap_scale", &w.gap_scale, "\"memcached\"", &wk)?;
-        only_for("workload.version", &w.version, "\"memcached\"", &wk)?;
-        only_for("workload.pool", &w.pool, "\"memcached\"", &wk)?;
-        only_for("workload.key_space", &w.key_space, "\"memcached\"", &wk)?;
-    }
-    if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
-        only_for(
-            "workload.size",
-            &w.size,
-            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
-            &wk,
-        )?;
-        only_for(
-            "workload.dscp",
-            &w.dscp,
-            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
-            &wk,
-        )?;
-    }
-    if !(wis("udp") || wis("many_to_one")) {
-        only_for(
-            "workload.sources",
-            &w.sources,
-            "\"udp\" or \"many_to_one\"",
-            &wk,
-        )?;
-        only_for(
-            "workload.destination",
-            &w.destination,
-            "\"udp\" or \"many_to_one\"",
-            &wk,
-        )?;
-    }
-    if !wis("udp") {
-        only_for("workload.rate", &w.rate, "\"udp\"", &wk)?;
-        only_for("workload.packet_size", &w.packet_size, "\"udp\"", &wk)?;
-        only_for("workload.arrival", &w.arrival, "\"udp\"", &wk)?;
-        if sc.transport.kind == "udp" && !wis("memcached") {
-            return Err(err(
-                "transport.kind",
-                "\"udp\"",
-                format!(
-                    "\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")"
-                ),
-            ));
-        }
-    }
+    workload_keys(w, &wk, sc.transport.kind == "udp")?;
     let workload = match wk.as_str() {
-        "incast" => {
-            let senders = int_in(
-                "workload.senders",
-                *w.senders.get_or_insert(n_hosts - 1),
-                1,
-                n_hosts - 1,
-            )?;
-            let client = int_in(
-                "workload.client",
-                *w.client.get_or_insert(0),
-                0,
-                n_hosts - 1,
-            )?;
-            let block = w.block.get_or_insert(super::Bytes(256 * 1024)).0;
-            if block < senders as u64 {
-                return Err(err(
-                    "workload.block",
-                    block,
-                    format!("at least one byte per sender ({senders})"),
-                ));
-            }
-            let iterations = int_in(
-                "workload.iterations",
-                *w.iterations.get_or_insert(40),
-                1,
-                1_000_000,
-            )?;
-            let request = w.request.get_or_insert(super::Bytes(64)).0;
-            if request == 0 {
-                return Err(err("workload.request", request, "at least 1 byte"));
-            }
-            let servers = (0..n_hosts as u32)
-                .filter(|&h| h != client)
-                .take(senders as usize)
-                .collect();
-            WorkloadSpec::Incast {
-                client,
-                servers,
-                block_bytes: block,
-                iterations,
-                request_bytes: request,
-            }
-        }
-        "flows" => {
-            let load = *w.load.get_or_insert(0.5);
-            if !(load.is_finite() && load > 0.0 && load <= 1.0) {
-                return Err(err(
-                    "workload.load",
-                    load,
-                    "a fraction of edge-link capacity greater than 0 and at most 1",
-                ));
-            }
-            let sizes = match &w.size_classes {
-                Some(classes) => {
-                    if w.size_cdf.is_some() {
-                        return Err(err(
-                            "workload.size_classes",
-                            "both size_classes and size_cdf",
-                            "one of them",
-                        ));
-                    }
-                    size_classes(classes)?
-                }
-                None => {
-                    let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
-                    let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
-                        Some((_, t)) => t.to_string(),
-                        None => read_capped(&name, "workload.size_cdf", "\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf", MAX_CDF_BYTES)?,
-                    };
-                    FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError {
-                        path: "workload.size_cdf".into(),
-                        message: format!("{name}: {m}"),
-                    })?)
-                }
-            };
-            let all: Vec<u32> = (0..n_hosts as u32).collect();
-            let receivers =
-                host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
-            let senders = host_list("workload.servers", &w.servers, n_hosts)?.unwrap_or(all);
-            if !senders.iter().any(|s| receivers.iter().any(|r| r != s)) {
-                return Err(err(
-                    "workload.servers",
-                    format!("{senders:?}"),
-                    "at least one host that differs from a host of workload.clients",
-                ));
-            }
-            let max_flows = match w.flows {
-                Some(f) => int_in("workload.flows", f, 1, i32::MAX as i64)? as u64,
-                None => u64::MAX,
-            };
-            // Arrival rate so that the busier side's edge links carry `load` on average.
-            let ends = senders.len().min(receivers.len()) as f64;
-            let rate_per_s = load * rate as f64 * ends / (sizes.mean() * 8.0);
-            WorkloadSpec::Flows {
-                sizes,
-                rate_per_s,
-                senders,
-                receivers,
-                max_flows,
-            }
-        }
-        "permutation" | "all_to_all" | "many_to_one" => {
-            let size = match *w.size.get_or_insert(FlowSize::Infinite) {
-                FlowSize::Infinite => None,
-                FlowSize::Finite(0) => {
-                    return Err(err(
-                        "workload.size",
-                        0,
-                        "\"infinite\" or a positive size such as \"1MiB\"",
-                    ))
-                }
-                FlowSize::Finite(b) => Some(b),
-            };
-            let n = n_hosts as u32;
-            let pairs = if wk == "many_to_one" {
-                let (sources, dst) = sources_and_destination(w, n_hosts, false)?;
-                let dst = dst.expect("many_to_one has one destination");
-                sources.into_iter().map(|s| (s, dst)).collect()
-            } else if wk == "permutation" {
-                // Sattolo's shuffle gives a single cycle: no host sends to itself.
-                let mut perm: Vec<u32> = (0..n).collect();
-                let mut rng = stream(sc.seed, family::WORKLOAD, 0);
-                for i in (1..n as usize).rev() {
-                    let j = rand::Rng::random_range(&mut rng, 0..i);
-                    perm.swap(i, j);
-                }
-                (0..n).map(|i| (i, perm[i as usize])).collect()
-            } else {
-                if n > 1024 {
-                    return Err(err(
-                        "topology",
-                        format!("{n} hosts"),
-                        "at most 1024 hosts for all_to_all (n^2 flows)",
-                    ));
-                }
-                (0..n)
-                    .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
-                    .collect()
-            };
-            let dscp = match &w.dscp {
-                Some(list) if list.is_empty() => {
-                    return Err(err(
-                        "workload.dscp",
-                        "[]",
-                        "a list of DSCP values from 0 to 63",
-                    ))
-                }
-                Some(list) => list
-                    .iter()
-                    .map(|&d| int_in("workload.dscp", d, 0, 63).map(|d| d as u8))
-                    .collect::<Result<Vec<_>, _>>()?,
-                None => vec![],
-            };
-            WorkloadSpec::LongLived { pairs, size, dscp }
-        }
+        "incast" => incast_spec(w, n_hosts)?,
+        "flows" => flows_spec(w, n_hosts, rate)?,
+        "permutation" | "all_to_all" | "many_to_one" => long_lived_spec(w, n_hosts, &wk, sc.seed)?,
         "memcached" => WorkloadSpec::Memcached(super::memcached::resolve_memcached(
             w,
             n_hosts,
             sc.transport.kind == "udp",
         )?),
-        _ => {
-            let Some(r) = w.rate else {
-                return Err(err(
-                    "workload.rate",
-                    "nothing",
-                    "a rate per source such as \"1Gbps\"",
-                ));
-            };
-            let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
-            if !(1..=1472).contains(&size) {
-                return Err(err(
-                    "workload.packet_size",
-                    size,
-                    "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)",
-                ));
-            }
-            // The rate is counted in IP bytes; on the wire each datagram also carries Ethernet
-            // framing, and the NIC must keep up with both.
-            let ip = size + crate::net::packet::UDP_IP_HEADER_BYTES as u64;
-            let wire = frame_bytes_for_ip(ip as u32) as u64
-                + crate::net::packet::PHY_OVERHEAD_BYTES as u64;
-            let max_ip_rate = (rate as f64 * ip as f64 / wire as f64).floor() as u64;
-            if r.0 > max_ip_rate {
-                return Err(err("workload.rate", r, format!("at most {} of IP traffic, what the host link ({}) carries at this packet size with Ethernet framing", super::Rate(max_ip_rate), super::Rate(rate))));
-            }
-            let (sources, dst) = sources_and_destination(w, n_hosts, true)?;
-            let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
-            one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
-            WorkloadSpec::Udp {
-                sources,
-                destination: dst,
-                rate_bps: r.0,
-                payload_bytes: size as u32,
-                poisson: arrival == "poisson",
-            }
-        }
+        _ => udp_spec(w, n_hosts, rate)?,
     };
     if let Some(c) = &sc.metrics.capture {
         check_capture(c, &graph)?;
@@ -915,6 +259,309 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         tcp,
         workload,
         host,
+    })
+}
+
+/// A workload key that only some kinds use must not be set for another kind.
+fn workload_keys(w: &super::WorkloadCfg, wk: &str, udp_transport: bool) -> Result<(), ConfigError> {
+    let wis = |k: &str| wk == k;
+    if !wis("incast") {
+        for (p, v) in [
+            ("workload.senders", &w.senders),
+            ("workload.iterations", &w.iterations),
+            ("workload.client", &w.client),
+        ] {
+            only_for(p, v, "\"incast\"", wk)?;
+        }
+        only_for("workload.block", &w.block, "\"incast\"", wk)?;
+        only_for("workload.request", &w.request, "\"incast\"", wk)?;
+    }
+    if !wis("flows") {
+        only_for("workload.load", &w.load, "\"flows\"", wk)?;
+        only_for("workload.size_cdf", &w.size_cdf, "\"flows\"", wk)?;
+        only_for("workload.size_classes", &w.size_classes, "\"flows\"", wk)?;
+        only_for("workload.flows", &w.flows, "\"flows\"", wk)?;
+        only_for("workload.clients", &w.clients, "\"flows\"", wk)?;
+    }
+    if !(wis("flows") || wis("memcached")) {
+        only_for(
+            "workload.servers",
+            &w.servers,
+            "\"flows\" or \"memcached\"",
+            wk,
+        )?;
+    }
+    if !wis("memcached") {
+        only_for(
+            "workload.server_count",
+            &w.server_count,
+            "\"memcached\"",
+            wk,
+        )?;
+        only_for(
+            "workload.requests_per_client",
+            &w.requests_per_client,
+            "\"memcached\"",
+            wk,
+        )?;
+        only_for("workload.gap_scale", &w.gap_scale, "\"memcached\"", wk)?;
+        only_for("workload.version", &w.version, "\"memcached\"", wk)?;
+        only_for("workload.pool", &w.pool, "\"memcached\"", wk)?;
+        only_for("workload.key_space", &w.key_space, "\"memcached\"", wk)?;
+    }
+    if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
+        only_for(
+            "workload.size",
+            &w.size,
+            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
+            wk,
+        )?;
+        only_for(
+            "workload.dscp",
+            &w.dscp,
+            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
+            wk,
+        )?;
+    }
+    if !(wis("udp") || wis("many_to_one")) {
+        only_for(
+            "workload.sources",
+            &w.sources,
+            "\"udp\" or \"many_to_one\"",
+            wk,
+        )?;
+        only_for(
+            "workload.destination",
+            &w.destination,
+            "\"udp\" or \"many_to_one\"",
+            wk,
+        )?;
+    }
+    if !wis("udp") {
+        only_for("workload.rate", &w.rate, "\"udp\"", wk)?;
+        only_for("workload.packet_size", &w.packet_size, "\"udp\"", wk)?;
+        only_for("workload.arrival", &w.arrival, "\"udp\"", wk)?;
+        if udp_transport && !wis("memcached") {
+            return Err(err(
+                "transport.kind",
+                "\"udp\"",
+                format!(
+                    "\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The workload of its kind, checked, with defaults filled in.
+fn incast_spec(w: &mut super::WorkloadCfg, n_hosts: i64) -> Result<WorkloadSpec, ConfigError> {
+    let senders = int_in(
+        "workload.senders",
+        *w.senders.get_or_insert(n_hosts - 1),
+        1,
+        n_hosts - 1,
+    )?;
+    let client = int_in(
+        "workload.client",
+        *w.client.get_or_insert(0),
+        0,
+        n_hosts - 1,
+    )?;
+    let block = w.block.get_or_insert(super::Bytes(256 * 1024)).0;
+    if block < senders as u64 {
+        return Err(err(
+            "workload.block",
+            block,
+            format!("at least one byte per sender ({senders})"),
+        ));
+    }
+    let iterations = int_in(
+        "workload.iterations",
+        *w.iterations.get_or_insert(40),
+        1,
+        1_000_000,
+    )?;
+    let request = w.request.get_or_insert(super::Bytes(64)).0;
+    if request == 0 {
+        return Err(err("workload.request", request, "at least 1 byte"));
+    }
+    let servers = (0..n_hosts as u32)
+        .filter(|&h| h != client)
+        .take(senders as usize)
+        .collect();
+    Ok(WorkloadSpec::Incast {
+        client,
+        servers,
+        block_bytes: block,
+        iterations,
+        request_bytes: request,
+    })
+}
+
+/// The workload of its kind, checked, with defaults filled in.
+fn flows_spec(
+    w: &mut super::WorkloadCfg,
+    n_hosts: i64,
+    rate: u64,
+) -> Result<WorkloadSpec, ConfigError> {
+    let load = *w.load.get_or_insert(0.5);
+    if !(load.is_finite() && load > 0.0 && load <= 1.0) {
+        return Err(err(
+            "workload.load",
+            load,
+            "a fraction of edge-link capacity greater than 0 and at most 1",
+        ));
+    }
+    let sizes = match &w.size_classes {
+        Some(classes) => {
+            if w.size_cdf.is_some() {
+                return Err(err(
+                    "workload.size_classes",
+                    "both size_classes and size_cdf",
+                    "one of them",
+                ));
+            }
+            size_classes(classes)?
+        }
+        None => {
+            let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
+            let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                        Some((_, t)) => t.to_string(),
+                        None => read_capped(&name, "workload.size_cdf", "\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf", MAX_CDF_BYTES)?,
+                    };
+            FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError {
+                path: "workload.size_cdf".into(),
+                message: format!("{name}: {m}"),
+            })?)
+        }
+    };
+    let all: Vec<u32> = (0..n_hosts as u32).collect();
+    let receivers =
+        host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
+    let senders = host_list("workload.servers", &w.servers, n_hosts)?.unwrap_or(all);
+    if !senders.iter().any(|s| receivers.iter().any(|r| r != s)) {
+        return Err(err(
+            "workload.servers",
+            format!("{senders:?}"),
+            "at least one host that differs from a host of workload.clients",
+        ));
+    }
+    let max_flows = match w.flows {
+        Some(f) => int_in("workload.flows", f, 1, i32::MAX as i64)? as u64,
+        None => u64::MAX,
+    };
+    // Arrival rate so that the busier side's edge links carry `load` on average.
+    let ends = senders.len().min(receivers.len()) as f64;
+    let rate_per_s = load * rate as f64 * ends / (sizes.mean() * 8.0);
+    Ok(WorkloadSpec::Flows {
+        sizes,
+        rate_per_s,
+        senders,
+        receivers,
+        max_flows,
+    })
+}
+
+/// The workload of its kind, checked, with defaults filled in.
+fn long_lived_spec(
+    w: &mut super::WorkloadCfg,
+    n_hosts: i64,
+    wk: &str,
+    seed: u64,
+) -> Result<WorkloadSpec, ConfigError> {
+    let size = match *w.size.get_or_insert(FlowSize::Infinite) {
+        FlowSize::Infinite => None,
+        FlowSize::Finite(0) => {
+            return Err(err(
+                "workload.size",
+                0,
+                "\"infinite\" or a positive size such as \"1MiB\"",
+            ))
+        }
+        FlowSize::Finite(b) => Some(b),
+    };
+    let n = n_hosts as u32;
+    let pairs = if wk == "many_to_one" {
+        let (sources, dst) = sources_and_destination(w, n_hosts, false)?;
+        let dst = dst.expect("many_to_one has one destination");
+        sources.into_iter().map(|s| (s, dst)).collect()
+    } else if wk == "permutation" {
+        // Sattolo's shuffle gives a single cycle: no host sends to itself.
+        let mut perm: Vec<u32> = (0..n).collect();
+        let mut rng = stream(seed, family::WORKLOAD, 0);
+        for i in (1..n as usize).rev() {
+            let j = rand::Rng::random_range(&mut rng, 0..i);
+            perm.swap(i, j);
+        }
+        (0..n).map(|i| (i, perm[i as usize])).collect()
+    } else {
+        if n > 1024 {
+            return Err(err(
+                "topology",
+                format!("{n} hosts"),
+                "at most 1024 hosts for all_to_all (n^2 flows)",
+            ));
+        }
+        (0..n)
+            .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+            .collect()
+    };
+    let dscp = match &w.dscp {
+        Some(list) if list.is_empty() => {
+            return Err(err(
+                "workload.dscp",
+                "[]",
+                "a list of DSCP values from 0 to 63",
+            ))
+        }
+        Some(list) => list
+            .iter()
+            .map(|&d| int_in("workload.dscp", d, 0, 63).map(|d| d as u8))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![],
+    };
+    Ok(WorkloadSpec::LongLived { pairs, size, dscp })
+}
+
+/// The workload of its kind, checked, with defaults filled in.
+fn udp_spec(
+    w: &mut super::WorkloadCfg,
+    n_hosts: i64,
+    rate: u64,
+) -> Result<WorkloadSpec, ConfigError> {
+    let Some(r) = w.rate else {
+        return Err(err(
+            "workload.rate",
+            "nothing",
+            "a rate per source such as \"1Gbps\"",
+        ));
+    };
+    let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
+    if !(1..=1472).contains(&size) {
+        return Err(err(
+            "workload.packet_size",
+            size,
+            "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)",
+        ));
+    }
+    // The rate is counted in IP bytes; on the wire each datagram also carries Ethernet
+    // framing, and the NIC must keep up with both.
+    let ip = size + crate::net::packet::UDP_IP_HEADER_BYTES as u64;
+    let wire = frame_bytes_for_ip(ip as u32) as u64 + crate::net::packet::PHY_OVERHEAD_BYTES as u64;
+    let max_ip_rate = (rate as f64 * ip as f64 / wire as f64).floor() as u64;
+    if r.0 > max_ip_rate {
+        return Err(err("workload.rate", r, format!("at most {} of IP traffic, what the host link ({}) carries at this packet size with Ethernet framing", super::Rate(max_ip_rate), super::Rate(rate))));
+    }
+    let (sources, dst) = sources_and_destination(w, n_hosts, true)?;
+    let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
+    one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
+    Ok(WorkloadSpec::Udp {
+        sources,
+        destination: dst,
+        rate_bps: r.0,
+        payload_bytes: size as u32,
+        poisson: arrival == "poisson",
     })
 }
 
@@ -993,6 +640,216 @@ pub fn capture_port(graph: &Graph, spec: &str) -> Result<(u32, u32), String> {
             ports.saturating_sub(1)
         )),
     }
+}
+
+/// `[switch]`: buffers, forwarding, latency and schemes (with `host.nic_scheme`).
+fn resolve_switch(
+    sc: &mut Scenario,
+    graph: &Graph,
+    tcp: &TcpParams,
+    preset_latency: crate::engine::TimePs,
+) -> Result<SwitchParams, ConfigError> {
+    let full_frame = frame_bytes_for_ip(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
+
+    let s = &mut sc.switch;
+    one_of(
+        "switch.buffer",
+        &s.buffer,
+        &["per_port", "per_input_port", "shared"],
+    )?;
+    one_of(
+        "switch.forwarding",
+        &s.forwarding,
+        &["store_and_forward", "cut_through"],
+    )?;
+    let scheme = super::scheme::resolve_scheme("switch.scheme", &mut s.scheme)?;
+    let nic_scheme = super::scheme::resolve_scheme("host.nic_scheme", &mut sc.host.nic_scheme)?;
+    if matches!(nic_scheme, crate::scheme::SchemeSpec::Custom { .. }) {
+        return Err(err(
+            "host.nic_scheme.kind",
+            "\"python\"",
+            "a built-in scheme (custom schemes run on switches)",
+        ));
+    }
+    let overrides = scheme_overrides(&mut s.overrides, graph)?;
+    for (path, b) in [
+        ("switch.buffer_per_port", Some(s.buffer_per_port)),
+        ("switch.shared_buffer", s.shared_buffer),
+    ] {
+        if let Some(b) = b {
+            if b.0 > MAX_BUFFER_BYTES {
+                return Err(err(path, b, "at most 1TiB"));
+            }
+        }
+    }
+    if s.buffer_per_port.0 < full_frame {
+        return Err(err(
+            "switch.buffer_per_port",
+            s.buffer_per_port,
+            format!(
+                "at least one full-size frame ({full_frame} bytes at transport.mss = {})",
+                tcp.mss_bytes
+            ),
+        ));
+    }
+    let shared = if s.buffer == "shared" {
+        let max_ports = graph_max_switch_ports(graph);
+        let total = *s
+            .shared_buffer
+            .get_or_insert(super::Bytes(s.buffer_per_port.0.saturating_mul(max_ports)));
+        if total.0 < full_frame {
+            return Err(err(
+                "switch.shared_buffer",
+                total,
+                format!("at least one full-size frame ({full_frame} bytes)"),
+            ));
+        }
+        if !(s.dt_alpha.is_finite() && s.dt_alpha > 0.0 && s.dt_alpha <= 1000.0) {
+            return Err(err(
+                "switch.dt_alpha",
+                s.dt_alpha,
+                "a number greater than 0 (1 is the usual dynamic threshold)",
+            ));
+        }
+        Some(total.0)
+    } else {
+        only_for(
+            "switch.shared_buffer",
+            &s.shared_buffer,
+            "switch.buffer = \"shared\" (it is",
+            &s.buffer,
+        )?;
+        None
+    };
+    let p2p = s
+        .port_to_port_latency
+        .get_or_insert(super::Duration(preset_latency))
+        .0;
+    Ok(SwitchParams {
+        buffer_per_port_bytes: s.buffer_per_port.0,
+        shared_buffer_bytes: shared,
+        ingress_buffers: s.buffer == "per_input_port",
+        dt_alpha: s.dt_alpha,
+        port_to_port_ps: p2p,
+        forwarding: if s.forwarding == "cut_through" {
+            Forwarding::CutThrough
+        } else {
+            Forwarding::StoreAndForward
+        },
+        scheme,
+        overrides,
+        nic_scheme,
+        seed: sc.seed,
+    })
+}
+
+/// `switch.overrides`: each names the tiers or switches its scheme is for.
+fn scheme_overrides(
+    list: &mut [super::OverrideCfg],
+    graph: &Graph,
+) -> Result<Vec<crate::topology::build::SchemeOverride>, ConfigError> {
+    let mut overrides = Vec::new();
+    for (i, o) in list.iter_mut().enumerate() {
+        let at = format!("switch.overrides[{i}]");
+        let spec = super::scheme::resolve_scheme(&format!("{at}.scheme"), &mut o.scheme)?;
+        let tiers = match &o.tiers {
+            Some(t) => t
+                .iter()
+                .map(|&v| int_in(&format!("{at}.tiers"), v, 0, 255).map(|v| v as u8))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => vec![],
+        };
+        let names = o.switches.clone().unwrap_or_default();
+        for n in &names {
+            if !graph
+                .nodes
+                .iter()
+                .any(|nd| nd.kind == crate::net::NodeKind::Switch && &nd.name == n)
+            {
+                return Err(err(&format!("{at}.switches"), format!("{n:?}"), "names of switches in the topology (see summary.json's switches, e.g. \"tor0\")"));
+            }
+        }
+        if tiers.is_empty() && names.is_empty() {
+            return Err(err(
+                &at,
+                "neither tiers nor switches",
+                "tiers = [..] or switches = [..] saying which switches the scheme is for",
+            ));
+        }
+        overrides.push(crate::topology::build::SchemeOverride {
+            tiers,
+            switches: names,
+            spec,
+        });
+    }
+    Ok(overrides)
+}
+
+/// `[transport]`: its variant and timers, checked.
+fn resolve_transport(tr: &mut super::TransportCfg) -> Result<TcpParams, ConfigError> {
+    one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
+    one_of(
+        "transport.variant",
+        &tr.variant,
+        &["newreno", "cubic", "dctcp", "pfabric"],
+    )?;
+    if tr.variant == "dctcp" {
+        // DCTCP needs ECN-capable packets; say so in the resolved scenario.
+        tr.ecn = true;
+    }
+    if tr.rto_min.0 == 0 {
+        return Err(err(
+            "transport.rto_min",
+            tr.rto_min,
+            "a positive duration such as \"200ms\" or \"1ms\"",
+        ));
+    }
+    if tr.rto_max.0 < tr.rto_min.0 {
+        return Err(err(
+            "transport.rto_max",
+            tr.rto_max,
+            format!("at least transport.rto_min ({})", tr.rto_min),
+        ));
+    }
+    if !(64..=9000).contains(&tr.mss.0) {
+        return Err(err("transport.mss", tr.mss, "from 64 to 9000 bytes"));
+    }
+    let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
+    if tr.rcv_window.0 < tr.mss.0 || tr.rcv_window.0 > 1 << 30 {
+        return Err(err(
+            "transport.rcv_window",
+            tr.rcv_window,
+            format!(
+                "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
+                tr.mss.0
+            ),
+        ));
+    }
+    if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
+        return Err(err(
+            "transport.delayed_ack_timeout",
+            tr.delayed_ack_timeout,
+            "a positive duration (or transport.delayed_ack = false)",
+        ));
+    }
+    Ok(TcpParams {
+        variant: match tr.variant.as_str() {
+            "cubic" => Variant::Cubic,
+            "dctcp" => Variant::Dctcp,
+            "pfabric" => Variant::PFabric,
+            _ => Variant::NewReno,
+        },
+        mss_bytes: tr.mss.0 as u32,
+        initial_window_segments: iw,
+        rto_min_ps: tr.rto_min.0,
+        rto_max_ps: tr.rto_max.0,
+        rcv_window_bytes: tr.rcv_window.0,
+        delayed_ack: tr.delayed_ack,
+        delayed_ack_ps: tr.delayed_ack_timeout.0,
+        ecn: tr.ecn,
+        tsq_limit_bytes: tr.tsq_limit.0,
+        sack: tr.sack,
+    })
 }
 
 /// A list of host indices at `path`: non-empty, each in range. None when not given.

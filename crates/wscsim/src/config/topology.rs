@@ -1,0 +1,246 @@
+//! `[topology]`: the keys each kind takes, its defaults, and its graph, refused before it is
+//! built when it would not fit in memory.
+
+use super::resolve::{
+    check_fits, int_in, one_of, only_for, read_capped, DIABLO_PRESETS, MAX_EDGE_LIST_BYTES,
+    MAX_HOSTS, TOPOLOGY_KINDS,
+};
+use super::{err, ConfigError, TopologyCfg};
+use crate::engine::{TimePs, PS_PER_NS, PS_PER_US};
+use crate::topology::size::Size;
+use crate::topology::{diablo, edge_list, fat_tree, leaf_spine, single_switch, Graph, LinkParams};
+
+/// A resolved topology: its graph, the host links' rate, and the port-to-port latency its
+/// preset implies (DIABLO's arrays have their own).
+pub struct TopologyOut {
+    pub graph: Graph,
+    pub host_rate_bps: u64,
+    pub preset_latency_ps: TimePs,
+}
+
+pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError> {
+    one_of("topology.kind", &t.kind, TOPOLOGY_KINDS)?;
+    let kind = t.kind.clone();
+    keys_of_other_kinds(t, &kind)?;
+    let (link, preset_latency_ps) = link_and_preset(t, &kind)?;
+    let graph = match kind.as_str() {
+        "single_switch" => single_switch_graph(t, link)?,
+        "fat_tree" => fat_tree_graph(t, link)?,
+        "leaf_spine" => leaf_spine_graph(t, link)?,
+        "diablo_array" => diablo_graph(t, link)?,
+        _ => edge_list_graph(t, link)?,
+    };
+    graph.check().map_err(|m| ConfigError {
+        path: if kind == "edge_list" {
+            "topology.file".into()
+        } else {
+            "topology".into()
+        },
+        message: m,
+    })?;
+    Ok(TopologyOut {
+        graph,
+        host_rate_bps: link.rate_bps,
+        preset_latency_ps,
+    })
+}
+
+/// A key that only some kinds use must not be set for another kind.
+fn keys_of_other_kinds(t: &TopologyCfg, kind: &str) -> Result<(), ConfigError> {
+    let is = |k: &str| kind == k;
+    if !is("single_switch") {
+        only_for("topology.hosts", &t.hosts, "\"single_switch\"", kind)?;
+    }
+    if !is("fat_tree") {
+        only_for("topology.k", &t.k, "\"fat_tree\"", kind)?;
+    }
+    if !is("leaf_spine") {
+        only_for("topology.leaves", &t.leaves, "\"leaf_spine\"", kind)?;
+        only_for("topology.spines", &t.spines, "\"leaf_spine\"", kind)?;
+        only_for(
+            "topology.hosts_per_leaf",
+            &t.hosts_per_leaf,
+            "\"leaf_spine\"",
+            kind,
+        )?;
+        only_for(
+            "topology.oversubscription",
+            &t.oversubscription,
+            "\"leaf_spine\"",
+            kind,
+        )?;
+    }
+    if !is("diablo_array") {
+        only_for("topology.preset", &t.preset, "\"diablo_array\"", kind)?;
+        only_for("topology.racks", &t.racks, "\"diablo_array\"", kind)?;
+        only_for(
+            "topology.servers_per_rack",
+            &t.servers_per_rack,
+            "\"diablo_array\"",
+            kind,
+        )?;
+        only_for(
+            "topology.racks_per_array",
+            &t.racks_per_array,
+            "\"diablo_array\"",
+            kind,
+        )?;
+    }
+    if !is("edge_list") {
+        only_for("topology.file", &t.file, "\"edge_list\"", kind)?;
+    }
+    Ok(())
+}
+
+/// The links' rate and delay (defaults from the DIABLO preset for its arrays: 1 Gbit/s with
+/// 1 us port-to-port latency, or 10 Gbit/s with 100 ns; else 10 Gbit/s and 1 us).
+fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimePs), ConfigError> {
+    let (preset_rate, preset_latency) = if kind == "diablo_array" {
+        let p = t.preset.get_or_insert_with(|| "1g".into()).clone();
+        one_of("topology.preset", &p, DIABLO_PRESETS)?;
+        if p == "1g" {
+            (1_000_000_000, PS_PER_US)
+        } else {
+            (10_000_000_000, 100 * PS_PER_NS)
+        }
+    } else {
+        (10_000_000_000, PS_PER_US)
+    };
+    let rate_bps = t.link.rate.get_or_insert(super::Rate(preset_rate)).0;
+    let delay_ps = t
+        .link
+        .delay
+        .get_or_insert(super::Duration(500 * PS_PER_NS))
+        .0;
+    Ok((LinkParams { rate_bps, delay_ps }, preset_latency))
+}
+
+fn single_switch_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+    let h = int_in(
+        "topology.hosts",
+        *t.hosts.get_or_insert(16),
+        2,
+        MAX_HOSTS as i64,
+    )?;
+    let hosts = u64::from(h);
+    check_fits(&Size {
+        hosts,
+        switches: 1,
+        links: hosts,
+        max_switch_ports: hosts,
+        edge_switches: 1,
+    })?;
+    Ok(single_switch::build(h, link))
+}
+
+fn fat_tree_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+    let k = *t.k.get_or_insert(4);
+    if !(2..=72).contains(&k) || k % 2 != 0 {
+        return Err(err(
+            "topology.k",
+            k,
+            "an even integer from 2 to 72 (k^3/4 hosts, at most 100,000)",
+        ));
+    }
+    check_fits(&fat_tree::size(k as u32))?;
+    Ok(fat_tree::build(k as u32, link))
+}
+
+fn leaf_spine_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+    let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 4096)?;
+    let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 4096)?;
+    let hpl = int_in(
+        "topology.hosts_per_leaf",
+        *t.hosts_per_leaf.get_or_insert(8),
+        1,
+        4096,
+    )?;
+    if leaves as u64 * hpl as u64 > MAX_HOSTS {
+        return Err(err(
+            "topology.hosts_per_leaf",
+            hpl,
+            format!(
+                "at most {} hosts in all (leaves x hosts_per_leaf)",
+                MAX_HOSTS
+            ),
+        ));
+    }
+    let os = *t.oversubscription.get_or_insert(1.0);
+    if !(os.is_finite() && os > 0.0 && os <= 1000.0) {
+        return Err(err(
+            "topology.oversubscription",
+            os,
+            "a ratio greater than 0 (1 means none, 3 means 3:1)",
+        ));
+    }
+    if leaves * hpl < 2 {
+        return Err(err(
+            "topology.hosts_per_leaf",
+            hpl,
+            "enough hosts for at least 2 in all",
+        ));
+    }
+    let up = LinkParams {
+        rate_bps: leaf_spine::uplink_rate_bps(hpl, spines, link.rate_bps, os).max(1),
+        delay_ps: link.delay_ps,
+    };
+    check_fits(&leaf_spine::size(leaves, spines, hpl))?;
+    Ok(leaf_spine::build(leaves, spines, hpl, link, up))
+}
+
+fn diablo_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+    let spr = int_in(
+        "topology.servers_per_rack",
+        *t.servers_per_rack.get_or_insert(31),
+        1,
+        1000,
+    )?;
+    let rpa = int_in(
+        "topology.racks_per_array",
+        *t.racks_per_array.get_or_insert(16),
+        1,
+        1000,
+    )?;
+    let racks = int_in("topology.racks", *t.racks.get_or_insert(16), 1, 100_000)?;
+    if racks as u64 * spr as u64 > MAX_HOSTS {
+        return Err(err(
+            "topology.racks",
+            racks,
+            format!(
+                "at most {} servers in all (racks x servers_per_rack)",
+                MAX_HOSTS
+            ),
+        ));
+    }
+    if racks * spr < 2 {
+        return Err(err(
+            "topology.racks",
+            racks,
+            "enough racks for at least 2 servers",
+        ));
+    }
+    check_fits(&diablo::size(racks, spr, rpa))?;
+    Ok(diablo::build(racks, spr, rpa, link))
+}
+
+fn edge_list_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+    let Some(path) = t.file.clone() else {
+        return Err(err(
+            "topology.file",
+            "nothing",
+            "the path of an edge-list file",
+        ));
+    };
+    let text = read_capped(
+        &path,
+        "topology.file",
+        "a readable edge-list file",
+        MAX_EDGE_LIST_BYTES,
+    )?;
+    let g = edge_list::parse(&text, link).map_err(|m| ConfigError {
+        path: "topology.file".into(),
+        message: format!("{path}: {m}"),
+    })?;
+    check_fits(&Size::of_graph(&g))?;
+    Ok(g)
+}
