@@ -649,8 +649,6 @@ fn resolve_switch(
     tcp: &TcpParams,
     preset_latency: crate::engine::TimePs,
 ) -> Result<SwitchParams, ConfigError> {
-    let full_frame = frame_bytes_for_ip(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
-
     let s = &mut sc.switch;
     one_of(
         "switch.buffer",
@@ -672,6 +670,37 @@ fn resolve_switch(
         ));
     }
     let overrides = scheme_overrides(&mut s.overrides, graph)?;
+    let shared = buffers(s, graph, tcp.mss_bytes)?;
+    let p2p = s
+        .port_to_port_latency
+        .get_or_insert(super::Duration(preset_latency))
+        .0;
+    Ok(SwitchParams {
+        buffer_per_port_bytes: s.buffer_per_port.0,
+        shared_buffer_bytes: shared,
+        ingress_buffers: s.buffer == "per_input_port",
+        dt_alpha: s.dt_alpha,
+        port_to_port_ps: p2p,
+        forwarding: if s.forwarding == "cut_through" {
+            Forwarding::CutThrough
+        } else {
+            Forwarding::StoreAndForward
+        },
+        scheme,
+        overrides,
+        nic_scheme,
+        seed: sc.seed,
+    })
+}
+
+/// `switch.buffer_per_port` and `shared_buffer`: in range and at least one full frame;
+/// returns the shared buffer's size when the buffer is shared.
+fn buffers(
+    s: &mut super::SwitchCfg,
+    graph: &Graph,
+    mss_bytes: u32,
+) -> Result<Option<u64>, ConfigError> {
+    let full_frame = frame_bytes_for_ip(mss_bytes + TCP_IP_HEADER_BYTES) as u64;
     for (path, b) in [
         ("switch.buffer_per_port", Some(s.buffer_per_port)),
         ("switch.shared_buffer", s.shared_buffer),
@@ -688,7 +717,7 @@ fn resolve_switch(
             s.buffer_per_port,
             format!(
                 "at least one full-size frame ({full_frame} bytes at transport.mss = {})",
-                tcp.mss_bytes
+                mss_bytes
             ),
         ));
     }
@@ -721,26 +750,7 @@ fn resolve_switch(
         )?;
         None
     };
-    let p2p = s
-        .port_to_port_latency
-        .get_or_insert(super::Duration(preset_latency))
-        .0;
-    Ok(SwitchParams {
-        buffer_per_port_bytes: s.buffer_per_port.0,
-        shared_buffer_bytes: shared,
-        ingress_buffers: s.buffer == "per_input_port",
-        dt_alpha: s.dt_alpha,
-        port_to_port_ps: p2p,
-        forwarding: if s.forwarding == "cut_through" {
-            Forwarding::CutThrough
-        } else {
-            Forwarding::StoreAndForward
-        },
-        scheme,
-        overrides,
-        nic_scheme,
-        seed: sc.seed,
-    })
+    Ok(shared)
 }
 
 /// `switch.overrides`: each names the tiers or switches its scheme is for.
