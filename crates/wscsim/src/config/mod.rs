@@ -627,7 +627,7 @@ fn json_kind(x: &serde_json::Value) -> &'static str {
 
 /// serde's messages in the scenario's own form, "given X; allowed: Y":
 /// "invalid type: integer `2024`, expected a string" -> "given integer 2024; allowed: a string".
-fn given_allowed(msg: &str) -> String {
+pub(crate) fn given_allowed(msg: &str) -> String {
     let plain = |s: &str| s.replace('`', "");
     for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
         if let Some(rest) = msg.strip_prefix(prefix) {

@@ -101,9 +101,11 @@ pub fn resolve_scheme(
             } else {
                 format!("{path}.{inner}")
             };
+            let inner = e.into_inner().to_string();
+            let msg = inner.split(" at line ").next().unwrap_or(&inner);
             ConfigError {
                 path: p,
-                message: e.into_inner().to_string(),
+                message: super::given_allowed(msg),
             }
         })?
     };
@@ -136,184 +138,226 @@ pub fn resolve_scheme(
             });
         }
     }
-    let p = |k: &str| format!("{path}.{k}");
     let spec = match kind.as_str() {
-        "droptail" => {
-            let limit = match c.limit_packets {
-                Some(v) if !(1..=1 << 30).contains(&v) => {
-                    return Err(err(
-                        &p("limit_packets"),
-                        v,
-                        "an integer from 1 to 1073741824 (or leave it out: bytes only)",
-                    ))
-                }
-                v => v.map(|v| v as u32),
-            };
-            SchemeSpec::DropTail {
-                limit_packets: limit,
-            }
-        }
-        "red" => {
-            let min = *c.min_th_packets.get_or_insert(150.0);
-            let max = *c.max_th_packets.get_or_insert(300.0);
-            let max_p = *c.max_p.get_or_insert(0.1);
-            let weight = *c.weight.get_or_insert(5);
-            let ecn = *c.ecn.get_or_insert(false);
-            if !(min.is_finite() && min >= 0.0) {
-                return Err(err(
-                    &p("min_th_packets"),
-                    min,
-                    "a number of packets, 0 or more",
-                ));
-            }
-            if !(max.is_finite() && max > min) {
-                return Err(err(
-                    &p("max_th_packets"),
-                    max,
-                    format!("a number of packets above min_th_packets ({min})"),
-                ));
-            }
-            if !(max_p > 0.0 && max_p <= 1.0) {
-                return Err(err(&p("max_p"), max_p, "a probability in (0, 1]"));
-            }
-            if !(0..=30).contains(&weight) {
-                return Err(err(
-                    &p("weight"),
-                    weight,
-                    "an integer from 0 to 30 (the EWMA weight is 2^-weight)",
-                ));
-            }
-            SchemeSpec::Red(RedParams {
-                min_th_packets: min,
-                max_th_packets: max,
-                max_p,
-                weight_log2: weight as u32,
-                ecn,
-            })
-        }
-        "dctcp" => {
-            let k = *c.k_packets.get_or_insert(65);
-            if !(1..=1 << 30).contains(&k) {
-                return Err(err(
-                    &p("k_packets"),
-                    k,
-                    "a marking threshold of 1 packet or more (65 at 10 Gbit/s)",
-                ));
-            }
-            SchemeSpec::Dctcp {
-                k_packets: k as u32,
-            }
-        }
-        "priority" => {
-            let q = *c.queues.get_or_insert(8);
-            let push_out = *c.push_out.get_or_insert(true);
-            SchemeSpec::Priority {
-                queues: queue_count(&p("queues"), q)?,
-                push_out,
-            }
-        }
-        "drr" => {
-            let by = c.classify.get_or_insert("flow".into()).clone();
-            let classify = match by.as_str() {
-                "flow" => DrrClassify::Flow,
-                "dscp" => DrrClassify::Dscp,
-                _ => {
-                    return Err(err(
-                        &p("classify"),
-                        format!("{by:?}"),
-                        "\"flow\" (5-tuple hash) or \"dscp\"",
-                    ))
-                }
-            };
-            let quanta: Vec<u64> = match (&c.quanta, c.quantum) {
-                (Some(_), Some(_)) => {
-                    return Err(err(
-                        &p("quantum"),
-                        "both quantum and quanta",
-                        "one of them: quantum (every queue) or quanta (one per queue)",
-                    ))
-                }
-                (Some(list), None) => {
-                    let n = *c.queues.get_or_insert(list.len() as i64);
-                    if n != list.len() as i64 {
-                        return Err(err(
-                            &p("quanta"),
-                            format!("{} quanta", list.len()),
-                            format!("one per queue ({n})"),
-                        ));
-                    }
-                    list.iter().map(|b| b.0).collect()
-                }
-                (None, q) => {
-                    let q = q.unwrap_or(Bytes(1518));
-                    c.quantum = Some(q);
-                    let n = *c.queues.get_or_insert(8);
-                    vec![q.0; n.clamp(0, 1 << 20) as usize]
-                }
-            };
-            queue_count(&p("queues"), c.queues.unwrap())?;
-            for (i, &q) in quanta.iter().enumerate() {
-                if !(64..=1 << 30).contains(&q) {
-                    let at = if c.quanta.is_some() {
-                        format!("{path}.quanta[{i}]")
-                    } else {
-                        p("quantum")
-                    };
-                    return Err(err(
-                        &at,
-                        Bytes(q),
-                        "from 64B to 1GiB (one full-size frame, 1518B, is usual)",
-                    ));
-                }
-            }
-            SchemeSpec::Drr {
-                classify,
-                quanta: quanta.into_iter().map(|q| q as u32).collect(),
-            }
-        }
-        "hull" => {
-            let f = *c.drain_fraction.get_or_insert(0.95);
-            let t = *c.mark_threshold.get_or_insert(Bytes(15_000));
-            if !(f > 0.0 && f <= 1.0) {
-                return Err(err(
-                    &p("drain_fraction"),
-                    f,
-                    "a fraction of line rate in (0, 1] (0.95 in HULL and Flexplane)",
-                ));
-            }
-            if t.0 > 1 << 40 {
-                return Err(err(&p("mark_threshold"), t, "at most 1TiB"));
-            }
-            SchemeSpec::Hull {
-                drain_fraction: f,
-                mark_threshold_bytes: t.0,
-            }
-        }
+        "droptail" => droptail_spec(&mut c, path)?,
+        "red" => red_spec(&mut c, path)?,
+        "dctcp" => dctcp_spec(&mut c, path)?,
+        "priority" => priority_spec(&mut c, path)?,
+        "drr" => drr_spec(&mut c, path)?,
+        "hull" => hull_spec(&mut c, path)?,
         "pfabric" => SchemeSpec::PFabric,
-        "python" => {
-            let class = match &c.class {
-                Some(s) if !s.trim().is_empty() && !s.starts_with(':') && !s.ends_with(':') => s.clone(),
-                Some(s) => return Err(err(&p("class"), format!("{s:?}"), "\"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme")),
-                None => return Err(err(&p("class"), "nothing", "\"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme")),
-            };
-            let params = c.params.get_or_insert(serde_json::json!({})).clone();
-            if !params.is_object() {
-                return Err(err(
-                    &p("params"),
-                    params.to_string(),
-                    "a table of parameters for the class",
-                ));
-            }
-            SchemeSpec::Custom {
-                kind,
-                class,
-                params,
-            }
-        }
+        "python" => python_spec(&mut c, path, kind.clone())?,
         _ => unreachable!(),
     };
     *value = serde_json::to_value(&c).unwrap();
     Ok(spec)
+}
+
+/// `kind = "droptail"`: its parameters, checked, with defaults filled in.
+fn droptail_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let limit = match c.limit_packets {
+        Some(v) if !(1..=1 << 30).contains(&v) => {
+            return Err(err(
+                &p("limit_packets"),
+                v,
+                "an integer from 1 to 1073741824 (or leave it out: bytes only)",
+            ))
+        }
+        v => v.map(|v| v as u32),
+    };
+    Ok(SchemeSpec::DropTail {
+        limit_packets: limit,
+    })
+}
+
+/// `kind = "red"`: its parameters, checked, with defaults filled in.
+fn red_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let min = *c.min_th_packets.get_or_insert(150.0);
+    let max = *c.max_th_packets.get_or_insert(300.0);
+    let max_p = *c.max_p.get_or_insert(0.1);
+    let weight = *c.weight.get_or_insert(5);
+    let ecn = *c.ecn.get_or_insert(false);
+    if !(min.is_finite() && min >= 0.0) {
+        return Err(err(
+            &p("min_th_packets"),
+            min,
+            "a number of packets, 0 or more",
+        ));
+    }
+    if !(max.is_finite() && max > min) {
+        return Err(err(
+            &p("max_th_packets"),
+            max,
+            format!("a number of packets above min_th_packets ({min})"),
+        ));
+    }
+    if !(max_p > 0.0 && max_p <= 1.0) {
+        return Err(err(&p("max_p"), max_p, "a probability in (0, 1]"));
+    }
+    if !(0..=30).contains(&weight) {
+        return Err(err(
+            &p("weight"),
+            weight,
+            "an integer from 0 to 30 (the EWMA weight is 2^-weight)",
+        ));
+    }
+    Ok(SchemeSpec::Red(RedParams {
+        min_th_packets: min,
+        max_th_packets: max,
+        max_p,
+        weight_log2: weight as u32,
+        ecn,
+    }))
+}
+
+/// `kind = "dctcp"`: its parameters, checked, with defaults filled in.
+fn dctcp_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let k = *c.k_packets.get_or_insert(65);
+    if !(1..=1 << 30).contains(&k) {
+        return Err(err(
+            &p("k_packets"),
+            k,
+            "a marking threshold of 1 packet or more (65 at 10 Gbit/s)",
+        ));
+    }
+    Ok(SchemeSpec::Dctcp {
+        k_packets: k as u32,
+    })
+}
+
+/// `kind = "priority"`: its parameters, checked, with defaults filled in.
+fn priority_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let q = *c.queues.get_or_insert(8);
+    let push_out = *c.push_out.get_or_insert(true);
+    Ok(SchemeSpec::Priority {
+        queues: queue_count(&p("queues"), q)?,
+        push_out,
+    })
+}
+
+/// `kind = "drr"`: its parameters, checked, with defaults filled in.
+fn drr_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let by = c.classify.get_or_insert("flow".into()).clone();
+    let classify = match by.as_str() {
+        "flow" => DrrClassify::Flow,
+        "dscp" => DrrClassify::Dscp,
+        _ => {
+            return Err(err(
+                &p("classify"),
+                format!("{by:?}"),
+                "\"flow\" (5-tuple hash) or \"dscp\"",
+            ))
+        }
+    };
+    let quanta: Vec<u64> = match (&c.quanta, c.quantum) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                &p("quantum"),
+                "both quantum and quanta",
+                "one of them: quantum (every queue) or quanta (one per queue)",
+            ))
+        }
+        (Some(list), None) => {
+            let n = *c.queues.get_or_insert(list.len() as i64);
+            if n != list.len() as i64 {
+                return Err(err(
+                    &p("quanta"),
+                    format!("{} quanta", list.len()),
+                    format!("one per queue ({n})"),
+                ));
+            }
+            list.iter().map(|b| b.0).collect()
+        }
+        (None, q) => {
+            let q = q.unwrap_or(Bytes(1518));
+            c.quantum = Some(q);
+            let n = *c.queues.get_or_insert(8);
+            vec![q.0; n.clamp(0, 1 << 20) as usize]
+        }
+    };
+    queue_count(&p("queues"), c.queues.unwrap())?;
+    for (i, &q) in quanta.iter().enumerate() {
+        if !(64..=1 << 30).contains(&q) {
+            let at = if c.quanta.is_some() {
+                format!("{path}.quanta[{i}]")
+            } else {
+                p("quantum")
+            };
+            return Err(err(
+                &at,
+                Bytes(q),
+                "from 64B to 1GiB (one full-size frame, 1518B, is usual)",
+            ));
+        }
+    }
+    Ok(SchemeSpec::Drr {
+        classify,
+        quanta: quanta.into_iter().map(|q| q as u32).collect(),
+    })
+}
+
+/// `kind = "hull"`: its parameters, checked, with defaults filled in.
+fn hull_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let f = *c.drain_fraction.get_or_insert(0.95);
+    let t = *c.mark_threshold.get_or_insert(Bytes(15_000));
+    if !(f > 0.0 && f <= 1.0) {
+        return Err(err(
+            &p("drain_fraction"),
+            f,
+            "a fraction of line rate in (0, 1] (0.95 in HULL and Flexplane)",
+        ));
+    }
+    if t.0 > 1 << 40 {
+        return Err(err(&p("mark_threshold"), t, "at most 1TiB"));
+    }
+    Ok(SchemeSpec::Hull {
+        drain_fraction: f,
+        mark_threshold_bytes: t.0,
+    })
+}
+
+/// `kind = "python"`: its parameters, checked, with defaults filled in.
+fn python_spec(c: &mut SchemeCfg, path: &str, kind: String) -> Result<SchemeSpec, ConfigError> {
+    let p = |k: &str| format!("{path}.{k}");
+
+    let class = match &c.class {
+        Some(s) if !s.trim().is_empty() && !s.starts_with(':') && !s.ends_with(':') => s.clone(),
+        Some(s) => return Err(err(
+            &p("class"),
+            format!("{s:?}"),
+            "\"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme",
+        )),
+        None => return Err(err(
+            &p("class"),
+            "nothing",
+            "\"module:Class\", \"path/to/file.py:Class\" or a name given to wscsim.register_scheme",
+        )),
+    };
+    let params = c.params.get_or_insert(serde_json::json!({})).clone();
+    if !params.is_object() {
+        return Err(err(
+            &p("params"),
+            params.to_string(),
+            "a table of parameters for the class",
+        ));
+    }
+    Ok(SchemeSpec::Custom {
+        kind,
+        class,
+        params,
+    })
 }
 
 fn queue_count(path: &str, q: i64) -> Result<u32, ConfigError> {
