@@ -625,6 +625,18 @@ fn json_kind(x: &serde_json::Value) -> &'static str {
     }
 }
 
+/// serde names primitive types as Rust does; a user reads "a number".
+fn rust_type_in_words(expected: &str) -> String {
+    match expected {
+        "f32" | "f64" => "a number".into(),
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize" => {
+            "an integer".into()
+        }
+        "bool" => "true or false".into(),
+        other => other.into(),
+    }
+}
+
 /// serde's messages in the scenario's own form, "given X; allowed: Y":
 /// "invalid type: integer `2024`, expected a string" -> "given integer 2024; allowed: a string".
 pub(crate) fn given_allowed(msg: &str) -> String {
@@ -637,7 +649,10 @@ pub(crate) fn given_allowed(msg: &str) -> String {
                 } else {
                     plain(given)
                 };
-                return format!("given {given}; allowed: {}", plain(expected));
+                return format!(
+                    "given {given}; allowed: {}",
+                    rust_type_in_words(&plain(expected))
+                );
             }
         }
     }
