@@ -262,93 +262,75 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     })
 }
 
-/// A workload key that only some kinds use must not be set for another kind.
+/// Which workload kinds take each key (keys not listed, such as `kind`, are for every
+/// kind). A new workload kind adds its keys here.
+const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
+    ("senders", &["incast"]),
+    ("iterations", &["incast"]),
+    ("client", &["incast"]),
+    ("block", &["incast"]),
+    ("request", &["incast"]),
+    ("load", &["flows"]),
+    ("size_cdf", &["flows"]),
+    ("size_classes", &["flows"]),
+    ("flows", &["flows"]),
+    ("clients", &["flows"]),
+    ("servers", &["flows", "memcached"]),
+    ("server_count", &["memcached"]),
+    ("requests_per_client", &["memcached"]),
+    ("gap_scale", &["memcached"]),
+    ("version", &["memcached"]),
+    ("pool", &["memcached"]),
+    ("key_space", &["memcached"]),
+    ("size", &["permutation", "all_to_all", "many_to_one"]),
+    ("dscp", &["permutation", "all_to_all", "many_to_one"]),
+    ("sources", &["udp", "many_to_one"]),
+    ("destination", &["udp", "many_to_one"]),
+    ("rate", &["udp"]),
+    ("packet_size", &["udp"]),
+    ("arrival", &["udp"]),
+];
+
+/// A workload key that only some kinds use must not be set for another kind, and UDP
+/// transport is for UDP workloads.
 fn workload_keys(w: &super::WorkloadCfg, wk: &str, udp_transport: bool) -> Result<(), ConfigError> {
-    let wis = |k: &str| wk == k;
-    if !wis("incast") {
-        for (p, v) in [
-            ("workload.senders", &w.senders),
-            ("workload.iterations", &w.iterations),
-            ("workload.client", &w.client),
-        ] {
-            only_for(p, v, "\"incast\"", wk)?;
-        }
-        only_for("workload.block", &w.block, "\"incast\"", wk)?;
-        only_for("workload.request", &w.request, "\"incast\"", wk)?;
+    let value = serde_json::to_value(w).expect("a workload serialises");
+    keys_of_kind("workload", WORKLOAD_KEYS, &value, wk)?;
+    if udp_transport && wk != "udp" && wk != "memcached" {
+        return Err(err(
+            "transport.kind",
+            "\"udp\"",
+            format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")"),
+        ));
     }
-    if !wis("flows") {
-        only_for("workload.load", &w.load, "\"flows\"", wk)?;
-        only_for("workload.size_cdf", &w.size_cdf, "\"flows\"", wk)?;
-        only_for("workload.size_classes", &w.size_classes, "\"flows\"", wk)?;
-        only_for("workload.flows", &w.flows, "\"flows\"", wk)?;
-        only_for("workload.clients", &w.clients, "\"flows\"", wk)?;
-    }
-    if !(wis("flows") || wis("memcached")) {
-        only_for(
-            "workload.servers",
-            &w.servers,
-            "\"flows\" or \"memcached\"",
-            wk,
-        )?;
-    }
-    if !wis("memcached") {
-        only_for(
-            "workload.server_count",
-            &w.server_count,
-            "\"memcached\"",
-            wk,
-        )?;
-        only_for(
-            "workload.requests_per_client",
-            &w.requests_per_client,
-            "\"memcached\"",
-            wk,
-        )?;
-        only_for("workload.gap_scale", &w.gap_scale, "\"memcached\"", wk)?;
-        only_for("workload.version", &w.version, "\"memcached\"", wk)?;
-        only_for("workload.pool", &w.pool, "\"memcached\"", wk)?;
-        only_for("workload.key_space", &w.key_space, "\"memcached\"", wk)?;
-    }
-    if !(wis("permutation") || wis("all_to_all") || wis("many_to_one")) {
-        only_for(
-            "workload.size",
-            &w.size,
-            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
-            wk,
-        )?;
-        only_for(
-            "workload.dscp",
-            &w.dscp,
-            "\"permutation\", \"all_to_all\" or \"many_to_one\"",
-            wk,
-        )?;
-    }
-    if !(wis("udp") || wis("many_to_one")) {
-        only_for(
-            "workload.sources",
-            &w.sources,
-            "\"udp\" or \"many_to_one\"",
-            wk,
-        )?;
-        only_for(
-            "workload.destination",
-            &w.destination,
-            "\"udp\" or \"many_to_one\"",
-            wk,
-        )?;
-    }
-    if !wis("udp") {
-        only_for("workload.rate", &w.rate, "\"udp\"", wk)?;
-        only_for("workload.packet_size", &w.packet_size, "\"udp\"", wk)?;
-        only_for("workload.arrival", &w.arrival, "\"udp\"", wk)?;
-        if udp_transport && !wis("memcached") {
-            return Err(err(
-                "transport.kind",
-                "\"udp\"",
-                format!(
-                    "\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")"
+    Ok(())
+}
+
+/// Refuses a key of `section` that `table` gives to other kinds than `kind` (the first
+/// such key, in the table's order): "given 4; allowed: only with kind "fat_tree"".
+pub(super) fn keys_of_kind(
+    section: &str,
+    table: &[(&str, &[&str])],
+    value: &serde_json::Value,
+    kind: &str,
+) -> Result<(), ConfigError> {
+    for (key, kinds) in table {
+        let given = match value.get(key) {
+            Some(v) if !v.is_null() => v,
+            _ => continue,
+        };
+        if !kinds.contains(&kind) {
+            let quoted: Vec<String> = kinds.iter().map(|k| format!("{k:?}")).collect();
+            let names = match quoted.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => quoted.join(""),
+            };
+            return Err(ConfigError {
+                path: format!("{section}.{key}"),
+                message: format!(
+                    "given {given}; allowed: only with kind {names} (this one is {kind:?})"
                 ),
-            ));
+            });
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! built when it would not fit in memory.
 
 use super::resolve::{
-    check_fits, int_in, one_of, only_for, read_capped, DIABLO_PRESETS, MAX_EDGE_LIST_BYTES,
+    check_fits, int_in, keys_of_kind, one_of, read_capped, DIABLO_PRESETS, MAX_EDGE_LIST_BYTES,
     MAX_HOSTS, TOPOLOGY_KINDS,
 };
 use super::{err, ConfigError, TopologyCfg};
@@ -45,51 +45,26 @@ pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError>
     })
 }
 
+/// Which topology kinds take each key (`kind` and `link` are for every kind). A new
+/// topology kind adds its keys here.
+const TOPOLOGY_KEYS: &[(&str, &[&str])] = &[
+    ("hosts", &["single_switch"]),
+    ("k", &["fat_tree"]),
+    ("leaves", &["leaf_spine"]),
+    ("spines", &["leaf_spine"]),
+    ("hosts_per_leaf", &["leaf_spine"]),
+    ("oversubscription", &["leaf_spine"]),
+    ("preset", &["diablo_array"]),
+    ("racks", &["diablo_array"]),
+    ("servers_per_rack", &["diablo_array"]),
+    ("racks_per_array", &["diablo_array"]),
+    ("file", &["edge_list"]),
+];
+
 /// A key that only some kinds use must not be set for another kind.
 fn keys_of_other_kinds(t: &TopologyCfg, kind: &str) -> Result<(), ConfigError> {
-    let is = |k: &str| kind == k;
-    if !is("single_switch") {
-        only_for("topology.hosts", &t.hosts, "\"single_switch\"", kind)?;
-    }
-    if !is("fat_tree") {
-        only_for("topology.k", &t.k, "\"fat_tree\"", kind)?;
-    }
-    if !is("leaf_spine") {
-        only_for("topology.leaves", &t.leaves, "\"leaf_spine\"", kind)?;
-        only_for("topology.spines", &t.spines, "\"leaf_spine\"", kind)?;
-        only_for(
-            "topology.hosts_per_leaf",
-            &t.hosts_per_leaf,
-            "\"leaf_spine\"",
-            kind,
-        )?;
-        only_for(
-            "topology.oversubscription",
-            &t.oversubscription,
-            "\"leaf_spine\"",
-            kind,
-        )?;
-    }
-    if !is("diablo_array") {
-        only_for("topology.preset", &t.preset, "\"diablo_array\"", kind)?;
-        only_for("topology.racks", &t.racks, "\"diablo_array\"", kind)?;
-        only_for(
-            "topology.servers_per_rack",
-            &t.servers_per_rack,
-            "\"diablo_array\"",
-            kind,
-        )?;
-        only_for(
-            "topology.racks_per_array",
-            &t.racks_per_array,
-            "\"diablo_array\"",
-            kind,
-        )?;
-    }
-    if !is("edge_list") {
-        only_for("topology.file", &t.file, "\"edge_list\"", kind)?;
-    }
-    Ok(())
+    let value = serde_json::to_value(t).expect("a topology serialises");
+    keys_of_kind("topology", TOPOLOGY_KEYS, &value, kind)
 }
 
 /// The links' rate and delay (defaults from the DIABLO preset for its arrays: 1 Gbit/s with
