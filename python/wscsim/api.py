@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .folders import Destination, check_destination
+from .folders import Destination, chosen_destination
 from .results import Result
 from .scenario import apply_overrides, load, split_sweep
 
@@ -24,13 +24,7 @@ def _prepare(scenario: Scenario, overrides: Overrides, seed: int | None):
 def _destination(out: str | Path | Destination | None, overwrite: bool) -> Destination | None:
     if out is None or isinstance(out, Destination):
         return out
-    if not isinstance(out, (str, Path)) or "\0" in str(out) or not str(out):
-        from .errors import ScenarioError
-
-        raise ScenarioError("out", f"given {out!r}; allowed: the path of a folder")
-    dest = Destination(Path(out), overwrite=overwrite)
-    check_destination(dest.path, overwrite, field="out")
-    return dest
+    return chosen_destination(out, overwrite, field="out")
 
 
 def run(

@@ -11,7 +11,6 @@ import argparse
 import json
 import signal
 import sys
-from pathlib import Path
 
 from .errors import ScenarioError
 from .pool import WorkerDied
@@ -44,15 +43,11 @@ def _running(p: argparse.ArgumentParser) -> None:
 
 
 def _destination(args, sc: dict):
-    from .folders import Destination, check_destination, default_out
+    from .folders import Destination, chosen_destination, default_out
 
     if args.out is None:
         return Destination(default_out(sc.get("name")), unique=True)
-    if not args.out or "\0" in args.out:
-        raise ScenarioError("--out", f"given {args.out!r}; allowed: the path of a folder")
-    out = Path(args.out)
-    check_destination(out, args.force)
-    return Destination(out, overwrite=args.force)
+    return chosen_destination(args.out, args.force, field="--out")
 
 
 def cmd_run(args, vary=None) -> int:
@@ -96,28 +91,22 @@ def cmd_sweep(args) -> int:
 
 def cmd_check(args) -> int:
     from .scenario import apply_overrides, expand, load, split_sweep
-    from .schemes import check
+    from .schemes import check, check_points
 
     sc = apply_overrides(load(args.scenario), args.overrides)
     if args.seed is not None:
         sc["seed"] = args.seed
     base, axes = split_sweep(sc)
-    for point, params in expand(base, axes) if axes else [(base, {})]:
-        try:
-            check(point, args.allow_python)
-        except ScenarioError as e:
-            where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
-            raise ScenarioError(e.path, e.message + where) from None
-    n = 1
-    for _, values in axes:
-        n *= len(values)
+    points = expand(base, axes) if axes else [(base, {})]
+    resolved = check_points(points, args.allow_python)
+    n = len(points)
     if args.show:
         # The scenario itself with every default filled in, and its sweep as written; not
         # any one point of it.
-        resolved = check(base, args.allow_python)
+        shown = check(base, args.allow_python) if axes else resolved[0]
         if axes:
-            resolved["sweep"] = sc["sweep"]
-        print(json.dumps(resolved, indent=2))
+            shown["sweep"] = sc["sweep"]
+        print(json.dumps(shown, indent=2))
     else:
         print(f"ok: {base.get('name', 'unnamed')} ({n} point{'s' if n > 1 else ''})")
     return 0

@@ -84,6 +84,15 @@ def check_destination(out: Path, overwrite: bool, field: str = "--out") -> None:
         raise ScenarioError(field, f"given {str(out)!r}, which holds an earlier run; allowed: a new folder, or --force (overwrite=True) to replace it")
 
 
+def chosen_destination(out: object, overwrite: bool, field: str) -> Destination:
+    """The folder a caller named (`--out`, `out=`), checked before anything runs."""
+    if not isinstance(out, (str, Path)) or not str(out) or "\0" in str(out):
+        raise ScenarioError(field, f"given {out!r}; allowed: the path of a folder")
+    dest = Destination(Path(out), overwrite=overwrite)
+    check_destination(dest.path, overwrite, field)
+    return dest
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

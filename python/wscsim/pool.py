@@ -110,9 +110,3 @@ class LocalPool:
                 p.join()
             conn.close()
         self.workers = []
-
-    def __enter__(self) -> LocalPool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()

@@ -10,7 +10,7 @@ import html
 import json
 from pathlib import Path
 
-from .terminal import headline_keys
+from .terminal import fmt_value, headline_keys, points_columns
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
@@ -27,16 +27,8 @@ def _e(v) -> str:
     return html.escape(str(v))
 
 
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return f"{v:,.4g}"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}"
-    return str(v)
-
-
 def _rows(pairs) -> str:
-    return "".join(f"<tr><th class=l>{_e(k)}</th><td>{_e(_fmt(v))}</td></tr>" for k, v in pairs)
+    return "".join(f"<tr><th class=l>{_e(k)}</th><td>{_e(fmt_value(v))}</td></tr>" for k, v in pairs)
 
 
 def summary_html(summary: dict) -> str:
@@ -74,13 +66,12 @@ def _points_table(tables: dict, width: int) -> str:
     pts = tables.get("points")
     if pts is None or pts.empty:
         return ""
-    swept = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
-    heads = headline_keys(c.removeprefix("headline_") for c in pts.columns if c.startswith("headline_"))
+    swept, heads = points_columns(pts)
     header = "<tr><th>point</th>" + "".join(f"<th class=l>{_e(c)}</th>" for c in swept) + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
     rows = []
     for _, r in pts.iterrows():
         link = f"<a href='points/{int(r['point']):0{width}d}/report.html'>{int(r['point'])}</a>"
-        cells = "".join(f"<td class=l>{_e(_fmt(r[c]))}</td>" for c in swept) + "".join(f"<td>{_e(_fmt(r['headline_' + h]))}</td>" for h in heads)
+        cells = "".join(f"<td class=l>{_e(fmt_value(r[c]))}</td>" for c in swept) + "".join(f"<td>{_e(fmt_value(r['headline_' + h]))}</td>" for h in heads)
         rows.append(f"<tr><td>{link}</td>{cells}</tr>")
     return "<h2>Points</h2><table>" + header + "".join(rows) + "</table>"
 

@@ -198,18 +198,29 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
     from . import _native
     from .scenario import to_json
 
-    for path, spec in python_schemes(sc):
-        if allow_python:
-            _check(_import(spec, f"{path}.class"), spec, f"{path}.class")
-        else:
+    if allow_python or for_run:
+        classes_for(sc, allow_python)  # imports only with allow_python; refuses otherwise
+    else:
+        for path, spec in python_schemes(sc):
             check_statically(spec, f"{path}.class")
-            if for_run and spec not in _registry:
-                raise ScenarioError(f"{path}.class", f"given {spec!r}; allowed: {ALLOW_HINT}")
     try:
         return json.loads(_native.check(to_json(sc)))
     except _native.ScenarioError as e:
         path, message = e.args
         raise ScenarioError(path, message) from None
+
+
+def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, for_run: bool = False) -> list[dict]:
+    """`check` of every (scenario, swept values) point, before any runs; an error names
+    the sweep point it is in. Returns each point's resolved scenario."""
+    resolved = []
+    for sc, params in points:
+        try:
+            resolved.append(check(sc, allow_python, for_run))
+        except ScenarioError as e:
+            where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
+            raise ScenarioError(e.path, e.message + where) from None
+    return resolved
 
 
 def native_simulation(sc: dict, allow_python: bool = False):

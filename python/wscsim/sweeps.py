@@ -16,6 +16,7 @@ from .report import write_html
 from .results import Result, write, write_captures
 from .runner import simulate
 from .scenario import CASE_AXIS, expand
+from .schemes import check_points
 
 
 def _key(v) -> str:
@@ -56,7 +57,7 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     """Runs every point of a sweep: in `workers` local processes, or as tasks on the Ray
     cluster at address `ray`; the tables are the same either way."""
     points = expand(base, axes)
-    _validate(points, allow_python)
+    check_points(points, allow_python, for_run=True)  # every point, before any runs
     t0 = time.perf_counter()
     jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
     label = str(base.get("name", "sweep"))
@@ -94,18 +95,6 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
         point_folders(tables, summary, folder)
 
     return write(dest, summary, tables, fill if make_plots else point_folders, points_width=width)
-
-
-def _validate(points: list, allow_python: bool) -> None:
-    """Checks every point before any runs, so a bad value fails fast with its field."""
-    from .schemes import check
-
-    for sc, params in points:
-        try:
-            check(sc, allow_python, for_run=True)
-        except ScenarioError as e:
-            where = ", ".join(f"{k}={v!r}" for k, v in params.items())
-            raise ScenarioError(e.path, f"{e.message} (in sweep point {where})") from None
 
 
 def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | None) -> list:

@@ -11,7 +11,8 @@ FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us
          "incast_mean_iteration_us", "mean_fct_us", "aggregate_goodput_gbps", "drops", "tcp_timeouts")
 
 
-def _fmt(v) -> str:
+def fmt_value(v) -> str:
+    """A table cell: thousands separators, four significant figures below a million."""
     if isinstance(v, float):
         return f"{v:,.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
     if isinstance(v, int) and not isinstance(v, bool):
@@ -22,6 +23,14 @@ def _fmt(v) -> str:
 def headline_keys(keys) -> list[str]:
     keys = list(keys)
     return [k for k in FIRST if k in keys] + sorted(k for k in keys if k not in FIRST)
+
+
+def points_columns(pts) -> tuple[list[str], list[str]]:
+    """A sweep's points table: its swept columns, and its headline figures in reading order
+    (names without the `headline_` prefix)."""
+    swept = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
+    heads = headline_keys(c.removeprefix("headline_") for c in pts.columns if c.startswith("headline_"))
+    return swept, heads
 
 
 def print_summary(res, verbose: bool = False, console=None) -> None:
@@ -36,14 +45,13 @@ def print_summary(res, verbose: bool = False, console=None) -> None:
         console.print(f"[bold]{name}[/]: {s['points']} points in {s['wall_seconds']:.1f} s wall")
         if pts is not None and len(pts):
             table = Table(show_edge=False, header_style="bold")
-            swept = [c for c in pts.columns if not c.startswith("headline_") and c not in ("point", "invariants_ok")]
-            heads = headline_keys(c.removeprefix("headline_") for c in pts.columns if c.startswith("headline_"))
+            swept, heads = points_columns(pts)
             if not verbose:
                 heads = [h for h in heads if h in FIRST]
             for c in swept + heads:
                 table.add_column(c, justify="right" if c in heads else "left", overflow="fold")
             for _, row in pts.iterrows():
-                table.add_row(*[_fmt(row[c]) for c in swept] + [_fmt(row[f"headline_{h}"]) for h in heads])
+                table.add_row(*[fmt_value(row[c]) for c in swept] + [fmt_value(row[f"headline_{h}"]) for h in heads])
             console.print(table)
     else:
         console.print(f"[bold]{name}[/]: {s['simulated_seconds']:.4g} s simulated in {s['wall_seconds']:.2f} s wall, "
@@ -51,13 +59,13 @@ def print_summary(res, verbose: bool = False, console=None) -> None:
         head = s.get("headline", {})
         table = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
         for k in headline_keys(head):
-            table.add_row(k, _fmt(head[k]))
+            table.add_row(k, fmt_value(head[k]))
         console.print(table)
     inv = s.get("invariants", {})
     if not inv.get("ok", True):
         console.print("[red]invariant check failed; see summary.json[/]")
     elif verbose:
-        console.print("invariants: " + ", ".join(f"{k}={_fmt(v)}" for k, v in inv.items()))
+        console.print("invariants: " + ", ".join(f"{k}={fmt_value(v)}" for k, v in inv.items()))
     if res.path is not None:
         if verbose:
             for p in sorted(res.path.iterdir()):

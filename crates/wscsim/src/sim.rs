@@ -111,8 +111,9 @@ fn install_traces(
     tcp.trace.wanted = wanted;
     tcp.trace.max_samples = t.max_records as usize;
     net.queue_trace.max_records = t.max_records as usize;
-    for spec in &t.ports {
-        let (node, local) = config::resolve::capture_port(graph, spec).expect("validated");
+    for (node, local) in
+        config::resolve::switch_ports("metrics.trace.ports", &t.ports, graph).expect("validated")
+    {
         net.trace_queue(node, local);
     }
 }
@@ -130,15 +131,11 @@ fn install_captures(
             message: format!("given {h}, {m}"),
         })?;
     }
-    for (i, spec) in c.ports.iter().enumerate() {
-        let (node, local) =
-            config::resolve::capture_port(graph, spec).map_err(|m| ConfigError {
-                path: format!("metrics.capture.ports[{i}]"),
-                message: m,
-            })?;
+    let ports = config::resolve::switch_ports("metrics.capture.ports", &c.ports, graph)?;
+    for (i, (node, local)) in ports.into_iter().enumerate() {
         net.tap_switch_port(node, local).map_err(|m| ConfigError {
             path: format!("metrics.capture.ports[{i}]"),
-            message: format!("given {spec:?}, {m}"),
+            message: format!("given {:?}, {m}", c.ports[i]),
         })?;
     }
     Ok(())

@@ -531,11 +531,6 @@ pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
     let sc: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = path_text(e.path());
         let inner = e.into_inner().to_string();
-        // serde_json appends " at line L column C"; the field path says more to a user.
-        let msg = match inner.find(" at line ") {
-            Some(i) => &inner[..i],
-            None => &inner,
-        };
         let path = if path == "." || path.is_empty() {
             "scenario".to_string()
         } else {
@@ -543,7 +538,7 @@ pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
         };
         ConfigError {
             path,
-            message: given_allowed(msg),
+            message: given_allowed(&inner),
         }
     })?;
     Ok(sc)
@@ -639,7 +634,12 @@ fn rust_type_in_words(expected: &str) -> String {
 
 /// serde's messages in the scenario's own form, "given X; allowed: Y":
 /// "invalid type: integer `2024`, expected a string" -> "given integer 2024; allowed: a string".
-pub(crate) fn given_allowed(msg: &str) -> String {
+pub(crate) fn given_allowed(serde_message: &str) -> String {
+    // serde_json appends " at line L column C"; the field path says more to a user.
+    let msg = serde_message
+        .split(" at line ")
+        .next()
+        .unwrap_or(serde_message);
     let plain = |s: &str| s.replace('`', "");
     for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
         if let Some(rest) = msg.strip_prefix(prefix) {

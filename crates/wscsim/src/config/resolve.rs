@@ -561,15 +561,7 @@ fn check_capture(c: &super::CaptureCfg, graph: &Graph) -> Result<(), ConfigError
             ));
         }
     }
-    for (i, spec) in c.ports.iter().enumerate() {
-        capture_port(graph, spec).map_err(|allowed| {
-            err(
-                &format!("metrics.capture.ports[{i}]"),
-                format!("{spec:?}"),
-                allowed,
-            )
-        })?;
-    }
+    switch_ports("metrics.capture.ports", &c.ports, graph)?;
     int_in("metrics.capture.max_packets", c.max_packets, 1, 10_000_000)?;
     Ok(())
 }
@@ -591,17 +583,25 @@ fn check_trace(t: &super::TraceCfg, graph: &Graph) -> Result<(), ConfigError> {
             "at most 10,000",
         ));
     }
-    for (i, spec) in t.ports.iter().enumerate() {
-        capture_port(graph, spec).map_err(|allowed| {
-            err(
-                &format!("metrics.trace.ports[{i}]"),
-                format!("{spec:?}"),
-                allowed,
-            )
-        })?;
-    }
+    switch_ports("metrics.trace.ports", &t.ports, graph)?;
     int_in("metrics.trace.max_records", t.max_records, 1, 100_000_000)?;
     Ok(())
+}
+
+/// The (switch node, local port) of each "SWITCH:INDEX" in the list at `field`.
+pub fn switch_ports(
+    field: &str,
+    specs: &[String],
+    graph: &Graph,
+) -> Result<Vec<(u32, u32)>, ConfigError> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            capture_port(graph, spec)
+                .map_err(|allowed| err(&format!("{field}[{i}]"), format!("{spec:?}"), allowed))
+        })
+        .collect()
 }
 
 /// The switch node and local port index of a "SWITCH:INDEX" capture spec, or what is allowed.

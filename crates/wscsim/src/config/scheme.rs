@@ -101,11 +101,9 @@ pub fn resolve_scheme(
             } else {
                 format!("{path}.{inner}")
             };
-            let inner = e.into_inner().to_string();
-            let msg = inner.split(" at line ").next().unwrap_or(&inner);
             ConfigError {
                 path: p,
-                message: super::given_allowed(msg),
+                message: super::given_allowed(&e.into_inner().to_string()),
             }
         })?
     };
