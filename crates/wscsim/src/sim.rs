@@ -1,82 +1,71 @@
 //! A simulation: the network, transports and applications of one scenario, the event loop
 //! that drives them, and the results it hands back.
 
-use crate::config::{self, ConfigError, Resolved, Scenario, WorkloadSpec};
-use crate::engine::rng::{family, stream};
-use crate::engine::{EventKind, EventQueue, TimePs};
-use crate::metrics::{self, Metrics, Table};
-use crate::net::packet::Proto;
-use crate::net::{Network, NodeKind};
+use crate::config::{self, ConfigError, Resolved, Scenario};
+use crate::engine::{Driver, EventQueue, TimePs};
+use crate::host::{HostEvent, Hosts};
+use crate::metrics::{self, Metrics, MetricsEvent, Table};
+use crate::net::{NetEvent, Network};
 use crate::scheme::spec::CustomFactory;
 use crate::topology::build::build_network_with;
-use crate::transport::{Note, Tcp, Udp};
-use crate::workload::{flows, incast, long_lived, memcached, udp_source, App, Ctx};
+use crate::transport::{self, Tcp, TcpEvent, Udp};
+use crate::workload::{memcached, AppEvent, Apps, Stack};
+
+/// Every layer's events, one variant per layer. Each layer schedules and handles its own
+/// enum; this one only routes an event to its layer. 12 bytes, like the layers' own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimEvent {
+    Net(NetEvent),
+    Host(HostEvent),
+    Tcp(TcpEvent),
+    App(AppEvent),
+    Metrics(MetricsEvent),
+}
+
+macro_rules! layer_events {
+    ($($variant:ident($ty:ty)),*) => {$(
+        impl From<$ty> for SimEvent {
+            #[inline]
+            fn from(e: $ty) -> Self {
+                SimEvent::$variant(e)
+            }
+        }
+    )*};
+}
+layer_events!(
+    Net(NetEvent),
+    Host(HostEvent),
+    Tcp(TcpEvent),
+    App(AppEvent),
+    Metrics(MetricsEvent)
+);
 
 pub struct Sim {
     pub scenario: Scenario,
-    pub ev: EventQueue,
+    pub ev: EventQueue<SimEvent>,
     pub net: Network,
+    /// The hosts' CPUs and NICs (a no-op for the ideal stack).
+    pub hosts: Hosts,
     pub tcp: Tcp,
     pub udp: Udp,
-    pub apps: Vec<App>,
+    pub apps: Apps,
     pub metrics: Metrics,
-    /// Driver applications still working; 0 means the workload is done.
-    active: u32,
-    /// Whether the workload ends by itself (incast, finite flows), fixed at build.
-    has_end: bool,
-    end_ps: TimePs,
     started: bool,
     finished: bool,
-    /// Application threads, for hosts that cost time (see `host`).
-    threads: AppThreads,
 }
 
-/// Application threads on hosts that cost time: when each thread is busy until, what
-/// each connection has delivered so far (to price the copy), and notes waiting for the
-/// thread that will read them.
-#[derive(Default)]
-struct AppThreads {
-    /// Pthread: one thread per TCP connection (by id) and per UDP stream; epoll: one per host.
-    conn_busy_until: Vec<TimePs>,
-    stream_busy_until: Vec<TimePs>,
-    host_busy_until: Vec<TimePs>,
-    conn_delivered: Vec<u64>,
-    held: Vec<Held>,
-    free_slots: Vec<u32>,
-}
-
-/// An application thread: per connection or stream (pthread), or per host (epoll).
-#[derive(Clone, Copy)]
-enum ThreadId {
-    Conn(u32),
-    Stream(u32),
-    Host(u32),
-}
-
-/// A delivery waiting for its thread, with where that thread runs.
-#[derive(Clone, Copy)]
-struct Held {
-    note: Note,
-    host: u32,
-    core: u32,
-    thread: ThreadId,
-}
-
-impl AppThreads {
-    fn busy_until(&mut self, t: ThreadId) -> &mut TimePs {
-        match t {
-            ThreadId::Conn(i) => slot_of(&mut self.conn_busy_until, i),
-            ThreadId::Stream(i) => slot_of(&mut self.stream_busy_until, i),
-            ThreadId::Host(i) => slot_of(&mut self.host_busy_until, i),
+/// Borrows the layers below the applications out of a `Sim`.
+macro_rules! stack {
+    ($s:expr) => {
+        Stack {
+            ev: &mut $s.ev,
+            net: &mut $s.net,
+            hosts: &mut $s.hosts,
+            tcp: &mut $s.tcp,
+            udp: &mut $s.udp,
+            metrics: &mut $s.metrics,
         }
-    }
-}
-
-fn slot_of(v: &mut Vec<TimePs>, i: u32) -> &mut TimePs {
-    if v.len() <= i as usize {
-        v.resize(i as usize + 1, 0);
-    }
-    &mut v[i as usize]
+    };
 }
 
 /// Invariants checked at the end of every run.
@@ -188,112 +177,20 @@ impl Sim {
             path: "switch.scheme".into(),
             message: m,
         })?;
-        net.hosts = crate::host::Hosts::new(host, net.n_hosts());
+        let hosts = Hosts::new(host, net.n_hosts());
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
-        let seed = scenario.seed;
-        let mut apps = Vec::new();
         let mut tcp = Tcp::new(tcp);
         if let Some(t) = &scenario.metrics.trace {
             install_traces(&mut net, &mut tcp, &graph, t);
         }
-        match workload {
-            WorkloadSpec::Incast {
-                client,
-                servers,
-                block_bytes,
-                iterations,
-                request_bytes,
-            } => {
-                let n = servers.len() as u64;
-                let parts: Vec<u64> = (0..n)
-                    .map(|i| block_bytes / n + u64::from(i < block_bytes % n))
-                    .collect();
-                let client_app = 0u32;
-                apps.push(App::Sink); // replaced below once connections exist
-                let mut req = Vec::new();
-                for (i, &s) in servers.iter().enumerate() {
-                    let server_app = (apps.len()) as u32;
-                    apps.push(App::Sink);
-                    req.push((
-                        tcp.open(client, s, client_app, server_app),
-                        i,
-                        s,
-                        server_app,
-                    ));
-                }
-                let first_data = tcp.senders.len() as u32;
-                for &(_, _, s, _) in &req {
-                    tcp.open(s, client, 0, client_app);
-                }
-                for &(req_conn, i, s, server_app) in &req {
-                    apps[server_app as usize] = App::IncastServer(incast::Server::new(
-                        s,
-                        req_conn,
-                        first_data + i as u32,
-                        parts[i],
-                        request_bytes,
-                    ));
-                }
-                apps[0] = App::IncastClient(incast::Client::new(
-                    client,
-                    req.iter().map(|r| r.0).collect(),
-                    first_data,
-                    parts,
-                    request_bytes,
-                    iterations,
-                ));
-            }
-            WorkloadSpec::Flows {
-                sizes,
-                rate_per_s,
-                senders,
-                receivers,
-                max_flows,
-            } => {
-                apps.push(App::FlowGen(flows::FlowGen::new(
-                    sizes,
-                    rate_per_s,
-                    senders,
-                    receivers,
-                    max_flows,
-                    stream(seed, family::WORKLOAD, 1),
-                )));
-            }
-            WorkloadSpec::LongLived { pairs, size, dscp } => apps.push(App::LongLived(
-                long_lived::LongLived::new(pairs, size, dscp),
-            )),
-            WorkloadSpec::Udp {
-                sources,
-                destination,
-                rate_bps,
-                payload_bytes,
-                poisson,
-            } => {
-                let rngs = sources
-                    .iter()
-                    .map(|&s| stream(seed, family::HOST, s as u64))
-                    .collect();
-                apps.push(App::UdpSource(udp_source::UdpSource::new(
-                    sources,
-                    destination,
-                    net.n_hosts() as u32,
-                    rate_bps,
-                    payload_bytes,
-                    poisson,
-                    rngs,
-                )));
-            }
-            WorkloadSpec::Memcached(spec) => {
-                // Streams 1000 + i for client i; 999 fills the servers' pools.
-                let rngs = (0..spec.clients.len() as u64)
-                    .map(|i| stream(seed, family::WORKLOAD, 1000 + i))
-                    .collect();
-                let warm = stream(seed, family::WORKLOAD, 999);
-                apps.push(App::Memcached(Box::new(memcached::Memcached::new(
-                    spec, rngs, warm,
-                ))));
-            }
-        }
+        let end_ps = scenario.duration.0;
+        let apps = Apps::build(
+            workload,
+            &mut tcp,
+            scenario.seed,
+            net.n_hosts() as u32,
+            end_ps,
+        );
         if let Some(c) = &scenario.metrics.capture {
             install_captures(&mut net, &graph, c)?;
         }
@@ -302,52 +199,25 @@ impl Sim {
             max_queue_samples: scenario.metrics.max_queue_samples as usize,
             ..Default::default()
         };
-        let end_ps = scenario.duration.0;
-        let has_end = apps.iter().any(|a| {
-            matches!(
-                a,
-                App::IncastClient(_)
-                    | App::FlowGen(_)
-                    | App::Memcached(_)
-                    | App::LongLived(long_lived::LongLived { size: Some(_), .. })
-            )
-        });
         Ok(Sim {
             scenario,
             ev: EventQueue::new(),
             net,
+            hosts,
             tcp,
             udp: Udp::default(),
             apps,
             metrics,
-            active: 0,
-            has_end,
-            end_ps,
             started: false,
             finished: false,
-            threads: AppThreads::default(),
         })
     }
 
     fn start(&mut self) {
         self.started = true;
-        for id in 0..self.apps.len() {
-            let mut app = std::mem::replace(&mut self.apps[id], App::Sink);
-            let mut ctx = Ctx {
-                ev: &mut self.ev,
-                net: &mut self.net,
-                tcp: &mut self.tcp,
-                udp: &mut self.udp,
-                metrics: &mut self.metrics,
-                active: &mut self.active,
-                end_ps: self.end_ps,
-            };
-            app.start(id as u32, &mut ctx);
-            self.apps[id] = app;
-        }
-        self.dispatch_notes();
+        self.apps.start(&mut stack!(self));
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
-            self.ev.schedule(0, EventKind::Sample);
+            self.ev.schedule(0, MetricsEvent::Sample.into());
         }
     }
 
@@ -362,7 +232,7 @@ impl Sim {
     }
 
     pub fn end_ps(&self) -> TimePs {
-        self.end_ps
+        self.apps.end_ps
     }
 
     /// Runs until simulated time `until_ps` (or the end of the run). Returns whether the run ended.
@@ -370,264 +240,124 @@ impl Sim {
         if !self.started {
             self.start();
         }
-        let horizon = until_ps.min(self.end_ps);
+        let horizon = until_ps.min(self.apps.end_ps);
         while !self.finished {
-            let Some(e) = self.ev.pop_until(horizon) else {
+            let Some(e) = self.ev.next_due(horizon) else {
                 break;
             };
-            // Start loading what the next event will touch, so its cache misses overlap
-            // this event's work (large arrays of connections miss on every access).
-            match self.ev.peek_kind() {
-                Some(EventKind::LinkArrive { port }) => self.net.prefetch_arrival(port),
-                Some(EventKind::TcpTimer { conn, which }) => self.tcp.prefetch_timer(conn, which),
-                Some(EventKind::HostRxDone { pkt }) => {
-                    let p = self.net.pool.get(pkt);
-                    if p.proto == Proto::Tcp {
-                        self.tcp.prefetch_conn(p.flow_id);
-                    }
-                }
-                Some(EventKind::HostTxDone { pkt }) => {
-                    self.net.prefetch_nic(self.net.pool.get(pkt).src_host)
-                }
-                Some(EventKind::AppNote { slot }) => {
-                    if let Some(h) = self.threads.held.get(slot as usize) {
-                        let (Note::Delivered { app, conn, .. }
-                        | Note::Datagram {
-                            app, stream: conn, ..
-                        }) = h.note;
-                        if let Some(App::Memcached(m)) = self.apps.get(app as usize) {
-                            m.prefetch_conn(conn);
-                        }
-                    }
-                }
-                _ => {}
+            if let Some(next) = self.ev.peek() {
+                self.prefetch(next);
             }
             self.handle(e.kind);
             if !self.net.nic_departures.is_empty() {
-                self.tcp.on_nic_departures(&mut self.net, &mut self.ev);
-                self.dispatch_notes();
+                let Sim {
+                    net,
+                    hosts,
+                    ev,
+                    tcp,
+                    ..
+                } = self;
+                tcp.on_nic_departures(net, hosts, ev);
+                self.apps.dispatch_notes(&mut stack!(self));
             }
-            if self.active == 0 && self.has_end {
+            if self.apps.done() {
                 self.finished = true;
             }
         }
         if !self.finished {
-            self.ev.advance_to(horizon);
-            if horizon >= self.end_ps || self.ev.is_empty() {
+            self.ev.idle_until(horizon);
+            if horizon >= self.apps.end_ps || Driver::is_empty(&self.ev) {
                 self.finished = true;
             }
         }
-        self.finish_if_done();
+        if self.finished {
+            self.apps.finish(&self.udp, &mut self.metrics);
+        }
         self.finished
     }
 
     pub fn run(&mut self) {
-        self.run_until(self.end_ps);
+        self.run_until(self.apps.end_ps);
     }
 
-    fn finish_if_done(&mut self) {
-        if self.finished {
-            let (udp, flows) = (&self.udp, &mut self.metrics.flows);
-            for a in &self.apps {
-                if let App::UdpSource(s) = a {
-                    s.finish(udp, flows);
-                }
-            }
-        }
-    }
-
+    /// Starts loading what the next event will touch, so that its cache misses overlap
+    /// this event's work (large arrays of connections miss on every access).
     #[inline]
-    fn handle(&mut self, kind: EventKind) {
-        match kind {
-            EventKind::LinkArrive { port } => {
-                let (pkt, node, in_port) = self.net.on_link_arrive(&mut self.ev, port);
-                let n = &self.net.nodes[node as usize];
-                if n.kind == NodeKind::Switch {
-                    self.net.on_arrive_switch(&mut self.ev, node, in_port, pkt);
-                } else if self.net.hosts.costed {
-                    let host = n.index;
-                    self.net.on_host_nic_rx(&mut self.ev, host, pkt);
-                } else {
-                    self.deliver_packet(pkt);
+    fn prefetch(&self, next: SimEvent) {
+        match next {
+            SimEvent::Net(NetEvent::LinkArrive { port }) => self.net.prefetch_arrival(port),
+            SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.prefetch_timer(conn, which),
+            SimEvent::Host(HostEvent::RxDone { pkt }) => {
+                let p = self.net.pool.get(pkt);
+                if p.proto == crate::net::packet::Proto::Tcp {
+                    self.tcp.prefetch_conn(p.flow_id);
                 }
             }
-            EventKind::PortWake { port } => self.net.on_port_wake(&mut self.ev, port),
-            EventKind::HostIrq { host } => self.net.on_host_irq(&mut self.ev, host),
-            EventKind::HostTxDone { pkt } => self.net.on_host_tx_done(&mut self.ev, pkt),
-            EventKind::HostRxDone { pkt } => {
-                self.net.on_host_rx_done(pkt);
-                self.deliver_packet(pkt);
+            SimEvent::Host(HostEvent::TxDone { pkt }) => {
+                self.net.prefetch_nic(self.net.pool.get(pkt).src_host)
             }
-            EventKind::AppNote { slot } => {
-                let h = self.threads.held[slot as usize];
-                self.threads.free_slots.push(slot);
-                let core_free =
-                    |s: &Self| s.net.hosts.state[h.host as usize].core_free_ps[h.core as usize];
-                let before = core_free(self);
-                self.deliver_note(h.note);
-                // If the application did work in response (request work, send calls and the
-                // transmit paths they start, queued on its core after its recv), the thread
-                // runs until that ends: a delivery arriving before then needs no wake-up.
-                // Work other threads queued on the core does not keep this one awake.
-                let after = core_free(self);
-                if after > before {
-                    let busy = self.threads.busy_until(h.thread);
-                    *busy = (*busy).max(after);
+            SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
+            _ => {}
+        }
+    }
+
+    /// Routes an event to its layer; what a layer hands up (a packet for a host, a packet
+    /// for a transport, notes for applications) goes to the layer above.
+    #[inline]
+    fn handle(&mut self, e: SimEvent) {
+        match e {
+            SimEvent::Net(e) => {
+                if let Some((pkt, host)) = self.net.handle(&mut self.ev, e) {
+                    let Sim { net, hosts, ev, .. } = self;
+                    if let Some(pkt) = hosts.on_arrival(net, ev, host, pkt) {
+                        self.receive(pkt);
+                    }
                 }
-                self.dispatch_notes();
             }
-            EventKind::TcpTimer { conn, which } => {
-                self.tcp.on_timer(&mut self.net, &mut self.ev, conn, which);
-                self.dispatch_notes();
+            SimEvent::Host(HostEvent::AppNote { slot }) => {
+                self.apps.on_thread_ran(&mut stack!(self), slot)
             }
-            EventKind::App { app, tag } => {
-                let mut ctx = Ctx {
-                    ev: &mut self.ev,
-                    net: &mut self.net,
-                    tcp: &mut self.tcp,
-                    udp: &mut self.udp,
-                    metrics: &mut self.metrics,
-                    active: &mut self.active,
-                    end_ps: self.end_ps,
-                };
-                self.apps[app as usize].on_timer(app, tag, &mut ctx);
-                self.dispatch_notes();
-            }
-            EventKind::Sample => {
-                let now = self.ev.now();
-                self.metrics.sample_queues(now, &self.net);
-                if !self.metrics.queue_samples_truncated {
-                    self.ev
-                        .schedule(now + self.metrics.sample_interval_ps, EventKind::Sample);
+            SimEvent::Host(e) => {
+                let Sim { net, hosts, ev, .. } = self;
+                if let Some(pkt) = hosts.handle_packet_event(net, ev, e) {
+                    self.receive(pkt);
                 }
+            }
+            SimEvent::Tcp(TcpEvent::Timer { conn, which }) => {
+                let Sim {
+                    net,
+                    hosts,
+                    ev,
+                    tcp,
+                    ..
+                } = self;
+                tcp.on_timer(net, hosts, ev, conn, which);
+                self.apps.dispatch_notes(&mut stack!(self));
+            }
+            SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),
+            SimEvent::Metrics(MetricsEvent::Sample) => {
+                self.metrics.on_sample(&mut self.ev, &self.net)
             }
         }
     }
 
-    /// Hands transport notes to their applications (which may cause more notes).
-    fn dispatch_notes(&mut self) {
-        while !self.tcp.notes.is_empty() || !self.udp.notes.is_empty() {
-            let mut notes = std::mem::take(&mut self.tcp.notes);
-            notes.append(&mut self.udp.notes);
-            for n in notes.drain(..) {
-                if self.net.hosts.costed {
-                    self.hold_for_thread(n);
-                } else {
-                    self.deliver_note(n);
-                }
-            }
-            if self.tcp.notes.is_empty() {
-                self.tcp.notes = notes; // keep the allocation
-            }
-        }
-    }
-
-    /// The host's transport takes `pkt`.
-    fn deliver_packet(&mut self, pkt: crate::net::packet::PktId) {
-        let p = *self.net.pool.get(pkt);
-        self.net.delivered(pkt);
-        match p.proto {
-            Proto::Tcp => self.tcp.on_packet(&mut self.net, &mut self.ev, &p),
-            Proto::Udp => self.udp.on_packet(&p),
-        }
-        self.dispatch_notes();
-    }
-
-    fn deliver_note(&mut self, n: Note) {
-        let app = match n {
-            Note::Delivered { app, .. } | Note::Datagram { app, .. } => app,
-        };
-        let mut ctx = Ctx {
-            ev: &mut self.ev,
-            net: &mut self.net,
-            tcp: &mut self.tcp,
-            udp: &mut self.udp,
-            metrics: &mut self.metrics,
-            active: &mut self.active,
-            end_ps: self.end_ps,
-        };
-        self.apps[app as usize].on_note(n, &mut ctx);
-    }
-
-    /// On a host that costs time, a delivery reaches the application when its thread has
-    /// run: a wake-up if the thread was idle (plus epoll_wait for epoll), a recv system call
-    /// and the copy of the new bytes.
-    fn hold_for_thread(&mut self, n: Note) {
-        let now = self.ev.now();
-        let hosts = &self.net.hosts;
-        let epoll = hosts.spec.io_model == crate::host::IoModel::Epoll;
-        let t = &mut self.threads;
-        let (host, thread, thread_key, bytes) = match n {
-            Note::Delivered { conn, total, .. } => {
-                let host = self.tcp.receivers[conn as usize].host;
-                let seen = slot_of(&mut t.conn_delivered, conn);
-                let bytes = total - *seen;
-                *seen = total;
-                if epoll {
-                    (host, ThreadId::Host(host), host, bytes)
-                } else {
-                    (host, ThreadId::Conn(conn), conn, bytes)
-                }
-            }
-            Note::Datagram {
-                stream,
-                host,
-                payload_bytes,
-                ..
-            } => {
-                if epoll {
-                    (host, ThreadId::Host(host), host, payload_bytes as u64)
-                } else {
-                    (host, ThreadId::Stream(stream), stream, payload_bytes as u64)
-                }
-            }
-        };
-        let busy = t.busy_until(thread);
-        let mut cost = hosts.syscall_ps + hosts.copy_ps(bytes);
-        let woke = now >= *busy;
-        if woke {
-            cost += hosts.wakeup_ps + if epoll { hosts.syscall_ps } else { 0 };
-        }
-        let core = hosts.core_of(thread_key);
-        let counts_wakeup = woke && hosts.wakeup_ps > 0;
-        let done = self.net.hosts.charge(host, core, now, cost);
-        *busy = done;
-        self.net
-            .hosts
-            .count_syscalls(host, 1 + u64::from(woke && epoll));
-        // Stacks that poll (no wake-up cost) are never woken.
-        self.net.hosts.state[host as usize].wakeups += u64::from(counts_wakeup);
-        let held = Held {
-            note: n,
-            host,
-            core: core as u32,
-            thread,
-        };
-        let slot = match t.free_slots.pop() {
-            Some(s) => {
-                t.held[s as usize] = held;
-                s
-            }
-            None => {
-                t.held.push(held);
-                t.held.len() as u32 - 1
-            }
-        };
-        self.ev.schedule(done, EventKind::AppNote { slot });
+    /// The host's transport takes `pkt`, and applications hear what it delivered.
+    fn receive(&mut self, pkt: crate::net::packet::PktId) {
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            udp,
+            ..
+        } = self;
+        transport::receive(net, hosts, ev, tcp, udp, pkt);
+        self.apps.dispatch_notes(&mut stack!(self));
     }
 
     /// The memcached requests of this run (empty for other workloads).
     pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
-        self.apps
-            .iter()
-            .find_map(|a| {
-                if let App::Memcached(m) = a {
-                    Some(&m.requests[..])
-                } else {
-                    None
-                }
-            })
-            .unwrap_or(&[])
+        self.apps.memcached_requests()
     }
 
     pub fn invariants(&self) -> Invariants {
@@ -647,11 +377,7 @@ impl Sim {
     /// the memory for the conversion. Later calls see no requests; take the summary first.
     pub fn take_tables(&mut self) -> Vec<Table> {
         let tables = self.tables();
-        for a in &mut self.apps {
-            if let App::Memcached(m) = a {
-                m.requests = Vec::new();
-            }
-        }
+        self.apps.release_requests();
         tables
     }
 
@@ -681,7 +407,7 @@ impl Sim {
             metrics::queue_table(&self.metrics, &self.net),
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
-            metrics::hosts_table(&self.net, end),
+            metrics::hosts_table(&self.net, &self.hosts, end),
             metrics::requests_table(self.memcached_requests(), &self.net),
         ];
         if self.scenario.metrics.trace.is_some() {
@@ -794,15 +520,15 @@ impl Sim {
             }
         }
         headline.insert("drops".into(), self.net.counters.dropped.into());
-        if self.net.hosts.costed {
-            let st = &self.net.hosts.state;
+        if self.hosts.costed {
+            let st = &self.hosts.state;
             headline.insert(
                 "host_rx_ring_drops".into(),
                 st.iter().map(|s| s.rx_ring_drops).sum::<u64>().into(),
             );
             let now = self.ev.now();
             let busiest = (0..st.len() as u32)
-                .map(|i| self.net.hosts.utilisation(i, now))
+                .map(|i| self.hosts.utilisation(i, now))
                 .fold(0.0, f64::max);
             headline.insert("max_cpu_utilisation".into(), busiest.into());
         }
@@ -859,7 +585,7 @@ mod tests {
                 "host":{{"stack":"ideal","clock_ghz":2.0,"cpi":1.5,"costs":{{"syscall":{syscall},"app_request":{app_request}}}}},
                 "transport":{{"delayed_ack":false}},"workload":{{"kind":"incast","senders":1,"block":"100B","request":"30B","iterations":20}}}}"#
             ));
-            assert!(s.net.hosts.costed);
+            assert!(s.hosts.costed);
             assert_eq!(s.metrics.incast.len(), 20);
             s.metrics
                 .incast
@@ -886,7 +612,7 @@ mod tests {
             "host":{"stack":"linux_2_6_39","clock_ghz":1.0,"rx_ring_packets":64,"costs":{"tx_packet":0,"per_byte":0}},"transport":{"kind":"udp"},
             "workload":{"kind":"udp","sources":[1],"destination":0,"rate":"9Gbps"}}"#,
         );
-        let h = &s.net.hosts.state[0];
+        let h = &s.hosts.state[0];
         // 9 Gbit/s of 1,500-byte packets is 750k packets/s (sending costs nothing here);
         // 5,000 instructions at 1 GHz receive at most 200k/s, so most are dropped at the ring.
         assert!(
@@ -895,7 +621,7 @@ mod tests {
             h.rx_ring_drops,
             h.rx_packets
         );
-        assert!(s.net.hosts.utilisation(0, s.ev.now()) > 0.95);
+        assert!(s.hosts.utilisation(0, s.ev.now()) > 0.95);
         let nic = s.net.nic_port(0) as usize;
         assert_eq!(s.net.ports[nic].stats.drops, h.rx_ring_drops);
     }

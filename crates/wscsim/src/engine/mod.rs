@@ -5,9 +5,11 @@
 
 pub mod queue;
 pub mod rng;
+pub mod sched;
 
-pub use queue::{Event, EventKind, EventQueue};
+pub use queue::{Event, EventQueue};
 pub use rng::{stream, StreamRng};
+pub use sched::{Clock, Driver, Scheduler};
 
 /// Simulated time in picoseconds.
 pub type TimePs = u64;
@@ -48,7 +50,8 @@ pub fn serialisation_ps(bytes: u64, rate_bps: u64) -> TimePs {
 
 /// Identifies the partition a component belongs to. Components of different partitions
 /// interact only through link arrival events (whose delay is the lookahead), which is what
-/// lets a later version run partitions on separate cores. This version runs partition 0.
+/// lets a later version run partitions on separate cores. This version runs them all on
+/// one event queue.
 pub type PartitionId = u16;
 
 #[cfg(test)]

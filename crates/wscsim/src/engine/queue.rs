@@ -2,71 +2,26 @@
 //! order (a sequence number), which makes every run deterministic.
 
 use super::TimePs;
-use std::cmp::Ordering;
 
-/// What an event asks for. Each variant carries plain indices, never pointers or boxes,
-/// so an event is 24 bytes of payload plus its key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
-    /// The first packet in flight on the link out of `port` reaches the far end (its first
-    /// or last bit, by the far switch's forwarding mode).
-    LinkArrive { port: u32 },
-    /// A host NIC's coalescing timer: raise the receive interrupt.
-    HostIrq { host: u32 },
-    /// The host CPU finished receiving packet `pkt`: hand it to the transport.
-    HostRxDone { pkt: u32 },
-    /// The host CPU finished the transmit path of `pkt`: put it in the NIC queue.
-    HostTxDone { pkt: u32 },
-    /// An application thread got to a transport notification held in slot `slot`.
-    AppNote { slot: u32 },
-    /// Output port `port` (global index) may start its next transmission.
-    PortWake { port: u32 },
-    /// A transport timer of connection `conn` (lazy: the handler checks the real deadline).
-    TcpTimer { conn: u32, which: u8 },
-    /// An application timer.
-    App { app: u32, tag: u32 },
-    /// Periodic metrics sampling.
-    Sample,
-}
-
+/// An event taken from the queue: when it is due, its place in the order, and what it is.
+/// `E` is the caller's event type (in wscsim, one enum with a variant per layer); the
+/// engine only stores and orders it.
 #[derive(Clone, Copy, Debug)]
-pub struct Event {
+pub struct Event<E> {
     pub time_ps: TimePs,
     pub seq: u64,
-    pub kind: EventKind,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.time_ps == other.time_ps && self.seq == other.seq
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    // Reversed so that the max-heap pops the earliest (time, seq) first. One u128
-    // comparison instead of two u64 ones keeps the sift loops branch-light.
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        let a = ((self.time_ps as u128) << 64) | self.seq as u128;
-        let b = ((other.time_ps as u128) << 64) | other.seq as u128;
-        b.cmp(&a)
-    }
+    pub kind: E,
 }
 
 /// Implicit 4-ary min-heap with keys (time << 64 | sequence) in one array and payloads in
 /// another: sifting touches only the dense key array (four keys per cache line), and a
 /// node's four children share one or two lines.
-struct QuadHeap {
+struct QuadHeap<E> {
     keys: Vec<u128>,
-    vals: Vec<EventKind>,
+    vals: Vec<E>,
 }
 
-impl QuadHeap {
+impl<E: Copy> QuadHeap<E> {
     fn new() -> Self {
         QuadHeap {
             keys: Vec::with_capacity(1 << 12),
@@ -75,7 +30,7 @@ impl QuadHeap {
     }
 
     #[inline]
-    fn push(&mut self, key: u128, val: EventKind) {
+    fn push(&mut self, key: u128, val: E) {
         let mut i = self.keys.len();
         self.keys.push(key);
         self.vals.push(val);
@@ -98,7 +53,7 @@ impl QuadHeap {
     }
 
     #[inline]
-    fn pop(&mut self) -> Option<(u128, EventKind)> {
+    fn pop(&mut self) -> Option<(u128, E)> {
         let n = self.keys.len();
         if n == 0 {
             return None;
@@ -156,16 +111,16 @@ const RING_BUCKETS: usize = 32768;
 /// an overflow heap) for the rest. A bucket is moved into the heap whole once the heap's
 /// earliest event is not earlier than the bucket's start, so the pop order is exactly the
 /// (time, sequence) order of a single heap: results do not depend on the calendar.
-pub struct EventQueue {
-    heap: QuadHeap,
+pub struct EventQueue<E> {
+    heap: QuadHeap<E>,
     /// Every event due before this time is in `heap`; later ones are in the calendar.
     /// Always a multiple of the bucket width.
     heap_until_ps: TimePs,
-    ring: Vec<Vec<(u128, EventKind)>>,
+    ring: Vec<Vec<(u128, E)>>,
     ring_len: usize,
     /// Emptied bucket vectors, reused so that only non-empty buckets hold memory.
-    spare: Vec<Vec<(u128, EventKind)>>,
-    overflow: QuadHeap,
+    spare: Vec<Vec<(u128, E)>>,
+    overflow: QuadHeap<E>,
     next_seq: u64,
     now_ps: TimePs,
     popped: u64,
@@ -173,13 +128,13 @@ pub struct EventQueue {
     pub past_schedules: u64,
 }
 
-impl Default for EventQueue {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl EventQueue {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::new(),
@@ -201,7 +156,7 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn schedule(&mut self, time_ps: TimePs, kind: EventKind) {
+    pub fn schedule(&mut self, time_ps: TimePs, kind: E) {
         let t = if time_ps < self.now_ps {
             self.past_schedules += 1;
             self.now_ps
@@ -274,7 +229,7 @@ impl EventQueue {
 
     /// Pops the next event if it is due at or before `until_ps`, advancing `now`.
     #[inline]
-    pub fn pop_until(&mut self, until_ps: TimePs) -> Option<Event> {
+    pub fn pop_until(&mut self, until_ps: TimePs) -> Option<Event<E>> {
         self.settle();
         let k = self.heap.peek_key()?;
         if (k >> 64) as u64 > until_ps {
@@ -312,7 +267,7 @@ impl EventQueue {
     /// What the next event is, without taking it (used to prefetch its data). A hint: a
     /// calendar bucket not yet moved into the heap may hold an earlier one.
     #[inline]
-    pub fn peek_kind(&self) -> Option<EventKind> {
+    pub fn peek_kind(&self) -> Option<E> {
         self.heap.vals.first().copied()
     }
 }
@@ -320,6 +275,13 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stand-in for a caller's event type.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum EventKind {
+        App { app: u32, tag: u32 },
+        Sample,
+    }
 
     #[test]
     fn pops_in_time_then_insertion_order() {
@@ -331,7 +293,7 @@ mod tests {
         let tags: Vec<u32> = std::iter::from_fn(|| q.pop_until(u64::MAX))
             .map(|e| match e.kind {
                 EventKind::App { tag, .. } => tag,
-                _ => unreachable!(),
+                EventKind::Sample => unreachable!(),
             })
             .collect();
         assert_eq!(tags, vec![2, 4, 1, 3]);

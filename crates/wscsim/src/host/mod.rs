@@ -27,10 +27,30 @@
 //! the application's reading is not modelled (the socket buffer is as large as
 //! `transport.rcv_window`). With the `ideal` stack every cost is zero and none of this runs.
 
+pub mod nic;
 pub mod presets;
+pub mod threads;
 
-use crate::engine::{TimePs, PS_PER_S};
+use crate::engine::{Scheduler, TimePs, PS_PER_S};
 use crate::net::packet::PktId;
+use crate::net::NetEvent;
+
+/// The host layer's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostEvent {
+    /// A NIC's coalescing timer: raise the receive interrupt.
+    Irq { host: u32 },
+    /// The CPU finished receiving packet `pkt`: hand it to the transport.
+    RxDone { pkt: u32 },
+    /// The CPU finished the transmit path of `pkt`: put it in the NIC queue.
+    TxDone { pkt: u32 },
+    /// An application thread got to the delivery held in slot `slot` (see `threads`).
+    AppNote { slot: u32 },
+}
+
+/// What the host layer schedules through: its own events and the network's.
+pub trait HostSched: Scheduler<HostEvent> + Scheduler<NetEvent> {}
+impl<T: Scheduler<HostEvent> + Scheduler<NetEvent>> HostSched for T {}
 
 /// Instructions per path; multiplied by CPI / clock to give time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -6,6 +6,13 @@ pub mod pcap;
 use crate::engine::{TimePs, NEVER, PS_PER_US};
 use crate::net::{Network, NodeKind};
 
+/// The metrics layer's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricsEvent {
+    /// Periodic sampling of the switch queues.
+    Sample,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct FlowRecord {
     pub flow_id: u32,
@@ -62,6 +69,20 @@ pub struct Metrics {
 
 impl Metrics {
     /// Samples the queue of every switch port that has carried traffic.
+    /// The periodic queue sample: records every switch port, then schedules the next one
+    /// unless the sample table is full.
+    pub fn on_sample(
+        &mut self,
+        ev: &mut impl crate::engine::Scheduler<MetricsEvent>,
+        net: &Network,
+    ) {
+        let now = ev.now();
+        self.sample_queues(now, net);
+        if !self.queue_samples_truncated {
+            ev.schedule(now + self.sample_interval_ps, MetricsEvent::Sample);
+        }
+    }
+
     pub fn sample_queues(&mut self, now: TimePs, net: &Network) {
         for (i, p) in net.ports.iter().enumerate() {
             if p.switch == crate::net::NONE
@@ -412,8 +433,7 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
 
 /// One row per host when hosts cost time (empty for the ideal stack): CPU utilisation and
 /// what the CPU and NIC did.
-pub fn hosts_table(net: &Network, end_ps: TimePs) -> Table {
-    let h = &net.hosts;
+pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Table {
     let ids: Vec<u32> = if h.costed {
         (0..net.n_hosts() as u32).collect()
     } else {

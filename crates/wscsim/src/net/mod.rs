@@ -9,12 +9,24 @@ pub mod capture;
 pub mod packet;
 pub mod routing;
 
-use crate::engine::{serialisation_ps, EventKind, EventQueue, PartitionId, TimePs, NEVER};
+use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
 use packet::{PacketPool, PktId, PktQueue, PHY_OVERHEAD_BYTES};
 use routing::Routing;
 
 pub const NONE: u32 = u32::MAX;
+
+/// The network's events. Both act on the node that owns `port` only: an arrival is
+/// scheduled by the sending port for the time the packet reaches the far end, and is
+/// then handled there (the partition rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetEvent {
+    /// The first packet in flight on the link out of `port` reaches the far end (its first
+    /// or last bit, by the far switch's forwarding mode).
+    LinkArrive { port: u32 },
+    /// Output port `port` (global index) may start its next transmission.
+    PortWake { port: u32 },
+}
 
 /// Bytes a cut-through switch must receive before it can forward (the header it parses).
 pub const CUT_THROUGH_HEADER_BYTES: u64 = 64;
@@ -159,8 +171,6 @@ pub struct Network {
     pub track_nic_departures: bool,
     /// Per switch: the port whose custom scheme picks output ports, or NONE (ECMP).
     pub route_hooks: Vec<u32>,
-    /// The hosts' CPUs and NICs (a no-op for the ideal stack).
-    pub hosts: crate::host::Hosts,
     /// Packets captured at tapped ports.
     pub captures: capture::Captures,
     /// Queue lengths of traced ports at every change.
@@ -209,114 +219,49 @@ impl Network {
         self.nodes[self.host_nodes[host as usize] as usize].port_base
     }
 
-    /// A host sends a packet: after the CPU's transmit path (if hosts cost time) it goes
-    /// to the NIC queue.
+    /// A packet leaves host `host` (its transmit path done): into the queue of the port
+    /// that leads towards its destination.
     #[inline]
-    pub fn inject(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId) {
-        self.counters.sent += 1;
-        if self.hosts.costed {
-            let now = ev.now();
-            let p = self.pool.get(pkt);
-            let cost = self.hosts.tx_packet_ps + self.hosts.copy_ps(p.payload_bytes as u64);
-            let core = self.hosts.core_of(p.hash);
-            self.hosts.state[host as usize].tx_packets += 1;
-            let done = self.hosts.charge(host, core, now, cost);
-            ev.schedule(done, EventKind::HostTxDone { pkt });
-            return;
-        }
+    pub fn host_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, host: u32, pkt: PktId) {
         let port = self.nic_port(host);
         self.enqueue_at_port(ev, port, pkt, 0);
     }
 
-    /// The transmit path of `pkt` is done: into its host's NIC queue.
-    pub fn on_host_tx_done(&mut self, ev: &mut EventQueue, pkt: PktId) {
-        let port = self.nic_port(self.pool.get(pkt).src_host);
-        self.enqueue_at_port(ev, port, pkt, 0);
-    }
-
-    /// A packet reached host `host`'s NIC (hosts that cost time): into the receive ring, or
-    /// dropped if the ring is full; an interrupt now, after the coalescing delay, or none
-    /// while the CPU is still polling the ring.
-    pub fn on_host_nic_rx(&mut self, ev: &mut EventQueue, host: u32, pkt: PktId) {
-        let now = ev.now();
-        let ring = self.hosts.spec.rx_ring_packets;
-        let coalesce = self.hosts.spec.rx_coalesce_ps;
-        let st = &mut self.hosts.state[host as usize];
-        if st.rx_in_ring >= ring {
-            st.rx_ring_drops += 1;
-            let port = self.nic_port(host);
-            self.drop_packet(now, port, pkt);
-            return;
-        }
-        st.rx_in_ring += 1;
-        if now < st.polling_until_ps {
-            // NAPI: the poll loop is still running and picks the packet up.
-            let done = self.host_receive(ev, host, pkt, now);
-            let st = &mut self.hosts.state[host as usize];
-            st.polling_until_ps = st.polling_until_ps.max(done);
-            return;
-        }
-        st.rx_waiting.push(pkt);
-        if coalesce == 0 {
-            self.on_host_irq(ev, host);
-        } else if !st.irq_pending {
-            st.irq_pending = true;
-            ev.schedule(now + coalesce, EventKind::HostIrq { host });
-        }
-    }
-
-    /// The receive interrupt: the CPU takes every waiting packet from the ring.
-    pub fn on_host_irq(&mut self, ev: &mut EventQueue, host: u32) {
-        let now = ev.now();
-        let mut waiting = std::mem::take(&mut self.hosts.state[host as usize].rx_waiting);
-        self.hosts.state[host as usize].irq_pending = false;
-        if waiting.is_empty() {
-            self.hosts.state[host as usize].rx_waiting = waiting;
-            return;
-        }
-        let first_core = self.hosts.core_of(self.pool.get(waiting[0]).hash);
-        let irq_done = self
-            .hosts
-            .charge(host, first_core, now, self.hosts.interrupt_ps);
-        let mut last = irq_done;
-        for &pkt in &waiting {
-            last = last.max(self.host_receive(ev, host, pkt, irq_done));
-        }
-        let st = &mut self.hosts.state[host as usize];
-        // A polling stack (no interrupt cost) takes no interrupts; it finds packets by polling.
-        st.interrupts += u64::from(self.hosts.interrupt_ps > 0);
-        st.polling_until_ps = last;
-        waiting.clear();
-        st.rx_waiting = waiting;
-    }
-
-    /// The receive path of `pkt` on its flow's core, from `ready_ps`; the transport gets the
-    /// packet when it ends (returned).
-    fn host_receive(
+    /// What a link arrival or port wake-up leads to. Returns a packet that reached a host
+    /// (for the host layer to receive), with the host; switches forward by themselves.
+    #[inline]
+    pub fn handle(
         &mut self,
-        ev: &mut EventQueue,
-        host: u32,
-        pkt: PktId,
-        ready_ps: TimePs,
-    ) -> TimePs {
-        let core = self.hosts.core_of(self.pool.get(pkt).hash);
-        let done = self
-            .hosts
-            .charge(host, core, ready_ps, self.hosts.rx_packet_ps);
-        self.hosts.state[host as usize].rx_packets += 1;
-        ev.schedule(done, EventKind::HostRxDone { pkt });
-        done
-    }
-
-    /// The CPU finished receiving `pkt`: it leaves the ring (the caller delivers it).
-    pub fn on_host_rx_done(&mut self, pkt: PktId) {
-        let host = self.pool.get(pkt).dst_host;
-        self.hosts.state[host as usize].rx_in_ring -= 1;
+        ev: &mut impl Scheduler<NetEvent>,
+        e: NetEvent,
+    ) -> Option<(PktId, u32)> {
+        match e {
+            NetEvent::LinkArrive { port } => {
+                let (pkt, node, in_port) = self.on_link_arrive(ev, port);
+                let n = &self.nodes[node as usize];
+                if n.kind == NodeKind::Switch {
+                    self.on_arrive_switch(ev, node, in_port, pkt);
+                    None
+                } else {
+                    Some((pkt, n.index))
+                }
+            }
+            NetEvent::PortWake { port } => {
+                self.on_port_wake(ev, port);
+                None
+            }
+        }
     }
 
     /// A packet arrives at a switch: route, then hand it to the output port's scheme.
     #[inline]
-    pub fn on_arrive_switch(&mut self, ev: &mut EventQueue, node: u32, in_port: u32, pkt: PktId) {
+    pub fn on_arrive_switch(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        node: u32,
+        in_port: u32,
+        pkt: PktId,
+    ) {
         let n = &self.nodes[node as usize];
         let (sw, base) = (n.index, n.port_base);
         let p = self.pool.get(pkt);
@@ -334,11 +279,15 @@ impl Network {
     /// The packet at the head of `port`'s link reaches the far end. Returns it with the
     /// node and input port it reaches, after scheduling the next arrival on that link.
     #[inline]
-    pub fn on_link_arrive(&mut self, ev: &mut EventQueue, port: u32) -> (PktId, u32, u32) {
+    pub fn on_link_arrive(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+    ) -> (PktId, u32, u32) {
         let pt = &mut self.ports[port as usize];
         let (pkt, _) = pt.in_flight.pop_front().expect("arrival on an empty link");
         if let Some(&(_, next)) = pt.in_flight.front() {
-            ev.schedule(next, EventKind::LinkArrive { port });
+            ev.schedule(next, NetEvent::LinkArrive { port });
         }
         (pkt, pt.peer_node, pt.peer_in_port)
     }
@@ -352,8 +301,6 @@ impl Network {
         }
     }
 
-    /// Prefetches host `host`'s NIC port (a packet is about to enter its queue).
-    #[inline]
     /// Captures the packets `host` sends and receives, as one capture point.
     pub fn tap_host(&mut self, host: u32) -> Result<(), String> {
         let nic = self.nic_port(host);
@@ -393,6 +340,8 @@ impl Network {
         Ok(())
     }
 
+    /// Prefetches host `host`'s NIC port (a packet is about to enter its queue).
+    #[inline]
     pub fn prefetch_nic(&self, host: u32) {
         crate::engine::prefetch(&self.ports, self.nic_port(host) as usize);
     }
@@ -404,7 +353,8 @@ impl Network {
         self.pool.free(pkt);
     }
 
-    fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
+    /// Drops `pkt` at `port` (counted there and in the drop log) and frees it.
+    pub fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
         let p = self.pool.get(pkt);
         let rec = DropRecord {
             time_ps: now,
@@ -422,7 +372,13 @@ impl Network {
         self.pool.free(pkt);
     }
 
-    fn enqueue_at_port(&mut self, ev: &mut EventQueue, port: u32, pkt: PktId, in_port: u32) {
+    fn enqueue_at_port(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+        pkt: PktId,
+        in_port: u32,
+    ) {
         let now = ev.now();
         let Network {
             pool,
@@ -514,7 +470,7 @@ impl Network {
 
     /// The port's previous transmission has ended.
     #[inline]
-    pub fn on_port_wake(&mut self, ev: &mut EventQueue, port: u32) {
+    pub fn on_port_wake(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
         let pt = &mut self.ports[port as usize];
         if pt.wake_at_ps != ev.now() {
             return;
@@ -524,7 +480,7 @@ impl Network {
     }
 
     /// Starts the next transmission if the port is idle and has a packet to send.
-    fn try_transmit(&mut self, ev: &mut EventQueue, port: u32) {
+    fn try_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
         let now = ev.now();
         let Network {
             pool,
@@ -547,7 +503,7 @@ impl Network {
         if pt.busy_until_ps > now {
             if pt.wake_at_ps != pt.busy_until_ps {
                 pt.wake_at_ps = pt.busy_until_ps;
-                ev.schedule(pt.busy_until_ps, EventKind::PortWake { port });
+                ev.schedule(pt.busy_until_ps, NetEvent::PortWake { port });
             }
             return;
         }
@@ -609,11 +565,11 @@ impl Network {
         let was_idle = pt.in_flight.is_empty();
         pt.in_flight.push_back((pkt, arrive));
         if was_idle {
-            ev.schedule(arrive, EventKind::LinkArrive { port });
+            ev.schedule(arrive, NetEvent::LinkArrive { port });
         }
         if pt.pkts_queued > 0 {
             pt.wake_at_ps = end;
-            ev.schedule(end, EventKind::PortWake { port });
+            ev.schedule(end, NetEvent::PortWake { port });
         }
     }
 

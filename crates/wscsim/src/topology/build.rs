@@ -253,7 +253,6 @@ pub fn build_network_with(
         nic_departures: Vec::new(),
         track_nic_departures: false,
         route_hooks,
-        hosts: crate::host::Hosts::new(crate::host::HostSpec::ideal(), 0),
         captures: Default::default(),
         queue_trace: Default::default(),
     })

@@ -13,6 +13,22 @@ pub mod udp;
 pub use tcp::{Tcp, TcpParams};
 pub use udp::Udp;
 
+use crate::engine::Scheduler;
+use crate::host::HostSched;
+
+/// The transport layer's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpEvent {
+    /// A timer of connection `conn` (lazy: the handler checks the real deadline). `which`:
+    /// 0 the sender's retransmission timer, 1 the receiver's delayed ACK.
+    Timer { conn: u32, which: u8 },
+}
+
+/// What the transport schedules through: its own timers and the host's and network's
+/// events that sending starts.
+pub trait TransportSched: HostSched + Scheduler<TcpEvent> {}
+impl<T: HostSched + Scheduler<TcpEvent>> TransportSched for T {}
+
 /// Something a transport tells an application.
 #[derive(Clone, Copy, Debug)]
 pub enum Note {
@@ -27,4 +43,22 @@ pub enum Note {
         payload_bytes: u32,
         tag: u64,
     },
+}
+
+/// A packet reached its destination host's transport (after the host's receive path).
+#[inline]
+pub fn receive(
+    net: &mut crate::net::Network,
+    hosts: &mut crate::host::Hosts,
+    ev: &mut impl TransportSched,
+    tcp: &mut Tcp,
+    udp: &mut Udp,
+    pkt: crate::net::packet::PktId,
+) {
+    let p = *net.pool.get(pkt);
+    net.delivered(pkt);
+    match p.proto {
+        crate::net::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
+        crate::net::packet::Proto::Udp => udp.on_packet(&p),
+    }
 }

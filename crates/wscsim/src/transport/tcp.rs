@@ -12,7 +12,9 @@ use super::cc::{CcState, Variant};
 use super::scoreboard::Scoreboard;
 use super::stats::{CwndSample, CwndTrace, RttStats};
 use super::Note;
-use crate::engine::{EventKind, EventQueue, TimePs, NEVER};
+use super::{TcpEvent, TransportSched};
+use crate::engine::{TimePs, NEVER};
+use crate::host::Hosts;
 use crate::net::packet::{
     ecn, five_tuple_hash, frame_bytes_for_ip, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES,
 };
@@ -289,20 +291,28 @@ impl Tcp {
     /// The application at the source writes `bytes` more.
     /// On a host that costs time this is a `send` system call; the copy is charged per
     /// segment on the transmit path.
-    pub fn write(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, bytes: u64) {
-        if net.hosts.costed {
+    pub fn write(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+        bytes: u64,
+    ) {
+        if hosts.costed {
             let s = &self.senders[conn as usize];
-            let core = net.hosts.core_of(s.hash);
-            net.hosts.syscall(s.host, core, ev.now(), 0);
+            let core = hosts.core_of(s.hash);
+            hosts.syscall(s.host, core, ev.now(), 0);
         }
         self.senders[conn as usize].app_bytes += bytes;
-        self.send_more(net, ev, conn);
+        self.send_more(net, hosts, ev, conn);
     }
 
     fn send_segment(
         &mut self,
         net: &mut Network,
-        ev: &mut EventQueue,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
         conn: u32,
         seq: u64,
         len: u32,
@@ -348,12 +358,17 @@ impl Tcp {
         let frame = pkt.frame_bytes as u64;
         self.senders[conn as usize].nic_bytes += frame;
         let id = net.pool.alloc(pkt);
-        net.inject(ev, host, id);
+        hosts.send(net, ev, host, id);
     }
 
     /// Segments of connections left their host NICs: sender that were held back by the
     /// small-queues limit may send again.
-    pub fn on_nic_departures(&mut self, net: &mut Network, ev: &mut EventQueue) {
+    pub fn on_nic_departures(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+    ) {
         while !net.nic_departures.is_empty() {
             let batch = std::mem::take(&mut net.nic_departures);
             for &(conn, bytes) in &batch {
@@ -362,9 +377,9 @@ impl Tcp {
                 s.nic_bytes -= bytes as u64;
                 if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
                     if s.in_recovery && self.params.sack {
-                        self.sack_recovery_send(net, ev, conn);
+                        self.sack_recovery_send(net, hosts, ev, conn);
                     } else {
-                        self.send_more(net, ev, conn);
+                        self.send_more(net, hosts, ev, conn);
                     }
                 }
             }
@@ -376,7 +391,13 @@ impl Tcp {
     }
 
     /// Sends as much as the congestion and receive windows allow.
-    fn send_more(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+    fn send_more(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
         let mss = self.params.mss_bytes as u64;
         let rwnd = self.params.rcv_window_bytes;
         let tsq = self.params.tsq_limit_bytes;
@@ -404,7 +425,7 @@ impl Tcp {
             }
             s.snd_nxt += len;
             s.snd_max = s.snd_max.max(s.snd_nxt);
-            self.send_segment(net, ev, conn, seq, len as u32);
+            self.send_segment(net, hosts, ev, conn, seq, len as u32);
             sent = true;
         }
         if sent && self.senders[conn as usize].rto_deadline == NEVER {
@@ -412,17 +433,23 @@ impl Tcp {
         }
     }
 
-    fn retransmit_first(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+    fn retransmit_first(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
         let mss = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
         let len = mss.min(s.snd_max - s.snd_una) as u32;
         let seq = s.snd_una;
         s.retransmits += 1;
-        self.send_segment(net, ev, conn, seq, len);
+        self.send_segment(net, hosts, ev, conn, seq, len);
     }
 
     /// After new data is acknowledged: stop the timer if nothing is outstanding, else restart it.
-    fn rearm_rto(&mut self, ev: &mut EventQueue, conn: u32) {
+    fn rearm_rto(&mut self, ev: &mut impl TransportSched, conn: u32) {
         let s = &mut self.senders[conn as usize];
         if s.snd_una >= s.snd_max {
             s.rto_deadline = NEVER;
@@ -431,14 +458,14 @@ impl Tcp {
         }
     }
 
-    fn arm_rto(&mut self, ev: &mut EventQueue, conn: u32) {
+    fn arm_rto(&mut self, ev: &mut impl TransportSched, conn: u32) {
         let s = &mut self.senders[conn as usize];
         s.rto_deadline = ev.now() + s.rto_ps;
         if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
             s.rto_event_at = s.rto_deadline;
             ev.schedule(
                 s.rto_deadline,
-                EventKind::TcpTimer {
+                TcpEvent::Timer {
                     conn,
                     which: TIMER_RTO,
                 },
@@ -464,7 +491,13 @@ impl Tcp {
     }
 
     /// A TCP packet reached host `host`: data goes to the receiver half, ACKs to the sender half.
-    pub fn on_packet(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+    pub fn on_packet(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
         if pkt.payload_bytes > 0 {
             if pkt.tcp_flags & tcp_flags::ACK_REVERSE != 0 {
                 // The acknowledgement first, as TCP processes a segment. Data never counts
@@ -477,17 +510,23 @@ impl Tcp {
                         sack: [0; 4],
                         ..*pkt
                     };
-                    self.on_ack(net, ev, &ack);
+                    self.on_ack(net, hosts, ev, &ack);
                 }
             }
-            self.on_data(net, ev, pkt);
+            self.on_data(net, hosts, ev, pkt);
         } else {
-            self.on_ack(net, ev, pkt);
+            self.on_ack(net, hosts, ev, pkt);
         }
     }
 
-    fn on_ack(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
-        self.on_ack_untraced(net, ev, pkt);
+    fn on_ack(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
+        self.on_ack_untraced(net, hosts, ev, pkt);
         if self.senders[pkt.flow_id as usize].traced {
             self.record_trace(pkt.flow_id, ev.now());
         }
@@ -508,9 +547,15 @@ impl Tcp {
         self.trace.push(sample);
     }
 
-    fn on_ack_untraced(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+    fn on_ack_untraced(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
         if self.params.sack {
-            return self.on_ack_sack(net, ev, pkt);
+            return self.on_ack_sack(net, hosts, ev, pkt);
         }
         let conn = pkt.flow_id;
         let now = ev.now();
@@ -527,9 +572,9 @@ impl Tcp {
                     // Partial ACK: the next hole is lost too; retransmit it and deflate.
                     s.cwnd = (s.cwnd - acked + mss).max(mss);
                     s.dupacks = 0;
-                    self.retransmit_first(net, ev, conn);
+                    self.retransmit_first(net, hosts, ev, conn);
                     self.arm_rto(ev, conn);
-                    self.send_more(net, ev, conn);
+                    self.send_more(net, hosts, ev, conn);
                     return;
                 }
             } else {
@@ -537,7 +582,7 @@ impl Tcp {
             }
             s.dupacks = 0;
             self.rearm_rto(ev, conn);
-            self.send_more(net, ev, conn);
+            self.send_more(net, hosts, ev, conn);
         } else if ack == self.senders[conn as usize].snd_una
             && self.senders[conn as usize].snd_max > ack
         {
@@ -549,11 +594,11 @@ impl Tcp {
                 s.cwnd = s.ssthresh + 3.0 * mss;
                 s.in_recovery = true;
                 s.recover = s.snd_max;
-                self.retransmit_first(net, ev, conn);
+                self.retransmit_first(net, hosts, ev, conn);
                 self.arm_rto(ev, conn);
             } else if s.in_recovery {
                 s.cwnd += mss;
-                self.send_more(net, ev, conn);
+                self.send_more(net, hosts, ev, conn);
             }
         }
     }
@@ -593,7 +638,13 @@ impl Tcp {
     /// receiver holds; a hole is lost once DupThresh segments' worth above it are SACKed;
     /// in recovery the sender keeps `pipe` (its estimate of bytes in the network) under
     /// cwnd, retransmitting lost holes first, then new data.
-    fn on_ack_sack(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+    fn on_ack_sack(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
         let conn = pkt.flow_id;
         let now = ev.now();
         let mss = self.params.mss_bytes as f64;
@@ -668,19 +719,25 @@ impl Tcp {
             let hole = s.sacked.first_unsacked(s.snd_una);
             let len = s.sacked.segment_at(hole, mss_u, s.snd_max);
             s.high_rxt = hole + len;
-            self.sack_retransmit(net, ev, conn, hole, len);
+            self.sack_retransmit(net, hosts, ev, conn, hole, len);
             self.arm_rto(ev, conn);
         }
         if self.senders[conn as usize].in_recovery {
-            self.sack_recovery_send(net, ev, conn);
+            self.sack_recovery_send(net, hosts, ev, conn);
         } else {
-            self.send_more(net, ev, conn);
+            self.send_more(net, hosts, ev, conn);
         }
     }
 
     /// Sends in SACK recovery while pipe leaves room in cwnd: lost holes first (RFC 6675
     /// NextSeg rule 1), then new data (rule 2).
-    fn sack_recovery_send(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+    fn sack_recovery_send(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
         let mss = self.params.mss_bytes as u64;
         let rwnd = self.params.rcv_window_bytes;
         let tsq = self.params.tsq_limit_bytes;
@@ -713,7 +770,7 @@ impl Tcp {
                     if hole + len < b {
                         s.relost.push((hole + len, b));
                     }
-                    self.sack_retransmit(net, ev, conn, hole, len);
+                    self.sack_retransmit(net, hosts, ev, conn, hole, len);
                 }
                 continue;
             }
@@ -721,7 +778,7 @@ impl Tcp {
             if hole < lost_end && hole < s.snd_max {
                 let len = s.sacked.segment_at(hole, mss, s.snd_max);
                 s.high_rxt = hole + len;
-                self.sack_retransmit(net, ev, conn, hole, len);
+                self.sack_retransmit(net, hosts, ev, conn, hole, len);
                 continue;
             }
             if s.snd_nxt < s.app_bytes && s.snd_nxt - s.snd_una < rwnd {
@@ -729,7 +786,7 @@ impl Tcp {
                 let seq = s.snd_nxt;
                 s.snd_nxt += len;
                 s.snd_max = s.snd_max.max(s.snd_nxt);
-                self.send_segment(net, ev, conn, seq, len as u32);
+                self.send_segment(net, hosts, ev, conn, seq, len as u32);
                 continue;
             }
             // Rule 3: nothing lost and no new data, but a hole lies below SACKed data.
@@ -737,7 +794,7 @@ impl Tcp {
             if hole < highest_sacked && hole < s.snd_max {
                 let len = s.sacked.segment_at(hole, mss, s.snd_max);
                 s.high_rxt = hole + len;
-                self.sack_retransmit(net, ev, conn, hole, len);
+                self.sack_retransmit(net, hosts, ev, conn, hole, len);
                 continue;
             }
             break;
@@ -754,7 +811,8 @@ impl Tcp {
     fn sack_retransmit(
         &mut self,
         net: &mut Network,
-        ev: &mut EventQueue,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
         conn: u32,
         hole: u64,
         len: u64,
@@ -762,11 +820,18 @@ impl Tcp {
         let s = &mut self.senders[conn as usize];
         s.retransmits += 1;
         s.rexmits.push((hole, hole + len, s.snd_max));
-        self.send_segment(net, ev, conn, hole, len as u32);
+        self.send_segment(net, hosts, ev, conn, hole, len as u32);
     }
 
     /// The retransmission timer of `conn` fired (lazily: the deadline may have moved).
-    pub fn on_timer(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32, which: u8) {
+    pub fn on_timer(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+        which: u8,
+    ) {
         let now = ev.now();
         if which == TIMER_DELACK {
             let r = &mut self.receivers[conn as usize];
@@ -779,10 +844,10 @@ impl Tcp {
             }
             if now < r.delack_deadline {
                 r.delack_event_at = r.delack_deadline;
-                ev.schedule(r.delack_deadline, EventKind::TcpTimer { conn, which });
+                ev.schedule(r.delack_deadline, TcpEvent::Timer { conn, which });
                 return;
             }
-            self.send_ack(net, ev, conn);
+            self.send_ack(net, hosts, ev, conn);
             return;
         }
         let mss = self.params.mss_bytes as f64;
@@ -797,7 +862,7 @@ impl Tcp {
         }
         if now < s.rto_deadline {
             s.rto_event_at = s.rto_deadline;
-            ev.schedule(s.rto_deadline, EventKind::TcpTimer { conn, which });
+            ev.schedule(s.rto_deadline, TcpEvent::Timer { conn, which });
             return;
         }
         // Timeout: back to one segment, go back N, double the timer (pFabric: same window,
@@ -822,10 +887,16 @@ impl Tcp {
         if s.traced {
             self.record_trace(conn, now);
         }
-        self.send_more(net, ev, conn);
+        self.send_more(net, hosts, ev, conn);
     }
 
-    fn on_data(&mut self, net: &mut Network, ev: &mut EventQueue, pkt: &Packet) {
+    fn on_data(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
         let conn = pkt.flow_id;
         let delayed = self.params.delayed_ack;
         let ce = pkt.ecn == ecn::CE;
@@ -834,7 +905,7 @@ impl Tcp {
             // DCTCP receiver: when the CE state flips, ACK what is pending with the old
             // state at once, so the sender sees exactly which bytes were marked.
             if self.receivers[conn as usize].pending_segs > 0 {
-                self.send_ack(net, ev, conn);
+                self.send_ack(net, hosts, ev, conn);
             }
             self.receivers[conn as usize].ce_state = ce;
         }
@@ -867,14 +938,14 @@ impl Tcp {
             ack_now = true; // out of order: a duplicate ACK at once
         }
         if ack_now {
-            self.send_ack(net, ev, conn);
+            self.send_ack(net, hosts, ev, conn);
         } else if r.delack_deadline == NEVER {
             r.delack_deadline = ev.now() + self.params.delayed_ack_ps;
             if r.delack_event_at == NEVER || r.delack_event_at > r.delack_deadline {
                 r.delack_event_at = r.delack_deadline;
                 ev.schedule(
                     r.delack_deadline,
-                    EventKind::TcpTimer {
+                    TcpEvent::Timer {
                         conn,
                         which: TIMER_DELACK,
                     },
@@ -885,13 +956,25 @@ impl Tcp {
 
     /// The receiving application answers on the reverse path: in a real stack the answer
     /// carries the pending ACK, so it goes now instead of after the delayed-ACK timer.
-    pub fn ack_now_if_pending(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+    pub fn ack_now_if_pending(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
         if self.receivers[conn as usize].pending_segs > 0 {
-            self.send_ack(net, ev, conn);
+            self.send_ack(net, hosts, ev, conn);
         }
     }
 
-    fn send_ack(&mut self, net: &mut Network, ev: &mut EventQueue, conn: u32) {
+    fn send_ack(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
         let (ack, ts_echo, flags) = self.take_ack(conn);
         let s = &self.senders[conn as usize];
         let r = &self.receivers[conn as usize];
@@ -926,7 +1009,7 @@ impl Tcp {
         }
         let host = r.host;
         let id = net.pool.alloc(pkt);
-        net.inject(ev, host, id);
+        hosts.send(net, ev, host, id);
     }
 
     pub fn total_retransmits(&self) -> u64 {

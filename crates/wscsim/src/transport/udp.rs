@@ -1,7 +1,8 @@
 //! UDP: datagrams of a fixed size, no feedback. A stream is (source, destination, port pair).
 
 use super::Note;
-use crate::engine::EventQueue;
+use super::TransportSched;
+use crate::host::Hosts;
 use crate::net::packet::{five_tuple_hash, frame_bytes_for_ip, Packet, Proto, UDP_IP_HEADER_BYTES};
 use crate::net::Network;
 
@@ -49,13 +50,14 @@ impl Udp {
     pub fn send(
         &mut self,
         net: &mut Network,
-        ev: &mut EventQueue,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
         stream: u32,
         payload_bytes: u32,
     ) {
         let s = &self.streams[stream as usize];
         let (dst, hash) = (s.dst, s.hash);
-        self.emit(net, ev, stream, dst, hash, payload_bytes, 0);
+        self.emit(net, hosts, ev, stream, dst, hash, payload_bytes, 0);
     }
 
     /// Sends one datagram carrying `payload_bytes` with a tag the receiver's note repeats
@@ -63,14 +65,15 @@ impl Udp {
     pub fn send_tagged(
         &mut self,
         net: &mut Network,
-        ev: &mut EventQueue,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
         stream: u32,
         payload_bytes: u32,
         tag: u64,
     ) {
         let s = &self.streams[stream as usize];
         let (dst, hash) = (s.dst, s.hash);
-        self.emit(net, ev, stream, dst, hash, payload_bytes, tag);
+        self.emit(net, hosts, ev, stream, dst, hash, payload_bytes, tag);
     }
 
     /// Sends one datagram of `stream` to `dst` instead of the stream's own destination (an
@@ -78,21 +81,23 @@ impl Udp {
     pub fn send_to(
         &mut self,
         net: &mut Network,
-        ev: &mut EventQueue,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
         stream: u32,
         dst: u32,
         payload_bytes: u32,
     ) {
         let s = &self.streams[stream as usize];
         let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
-        self.emit(net, ev, stream, dst, hash, payload_bytes, 0);
+        self.emit(net, hosts, ev, stream, dst, hash, payload_bytes, 0);
     }
 
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
         net: &mut Network,
-        ev: &mut EventQueue,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
         stream: u32,
         dst: u32,
         hash: u32,
@@ -100,10 +105,10 @@ impl Udp {
         tag: u64,
     ) {
         let s = &mut self.streams[stream as usize];
-        if net.hosts.costed {
+        if hosts.costed {
             // One sendmsg per datagram; the copy is charged on the transmit path.
-            let core = net.hosts.core_of(hash);
-            net.hosts.syscall(s.src, core, ev.now(), 0);
+            let core = hosts.core_of(hash);
+            hosts.syscall(s.src, core, ev.now(), 0);
         }
         s.sent_pkts += 1;
         s.sent_bytes += payload_bytes as u64;
@@ -122,7 +127,7 @@ impl Udp {
             ..Default::default()
         };
         let id = net.pool.alloc(pkt);
-        net.inject(ev, s.src, id);
+        hosts.send(net, ev, s.src, id);
     }
 
     pub fn on_packet(&mut self, pkt: &Packet) {

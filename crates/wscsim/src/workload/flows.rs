@@ -5,7 +5,8 @@
 
 use super::cdf::Cdf;
 use super::Ctx;
-use crate::engine::{EventKind, StreamRng, NEVER, PS_PER_S};
+use super::{AppEvent, AppSched};
+use crate::engine::{StreamRng, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;
 use rand::Rng;
 
@@ -92,12 +93,12 @@ impl FlowGen {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         *ctx.active += 1;
         self.schedule_next(id, ctx);
     }
 
-    fn schedule_next(&mut self, id: u32, ctx: &mut Ctx) {
+    fn schedule_next(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         let u: f64 = self.rng.random();
         let gap_s = -(1.0 - u).ln() / self.rate_per_s;
         let t = ctx
@@ -109,10 +110,10 @@ impl FlowGen {
             self.maybe_done(ctx);
             return;
         }
-        ctx.ev.schedule(t, EventKind::App { app: id, tag: 0 });
+        ctx.ev.schedule(t, AppEvent::Timer { app: id, tag: 0 });
     }
 
-    pub fn on_timer(&mut self, id: u32, ctx: &mut Ctx) {
+    pub fn on_timer(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         // A uniform pair with src != dst, by rejection over pairs: this ends whenever any
         // valid pair exists, which validation guarantees.
         let (src, dst) = loop {
@@ -150,11 +151,11 @@ impl FlowGen {
             tcp: true,
         });
         self.started += 1;
-        ctx.tcp.write(ctx.net, ctx.ev, conn, size);
+        ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, size);
         self.schedule_next(id, ctx);
     }
 
-    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let Some(&rec) = conn
             .checked_sub(self.first_conn)
             .and_then(|i| self.records.get(i as usize))
@@ -170,7 +171,7 @@ impl FlowGen {
         }
     }
 
-    fn maybe_done(&mut self, ctx: &mut Ctx) {
+    fn maybe_done(&mut self, ctx: &mut Ctx<impl AppSched>) {
         if self.stopped && self.finished == self.started {
             self.stopped = false; // report once
             self.started = u64::MAX;

@@ -3,6 +3,7 @@
 //! for a given number of iterations. Connections are persistent: one carries requests from
 //! the client to a server, one carries the server's data back.
 
+use super::AppSched;
 use super::Ctx;
 
 pub struct Client {
@@ -49,23 +50,24 @@ impl Client {
         }
     }
 
-    pub fn start(&mut self, _id: u32, ctx: &mut Ctx) {
+    pub fn start(&mut self, _id: u32, ctx: &mut Ctx<impl AppSched>) {
         *ctx.active += 1;
         self.request(ctx);
     }
 
-    fn request(&mut self, ctx: &mut Ctx) {
+    fn request(&mut self, ctx: &mut Ctx<impl AppSched>) {
         self.iter_start_ps = ctx.ev.now();
         self.parts_done = 0;
         for (i, t) in self.target.iter_mut().enumerate() {
             *t += self.part_bytes[i];
         }
         for &c in &self.req_conns {
-            ctx.tcp.write(ctx.net, ctx.ev, c, self.request_bytes);
+            ctx.tcp
+                .write(ctx.net, ctx.hosts, ctx.ev, c, self.request_bytes);
         }
     }
 
-    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let Some(i) = conn
             .checked_sub(self.first_data_conn)
             .map(|i| i as usize)
@@ -126,18 +128,71 @@ impl Server {
     }
 
     /// Request bytes arrived in order: answer every complete request.
-    pub fn on_request_bytes(&mut self, total: u64, ctx: &mut Ctx) {
+    pub fn on_request_bytes(&mut self, total: u64, ctx: &mut Ctx<impl AppSched>) {
         while total >= (self.served + 1) * self.request_bytes {
             self.served += 1;
-            if ctx.net.hosts.costed {
+            if ctx.hosts.costed {
                 // The server application's own work for one request.
-                let h = &mut ctx.net.hosts;
+                let h = &mut ctx.hosts;
                 let (core, cost) = (h.core_of(self.data_conn), h.app_request_ps);
                 h.charge(self.host, core, ctx.ev.now(), cost);
             }
-            ctx.tcp.ack_now_if_pending(ctx.net, ctx.ev, self.req_conn);
             ctx.tcp
-                .write(ctx.net, ctx.ev, self.data_conn, self.part_bytes);
+                .ack_now_if_pending(ctx.net, ctx.hosts, ctx.ev, self.req_conn);
+            ctx.tcp
+                .write(ctx.net, ctx.hosts, ctx.ev, self.data_conn, self.part_bytes);
         }
     }
+}
+
+/// Opens the connections of an incast between `client` and `servers` and appends the
+/// client (application 0) and one server application per server to `apps`.
+pub fn wire(
+    apps: &mut Vec<super::App>,
+    tcp: &mut crate::transport::Tcp,
+    client: u32,
+    servers: &[u32],
+    block_bytes: u64,
+    iterations: u32,
+    request_bytes: u64,
+) {
+    use super::App;
+    let n = servers.len() as u64;
+    let parts: Vec<u64> = (0..n)
+        .map(|i| block_bytes / n + u64::from(i < block_bytes % n))
+        .collect();
+    let client_app = apps.len() as u32;
+    apps.push(App::Sink); // replaced below once connections exist
+    let mut req = Vec::new();
+    for (i, &s) in servers.iter().enumerate() {
+        let server_app = apps.len() as u32;
+        apps.push(App::Sink);
+        req.push((
+            tcp.open(client, s, client_app, server_app),
+            i,
+            s,
+            server_app,
+        ));
+    }
+    let first_data = tcp.senders.len() as u32;
+    for &(_, _, s, _) in &req {
+        tcp.open(s, client, 0, client_app);
+    }
+    for &(req_conn, i, s, server_app) in &req {
+        apps[server_app as usize] = App::IncastServer(Server::new(
+            s,
+            req_conn,
+            first_data + i as u32,
+            parts[i],
+            request_bytes,
+        ));
+    }
+    apps[client_app as usize] = App::IncastClient(Client::new(
+        client,
+        req.iter().map(|r| r.0).collect(),
+        first_data,
+        parts,
+        request_bytes,
+        iterations,
+    ));
 }

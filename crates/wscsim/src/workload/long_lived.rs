@@ -2,6 +2,7 @@
 //! receives from one other) or all-to-all. Flows start together at time 0; a flow of
 //! "infinite" size sends until the run ends.
 
+use super::AppSched;
 use super::Ctx;
 use crate::engine::NEVER;
 use crate::metrics::FlowRecord;
@@ -32,7 +33,7 @@ impl LongLived {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         self.first_rec = ctx.metrics.flows.len() as u32;
         self.remaining = self.pairs.len();
         if self.size.is_some() {
@@ -70,12 +71,17 @@ impl LongLived {
         }
         self.first_conn = conns.first().copied().unwrap_or(0);
         for c in conns {
-            ctx.tcp
-                .write(ctx.net, ctx.ev, c, self.size.unwrap_or(ENDLESS_BYTES));
+            ctx.tcp.write(
+                ctx.net,
+                ctx.hosts,
+                ctx.ev,
+                c,
+                self.size.unwrap_or(ENDLESS_BYTES),
+            );
         }
     }
 
-    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let Some(i) = conn
             .checked_sub(self.first_conn)
             .filter(|&i| (i as usize) < self.pairs.len())

@@ -19,11 +19,12 @@
 //! datagram loses its request (memcached's UDP protocol has no retransmission), which then
 //! has no latency. The client does not wait on its own CPU for the request bookkeeping.
 
+use super::{AppEvent, AppSched};
 use std::collections::VecDeque;
 
 use super::etc::{Etc, Op};
 use super::Ctx;
-use crate::engine::{EventKind, StreamRng, TimePs, NEVER, PS_PER_US};
+use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_US};
 use crate::net::NONE;
 use rand::Rng;
 
@@ -221,12 +222,12 @@ impl Memcached {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         self.id = id;
         *ctx.active += 1;
         for c in 0..self.spec.clients.len() as u32 {
             let first = self.gap_ps(c);
-            ctx.ev.schedule(first, EventKind::App { app: id, tag: c });
+            ctx.ev.schedule(first, AppEvent::Timer { app: id, tag: c });
         }
     }
 
@@ -236,7 +237,7 @@ impl Memcached {
     }
 
     /// The pair of client `c` and server `s`, opening its connections on first use.
-    fn pair(&mut self, c: u32, s: u32, ctx: &mut Ctx) -> u32 {
+    fn pair(&mut self, c: u32, s: u32, ctx: &mut Ctx<impl AppSched>) -> u32 {
         let idx = (c as usize) * self.spec.servers.len() + s as usize;
         if self.pair_of[idx] != NONE {
             return self.pair_of[idx];
@@ -267,7 +268,7 @@ impl Memcached {
     }
 
     /// Client `c`'s next request.
-    pub fn on_timer(&mut self, c: u32, ctx: &mut Ctx) {
+    pub fn on_timer(&mut self, c: u32, ctx: &mut Ctx<impl AppSched>) {
         let now = ctx.ev.now();
         let rng = &mut self.rngs[c as usize];
         // The key picks its server (key mod servers), as a client library's hashing does; a
@@ -318,7 +319,7 @@ impl Memcached {
             pending.msg.end = pair.req_end;
             pair.unread.push_back(pending);
             ctx.tcp
-                .write(ctx.net, ctx.ev, pair.req, request_bytes as u64);
+                .write(ctx.net, ctx.hosts, ctx.ev, pair.req, request_bytes as u64);
         }
         self.outstanding += 1;
         self.sent[c as usize] += 1;
@@ -326,7 +327,7 @@ impl Memcached {
             let next = now + self.gap_ps(c);
             ctx.ev.schedule(
                 next,
-                EventKind::App {
+                AppEvent::Timer {
                     app: self.id,
                     tag: c,
                 },
@@ -337,7 +338,7 @@ impl Memcached {
         }
     }
 
-    fn maybe_done(&mut self, ctx: &mut Ctx) {
+    fn maybe_done(&mut self, ctx: &mut Ctx<impl AppSched>) {
         if self.issuing == 0 && self.outstanding == 0 {
             *ctx.active -= 1;
             self.issuing = u32::MAX; // count down once
@@ -345,12 +346,12 @@ impl Memcached {
     }
 
     /// The server of pair `p` has read request `q` whole: do it and answer.
-    fn serve(&mut self, p: u32, q: Pending, ctx: &mut Ctx) {
+    fn serve(&mut self, p: u32, q: Pending, ctx: &mut Ctx<impl AppSched>) {
         let rec = q.msg.rec;
         let pair = &mut self.pairs[p as usize];
         let host = self.spec.servers[pair.server as usize];
-        if ctx.net.hosts.costed {
-            let h = &mut ctx.net.hosts;
+        if ctx.hosts.costed {
+            let h = &mut ctx.hosts;
             let core = h.core_of(pair.resp);
             let mut cost = h.app_request_ps;
             if !self.spec.udp && !pair.accepted {
@@ -401,19 +402,20 @@ impl Memcached {
                 end: pair.resp_end,
                 got: 0,
             });
-            ctx.tcp.write(ctx.net, ctx.ev, pair.resp, response as u64);
+            ctx.tcp
+                .write(ctx.net, ctx.hosts, ctx.ev, pair.resp, response as u64);
         }
     }
 
     /// `n` requests were lost (UDP): they will not complete, so they are no longer awaited.
-    fn forget(&mut self, n: u64, ctx: &mut Ctx) {
+    fn forget(&mut self, n: u64, ctx: &mut Ctx<impl AppSched>) {
         if n > 0 {
             self.outstanding -= n;
             self.maybe_done(ctx);
         }
     }
 
-    fn complete(&mut self, rec: u32, ctx: &mut Ctx) {
+    fn complete(&mut self, rec: u32, ctx: &mut Ctx<impl AppSched>) {
         self.requests[rec as usize].end_ps = ctx.ev.now();
         self.outstanding -= 1;
         self.maybe_done(ctx);
@@ -428,7 +430,7 @@ impl Memcached {
         }
     }
 
-    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx) {
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let p = self.pair_of_conn[conn as usize];
         if conn == self.pairs[p as usize].req {
             while let Some(&q) = self.pairs[p as usize].unread.front() {
@@ -450,7 +452,7 @@ impl Memcached {
     }
 
     /// A UDP datagram of request or response `rec` arrived on stream `stream`.
-    pub fn on_datagram(&mut self, stream: u32, rec: u32, ctx: &mut Ctx) {
+    pub fn on_datagram(&mut self, stream: u32, rec: u32, ctx: &mut Ctx<impl AppSched>) {
         let p = self.pair_of_conn[stream as usize];
         let pair = &mut self.pairs[p as usize];
         if stream == pair.req {
@@ -485,7 +487,7 @@ fn datagram_arrived<T: AsMut<Message>>(q: &mut VecDeque<T>, rec: u32) -> (u64, O
 
 /// Sends `bytes` of memcached UDP payload as datagrams of at most 1,400 bytes (each with
 /// the 8-byte frame header), tagged with the request; returns how many.
-fn send_datagrams(ctx: &mut Ctx, stream: u32, bytes: u64, rec: u32) -> u16 {
+fn send_datagrams(ctx: &mut Ctx<impl AppSched>, stream: u32, bytes: u64, rec: u32) -> u16 {
     let n = bytes
         .div_ceil(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES)
         .max(1);
@@ -495,6 +497,7 @@ fn send_datagrams(ctx: &mut Ctx, stream: u32, bytes: u64, rec: u32) -> u16 {
         left -= chunk;
         ctx.udp.send_tagged(
             ctx.net,
+            ctx.hosts,
             ctx.ev,
             stream,
             (chunk + UDP_FRAME_HEADER_BYTES) as u32,

@@ -12,15 +12,32 @@ pub mod long_lived;
 pub mod memcached;
 pub mod udp_source;
 
-use crate::engine::{EventQueue, TimePs};
+mod apps;
+
+pub use apps::{Apps, Stack};
+
+use crate::engine::{Scheduler, TimePs};
+use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
-use crate::transport::{Note, Tcp, Udp};
+use crate::transport::{Note, Tcp, TransportSched, Udp};
+
+/// The workload layer's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEvent {
+    /// A timer of application `app`, with a tag of the application's choosing.
+    Timer { app: u32, tag: u32 },
+}
+
+/// What applications schedule through: their own timers and everything below.
+pub trait AppSched: TransportSched + Scheduler<AppEvent> {}
+impl<T: TransportSched + Scheduler<AppEvent>> AppSched for T {}
 
 /// What an application may touch.
-pub struct Ctx<'a> {
-    pub ev: &'a mut EventQueue,
+pub struct Ctx<'a, S> {
+    pub ev: &'a mut S,
     pub net: &'a mut Network,
+    pub hosts: &'a mut Hosts,
     pub tcp: &'a mut Tcp,
     pub udp: &'a mut Udp,
     pub metrics: &'a mut Metrics,
@@ -42,7 +59,7 @@ pub enum App {
 }
 
 impl App {
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         match self {
             App::IncastClient(a) => a.start(id, ctx),
             App::FlowGen(a) => a.start(id, ctx),
@@ -53,7 +70,7 @@ impl App {
         }
     }
 
-    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx) {
+    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
         match self {
             App::FlowGen(a) => a.on_timer(id, ctx),
             App::UdpSource(a) => a.on_timer(id, tag, ctx),
@@ -62,7 +79,7 @@ impl App {
         }
     }
 
-    pub fn on_note(&mut self, note: Note, ctx: &mut Ctx) {
+    pub fn on_note(&mut self, note: Note, ctx: &mut Ctx<impl AppSched>) {
         match (self, note) {
             (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
                 a.on_delivered(conn, total, ctx)

@@ -3,7 +3,8 @@
 //! open-loop load that exercises the data plane alone, like Flexplane's stress test).
 
 use super::Ctx;
-use crate::engine::{EventKind, StreamRng, NEVER, PS_PER_S};
+use super::{AppEvent, AppSched};
+use crate::engine::{StreamRng, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;
 use crate::net::NONE;
 use rand::Rng;
@@ -50,7 +51,7 @@ impl UdpSource {
         ip_bits / self.rate_bps as f64
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx) {
+    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         self.first_rec = ctx.metrics.flows.len() as u32;
         for i in 0..self.sources.len() {
             let s = self.sources[i];
@@ -72,7 +73,7 @@ impl UdpSource {
             let first = self.gap_ps(i);
             ctx.ev.schedule(
                 first,
-                EventKind::App {
+                AppEvent::Timer {
                     app: id,
                     tag: i as u32,
                 },
@@ -91,23 +92,33 @@ impl UdpSource {
         ((s * PS_PER_S as f64) as u64).max(1)
     }
 
-    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx) {
+    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
         let i = tag as usize;
         match self.destination {
-            Some(_) => ctx
-                .udp
-                .send(ctx.net, ctx.ev, self.streams[i], self.payload_bytes),
+            Some(_) => ctx.udp.send(
+                ctx.net,
+                ctx.hosts,
+                ctx.ev,
+                self.streams[i],
+                self.payload_bytes,
+            ),
             None => {
                 let src = self.sources[i];
                 let d = self.rngs[i].random_range(0..self.n_hosts - 1);
                 let dst = if d >= src { d + 1 } else { d };
-                ctx.udp
-                    .send_to(ctx.net, ctx.ev, self.streams[i], dst, self.payload_bytes);
+                ctx.udp.send_to(
+                    ctx.net,
+                    ctx.hosts,
+                    ctx.ev,
+                    self.streams[i],
+                    dst,
+                    self.payload_bytes,
+                );
             }
         }
         let next = ctx.ev.now() + self.gap_ps(i);
         if next < ctx.end_ps {
-            ctx.ev.schedule(next, EventKind::App { app: id, tag });
+            ctx.ev.schedule(next, AppEvent::Timer { app: id, tag });
         }
     }
 

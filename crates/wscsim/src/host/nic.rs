@@ -1,0 +1,139 @@
+//! The packet paths through a host's CPU: transmit (CPU, then the NIC queue) and receive
+//! (the NIC's ring, interrupts with coalescing, NAPI polling, the per-packet receive path).
+//! With the ideal stack none of this costs time and packets pass straight through.
+
+use super::{HostEvent, HostSched, Hosts};
+use crate::engine::TimePs;
+use crate::net::packet::PktId;
+use crate::net::Network;
+
+impl Hosts {
+    /// Host `host` sends `pkt`: after the CPU's transmit path (if hosts cost time) it goes
+    /// to the network at the host's NIC.
+    #[inline]
+    pub fn send(&mut self, net: &mut Network, ev: &mut impl HostSched, host: u32, pkt: PktId) {
+        net.counters.sent += 1;
+        if self.costed {
+            let now = ev.now();
+            let p = net.pool.get(pkt);
+            let cost = self.tx_packet_ps + self.copy_ps(p.payload_bytes as u64);
+            let core = self.core_of(p.hash);
+            self.state[host as usize].tx_packets += 1;
+            let done = self.charge(host, core, now, cost);
+            ev.schedule(done, HostEvent::TxDone { pkt });
+            return;
+        }
+        net.host_transmit(ev, host, pkt);
+    }
+
+    /// A packet reached host `host`'s NIC. Returns it if the transport takes it now (ideal
+    /// hosts); otherwise it enters the receive ring, or is dropped if the ring is full, and
+    /// an interrupt follows now, after the coalescing delay, or not at all while the CPU is
+    /// still polling the ring.
+    #[inline]
+    pub fn on_arrival(
+        &mut self,
+        net: &mut Network,
+        ev: &mut impl HostSched,
+        host: u32,
+        pkt: PktId,
+    ) -> Option<PktId> {
+        if !self.costed {
+            return Some(pkt);
+        }
+        let now = ev.now();
+        let ring = self.spec.rx_ring_packets;
+        let coalesce = self.spec.rx_coalesce_ps;
+        let st = &mut self.state[host as usize];
+        if st.rx_in_ring >= ring {
+            st.rx_ring_drops += 1;
+            let port = net.nic_port(host);
+            net.drop_packet(now, port, pkt);
+            return None;
+        }
+        st.rx_in_ring += 1;
+        if now < st.polling_until_ps {
+            // NAPI: the poll loop is still running and picks the packet up.
+            let done = self.receive(net, ev, host, pkt, now);
+            let st = &mut self.state[host as usize];
+            st.polling_until_ps = st.polling_until_ps.max(done);
+            return None;
+        }
+        st.rx_waiting.push(pkt);
+        if coalesce == 0 {
+            self.on_irq(net, ev, host);
+        } else if !st.irq_pending {
+            st.irq_pending = true;
+            ev.schedule(now + coalesce, HostEvent::Irq { host });
+        }
+        None
+    }
+
+    /// The receive interrupt: the CPU takes every waiting packet from the ring.
+    fn on_irq(&mut self, net: &Network, ev: &mut impl HostSched, host: u32) {
+        let now = ev.now();
+        let mut waiting = std::mem::take(&mut self.state[host as usize].rx_waiting);
+        self.state[host as usize].irq_pending = false;
+        if waiting.is_empty() {
+            self.state[host as usize].rx_waiting = waiting;
+            return;
+        }
+        let first_core = self.core_of(net.pool.get(waiting[0]).hash);
+        let irq_done = self.charge(host, first_core, now, self.interrupt_ps);
+        let mut last = irq_done;
+        for &pkt in &waiting {
+            last = last.max(self.receive(net, ev, host, pkt, irq_done));
+        }
+        let st = &mut self.state[host as usize];
+        // A polling stack (no interrupt cost) takes no interrupts; it finds packets by polling.
+        st.interrupts += u64::from(self.interrupt_ps > 0);
+        st.polling_until_ps = last;
+        waiting.clear();
+        st.rx_waiting = waiting;
+    }
+
+    /// The receive path of `pkt` on its flow's core, from `ready_ps`; the transport gets the
+    /// packet when it ends (returned).
+    fn receive(
+        &mut self,
+        net: &Network,
+        ev: &mut impl HostSched,
+        host: u32,
+        pkt: PktId,
+        ready_ps: TimePs,
+    ) -> TimePs {
+        let core = self.core_of(net.pool.get(pkt).hash);
+        let done = self.charge(host, core, ready_ps, self.rx_packet_ps);
+        self.state[host as usize].rx_packets += 1;
+        ev.schedule(done, HostEvent::RxDone { pkt });
+        done
+    }
+
+    /// The host layer's packet events. Returns a packet whose receive path ended, for its
+    /// transport. (`AppNote` belongs to the application threads: see `threads`.)
+    #[inline]
+    pub fn handle_packet_event(
+        &mut self,
+        net: &mut Network,
+        ev: &mut impl HostSched,
+        e: HostEvent,
+    ) -> Option<PktId> {
+        match e {
+            HostEvent::Irq { host } => {
+                self.on_irq(net, ev, host);
+                None
+            }
+            HostEvent::TxDone { pkt } => {
+                let host = net.pool.get(pkt).src_host;
+                net.host_transmit(ev, host, pkt);
+                None
+            }
+            HostEvent::RxDone { pkt } => {
+                let host = net.pool.get(pkt).dst_host;
+                self.state[host as usize].rx_in_ring -= 1;
+                Some(pkt)
+            }
+            HostEvent::AppNote { .. } => None,
+        }
+    }
+}

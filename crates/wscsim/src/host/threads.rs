@@ -1,0 +1,158 @@
+//! Application threads on hosts that cost time. A delivery (from a transport, for an
+//! application) reaches the application when its thread has run: a wake-up if the thread
+//! was idle (plus an `epoll_wait` system call for epoll), a `recv` system call and the copy
+//! of the new bytes. The thread stays busy while the application works in response, so a
+//! delivery that arrives meanwhile needs no wake-up.
+//!
+//! Generic over what is held (`T`, a transport's note): this layer charges time and hands
+//! the item back when its thread gets to it; it never looks inside.
+
+use super::{HostEvent, Hosts, IoModel};
+use crate::engine::{Scheduler, TimePs};
+
+/// An application thread: per connection or stream (pthread), or per host (epoll).
+#[derive(Clone, Copy, Debug)]
+pub enum ThreadId {
+    Conn(u32),
+    Stream(u32),
+    Host(u32),
+}
+
+/// A delivery waiting for its thread, with where that thread runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Held<T> {
+    pub item: T,
+    pub host: u32,
+    pub core: u32,
+    pub thread: ThreadId,
+}
+
+/// What a delivery is, for pricing it: who receives it and how many new bytes it brings.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery {
+    pub host: u32,
+    /// Connection (TCP) or stream (UDP) id.
+    pub flow: u32,
+    pub tcp: bool,
+    pub bytes: u64,
+}
+
+/// When each thread is busy until, and the deliveries waiting for their threads.
+pub struct AppThreads<T> {
+    conn_busy_until: Vec<TimePs>,
+    stream_busy_until: Vec<TimePs>,
+    host_busy_until: Vec<TimePs>,
+    /// What each TCP connection had delivered when its application last read (to price
+    /// the copy of what is new).
+    conn_delivered: Vec<u64>,
+    held: Vec<Held<T>>,
+    free_slots: Vec<u32>,
+}
+
+impl<T> Default for AppThreads<T> {
+    fn default() -> Self {
+        AppThreads {
+            conn_busy_until: Vec::new(),
+            stream_busy_until: Vec::new(),
+            host_busy_until: Vec::new(),
+            conn_delivered: Vec::new(),
+            held: Vec::new(),
+            free_slots: Vec::new(),
+        }
+    }
+}
+
+fn slot_of<V: Default + Clone>(v: &mut Vec<V>, i: u32) -> &mut V {
+    if v.len() <= i as usize {
+        v.resize(i as usize + 1, V::default());
+    }
+    &mut v[i as usize]
+}
+
+impl<T: Copy> AppThreads<T> {
+    fn busy_until(&mut self, t: ThreadId) -> &mut TimePs {
+        match t {
+            ThreadId::Conn(i) => slot_of(&mut self.conn_busy_until, i),
+            ThreadId::Stream(i) => slot_of(&mut self.stream_busy_until, i),
+            ThreadId::Host(i) => slot_of(&mut self.host_busy_until, i),
+        }
+    }
+
+    /// New bytes of connection `conn` whose count so far is `total`.
+    pub fn new_bytes(&mut self, conn: u32, total: u64) -> u64 {
+        let seen = slot_of(&mut self.conn_delivered, conn);
+        let bytes = total - *seen;
+        *seen = total;
+        bytes
+    }
+
+    /// Holds `item` until its thread has run (charged on the host's CPU now) and schedules
+    /// `HostEvent::AppNote` for then.
+    pub fn hold(
+        &mut self,
+        hosts: &mut Hosts,
+        ev: &mut impl Scheduler<HostEvent>,
+        item: T,
+        d: Delivery,
+    ) {
+        let now = ev.now();
+        let epoll = hosts.spec.io_model == IoModel::Epoll;
+        let (thread, key) = match (epoll, d.tcp) {
+            (true, _) => (ThreadId::Host(d.host), d.host),
+            (false, true) => (ThreadId::Conn(d.flow), d.flow),
+            (false, false) => (ThreadId::Stream(d.flow), d.flow),
+        };
+        let busy = self.busy_until(thread);
+        let mut cost = hosts.syscall_ps + hosts.copy_ps(d.bytes);
+        let woke = now >= *busy;
+        if woke {
+            cost += hosts.wakeup_ps + if epoll { hosts.syscall_ps } else { 0 };
+        }
+        let core = hosts.core_of(key);
+        let counts_wakeup = woke && hosts.wakeup_ps > 0;
+        let done = hosts.charge(d.host, core, now, cost);
+        *self.busy_until(thread) = done;
+        hosts.count_syscalls(d.host, 1 + u64::from(woke && epoll));
+        // Stacks that poll (no wake-up cost) are never woken.
+        hosts.state[d.host as usize].wakeups += u64::from(counts_wakeup);
+        let held = Held {
+            item,
+            host: d.host,
+            core: core as u32,
+            thread,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.held[s as usize] = held;
+                s
+            }
+            None => {
+                self.held.push(held);
+                self.held.len() as u32 - 1
+            }
+        };
+        ev.schedule(done, HostEvent::AppNote { slot });
+    }
+
+    /// The held delivery of `slot` (its thread got to it); the slot is free again.
+    pub fn take(&mut self, slot: u32) -> Held<T> {
+        self.free_slots.push(slot);
+        self.held[slot as usize]
+    }
+
+    /// Looks at the delivery in `slot` without taking it (to prefetch what it will touch).
+    pub fn peek(&self, slot: u32) -> Option<&Held<T>> {
+        self.held.get(slot as usize)
+    }
+
+    /// The application did work in response to `h` (request work, send calls and the
+    /// transmit paths they start, queued on its core after its recv): its thread runs until
+    /// that ends (`core_free_after`, if later than `core_free_before`). Work other threads
+    /// queued on the core does not keep this one awake.
+    pub fn ran(&mut self, h: &Held<T>, core_free_before: TimePs, core_free_after: TimePs) {
+        if core_free_after > core_free_before {
+            let busy = self.busy_until(h.thread);
+            *busy = (*busy).max(core_free_after);
+        }
+    }
+}

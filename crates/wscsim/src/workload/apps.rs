@@ -1,0 +1,264 @@
+//! The applications of a run: how a workload's specification becomes applications and
+//! connections, and how timers and transport notes reach them (through the hosts'
+//! application threads when hosts cost time).
+
+use super::{flows, incast, long_lived, memcached, udp_source, App, AppEvent, AppSched, Ctx};
+use crate::config::WorkloadSpec;
+use crate::engine::rng::{family, stream};
+use crate::engine::TimePs;
+use crate::host::threads::{AppThreads, Delivery};
+use crate::host::Hosts;
+use crate::metrics::Metrics;
+use crate::net::Network;
+use crate::transport::{Note, Tcp, Udp};
+
+/// The layers below the applications, borrowed for one call.
+pub struct Stack<'a, S> {
+    pub ev: &'a mut S,
+    pub net: &'a mut Network,
+    pub hosts: &'a mut Hosts,
+    pub tcp: &'a mut Tcp,
+    pub udp: &'a mut Udp,
+    pub metrics: &'a mut Metrics,
+}
+
+pub struct Apps {
+    pub list: Vec<App>,
+    /// Driver applications still working; 0 means the workload is done.
+    pub active: u32,
+    /// Whether the workload ends by itself (incast, finite flows), fixed at build.
+    pub has_end: bool,
+    pub end_ps: TimePs,
+    /// Application threads, for hosts that cost time.
+    threads: AppThreads<Note>,
+}
+
+impl Apps {
+    /// The applications of `spec`, with the connections they use opened on `tcp`.
+    pub fn build(
+        spec: WorkloadSpec,
+        tcp: &mut Tcp,
+        seed: u64,
+        n_hosts: u32,
+        end_ps: TimePs,
+    ) -> Apps {
+        let mut list = Vec::new();
+        match spec {
+            WorkloadSpec::Incast {
+                client,
+                servers,
+                block_bytes,
+                iterations,
+                request_bytes,
+            } => incast::wire(
+                &mut list,
+                tcp,
+                client,
+                &servers,
+                block_bytes,
+                iterations,
+                request_bytes,
+            ),
+            WorkloadSpec::Flows {
+                sizes,
+                rate_per_s,
+                senders,
+                receivers,
+                max_flows,
+            } => list.push(App::FlowGen(flows::FlowGen::new(
+                sizes,
+                rate_per_s,
+                senders,
+                receivers,
+                max_flows,
+                stream(seed, family::WORKLOAD, 1),
+            ))),
+            WorkloadSpec::LongLived { pairs, size, dscp } => list.push(App::LongLived(
+                long_lived::LongLived::new(pairs, size, dscp),
+            )),
+            WorkloadSpec::Udp {
+                sources,
+                destination,
+                rate_bps,
+                payload_bytes,
+                poisson,
+            } => {
+                let rngs = sources
+                    .iter()
+                    .map(|&s| stream(seed, family::HOST, s as u64))
+                    .collect();
+                list.push(App::UdpSource(udp_source::UdpSource::new(
+                    sources,
+                    destination,
+                    n_hosts,
+                    rate_bps,
+                    payload_bytes,
+                    poisson,
+                    rngs,
+                )));
+            }
+            WorkloadSpec::Memcached(spec) => {
+                // Streams 1000 + i for client i; 999 fills the servers' pools.
+                let rngs = (0..spec.clients.len() as u64)
+                    .map(|i| stream(seed, family::WORKLOAD, 1000 + i))
+                    .collect();
+                let warm = stream(seed, family::WORKLOAD, 999);
+                list.push(App::Memcached(Box::new(memcached::Memcached::new(
+                    spec, rngs, warm,
+                ))));
+            }
+        }
+        let has_end = list.iter().any(|a| {
+            matches!(
+                a,
+                App::IncastClient(_)
+                    | App::FlowGen(_)
+                    | App::Memcached(_)
+                    | App::LongLived(long_lived::LongLived { size: Some(_), .. })
+            )
+        });
+        Apps {
+            list,
+            active: 0,
+            has_end,
+            end_ps,
+            threads: AppThreads::default(),
+        }
+    }
+
+    /// Whether every driver application has finished.
+    pub fn done(&self) -> bool {
+        self.active == 0 && self.has_end
+    }
+
+    fn ctx<'a, S>(s: &'a mut Stack<S>, active: &'a mut u32, end_ps: TimePs) -> Ctx<'a, S> {
+        Ctx {
+            ev: &mut *s.ev,
+            net: &mut *s.net,
+            hosts: &mut *s.hosts,
+            tcp: &mut *s.tcp,
+            udp: &mut *s.udp,
+            metrics: &mut *s.metrics,
+            active,
+            end_ps,
+        }
+    }
+
+    pub fn start(&mut self, s: &mut Stack<impl AppSched>) {
+        for id in 0..self.list.len() {
+            let mut ctx = Self::ctx(s, &mut self.active, self.end_ps);
+            self.list[id].start(id as u32, &mut ctx);
+        }
+        self.dispatch_notes(s);
+    }
+
+    pub fn handle(&mut self, s: &mut Stack<impl AppSched>, e: AppEvent) {
+        let AppEvent::Timer { app, tag } = e;
+        let mut ctx = Self::ctx(s, &mut self.active, self.end_ps);
+        self.list[app as usize].on_timer(app, tag, &mut ctx);
+        self.dispatch_notes(s);
+    }
+
+    /// An application thread got to the delivery held in `slot`.
+    pub fn on_thread_ran(&mut self, s: &mut Stack<impl AppSched>, slot: u32) {
+        let h = self.threads.take(slot);
+        let core_free = |s: &Stack<_>| s.hosts.state[h.host as usize].core_free_ps[h.core as usize];
+        let before = core_free(s);
+        self.deliver_note(s, h.item);
+        let after = core_free(s);
+        self.threads.ran(&h, before, after);
+        self.dispatch_notes(s);
+    }
+
+    /// Hands transport notes to their applications (which may cause more notes).
+    pub fn dispatch_notes(&mut self, s: &mut Stack<impl AppSched>) {
+        while !s.tcp.notes.is_empty() || !s.udp.notes.is_empty() {
+            let mut notes = std::mem::take(&mut s.tcp.notes);
+            notes.append(&mut s.udp.notes);
+            for n in notes.drain(..) {
+                if s.hosts.costed {
+                    self.hold_for_thread(s, n);
+                } else {
+                    self.deliver_note(s, n);
+                }
+            }
+            if s.tcp.notes.is_empty() {
+                s.tcp.notes = notes; // keep the allocation
+            }
+        }
+    }
+
+    fn deliver_note(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
+        let app = match n {
+            Note::Delivered { app, .. } | Note::Datagram { app, .. } => app,
+        };
+        let mut ctx = Self::ctx(s, &mut self.active, self.end_ps);
+        self.list[app as usize].on_note(n, &mut ctx);
+    }
+
+    /// On a host that costs time, a delivery reaches the application when its thread has run.
+    fn hold_for_thread(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
+        let d = match n {
+            Note::Delivered { conn, total, .. } => Delivery {
+                host: s.tcp.receivers[conn as usize].host,
+                flow: conn,
+                tcp: true,
+                bytes: self.threads.new_bytes(conn, total),
+            },
+            Note::Datagram {
+                stream,
+                host,
+                payload_bytes,
+                ..
+            } => Delivery {
+                host,
+                flow: stream,
+                tcp: false,
+                bytes: payload_bytes as u64,
+            },
+        };
+        self.threads.hold(s.hosts, s.ev, n, d);
+    }
+
+    /// Starts loading the connection state the delivery in `slot` will touch.
+    pub fn prefetch_held(&self, slot: u32) {
+        if let Some(h) = self.threads.peek(slot) {
+            let (Note::Delivered { app, conn, .. }
+            | Note::Datagram {
+                app, stream: conn, ..
+            }) = h.item;
+            if let Some(App::Memcached(m)) = self.list.get(app as usize) {
+                m.prefetch_conn(conn);
+            }
+        }
+    }
+
+    /// Closes the applications' records at the end of the run.
+    pub fn finish(&self, udp: &Udp, metrics: &mut Metrics) {
+        for a in &self.list {
+            if let App::UdpSource(src) = a {
+                src.finish(udp, &mut metrics.flows);
+            }
+        }
+    }
+
+    /// The memcached requests of this run (empty for other workloads).
+    pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
+        self.list
+            .iter()
+            .find_map(|a| match a {
+                App::Memcached(m) => Some(&m.requests[..]),
+                _ => None,
+            })
+            .unwrap_or(&[])
+    }
+
+    /// Releases the per-request records (after their table was built).
+    pub fn release_requests(&mut self) {
+        for a in &mut self.list {
+            if let App::Memcached(m) = a {
+                m.requests = Vec::new();
+            }
+        }
+    }
+}
