@@ -5,7 +5,7 @@ use crate::config::{self, ConfigError, Resolved, Scenario};
 use crate::engine::{Driver, EventQueue, TimePs};
 use crate::host::{HostEvent, Hosts};
 use crate::metrics::{self, Metrics, MetricsEvent, Table};
-use crate::net::{NetEvent, Network};
+use crate::net::{NetEvent, Network, Upcall};
 use crate::scheme::spec::CustomFactory;
 use crate::topology::build::build_network_with;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
@@ -248,6 +248,9 @@ impl Sim {
             if let Some(next) = self.ev.peek() {
                 self.prefetch(next);
             }
+            if self.net.check_partitions {
+                self.net.enter_partition(self.partition_of(e.kind));
+            }
             self.handle(e.kind);
             if !self.net.nic_departures.is_empty() {
                 let Sim {
@@ -301,19 +304,39 @@ impl Sim {
         }
     }
 
+    /// The partition whose state event `e` changes, where one does (None: an application
+    /// that spans hosts, or the metrics sampler, which only reads).
+    fn partition_of(&self, e: SimEvent) -> Option<crate::engine::PartitionId> {
+        let host = match e {
+            SimEvent::Net(e) => return Some(self.net.partition_of(e)),
+            SimEvent::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
+            SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool.get(pkt).dst_host,
+            SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool.get(pkt).src_host,
+            SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.timer_host(conn, which),
+            SimEvent::Host(HostEvent::AppNote { .. }) | SimEvent::App(_) | SimEvent::Metrics(_) => {
+                return None
+            }
+        };
+        Some(self.net.host_partition(host))
+    }
+
     /// Routes an event to its layer; what a layer hands up (a packet for a host, a packet
     /// for a transport, notes for applications) goes to the layer above.
     #[inline]
     fn handle(&mut self, e: SimEvent) {
         match e {
-            SimEvent::Net(e) => {
-                if let Some((pkt, host)) = self.net.handle(&mut self.ev, e) {
+            SimEvent::Net(e) => match self.net.handle(&mut self.ev, e) {
+                None => {}
+                Some(Upcall::Deliver { pkt, host }) => {
                     let Sim { net, hosts, ev, .. } = self;
                     if let Some(pkt) = hosts.on_arrival(net, ev, host, pkt) {
                         self.receive(pkt);
                     }
                 }
-            }
+                Some(Upcall::Forward { pkt, host }) => {
+                    self.hosts.forward(&mut self.net, &mut self.ev, host, pkt)
+                }
+            },
             SimEvent::Host(HostEvent::AppNote { slot }) => {
                 self.apps.on_thread_ran(&mut stack!(self), slot)
             }
@@ -647,6 +670,47 @@ mod tests {
             server_pkts >= n && server_pkts < n + n / 5,
             "server packets {server_pkts} for {n} requests"
         );
+    }
+
+    /// The partition rule: with pods as partitions, every event of the network, host and
+    /// transport layers changes the state of its own partition only (the check panics
+    /// otherwise), for TCP permutation traffic, incast and a torus all-to-all.
+    #[test]
+    fn events_keep_to_their_partitions() {
+        for json in [
+            r#"{"duration":"3ms","topology":{"kind":"fat_tree","k":4},"transport":{"rto_min":"1ms"},"workload":{"kind":"permutation"}}"#,
+            r#"{"duration":"1s","topology":{"kind":"fat_tree","k":4},"switch":{"buffer":"shared"},
+               "host":{"stack":"linux_2_6_39"},"workload":{"kind":"incast","senders":8,"block":"256KiB","iterations":3}}"#,
+            r#"{"duration":"1ms","topology":{"kind":"torus3d","dims":[4,4,4]},"transport":{"kind":"udp"},
+               "workload":{"kind":"udp","destination":"random","load":0.5}}"#,
+        ] {
+            let mut s = Sim::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+            let parts: std::collections::BTreeSet<_> =
+                s.net.nodes.iter().map(|n| n.partition).collect();
+            assert!(parts.len() >= 4, "{parts:?}");
+            s.net.check_partitions = true;
+            s.run();
+            assert!(s.invariants().ok());
+            assert!(s.net.counters.packet_hops > 1000);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "touched node")]
+    fn touching_another_partition_is_caught() {
+        let mut s = Sim::from_json(
+            r#"{"duration":"1ms","topology":{"kind":"fat_tree","k":4},"workload":{"kind":"permutation"}}"#,
+        )
+        .unwrap();
+        // Host 0 is in pod 0 (partition 1); act as partition 2 and send from it.
+        let pkt = s.net.pool.alloc(crate::net::packet::Packet {
+            dst_host: 15,
+            frame_bytes: 64,
+            ..Default::default()
+        });
+        s.net.enter_partition(Some(2));
+        let mut q: EventQueue<NetEvent> = EventQueue::new();
+        s.net.host_transmit(&mut q, 0, pkt);
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
         wakeup: field("wakeup", &mut c.wakeup, p.wakeup)?,
         interrupt: field("interrupt", &mut c.interrupt, p.interrupt)?,
         app_request: field("app_request", &mut c.app_request, p.app_request)?,
+        forward_packet: field("forward_packet", &mut c.forward_packet, p.forward_packet)?,
     };
     let ring = *h
         .rx_ring_packets

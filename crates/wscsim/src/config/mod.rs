@@ -69,6 +69,9 @@ fn d_duration() -> Duration {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkCfg {
+    /// A preset of `net::link::PRESETS` ("ethernet", "10gbe", "ib_qdr_4x", ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub technology: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +111,9 @@ pub struct TopologyCfg {
     // edge_list
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    // torus3d
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dims: Option<Vec<i64>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -182,8 +188,9 @@ pub struct TransportCfg {
     pub rto_min: Duration,
     #[serde(default = "d_rto_max")]
     pub rto_max: Duration,
-    #[serde(default = "d_mss")]
-    pub mss: Bytes,
+    /// Default: the host link's MTU minus 40 bytes of IPv4 and TCP headers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss: Option<Bytes>,
     /// Initial congestion window in segments.
     #[serde(default = "d_iw")]
     pub initial_window: i64,
@@ -216,9 +223,7 @@ fn d_rto_min() -> Duration {
 fn d_rto_max() -> Duration {
     Duration(120 * crate::engine::PS_PER_S)
 }
-fn d_mss() -> Bytes {
-    Bytes(1460)
-}
+
 fn d_iw() -> i64 {
     10
 }
@@ -342,11 +347,13 @@ pub struct WorkloadCfg {
 }
 
 /// `workload.destination`: a host index, or (UDP only) "random": every datagram goes to a
-/// host drawn uniformly among all but its source, as in Flexplane's throughput stress test.
+/// host drawn uniformly among all but its source, as in Flexplane's throughput stress test;
+/// or "round_robin": each source sends to every other host in turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Destination {
     Host(i64),
     Random,
+    RoundRobin,
 }
 
 impl Serialize for Destination {
@@ -354,6 +361,7 @@ impl Serialize for Destination {
         match self {
             Destination::Host(h) => s.serialize_i64(*h),
             Destination::Random => s.serialize_str("random"),
+            Destination::RoundRobin => s.serialize_str("round_robin"),
         }
     }
 }
@@ -364,8 +372,9 @@ impl<'de> Deserialize<'de> for Destination {
         match (&v, v.as_i64()) {
             (_, Some(h)) => Ok(Destination::Host(h)),
             (serde_json::Value::String(s), _) if s == "random" => Ok(Destination::Random),
+            (serde_json::Value::String(s), _) if s == "round_robin" => Ok(Destination::RoundRobin),
             _ => Err(serde::de::Error::custom(format!(
-                "given {v}; allowed: a host index or \"random\""
+                "given {v}; allowed: a host index, \"random\" or \"round_robin\""
             ))),
         }
     }
@@ -421,6 +430,8 @@ pub struct HostCostsCfg {
     pub interrupt: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_request: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_packet: Option<f64>,
 }
 
 fn d_stack() -> String {

@@ -3,7 +3,8 @@
 
 use super::{err, ConfigError, FlowSize, Scenario};
 use crate::engine::rng::{family, stream};
-use crate::net::packet::{frame_bytes_for_ip, TCP_IP_HEADER_BYTES};
+use crate::net::link::LinkTech;
+use crate::net::packet::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use crate::net::Forwarding;
 use crate::topology::build::SwitchParams;
 use crate::topology::size::{machine_memory_bytes, Size};
@@ -12,6 +13,7 @@ use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
 use crate::workload::flows::{FlowSizes, SizeClass};
+use crate::workload::udp_source::Target;
 
 /// Largest buffer accepted (far above any switch; keeps byte arithmetic far from overflow).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
@@ -25,6 +27,7 @@ pub const TOPOLOGY_KINDS: &[&str] = &[
     "fat_tree",
     "diablo_array",
     "edge_list",
+    "torus3d",
 ];
 pub const WORKLOAD_KINDS: &[&str] = &[
     "incast",
@@ -79,7 +82,7 @@ pub enum WorkloadSpec {
     /// `destination` None: each datagram to a uniformly random other host.
     Udp {
         sources: Vec<u32>,
-        destination: Option<u32>,
+        destination: Target,
         rate_bps: u64,
         payload_bytes: u32,
         poisson: bool,
@@ -215,12 +218,14 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let super::topology::TopologyOut {
         graph,
         host_rate_bps: rate,
+        host_out_bps,
+        host_tech,
         preset_latency_ps: preset_latency,
     } = super::topology::resolve_topology(&mut sc.topology)?;
     let n_hosts = graph.n_hosts() as i64;
 
-    let tcp = resolve_transport(&mut sc.transport)?;
-    let switch = resolve_switch(&mut sc, &graph, &tcp, preset_latency)?;
+    let tcp = resolve_transport(&mut sc.transport, &host_tech)?;
+    let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
     let host = super::host::resolve_host(&mut sc.host)?;
 
     // --- workload ---
@@ -237,7 +242,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             n_hosts,
             sc.transport.kind == "udp",
         )?),
-        _ => udp_spec(w, n_hosts, rate)?,
+        _ => udp_spec(w, &graph, host_out_bps, &host_tech)?,
     };
     if let Some(c) = &sc.metrics.capture {
         check_capture(c, &graph)?;
@@ -270,7 +275,7 @@ const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
     ("client", &["incast"]),
     ("block", &["incast"]),
     ("request", &["incast"]),
-    ("load", &["flows"]),
+    ("load", &["flows", "udp"]),
     ("size_cdf", &["flows"]),
     ("size_classes", &["flows"]),
     ("flows", &["flows"]),
@@ -509,42 +514,97 @@ fn long_lived_spec(
 /// The workload of its kind, checked, with defaults filled in.
 fn udp_spec(
     w: &mut super::WorkloadCfg,
-    n_hosts: i64,
-    rate: u64,
+    graph: &Graph,
+    host_out_bps: u64,
+    tech: &LinkTech,
 ) -> Result<WorkloadSpec, ConfigError> {
-    let Some(r) = w.rate else {
-        return Err(err(
-            "workload.rate",
-            "nothing",
-            "a rate per source such as \"1Gbps\"",
-        ));
-    };
-    let size = w.packet_size.get_or_insert(super::Bytes(1472)).0;
-    if !(1..=1472).contains(&size) {
+    let n_hosts = graph.n_hosts() as i64;
+    let max_payload = u64::from(tech.mtu_bytes - UDP_IP_HEADER_BYTES);
+    let size = w.packet_size.get_or_insert(super::Bytes(max_payload)).0;
+    if !(1..=max_payload).contains(&size) {
         return Err(err(
             "workload.packet_size",
             size,
-            "a UDP payload from 1 to 1472 bytes (an IP packet of at most 1500)",
+            format!(
+                "a UDP payload from 1 to {max_payload} bytes (an IP packet of at most the {}-byte MTU of {:?})",
+                tech.mtu_bytes, tech.name
+            ),
         ));
     }
-    // The rate is counted in IP bytes; on the wire each datagram also carries Ethernet
-    // framing, and the NIC must keep up with both.
-    let ip = size + crate::net::packet::UDP_IP_HEADER_BYTES as u64;
-    let wire = frame_bytes_for_ip(ip as u32) as u64 + crate::net::packet::PHY_OVERHEAD_BYTES as u64;
-    let max_ip_rate = (rate as f64 * ip as f64 / wire as f64).floor() as u64;
-    if r.0 > max_ip_rate {
-        return Err(err("workload.rate", r, format!("at most {} of IP traffic, what the host link ({}) carries at this packet size with Ethernet framing", super::Rate(max_ip_rate), super::Rate(rate))));
+    // The rate is counted in IP bytes; on the wire each datagram also carries the link's
+    // framing, and the host's links must keep up with both.
+    let ip = size + u64::from(UDP_IP_HEADER_BYTES);
+    let wire = u64::from(tech.wire_bytes(tech.frame_bytes(ip as u32)));
+    let r = udp_rate(w, graph, ip, wire)?;
+    let max_ip_rate = (host_out_bps as f64 * ip as f64 / wire as f64).floor() as u64;
+    if r > max_ip_rate {
+        return Err(err("workload.rate", super::Rate(r), format!("at most {} of IP traffic, what the host's links ({}) carry at this packet size with {:?} framing", super::Rate(max_ip_rate), super::Rate(host_out_bps), tech.name)));
     }
     let (sources, dst) = sources_and_destination(w, n_hosts, true)?;
     let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
     one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
+    let destination = match (dst, w.destination) {
+        (Some(h), _) => Target::Host(h),
+        (None, Some(super::Destination::RoundRobin)) => Target::RoundRobin,
+        (None, _) => Target::Random,
+    };
     Ok(WorkloadSpec::Udp {
         sources,
-        destination: dst,
-        rate_bps: r.0,
+        destination,
+        rate_bps: r,
         payload_bytes: size as u32,
         poisson: arrival == "poisson",
     })
+}
+
+/// The UDP rate per source (IP bits per second): `rate`, or `load` times the expected
+/// all-to-all rate of a torus (a link-level figure, converted to IP bits). The resolved
+/// scenario shows the rate either way.
+fn udp_rate(
+    w: &mut super::WorkloadCfg,
+    graph: &Graph,
+    ip: u64,
+    wire: u64,
+) -> Result<u64, ConfigError> {
+    match (w.rate, w.load, graph.torus) {
+        (Some(_), Some(l), _) => Err(err(
+            "workload.load",
+            l,
+            "nothing when workload.rate is given (give one of the two)",
+        )),
+        (Some(r), None, _) => Ok(r.0),
+        (None, Some(l), Some(dims)) => {
+            if !(l.is_finite() && l > 0.0 && l <= 10.0) {
+                return Err(err(
+                    "workload.load",
+                    l,
+                    "a fraction of the expected all-to-all rate above 0 and at most 10",
+                ));
+            }
+            if !matches!(w.destination, Some(super::Destination::Random | super::Destination::RoundRobin)) {
+                return Err(err(
+                    "workload.destination",
+                    format!("{:?}", w.destination),
+                    "\"random\" or \"round_robin\" with workload.load (the expected rate is for all-to-all traffic)",
+                ));
+            }
+            let link_bps = graph.links[0].rate_bps;
+            let expected = crate::net::routing::torus::expected_all_to_all_bps(dims, link_bps);
+            let r = (l * expected * ip as f64 / wire as f64).floor() as u64;
+            w.rate = Some(super::Rate(r));
+            Ok(r)
+        }
+        (None, Some(l), None) => Err(err(
+            "workload.load",
+            l,
+            "only on a topology.kind = \"torus3d\" (where the expected all-to-all rate is known); give workload.rate instead",
+        )),
+        (None, None, _) => Err(err(
+            "workload.rate",
+            "nothing",
+            "a rate per source such as \"1Gbps\" (or workload.load on a torus)",
+        )),
+    }
 }
 
 /// `[metrics.capture]`: hosts in range and each once; ports as "SWITCH:INDEX" naming a
@@ -629,6 +689,7 @@ fn resolve_switch(
     sc: &mut Scenario,
     graph: &Graph,
     tcp: &TcpParams,
+    tech: &LinkTech,
     preset_latency: crate::engine::TimePs,
 ) -> Result<SwitchParams, ConfigError> {
     let s = &mut sc.switch;
@@ -652,7 +713,7 @@ fn resolve_switch(
         ));
     }
     let overrides = scheme_overrides(&mut s.overrides, graph)?;
-    let shared = buffers(s, graph, tcp.mss_bytes)?;
+    let shared = buffers(s, graph, tcp.mss_bytes, tech)?;
     let p2p = s
         .port_to_port_latency
         .get_or_insert(super::Duration(preset_latency))
@@ -681,8 +742,9 @@ fn buffers(
     s: &mut super::SwitchCfg,
     graph: &Graph,
     mss_bytes: u32,
+    tech: &LinkTech,
 ) -> Result<Option<u64>, ConfigError> {
-    let full_frame = frame_bytes_for_ip(mss_bytes + TCP_IP_HEADER_BYTES) as u64;
+    let full_frame = tech.frame_bytes(mss_bytes + TCP_IP_HEADER_BYTES) as u64;
     for (path, b) in [
         ("switch.buffer_per_port", Some(s.buffer_per_port)),
         ("switch.shared_buffer", s.shared_buffer),
@@ -778,7 +840,10 @@ fn scheme_overrides(
 }
 
 /// `[transport]`: its variant and timers, checked.
-fn resolve_transport(tr: &mut super::TransportCfg) -> Result<TcpParams, ConfigError> {
+fn resolve_transport(
+    tr: &mut super::TransportCfg,
+    tech: &LinkTech,
+) -> Result<TcpParams, ConfigError> {
     one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
     one_of(
         "transport.variant",
@@ -803,17 +868,26 @@ fn resolve_transport(tr: &mut super::TransportCfg) -> Result<TcpParams, ConfigEr
             format!("at least transport.rto_min ({})", tr.rto_min),
         ));
     }
-    if !(64..=9000).contains(&tr.mss.0) {
-        return Err(err("transport.mss", tr.mss, "from 64 to 9000 bytes"));
+    let max_mss = u64::from(tech.mtu_bytes - TCP_IP_HEADER_BYTES);
+    let mss = *tr.mss.get_or_insert(super::Bytes(max_mss));
+    if !(64..=max_mss).contains(&mss.0) {
+        return Err(err(
+            "transport.mss",
+            mss,
+            format!(
+                "from 64 to {max_mss} bytes (the {}-byte MTU of topology.link.technology = {:?}, less 40 bytes of IPv4 and TCP headers)",
+                tech.mtu_bytes, tech.name
+            ),
+        ));
     }
     let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
-    if tr.rcv_window.0 < tr.mss.0 || tr.rcv_window.0 > 1 << 30 {
+    if tr.rcv_window.0 < mss.0 || tr.rcv_window.0 > 1 << 30 {
         return Err(err(
             "transport.rcv_window",
             tr.rcv_window,
             format!(
                 "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
-                tr.mss.0
+                mss.0
             ),
         ));
     }
@@ -831,7 +905,7 @@ fn resolve_transport(tr: &mut super::TransportCfg) -> Result<TcpParams, ConfigEr
             "pfabric" => Variant::PFabric,
             _ => Variant::NewReno,
         },
-        mss_bytes: tr.mss.0 as u32,
+        mss_bytes: mss.0 as u32,
         initial_window_segments: iw,
         rto_min_ps: tr.rto_min.0,
         rto_max_ps: tr.rto_max.0,
@@ -870,24 +944,27 @@ fn sources_and_destination(
     n_hosts: i64,
     allow_random: bool,
 ) -> Result<(Vec<u32>, Option<u32>), ConfigError> {
-    let dst = match *w.destination.get_or_insert(super::Destination::Host(0)) {
+    let d = *w.destination.get_or_insert(super::Destination::Host(0));
+    let given = serde_json::to_string(&d).expect("a destination serialises");
+    let given = given.as_str();
+    let dst = match d {
         super::Destination::Host(h) => Some(int_in("workload.destination", h, 0, n_hosts - 1)?),
-        super::Destination::Random if allow_random => {
+        _ if !allow_random => {
+            return Err(err(
+                "workload.destination",
+                given,
+                format!("a host index ({given} is for workload.kind = \"udp\")"),
+            ))
+        }
+        _ => {
             if n_hosts < 2 {
                 return Err(err(
                     "workload.destination",
-                    "\"random\"",
-                    "a host index (a random destination needs at least 2 hosts)",
+                    given,
+                    format!("a host index (a {given} destination needs at least 2 hosts)"),
                 ));
             }
             None
-        }
-        super::Destination::Random => {
-            return Err(err(
-                "workload.destination",
-                "\"random\"",
-                "a host index (\"random\" is for workload.kind = \"udp\")",
-            ))
         }
     };
     let sources = match host_list("workload.sources", &w.sources, n_hosts)? {

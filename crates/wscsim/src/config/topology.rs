@@ -7,14 +7,20 @@ use super::resolve::{
 };
 use super::{err, ConfigError, TopologyCfg};
 use crate::engine::{TimePs, PS_PER_NS, PS_PER_US};
+use crate::net::link::LinkTech;
 use crate::topology::size::Size;
-use crate::topology::{diablo, edge_list, fat_tree, leaf_spine, single_switch, Graph, LinkParams};
+use crate::topology::{
+    diablo, edge_list, fat_tree, leaf_spine, single_switch, torus3d, Graph, LinkParams,
+};
 
-/// A resolved topology: its graph, the host links' rate, and the port-to-port latency its
+/// A resolved topology: its graph, the host links' rate and technology, what one host can
+/// send in all (its links together: six on a torus), and the port-to-port latency its
 /// preset implies (DIABLO's arrays have their own).
 pub struct TopologyOut {
     pub graph: Graph,
     pub host_rate_bps: u64,
+    pub host_out_bps: u64,
+    pub host_tech: LinkTech,
     pub preset_latency_ps: TimePs,
 }
 
@@ -28,6 +34,7 @@ pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError>
         "fat_tree" => fat_tree_graph(t, link)?,
         "leaf_spine" => leaf_spine_graph(t, link)?,
         "diablo_array" => diablo_graph(t, link)?,
+        "torus3d" => torus3d_graph(t, link)?,
         _ => edge_list_graph(t, link)?,
     };
     graph.check().map_err(|m| ConfigError {
@@ -38,9 +45,24 @@ pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError>
         },
         message: m,
     })?;
+    // Host 0's links: every host of the bundled topologies is alike.
+    let h0 = graph
+        .nodes
+        .iter()
+        .position(|n| n.kind == crate::net::NodeKind::Host)
+        .unwrap_or(0) as u32;
+    let host_out_bps = graph
+        .links
+        .iter()
+        .filter(|l| l.a == h0 || l.b == h0)
+        .map(|l| l.rate_bps)
+        .sum::<u64>()
+        .max(1);
     Ok(TopologyOut {
         graph,
         host_rate_bps: link.rate_bps,
+        host_out_bps,
+        host_tech: link.tech,
         preset_latency_ps,
     })
 }
@@ -59,6 +81,7 @@ const TOPOLOGY_KEYS: &[(&str, &[&str])] = &[
     ("servers_per_rack", &["diablo_array"]),
     ("racks_per_array", &["diablo_array"]),
     ("file", &["edge_list"]),
+    ("dims", &["torus3d"]),
 ];
 
 /// A key that only some kinds use must not be set for another kind.
@@ -67,9 +90,30 @@ fn keys_of_other_kinds(t: &TopologyCfg, kind: &str) -> Result<(), ConfigError> {
     keys_of_kind("topology", TOPOLOGY_KEYS, &value, kind)
 }
 
-/// The links' rate and delay (defaults from the DIABLO preset for its arrays: 1 Gbit/s with
-/// 1 us port-to-port latency, or 10 Gbit/s with 100 ns; else 10 Gbit/s and 1 us).
+/// The links' technology, rate and delay. The rate defaults to the technology's (for
+/// generic "ethernet", 10 Gbit/s; DIABLO's arrays by preset: 1 Gbit/s with 1 us port-to-port
+/// latency, or 10 Gbit/s with 100 ns); a torus defaults to 1 Gbit/s Ethernet with jumbo
+/// frames. The delay defaults to the technology's latency.
 fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimePs), ConfigError> {
+    let default_tech = if kind == "torus3d" {
+        "1gbe_jumbo"
+    } else {
+        "ethernet"
+    };
+    let name = t
+        .link
+        .technology
+        .get_or_insert_with(|| default_tech.into())
+        .clone();
+    let Some(tech) = LinkTech::by_name(&name) else {
+        let names: Vec<String> = LinkTech::names().iter().map(|n| format!("{n:?}")).collect();
+        return Err(err(
+            "topology.link.technology",
+            format!("{name:?}"),
+            format!("one of {}", names.join(", ")),
+        ));
+    };
+    let generic = name.starts_with("ethernet");
     let (preset_rate, preset_latency) = if kind == "diablo_array" {
         let p = t.preset.get_or_insert_with(|| "1g".into()).clone();
         one_of("topology.preset", &p, DIABLO_PRESETS)?;
@@ -79,15 +123,52 @@ fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimeP
             (10_000_000_000, 100 * PS_PER_NS)
         }
     } else {
-        (10_000_000_000, PS_PER_US)
+        (tech.rate_bps, PS_PER_US)
     };
     let rate_bps = t.link.rate.get_or_insert(super::Rate(preset_rate)).0;
+    if !generic && kind != "diablo_array" && rate_bps != tech.rate_bps {
+        return Err(err(
+            "topology.link.rate",
+            super::Rate(rate_bps),
+            format!(
+                "{} for technology {name:?} (leave the rate out, or use technology \"ethernet\" for any rate)",
+                super::Rate(tech.rate_bps)
+            ),
+        ));
+    }
     let delay_ps = t
         .link
         .delay
-        .get_or_insert(super::Duration(500 * PS_PER_NS))
+        .get_or_insert(super::Duration(tech.latency_ps))
         .0;
-    Ok((LinkParams { rate_bps, delay_ps }, preset_latency))
+    let link = LinkParams {
+        rate_bps,
+        delay_ps,
+        tech,
+    };
+    Ok((link, preset_latency))
+}
+
+/// A torus of `dims = [x, y, z]` servers (each 1 to 64; at most MAX_HOSTS in all).
+fn torus3d_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+    let dims = t.dims.get_or_insert_with(|| vec![3, 3, 3]).clone();
+    let bad = |given: String| {
+        err(
+            "topology.dims",
+            given,
+            "three sizes [x, y, z], each from 1 to 64, with 2 to 100,000 servers in all (one size of 1 makes a 2D torus)",
+        )
+    };
+    if dims.len() != 3 || dims.iter().any(|&d| !(1..=64).contains(&d)) {
+        return Err(bad(format!("{dims:?}")));
+    }
+    let d = [dims[0] as u32, dims[1] as u32, dims[2] as u32];
+    let size = torus3d::size(d);
+    if size.hosts < 2 || size.hosts > MAX_HOSTS {
+        return Err(bad(format!("{dims:?}")));
+    }
+    check_fits(&size)?;
+    Ok(torus3d::build(d, link))
 }
 
 fn single_switch_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
@@ -157,7 +238,7 @@ fn leaf_spine_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, Conf
     }
     let up = LinkParams {
         rate_bps: leaf_spine::uplink_rate_bps(hpl, spines, link.rate_bps, os).max(1),
-        delay_ps: link.delay_ps,
+        ..link
     };
     check_fits(&leaf_spine::size(leaves, spines, hpl))?;
     Ok(leaf_spine::build(leaves, spines, hpl, link, up))

@@ -46,6 +46,8 @@ pub enum HostEvent {
     TxDone { pkt: u32 },
     /// An application thread got to the delivery held in slot `slot` (see `threads`).
     AppNote { slot: u32 },
+    /// Host `host`'s CPU finished forwarding `pkt` (a torus server): out it goes.
+    ForwardDone { pkt: u32, host: u32 },
 }
 
 /// What the host layer schedules through: its own events and the network's.
@@ -63,6 +65,8 @@ pub struct StackCosts {
     pub wakeup: f64,
     pub interrupt: f64,
     pub app_request: f64,
+    /// Per packet a server forwards for others (a torus server's software switch).
+    pub forward_packet: f64,
 }
 
 impl StackCosts {
@@ -127,6 +131,8 @@ pub struct HostState {
     pub busy_ps: u64,
     pub rx_packets: u64,
     pub tx_packets: u64,
+    /// Packets forwarded for other servers at a cost.
+    pub forwarded: u64,
     pub rx_ring_drops: u64,
     pub interrupts: u64,
     pub wakeups: u64,
@@ -147,6 +153,7 @@ pub struct Hosts {
     pub wakeup_ps: TimePs,
     pub interrupt_ps: TimePs,
     pub app_request_ps: TimePs,
+    pub forward_packet_ps: TimePs,
     per_byte_ps: f64,
 }
 
@@ -172,6 +179,7 @@ impl Hosts {
             wakeup_ps: spec.ps(c.wakeup),
             interrupt_ps: spec.ps(c.interrupt),
             app_request_ps: spec.ps(c.app_request),
+            forward_packet_ps: spec.ps(c.forward_packet),
             per_byte_ps: c.per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
             spec,
             costed,
@@ -208,6 +216,19 @@ impl Hosts {
         self.count_syscalls(host, 1);
         let cost = self.syscall_ps + self.copy_ps(bytes);
         self.charge(host, core, now, cost)
+    }
+
+    /// A server application's own work for one request (`app_request`), plus `syscalls`
+    /// more system calls it makes for it, on the core of `key`, from `now`. Nothing on
+    /// hosts that cost no time.
+    pub fn app_request(&mut self, host: u32, key: u32, now: TimePs, syscalls: u64) {
+        if !self.costed {
+            return;
+        }
+        let core = self.core_of(key);
+        let cost = self.app_request_ps + syscalls * self.syscall_ps;
+        self.count_syscalls(host, syscalls);
+        self.charge(host, core, now, cost);
     }
 
     /// Counts `n` system calls made by `host` (whose time the caller charged). A stack whose

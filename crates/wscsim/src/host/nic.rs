@@ -109,6 +109,20 @@ impl Hosts {
         done
     }
 
+    /// Host `host` forwards `pkt` for another server: after its CPU's forwarding work (if
+    /// hosts cost time) the packet goes out towards its destination.
+    #[inline]
+    pub fn forward(&mut self, net: &mut Network, ev: &mut impl HostSched, host: u32, pkt: PktId) {
+        if !self.costed || self.forward_packet_ps == 0 {
+            net.host_transmit(ev, host, pkt);
+            return;
+        }
+        let core = self.core_of(net.pool.get(pkt).hash);
+        let done = self.charge(host, core, ev.now(), self.forward_packet_ps);
+        self.state[host as usize].forwarded += 1;
+        ev.schedule(done, HostEvent::ForwardDone { pkt, host });
+    }
+
     /// The host layer's packet events. Returns a packet whose receive path ended, for its
     /// transport. (`AppNote` belongs to the application threads: see `threads`.)
     #[inline]
@@ -132,6 +146,10 @@ impl Hosts {
                 let host = net.pool.get(pkt).dst_host;
                 self.state[host as usize].rx_in_ring -= 1;
                 Some(pkt)
+            }
+            HostEvent::ForwardDone { pkt, host } => {
+                net.host_transmit(ev, host, pkt);
+                None
             }
             HostEvent::AppNote { .. } => None,
         }

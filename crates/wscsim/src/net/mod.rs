@@ -6,12 +6,14 @@
 //! the far end of a link, which keeps the partitioning rule of the engine.
 
 pub mod capture;
+pub mod link;
 pub mod packet;
 pub mod routing;
 
 use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
-use packet::{PacketPool, PktId, PktQueue, PHY_OVERHEAD_BYTES};
+use link::LinkTech;
+use packet::{PacketPool, PktId, PktQueue};
 use routing::Routing;
 
 pub const NONE: u32 = u32::MAX;
@@ -26,6 +28,21 @@ pub enum NetEvent {
     LinkArrive { port: u32 },
     /// Output port `port` (global index) may start its next transmission.
     PortWake { port: u32 },
+    /// The link out of `port` fails: what is queued at the port and on its wire is lost.
+    /// A failed link gets one event for each of its two ports.
+    LinkDown { port: u32 },
+    /// The link out of `port` works again.
+    LinkUp { port: u32 },
+}
+
+/// What the network hands to the host layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upcall {
+    /// `pkt` reached its destination host.
+    Deliver { pkt: PktId, host: u32 },
+    /// `pkt` reached host `host`, which forwards it (a torus server): the host layer charges
+    /// its forwarding work, then calls `Network::host_transmit`.
+    Forward { pkt: PktId, host: u32 },
 }
 
 /// Bytes a cut-through switch must receive before it can forward (the header it parses).
@@ -37,6 +54,22 @@ pub enum NodeKind {
     Switch,
 }
 
+/// How a node sends on a packet that is not for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forwarder {
+    /// A host that does not forward: everything that reaches it is for it.
+    Endpoint,
+    /// A switch: precomputed equal-cost tables (`routing::Routing`), or its scheme's
+    /// `route` when the scheme routes.
+    Ecmp,
+    /// A server of a torus: every neighbour on a shortest path is a candidate and the
+    /// packet takes the first free link (`routing::torus`).
+    Torus,
+}
+
+/// A node: its ports (`port_base .. port_base + nports`), an optional host, and how it
+/// forwards. A switch has no host; an ordinary server is a host with one port that does not
+/// forward; a torus server is a host with several ports that forwards.
 #[derive(Clone, Debug)]
 pub struct Node {
     pub kind: NodeKind,
@@ -45,6 +78,7 @@ pub struct Node {
     pub port_base: u32,
     pub nports: u32,
     pub partition: PartitionId,
+    pub forwarder: Forwarder,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +131,11 @@ pub struct Port {
     pub peer_node: u32,
     pub peer_in_port: u32,
     pub rate_bps: u64,
+    /// Bytes each frame costs on this link's wire beyond its buffer size (its technology's
+    /// preamble, delimiters and gap).
+    pub wire_overhead_bytes: u32,
+    /// False while the link is down: nothing is sent and what arrives for it is lost.
+    pub up: bool,
     /// Picoseconds per byte when the rate divides 8e12 exactly (all the usual rates), so the
     /// per-packet serialisation time is a multiply; 0 means use the exact division.
     pub ps_per_byte: u64,
@@ -115,14 +154,25 @@ pub struct Port {
     pub busy_until_ps: TimePs,
     /// Time of the one live `PortWake` event (NEVER if none); others are stale and ignored.
     pub wake_at_ps: TimePs,
-    /// Packets on the wire towards the peer with their arrival times, in order (a link never
-    /// reorders), so the event queue holds one arrival event per busy link, not one per
-    /// packet. A ring of (packet, time) rather than a list through the packets: finding the
-    /// next arrival time does not touch the next packet's memory.
-    pub in_flight: std::collections::VecDeque<(PktId, TimePs)>,
     pub stats: PortStats,
     /// What observes this port (`capture::TAP_*` bits and a capture id; 0: nothing).
     pub taps: u32,
+}
+
+/// The wire out of a port: the packets on it towards the peer with their arrival times, in
+/// order (a link never reorders), so the event queue holds one arrival event per busy
+/// link, not one per packet. A ring of (packet, time) rather than a list through the
+/// packets: finding the next arrival time does not touch the next packet's memory.
+///
+/// The wire is the only state two nodes share, and it is a one-way mailbox: the sending
+/// port appends (scheduling the arrival when the wire was idle), the receiving node pops
+/// when the arrival is handled. Across partitions this is the message channel.
+#[derive(Clone, Debug, Default)]
+pub struct Wire {
+    pub in_flight: std::collections::VecDeque<(PktId, TimePs)>,
+    /// The node and local port the wire leads to.
+    pub to_node: u32,
+    pub to_port: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -145,6 +195,9 @@ pub struct NetCounters {
     pub packet_hops: u64,
     /// Times a queue was found above its buffer after an enqueue (must stay 0).
     pub buffer_violations: u64,
+    /// Packets lost because their link was down: queued at it or on its wire when it
+    /// failed, or sent to it while down (also counted in `dropped`).
+    pub link_down_drops: u64,
 }
 
 pub struct Network {
@@ -152,6 +205,20 @@ pub struct Network {
     pub nodes: Vec<Node>,
     pub node_names: Vec<String>,
     pub ports: Vec<Port>,
+    /// The wire out of each port (same index).
+    pub wires: Vec<Wire>,
+    /// The link technology of each host's first port (index into `techs`), which frames
+    /// what the host sends.
+    pub host_tech: Vec<u8>,
+    /// The distinct technologies of this network's links.
+    pub techs: Vec<LinkTech>,
+    /// Shortest-path forwarding of torus servers (None without a torus).
+    pub torus: Option<routing::torus::TorusRouting>,
+    /// Which partition the event being handled acts on, when the partition rule is being
+    /// checked (tests): every port an event touches must belong to it.
+    pub acting: std::cell::Cell<Option<PartitionId>>,
+    /// Whether `acting` is set and checked (off in ordinary runs).
+    pub check_partitions: bool,
     pub queues: Vec<PktQueue>,
     pub masks: Vec<u64>,
     pub schemes: Vec<Scheme>,
@@ -191,6 +258,7 @@ fn port_ctx<'a>(
     let m0 = pt.mask_base as usize;
     PortCtx {
         rate_bps: pt.rate_bps,
+        wire_overhead_bytes: pt.wire_overhead_bytes,
         queues: &mut queues[q0..q0 + n],
         nonempty: &mut masks[m0..m0 + n.div_ceil(64)],
         pool,
@@ -219,38 +287,136 @@ impl Network {
         self.nodes[self.host_nodes[host as usize] as usize].port_base
     }
 
-    /// A packet leaves host `host` (its transmit path done): into the queue of the port
-    /// that leads towards its destination.
+    /// A packet leaves host `host` (its own, its transmit path done, or one it forwards):
+    /// into the queue of the port that leads towards its destination.
     #[inline]
     pub fn host_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, host: u32, pkt: PktId) {
-        let port = self.nic_port(host);
+        let node = self.host_nodes[host as usize];
+        let nd = &self.nodes[node as usize];
+        let port = match nd.forwarder {
+            Forwarder::Torus => {
+                let dst = self.pool.get(pkt).dst_host;
+                nd.port_base + self.torus_port(host, dst, ev.now())
+            }
+            _ => nd.port_base,
+        };
         self.enqueue_at_port(ev, port, pkt, 0);
     }
 
-    /// What a link arrival or port wake-up leads to. Returns a packet that reached a host
-    /// (for the host layer to receive), with the host; switches forward by themselves.
+    /// A torus server's output port (local) towards `dst`: the first free link among those
+    /// on a shortest path (none queued, none being sent), else the one with the fewest
+    /// bytes queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z.
+    fn torus_port(&self, host: u32, dst: u32, now: TimePs) -> u32 {
+        let torus = self.torus.as_ref().expect("a torus node has torus routing");
+        let (cands, n) = torus.next_ports(host, dst);
+        let base = self.nodes[self.host_nodes[host as usize] as usize].port_base;
+        let mut best = (u64::MAX, cands[0] as u32);
+        for &local in &cands[..n] {
+            let pt = &self.ports[(base + local as u32) as usize];
+            if pt.pkts_queued == 0 && pt.busy_until_ps <= now {
+                return local as u32;
+            }
+            if pt.bytes_queued < best.0 {
+                best = (pt.bytes_queued, local as u32);
+            }
+        }
+        best.1
+    }
+
+    /// The partition an event acts on: every state it changes belongs to that partition's
+    /// nodes (a wire's queue is the mailbox between two partitions).
+    pub fn partition_of(&self, e: NetEvent) -> PartitionId {
+        let node = match e {
+            NetEvent::LinkArrive { port } => self.wires[port as usize].to_node,
+            NetEvent::PortWake { port }
+            | NetEvent::LinkDown { port }
+            | NetEvent::LinkUp { port } => self.ports[port as usize].node,
+        };
+        self.nodes[node as usize].partition
+    }
+
+    /// The partition of host `host`'s node.
+    pub fn host_partition(&self, host: u32) -> PartitionId {
+        self.nodes[self.host_nodes[host as usize] as usize].partition
+    }
+
+    /// Declares which partition the coming event acts on (None: not checked); with
+    /// `check_partitions` on, touching a port of another partition then panics.
     #[inline]
-    pub fn handle(
-        &mut self,
-        ev: &mut impl Scheduler<NetEvent>,
-        e: NetEvent,
-    ) -> Option<(PktId, u32)> {
+    pub fn enter_partition(&self, p: Option<PartitionId>) {
+        self.acting.set(p);
+    }
+
+    #[inline]
+    fn acts_on(&self, node: u32) {
+        if let Some(p) = self.acting.get() {
+            let own = self.nodes[node as usize].partition;
+            assert_eq!(
+                own, p,
+                "an event of partition {p} touched node {node} of partition {own}"
+            );
+        }
+    }
+
+    /// What a network event leads to: switches forward by themselves; a packet that reached
+    /// a host goes up to the host layer.
+    #[inline]
+    pub fn handle(&mut self, ev: &mut impl Scheduler<NetEvent>, e: NetEvent) -> Option<Upcall> {
         match e {
             NetEvent::LinkArrive { port } => {
-                let (pkt, node, in_port) = self.on_link_arrive(ev, port);
+                let (pkt, node, in_port) = self.on_link_arrive(ev, port)?;
                 let n = &self.nodes[node as usize];
-                if n.kind == NodeKind::Switch {
-                    self.on_arrive_switch(ev, node, in_port, pkt);
-                    None
-                } else {
-                    Some((pkt, n.index))
+                match n.forwarder {
+                    Forwarder::Ecmp => {
+                        self.on_arrive_switch(ev, node, in_port, pkt);
+                        None
+                    }
+                    Forwarder::Endpoint => Some(Upcall::Deliver { pkt, host: n.index }),
+                    Forwarder::Torus => {
+                        let host = n.index;
+                        if self.pool.get(pkt).dst_host == host {
+                            Some(Upcall::Deliver { pkt, host })
+                        } else {
+                            Some(Upcall::Forward { pkt, host })
+                        }
+                    }
                 }
             }
             NetEvent::PortWake { port } => {
                 self.on_port_wake(ev, port);
                 None
             }
+            NetEvent::LinkDown { port } => {
+                self.link_down(ev.now(), port);
+                None
+            }
+            NetEvent::LinkUp { port } => {
+                self.ports[port as usize].up = true;
+                None
+            }
         }
+    }
+
+    /// The link out of `port` fails: every packet queued at the port or on its wire is lost.
+    fn link_down(&mut self, now: TimePs, port: u32) {
+        self.acts_on(self.ports[port as usize].node);
+        self.ports[port as usize].up = false;
+        while let Some(pkt) = self.dequeue(port, now) {
+            self.drop_on_down_link(now, port, pkt);
+        }
+        let lost: Vec<PktId> = self.wires[port as usize]
+            .in_flight
+            .drain(..)
+            .map(|(p, _)| p)
+            .collect();
+        for pkt in lost {
+            self.drop_on_down_link(now, port, pkt);
+        }
+    }
+
+    fn drop_on_down_link(&mut self, now: TimePs, port: u32, pkt: PktId) {
+        self.counters.link_down_drops += 1;
+        self.drop_packet(now, port, pkt);
     }
 
     /// A packet arrives at a switch: route, then hand it to the output port's scheme.
@@ -283,20 +449,25 @@ impl Network {
         &mut self,
         ev: &mut impl Scheduler<NetEvent>,
         port: u32,
-    ) -> (PktId, u32, u32) {
-        let pt = &mut self.ports[port as usize];
-        let (pkt, _) = pt.in_flight.pop_front().expect("arrival on an empty link");
-        if let Some(&(_, next)) = pt.in_flight.front() {
+    ) -> Option<(PktId, u32, u32)> {
+        let w = &mut self.wires[port as usize];
+        // None: an arrival whose packet was lost when the link failed.
+        match w.in_flight.front() {
+            Some(&(_, t)) if t == ev.now() => {}
+            _ => return None,
+        }
+        let (pkt, _) = w.in_flight.pop_front()?;
+        if let Some(&(_, next)) = w.in_flight.front() {
             ev.schedule(next, NetEvent::LinkArrive { port });
         }
-        (pkt, pt.peer_node, pt.peer_in_port)
+        Some((pkt, w.to_node, w.to_port))
     }
 
     /// Starts loading the packet that the next arrival on `port`'s link will deliver, so
     /// that its cache miss overlaps the work of the current event.
     #[inline]
     pub fn prefetch_arrival(&self, port: u32) {
-        if let Some(&(pkt, _)) = self.ports[port as usize].in_flight.front() {
+        if let Some(&(pkt, _)) = self.wires[port as usize].in_flight.front() {
             self.pool.prefetch(pkt);
         }
     }
@@ -372,6 +543,30 @@ impl Network {
         self.pool.free(pkt);
     }
 
+    /// The most bytes `port`'s queues may hold after this enqueue, by the switch's buffer
+    /// architecture: a dynamic-threshold share of a shared buffer, what the packet's input
+    /// has left of its ingress buffer, or the port's own buffer.
+    #[inline]
+    fn admission_limit(&self, port: u32, in_port: u32) -> u64 {
+        let pt = &self.ports[port as usize];
+        if pt.switch == NONE {
+            return pt.buffer_bytes;
+        }
+        let sw = &self.switches[pt.switch as usize];
+        if let Some(sb) = &sw.shared {
+            let free = sb.total_bytes - sb.used_bytes;
+            let threshold = (sb.alpha * free as f64) as u64;
+            threshold.min(pt.bytes_queued + free)
+        } else if sw.ingress_buffers {
+            let g = (self.nodes[pt.node as usize].port_base + in_port) as usize;
+            pt.bytes_queued + pt.buffer_bytes.saturating_sub(self.ingress_bytes[g])
+        } else {
+            pt.buffer_bytes
+        }
+    }
+
+    /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme: classify, then
+    /// enqueue within the admission limit; transmits or drops by the verdict.
     fn enqueue_at_port(
         &mut self,
         ev: &mut impl Scheduler<NetEvent>,
@@ -380,45 +575,28 @@ impl Network {
         in_port: u32,
     ) {
         let now = ev.now();
+        self.acts_on(self.ports[port as usize].node);
+        if !self.ports[port as usize].up {
+            self.drop_on_down_link(now, port, pkt);
+            return;
+        }
+        let limit_bytes = self.admission_limit(port, in_port);
         let Network {
             pool,
             ports,
             queues,
             masks,
             schemes,
-            switches,
-            nodes,
-            ingress_bytes,
             queue_trace,
             ..
         } = self;
         let pt = &mut ports[port as usize];
-        let (shared, ingress) = if pt.switch != NONE {
-            let sw = &mut switches[pt.switch as usize];
-            let ingress_port = if sw.ingress_buffers {
-                Some((nodes[pt.node as usize].port_base + in_port) as usize)
-            } else {
-                None
-            };
-            (sw.shared.as_mut(), ingress_port)
-        } else {
-            (None, None)
-        };
-        let limit_bytes = match (&shared, ingress) {
-            (Some(sb), _) => {
-                let free = sb.total_bytes - sb.used_bytes;
-                let threshold = (sb.alpha * free as f64) as u64;
-                threshold.min(pt.bytes_queued + free)
-            }
-            (None, Some(g)) => pt.bytes_queued + pt.buffer_bytes.saturating_sub(ingress_bytes[g]),
-            (None, None) => pt.buffer_bytes,
-        };
         pool.get_mut(pkt).enqueued_ps = now;
         let before = pt.bytes_queued;
         let mut ctx = port_ctx(pt, queues, masks, pool, limit_bytes, now);
         let scheme = &mut schemes[port as usize];
         let q = scheme.classify(&mut ctx, pkt, in_port);
-        let ctx_frame = ctx.pool.get(pkt).frame_bytes;
+        let frame = ctx.pool.get(pkt).frame_bytes as u64;
         let verdict = scheme.enqueue(&mut ctx, pkt, q);
         if verdict == Verdict::AcceptedMarked {
             ctx.pool.get_mut(pkt).ecn = packet::ecn::CE;
@@ -431,31 +609,7 @@ impl Network {
         if pt.taps & capture::TAP_QUEUE != 0 {
             queue_trace.record(now, port, after);
         }
-        let over = match (shared, ingress) {
-            (Some(sb), _) => {
-                sb.used_bytes = sb.used_bytes + after - before;
-                sb.used_bytes > sb.total_bytes
-            }
-            (None, Some(g)) => {
-                // Credit what entered to its input and debit what a scheme pushed out to the
-                // evicted packet's own input.
-                match verdict {
-                    Verdict::Accepted | Verdict::AcceptedMarked => {
-                        ingress_bytes[g] += ctx_frame as u64
-                    }
-                    Verdict::DroppedOther(other) => {
-                        ingress_bytes[g] += ctx_frame as u64;
-                        let o = pool.get(other);
-                        ingress_bytes[(nodes[pt.node as usize].port_base + o.in_port) as usize] -=
-                            o.frame_bytes as u64;
-                    }
-                    Verdict::Dropped => {}
-                }
-                ingress_bytes[g] > pt.buffer_bytes
-            }
-            (None, None) => after > pt.buffer_bytes,
-        };
-        if over {
+        if self.account_enqueue(port, in_port, before, frame, verdict) {
             self.counters.buffer_violations += 1;
         }
         match verdict {
@@ -466,6 +620,46 @@ impl Network {
                 self.try_transmit(ev, port);
             }
         }
+    }
+
+    /// Books an enqueue in the switch's buffer (shared or per input); returns whether a
+    /// buffer now holds more than it may (an invariant violation).
+    #[inline]
+    fn account_enqueue(
+        &mut self,
+        port: u32,
+        in_port: u32,
+        before: u64,
+        frame: u64,
+        verdict: Verdict,
+    ) -> bool {
+        let pt = &self.ports[port as usize];
+        let after = pt.bytes_queued;
+        if pt.switch == NONE {
+            return after > pt.buffer_bytes;
+        }
+        let base = self.nodes[pt.node as usize].port_base;
+        let sw = &mut self.switches[pt.switch as usize];
+        if let Some(sb) = sw.shared.as_mut() {
+            sb.used_bytes = sb.used_bytes + after - before;
+            return sb.used_bytes > sb.total_bytes;
+        }
+        if !sw.ingress_buffers {
+            return after > pt.buffer_bytes;
+        }
+        // Credit what entered to its input and debit what a scheme pushed out to the
+        // evicted packet's own input.
+        let g = (base + in_port) as usize;
+        match verdict {
+            Verdict::Accepted | Verdict::AcceptedMarked => self.ingress_bytes[g] += frame,
+            Verdict::DroppedOther(other) => {
+                self.ingress_bytes[g] += frame;
+                let o = self.pool.get(other);
+                self.ingress_bytes[(base + o.in_port) as usize] -= o.frame_bytes as u64;
+            }
+            Verdict::Dropped => {}
+        }
+        self.ingress_bytes[g] > pt.buffer_bytes
     }
 
     /// The port's previous transmission has ended.
@@ -479,9 +673,9 @@ impl Network {
         self.try_transmit(ev, port);
     }
 
-    /// Starts the next transmission if the port is idle and has a packet to send.
-    fn try_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
-        let now = ev.now();
+    /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
+    #[inline]
+    fn dequeue(&mut self, port: u32, now: TimePs) -> Option<PktId> {
         let Network {
             pool,
             ports,
@@ -489,29 +683,17 @@ impl Network {
             masks,
             schemes,
             switches,
-            counters,
             nodes,
             ingress_bytes,
-            captures,
-            queue_trace,
             ..
         } = self;
         let pt = &mut ports[port as usize];
         if pt.pkts_queued == 0 {
-            return;
-        }
-        if pt.busy_until_ps > now {
-            if pt.wake_at_ps != pt.busy_until_ps {
-                pt.wake_at_ps = pt.busy_until_ps;
-                ev.schedule(pt.busy_until_ps, NetEvent::PortWake { port });
-            }
-            return;
+            return None;
         }
         let before = pt.bytes_queued;
         let mut ctx = port_ctx(pt, queues, masks, pool, u64::MAX, now);
-        let Some(pkt) = schemes[port as usize].schedule(&mut ctx) else {
-            return;
-        };
+        let pkt = schemes[port as usize].schedule(&mut ctx)?;
         if pt.switch != NONE {
             let sw = &mut switches[pt.switch as usize];
             if let Some(sb) = sw.shared.as_mut() {
@@ -522,8 +704,48 @@ impl Network {
                     before - pt.bytes_queued;
             }
         }
+        Some(pkt)
+    }
+
+    /// Starts the next transmission if the port is idle and has a packet to send.
+    fn try_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
+        let now = ev.now();
+        let pt = &mut self.ports[port as usize];
+        if pt.pkts_queued == 0 {
+            return;
+        }
+        if pt.busy_until_ps > now {
+            if pt.wake_at_ps != pt.busy_until_ps {
+                pt.wake_at_ps = pt.busy_until_ps;
+                ev.schedule(pt.busy_until_ps, NetEvent::PortWake { port });
+            }
+            return;
+        }
+        let Some(pkt) = self.dequeue(port, now) else {
+            return;
+        };
+        self.transmit(ev, port, pkt);
+    }
+
+    /// Puts `pkt` on the wire out of `port` now: the port is busy for its serialisation,
+    /// and it reaches the far end after propagation (its header first, under cut-through)
+    /// plus the far switch's port-to-port latency.
+    #[inline]
+    fn transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32, pkt: PktId) {
+        let now = ev.now();
+        let Network {
+            pool,
+            ports,
+            wires,
+            counters,
+            captures,
+            queue_trace,
+            nic_departures,
+            ..
+        } = self;
+        let pt = &mut ports[port as usize];
         let p = pool.get_mut(pkt);
-        let wire = (p.frame_bytes + PHY_OVERHEAD_BYTES) as u64;
+        let wire = (p.frame_bytes + pt.wire_overhead_bytes) as u64;
         let ser = if pt.ps_per_byte != 0 {
             wire * pt.ps_per_byte
         } else {
@@ -539,7 +761,7 @@ impl Network {
             && p.proto == packet::Proto::Tcp
             && self.track_nic_departures
         {
-            self.nic_departures.push((p.flow_id, p.frame_bytes));
+            nic_departures.push((p.flow_id, p.frame_bytes));
         }
         pt.stats.wait_ps_sum += now - p.enqueued_ps;
         counters.packet_hops += 1;
@@ -562,8 +784,9 @@ impl Network {
         }
         p.in_port = pt.peer_in_port;
         let arrive = head_arrival + pt.peer_delay_ps;
-        let was_idle = pt.in_flight.is_empty();
-        pt.in_flight.push_back((pkt, arrive));
+        let w = &mut wires[port as usize];
+        let was_idle = w.in_flight.is_empty();
+        w.in_flight.push_back((pkt, arrive));
         if was_idle {
             ev.schedule(arrive, NetEvent::LinkArrive { port });
         }
@@ -573,21 +796,44 @@ impl Network {
         }
     }
 
-    /// Switches a packet from `src` to `dst` crosses (the ECMP path of hash 0; every
-    /// equal-cost path has as many).
+    /// Nodes a packet from `src` to `dst` crosses between them (switches, or forwarding
+    /// servers on a torus), on the path of hash 0; every equal-cost path has as many.
     pub fn switches_on_path(&self, src: u32, dst: u32) -> u32 {
         self.path_ports(src, dst).count() as u32 - 1
     }
 
-    /// The output ports a packet from `src` to `dst` leaves through on the ECMP path of
-    /// hash 0: the source's NIC, then one port per switch.
+    /// The output ports a packet from `src` to `dst` leaves through on the path of hash 0
+    /// (a torus: the first shortest-path link at each hop): the source's port, then one
+    /// port per node it crosses.
     fn path_ports(&self, src: u32, dst: u32) -> impl Iterator<Item = u32> + '_ {
-        std::iter::successors(Some(self.nic_port(src)), move |&port| {
+        let first_port = move |host: u32| {
+            let nd = &self.nodes[self.host_nodes[host as usize] as usize];
+            match (nd.forwarder, &self.torus) {
+                (Forwarder::Torus, Some(t)) => nd.port_base + t.next_ports(host, dst).0[0] as u32,
+                _ => nd.port_base,
+            }
+        };
+        std::iter::successors(Some(first_port(src)), move |&port| {
             let nd = &self.nodes[self.ports[port as usize].peer_node as usize];
-            (nd.kind != NodeKind::Host)
-                .then(|| nd.port_base + self.routing.next_port(nd.index, dst, 0))
+            match nd.forwarder {
+                Forwarder::Ecmp => Some(nd.port_base + self.routing.next_port(nd.index, dst, 0)),
+                Forwarder::Torus if nd.index != dst => Some(first_port(nd.index)),
+                _ => None,
+            }
         })
         .take(self.nodes.len())
+    }
+
+    /// The technology that frames what host `host` sends.
+    #[inline]
+    pub fn host_link(&self, host: u32) -> &LinkTech {
+        &self.techs[self.host_tech[host as usize] as usize]
+    }
+
+    /// Buffer bytes of an IP packet of `ip_bytes` sent by `host`.
+    #[inline]
+    pub fn frame_bytes(&self, host: u32, ip_bytes: u32) -> u32 {
+        self.host_link(host).frame_bytes(ip_bytes)
     }
 
     /// Time to move `bytes` of TCP payload from `src` to `dst` on an idle network: the first
@@ -595,25 +841,30 @@ impl Network {
     /// port-to-port latency), the rest follow back to back at the path's slowest link.
     /// Leaves out ACKs, slow start and the handshake: it is the floor that slowdown divides by.
     pub fn ideal_transfer_ps(&self, src: u32, dst: u32, bytes: u64, mss: u32) -> TimePs {
-        let full = packet::frame_bytes_for_ip(mss + packet::TCP_IP_HEADER_BYTES) as u64
-            + PHY_OVERHEAD_BYTES as u64;
-        let first_payload = bytes.min(mss as u64) as u32;
-        let first = packet::frame_bytes_for_ip(first_payload + packet::TCP_IP_HEADER_BYTES) as u64
-            + PHY_OVERHEAD_BYTES as u64;
-        let rest = bytes - first_payload as u64;
+        let frame = |payload: u64| {
+            self.frame_bytes(src, payload as u32 + packet::TCP_IP_HEADER_BYTES) as u64
+        };
+        let first_payload = bytes.min(mss as u64);
+        let rest = bytes - first_payload;
         let (n_full, last) = (rest / mss as u64, rest % mss as u64);
         let mut t = 0;
-        let mut min_rate = u64::MAX;
+        // The slowest link by time per byte on the wire, with its per-frame overhead.
+        let mut slowest = (u64::MAX, 0u64);
         for port in self.path_ports(src, dst) {
             let pt = &self.ports[port as usize];
-            t += serialisation_ps(first, pt.rate_bps) + pt.prop_ps + pt.peer_delay_ps;
-            min_rate = min_rate.min(pt.rate_bps);
+            let wire = |f: u64| f + pt.wire_overhead_bytes as u64;
+            t += serialisation_ps(wire(frame(first_payload)), pt.rate_bps)
+                + pt.prop_ps
+                + pt.peer_delay_ps;
+            if pt.rate_bps < slowest.0 {
+                slowest = (pt.rate_bps, pt.wire_overhead_bytes as u64);
+            }
         }
+        let (min_rate, overhead) = slowest;
+        let full = frame(mss as u64) + overhead;
         t = t.saturating_add(n_full.saturating_mul(serialisation_ps(full, min_rate)));
         if last > 0 {
-            let f = packet::frame_bytes_for_ip(last as u32 + packet::TCP_IP_HEADER_BYTES) as u64
-                + PHY_OVERHEAD_BYTES as u64;
-            t += serialisation_ps(f, min_rate);
+            t += serialisation_ps(frame(last) + overhead, min_rate);
         }
         t
     }

@@ -8,12 +8,9 @@ use crate::engine::TimePs;
 pub type PktId = u32;
 pub const NO_PKT: PktId = u32::MAX;
 
-/// Ethernet header and FCS bytes added to the IP packet.
+/// Ethernet header and FCS bytes added to the IP packet (for pcap output, which writes
+/// Ethernet frames whatever the link; framing on links comes from `link::LinkTech`).
 pub const ETH_HEADER_FCS_BYTES: u32 = 18;
-/// Preamble, start delimiter and inter-frame gap: on the wire, not in a buffer.
-pub const PHY_OVERHEAD_BYTES: u32 = 20;
-/// Smallest Ethernet frame (header to FCS).
-pub const MIN_FRAME_BYTES: u32 = 64;
 /// IPv4 + TCP headers without options.
 pub const TCP_IP_HEADER_BYTES: u32 = 40;
 /// IPv4 + UDP headers.
@@ -91,20 +88,6 @@ pub struct Packet {
     /// SACK blocks of an ACK (RFC 2018), at most two, each as (offset of its start above
     /// `ack`, length); a length of 0 means no block.
     pub sack: [u32; 4],
-}
-
-impl Packet {
-    /// Bytes on the wire, including preamble and inter-frame gap.
-    #[inline]
-    pub fn wire_bytes(&self) -> u32 {
-        self.frame_bytes + PHY_OVERHEAD_BYTES
-    }
-}
-
-/// Frame bytes of an IP packet of `ip_bytes`.
-#[inline]
-pub fn frame_bytes_for_ip(ip_bytes: u32) -> u32 {
-    (ip_bytes + ETH_HEADER_FCS_BYTES).max(MIN_FRAME_BYTES)
 }
 
 /// 5-tuple hash used by ECMP (a fixed mixer: the same tuple hashes the same in every run).
@@ -376,11 +359,5 @@ mod tests {
         ] {
             assert!(off < 64, "{off}");
         }
-    }
-
-    #[test]
-    fn frames_have_ethernet_minimum() {
-        assert_eq!(frame_bytes_for_ip(40), 64);
-        assert_eq!(frame_bytes_for_ip(1500), 1518);
     }
 }

@@ -46,7 +46,7 @@ impl Hull {
             p.ecn = ecn::CE;
             self.marks += 1;
         }
-        self.phantom_bytes = q + p.wire_bytes() as f64;
+        self.phantom_bytes = q + (p.frame_bytes + ctx.wire_overhead_bytes) as f64;
         self.last_ps = ctx.now_ps;
         Some(id)
     }

@@ -59,6 +59,9 @@ pub struct PortCtx<'a> {
     pub limit_bytes: u64,
     /// The port's line rate.
     pub rate_bps: u64,
+    /// Bytes each frame costs on the wire beyond its buffer size (the link technology's
+    /// preamble, delimiters and gap).
+    pub wire_overhead_bytes: u32,
     pub now_ps: TimePs,
 }
 
@@ -316,6 +319,7 @@ pub mod fixture {
                 pkts_queued: &mut self.pkts,
                 limit_bytes: limit,
                 rate_bps: self.rate_bps,
+                wire_overhead_bytes: 20,
                 now_ps: self.now_ps,
             }
         }

@@ -3,10 +3,13 @@
 
 use super::Graph;
 use crate::engine::TimePs;
+use crate::net::link::LinkTech;
 use crate::net::packet::PktQueue;
+use crate::net::routing::torus::{self, TorusRouting, NO_PORT};
 use crate::net::routing::Routing;
 use crate::net::{
-    Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer, Switch, NONE,
+    Forwarder, Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer,
+    Switch, Wire, NONE,
 };
 use crate::scheme::spec::{CustomFactory, PortSite};
 use crate::scheme::{Scheme, SchemeSpec};
@@ -118,7 +121,12 @@ pub fn build_network_with(
             index: index[i],
             port_base: port_base[i],
             nports: nports[i],
-            partition: 0,
+            partition: nd.partition,
+            forwarder: match (nd.kind, nd.forwards) {
+                (NodeKind::Switch, _) => Forwarder::Ecmp,
+                (NodeKind::Host, false) => Forwarder::Endpoint,
+                (NodeKind::Host, true) => Forwarder::Torus,
+            },
         });
         match nd.kind {
             NodeKind::Host => host_nodes.push(i as u32),
@@ -201,6 +209,8 @@ pub fn build_network_with(
             peer_node: peer,
             peer_in_port: peer_local,
             rate_bps: l.rate_bps,
+            wire_overhead_bytes: l.tech.wire_overhead_bytes,
+            up: true,
             ps_per_byte: exact_ps_per_byte(l.rate_bps),
             prop_ps: l.delay_ps,
             peer_delay_ps: if peer_switch { sp.port_to_port_ps } else { 0 },
@@ -217,7 +227,6 @@ pub fn build_network_with(
             },
             busy_until_ps: 0,
             wake_at_ps: crate::engine::NEVER,
-            in_flight: std::collections::VecDeque::new(),
             stats: PortStats::default(),
             taps: 0,
         });
@@ -236,11 +245,29 @@ pub fn build_network_with(
             }
         })
         .collect();
+    let wires = port_info
+        .iter()
+        .map(|&(_, peer, peer_local, _)| Wire {
+            in_flight: Default::default(),
+            to_node: peer,
+            to_port: peer_local,
+        })
+        .collect();
+    let (techs, host_tech) = host_technologies(g, &host_nodes, &port_base, &port_info);
+    let torus = g
+        .torus
+        .map(|dims| torus_routing(g, dims, &port_base, &port_info));
     Ok(Network {
         pool: Default::default(),
         nodes,
         node_names: g.nodes.iter().map(|n| n.name.clone()).collect(),
         ports,
+        wires,
+        host_tech,
+        techs,
+        torus,
+        acting: Default::default(),
+        check_partitions: false,
         queues,
         masks,
         schemes,
@@ -256,6 +283,58 @@ pub fn build_network_with(
         captures: Default::default(),
         queue_trace: Default::default(),
     })
+}
+
+/// The distinct technologies of the links, and for each host the one of its first link
+/// (which frames what it sends).
+fn host_technologies(
+    g: &Graph,
+    host_nodes: &[u32],
+    port_base: &[u32],
+    port_info: &[(u32, u32, u32, usize)],
+) -> (Vec<LinkTech>, Vec<u8>) {
+    let mut techs: Vec<LinkTech> = Vec::new();
+    let mut id_of = |t: LinkTech| match techs.iter().position(|x| *x == t) {
+        Some(i) => i as u8,
+        None => {
+            techs.push(t);
+            (techs.len() - 1) as u8
+        }
+    };
+    let host_tech = host_nodes
+        .iter()
+        .map(|&n| {
+            let li = port_info[port_base[n as usize] as usize].3;
+            id_of(g.links[li].tech)
+        })
+        .collect();
+    if techs.is_empty() {
+        techs.push(crate::net::link::ETHERNET);
+    }
+    (techs, host_tech)
+}
+
+/// Which local port of each torus server leads in each direction.
+fn torus_routing(
+    g: &Graph,
+    dims: [u32; 3],
+    port_base: &[u32],
+    port_info: &[(u32, u32, u32, usize)],
+) -> TorusRouting {
+    let n = g.nodes.len();
+    let mut dir_port = vec![[NO_PORT; 6]; n];
+    for (p, &(node, peer, _, _)) in port_info.iter().enumerate() {
+        let local = (p as u32 - port_base[node as usize]) as u8;
+        let (a, b) = (torus::coords(dims, node), torus::coords(dims, peer));
+        let axis = (0..3)
+            .find(|&i| a[i] != b[i])
+            .expect("torus neighbours differ");
+        let k = dims[axis];
+        let plus = (a[axis] + 1) % k == b[axis];
+        let dir = 2 * axis + usize::from(!plus);
+        dir_port[node as usize][dir] = local;
+    }
+    TorusRouting { dims, dir_port }
 }
 
 /// 8e12 / rate when that is a whole number of picoseconds per byte.
@@ -414,28 +493,13 @@ mod tests {
     #[test]
     fn fat_tree_paths_have_the_right_lengths_and_multiplicity() {
         let k = 4;
-        let g = fat_tree::build(
-            k,
-            LinkParams {
-                rate_bps: 1,
-                delay_ps: 0,
-            },
-        );
+        let g = fat_tree::build(k, LinkParams::ethernet(1, 0));
         let net = build_network(&g, &params());
         // Same edge switch: 2 links, 1 path. Same pod: 4 links, k/2 paths. Other pod: 6 links, (k/2)^2 paths.
         assert_eq!(paths(&net, 0, 1), (vec![2], 1));
         assert_eq!(paths(&net, 0, 2), (vec![4], 2));
         assert_eq!(paths(&net, 0, 15), (vec![6], 4));
-        let k8 = build_network(
-            &fat_tree::build(
-                8,
-                LinkParams {
-                    rate_bps: 1,
-                    delay_ps: 0,
-                },
-            ),
-            &params(),
-        );
+        let k8 = build_network(&fat_tree::build(8, LinkParams::ethernet(1, 0)), &params());
         assert_eq!(paths(&k8, 0, 127), (vec![6], 16));
     }
 }

@@ -16,6 +16,8 @@ pub fn build(racks: u32, servers_per_rack: u32, racks_per_array: u32, link: Link
     };
     let mut server = 0;
     for a in 0..arrays {
+        // Each array is a partition; the datacenter switch is partition 0.
+        let first_node = g.nodes.len() as u32;
         let array = g.add_switch(format!("array{a}"), 1);
         if let Some(dc) = dc {
             g.link(array, dc, link);
@@ -30,6 +32,7 @@ pub fn build(racks: u32, servers_per_rack: u32, racks_per_array: u32, link: Link
             }
             g.link(tor, array, link);
         }
+        g.set_partition(first_node, (a + 1) as u16);
     }
     g
 }
@@ -56,10 +59,7 @@ mod tests {
 
     #[test]
     fn paper_scales() {
-        let l = LinkParams {
-            rate_bps: 1_000_000_000,
-            delay_ps: 0,
-        };
+        let l = LinkParams::ethernet(1_000_000_000, 0);
         for (racks, servers, switches) in [
             (16u32, 496usize, 17usize),
             (32, 992, 32 + 2 + 1),

@@ -103,10 +103,7 @@ fn assign_tiers(g: &mut Graph) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    const L: LinkParams = LinkParams {
-        rate_bps: 10_000_000_000,
-        delay_ps: 1000,
-    };
+    const L: LinkParams = LinkParams::ethernet(10_000_000_000, 1000);
 
     #[test]
     fn parses_a_small_file() {

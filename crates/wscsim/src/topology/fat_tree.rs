@@ -11,6 +11,8 @@ pub fn build(k: u32, link: LinkParams) -> Graph {
         .collect();
     let mut host = 0;
     for pod in 0..k {
+        // Each pod is a partition; the cores are partition 0.
+        let first = g.nodes.len() as u32;
         let aggs: Vec<u32> = (0..half)
             .map(|a| g.add_switch(format!("agg{pod}_{a}"), 1))
             .collect();
@@ -31,6 +33,7 @@ pub fn build(k: u32, link: LinkParams) -> Graph {
                 g.link(agg, cores[a * half as usize + c as usize], link);
             }
         }
+        g.set_partition(first, (pod + 1) as u16);
     }
     g
 }
@@ -54,13 +57,7 @@ mod tests {
     #[test]
     fn sizes_follow_k() {
         for k in [2u32, 4, 8, 16] {
-            let g = build(
-                k,
-                LinkParams {
-                    rate_bps: 1,
-                    delay_ps: 0,
-                },
-            );
+            let g = build(k, LinkParams::ethernet(1, 0));
             assert_eq!(g.n_hosts() as u32, k * k * k / 4);
             assert_eq!(g.n_switches() as u32, 5 * k * k / 4);
             assert_eq!(g.links.len() as u32, 3 * k * k * k / 4);

@@ -25,6 +25,8 @@ pub fn build(
         .map(|s| g.add_switch(format!("spine{s}"), 1))
         .collect();
     for l in 0..leaves {
+        // Each leaf with its hosts is a partition; the spines are partition 0.
+        let first = g.nodes.len() as u32;
         let leaf = g.add_switch(format!("leaf{l}"), 0);
         for h in 0..hosts_per_leaf {
             let n = g.add_host(format!("h{}", l * hosts_per_leaf + h));
@@ -33,6 +35,7 @@ pub fn build(
         for &s in &spine_ids {
             g.link(leaf, s, uplink);
         }
+        g.set_partition(first, (l + 1).min(u32::from(u16::MAX)) as u16);
     }
     g
 }

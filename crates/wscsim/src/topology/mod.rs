@@ -8,7 +8,10 @@ pub mod fat_tree;
 pub mod leaf_spine;
 pub mod single_switch;
 pub mod size;
+pub mod torus3d;
 
+use crate::engine::PartitionId;
+use crate::net::link::LinkTech;
 use crate::net::NodeKind;
 
 #[derive(Clone, Debug)]
@@ -17,6 +20,10 @@ pub struct GNode {
     pub name: String,
     /// Switch tier: 0 next to hosts, increasing upwards (hosts: 0).
     pub tier: u8,
+    /// A host that forwards packets for others (a torus server).
+    pub forwards: bool,
+    /// The partition the node belongs to (builders group pods, racks or torus slabs).
+    pub partition: PartitionId,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +32,7 @@ pub struct GLink {
     pub b: u32,
     pub rate_bps: u64,
     pub delay_ps: u64,
+    pub tech: LinkTech,
 }
 
 /// A topology before it becomes a network: who is linked to whom, at what rate and delay.
@@ -32,13 +40,27 @@ pub struct GLink {
 pub struct Graph {
     pub nodes: Vec<GNode>,
     pub links: Vec<GLink>,
+    /// Set by the torus builder: its dimensions (hosts are numbered by coordinates).
+    pub torus: Option<[u32; 3]>,
 }
 
-/// Rate and one-way propagation delay of a link.
+/// Rate, one-way propagation delay and technology of a link.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkParams {
     pub rate_bps: u64,
     pub delay_ps: u64,
+    pub tech: LinkTech,
+}
+
+impl LinkParams {
+    /// Standard Ethernet at `rate_bps` with `delay_ps` of propagation.
+    pub const fn ethernet(rate_bps: u64, delay_ps: u64) -> LinkParams {
+        LinkParams {
+            rate_bps,
+            delay_ps,
+            tech: crate::net::link::ETHERNET,
+        }
+    }
 }
 
 impl Graph {
@@ -47,6 +69,8 @@ impl Graph {
             kind: NodeKind::Host,
             name,
             tier: 0,
+            forwards: false,
+            partition: 0,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -55,6 +79,8 @@ impl Graph {
             kind: NodeKind::Switch,
             name,
             tier,
+            forwards: false,
+            partition: 0,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -64,6 +90,7 @@ impl Graph {
             b,
             rate_bps: l.rate_bps,
             delay_ps: l.delay_ps,
+            tech: l.tech,
         });
     }
     pub fn n_hosts(&self) -> usize {
@@ -76,8 +103,15 @@ impl Graph {
         self.nodes.len() - self.n_hosts()
     }
 
-    /// Checks that every node can reach every other and that each host has exactly one
-    /// link (hosts do not forward in this version). Returns a description of the first
+    /// Puts the nodes added from `first` on into partition `p`.
+    pub fn set_partition(&mut self, first: u32, p: PartitionId) {
+        for n in &mut self.nodes[first as usize..] {
+            n.partition = p;
+        }
+    }
+
+    /// Checks that every node can reach every other and that each host that does not
+    /// forward has exactly one link, to a switch. Returns a description of the first
     /// problem found.
     pub fn check(&self) -> Result<(), String> {
         if self.n_hosts() < 2 {
@@ -102,13 +136,16 @@ impl Graph {
             adj[l.b as usize].push(l.a);
         }
         for (i, nd) in self.nodes.iter().enumerate() {
-            if nd.kind == NodeKind::Host && degree[i] != 1 {
+            if nd.kind != NodeKind::Host || nd.forwards {
+                continue;
+            }
+            if degree[i] != 1 {
                 return Err(format!(
                     "host {} has {} links; a host has exactly one",
                     nd.name, degree[i]
                 ));
             }
-            if nd.kind == NodeKind::Host && self.nodes[adj[i][0] as usize].kind == NodeKind::Host {
+            if self.nodes[adj[i][0] as usize].kind == NodeKind::Host {
                 return Err(format!(
                     "host {} is linked to host {}; hosts attach to switches",
                     nd.name, self.nodes[adj[i][0] as usize].name

@@ -94,10 +94,7 @@ mod tests {
     use super::*;
     use crate::topology::{diablo, fat_tree, leaf_spine, LinkParams};
 
-    const L: LinkParams = LinkParams {
-        rate_bps: 1_000_000_000,
-        delay_ps: 0,
-    };
+    const L: LinkParams = LinkParams::ethernet(1_000_000_000, 0);
 
     #[test]
     fn arithmetic_sizes_match_the_built_graphs() {

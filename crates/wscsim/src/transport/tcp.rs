@@ -15,9 +15,7 @@ use super::Note;
 use super::{TcpEvent, TransportSched};
 use crate::engine::{TimePs, NEVER};
 use crate::host::Hosts;
-use crate::net::packet::{
-    ecn, five_tuple_hash, frame_bytes_for_ip, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES,
-};
+use crate::net::packet::{ecn, five_tuple_hash, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
 use crate::net::Network;
 
 #[derive(Clone, Debug)]
@@ -343,7 +341,7 @@ impl Tcp {
             flow_id: conn,
             priority: s.app_bytes - seq,
             hash: s.hash,
-            frame_bytes: frame_bytes_for_ip(len + TCP_IP_HEADER_BYTES),
+            frame_bytes: net.frame_bytes(s.host, len + TCP_IP_HEADER_BYTES),
             payload_bytes: len,
             seq,
             ts_ps: ev.now(),
@@ -475,6 +473,16 @@ impl Tcp {
 
     /// Prefetches the connection state a timer event of `conn` checks first.
     #[inline]
+    /// The host whose half of connection `conn` timer `which` belongs to (the sender's
+    /// retransmission timer, the receiver's delayed ACK).
+    pub fn timer_host(&self, conn: u32, which: u8) -> u32 {
+        if which == TIMER_DELACK {
+            self.receivers[conn as usize].host
+        } else {
+            self.senders[conn as usize].host
+        }
+    }
+
     pub fn prefetch_timer(&self, conn: u32, which: u8) {
         if which == TIMER_DELACK {
             crate::engine::prefetch(&self.receivers, conn as usize);
@@ -988,7 +996,7 @@ impl Tcp {
             tcp_flags: flags,
             flow_id: conn,
             hash: five_tuple_hash(r.host, r.peer, s.dport, s.sport, Proto::Tcp),
-            frame_bytes: frame_bytes_for_ip(TCP_IP_HEADER_BYTES),
+            frame_bytes: net.frame_bytes(r.host, TCP_IP_HEADER_BYTES),
             ack,
             ts_ps: ev.now(),
             ts_echo_ps: ts_echo,

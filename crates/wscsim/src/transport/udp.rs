@@ -3,7 +3,7 @@
 use super::Note;
 use super::TransportSched;
 use crate::host::Hosts;
-use crate::net::packet::{five_tuple_hash, frame_bytes_for_ip, Packet, Proto, UDP_IP_HEADER_BYTES};
+use crate::net::packet::{five_tuple_hash, Packet, Proto, UDP_IP_HEADER_BYTES};
 use crate::net::Network;
 
 #[derive(Clone, Debug)]
@@ -120,7 +120,7 @@ impl Udp {
             proto: Proto::Udp,
             flow_id: stream,
             hash,
-            frame_bytes: frame_bytes_for_ip(payload_bytes + UDP_IP_HEADER_BYTES),
+            frame_bytes: net.frame_bytes(s.src, payload_bytes + UDP_IP_HEADER_BYTES),
             payload_bytes,
             seq: tag,
             ts_ps: ev.now(),

@@ -131,12 +131,9 @@ impl Server {
     pub fn on_request_bytes(&mut self, total: u64, ctx: &mut Ctx<impl AppSched>) {
         while total >= (self.served + 1) * self.request_bytes {
             self.served += 1;
-            if ctx.hosts.costed {
-                // The server application's own work for one request.
-                let h = &mut ctx.hosts;
-                let (core, cost) = (h.core_of(self.data_conn), h.app_request_ps);
-                h.charge(self.host, core, ctx.ev.now(), cost);
-            }
+            // The server application's own work for one request.
+            ctx.hosts
+                .app_request(self.host, self.data_conn, ctx.ev.now(), 0);
             ctx.tcp
                 .ack_now_if_pending(ctx.net, ctx.hosts, ctx.ev, self.req_conn);
             ctx.tcp

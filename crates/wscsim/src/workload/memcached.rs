@@ -350,18 +350,15 @@ impl Memcached {
         let rec = q.msg.rec;
         let pair = &mut self.pairs[p as usize];
         let host = self.spec.servers[pair.server as usize];
-        if ctx.hosts.costed {
-            let h = &mut ctx.hosts;
-            let core = h.core_of(pair.resp);
-            let mut cost = h.app_request_ps;
-            if !self.spec.udp && !pair.accepted {
-                // accept4 + epoll_ctl (1.4.17), or accept + fcntl + epoll_ctl (1.4.15).
-                let calls = if self.spec.accept4 { 2 } else { 3 };
-                cost += calls * h.syscall_ps;
-                h.count_syscalls(host, calls);
-            }
-            h.charge(host, core, ctx.ev.now(), cost);
-        }
+        // accept4 + epoll_ctl (1.4.17), or accept + fcntl + epoll_ctl (1.4.15), the first
+        // time a TCP connection is served.
+        let accept_calls = match (self.spec.udp || pair.accepted, self.spec.accept4) {
+            (true, _) => 0,
+            (false, true) => 2,
+            (false, false) => 3,
+        };
+        ctx.hosts
+            .app_request(host, pair.resp, ctx.ev.now(), accept_calls);
         pair.accepted = true;
         let r = &mut self.requests[rec as usize];
         let pool = &mut self.pools[pair.server as usize];

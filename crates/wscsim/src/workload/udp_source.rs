@@ -9,23 +9,36 @@ use crate::metrics::FlowRecord;
 use crate::net::NONE;
 use rand::Rng;
 
+/// Where a source's datagrams go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Host(u32),
+    /// A host drawn uniformly among all but the source, per datagram.
+    Random,
+    /// Every other host in turn (source + 1, source + 2, ...): all-to-all with no per-pair
+    /// state.
+    RoundRobin,
+}
+
 pub struct UdpSource {
     pub sources: Vec<u32>,
-    /// None: a random destination per datagram (the flow record's `dst` is then -1).
-    pub destination: Option<u32>,
+    /// Random and round-robin destinations make the flow record's `dst` -1.
+    pub destination: Target,
     pub n_hosts: u32,
     pub rate_bps: u64,
     pub payload_bytes: u32,
     pub poisson: bool,
     pub rngs: Vec<StreamRng>,
     streams: Vec<u32>,
+    /// Datagrams each source has sent (round-robin's position).
+    sent: Vec<u32>,
     first_rec: u32,
 }
 
 impl UdpSource {
     pub fn new(
         sources: Vec<u32>,
-        destination: Option<u32>,
+        destination: Target,
         n_hosts: u32,
         rate_bps: u64,
         payload_bytes: u32,
@@ -41,6 +54,7 @@ impl UdpSource {
             poisson,
             rngs,
             streams: Vec::new(),
+            sent: Vec::new(),
             first_rec: 0,
         }
     }
@@ -55,9 +69,13 @@ impl UdpSource {
         self.first_rec = ctx.metrics.flows.len() as u32;
         for i in 0..self.sources.len() {
             let s = self.sources[i];
-            let dst = self.destination.unwrap_or(NONE);
+            let dst = match self.destination {
+                Target::Host(h) => h,
+                _ => NONE,
+            };
             let st = ctx.udp.open(s, dst, id);
             self.streams.push(st);
+            self.sent.push(0);
             ctx.metrics.flows.push(FlowRecord {
                 flow_id: st,
                 src: s,
@@ -94,18 +112,30 @@ impl UdpSource {
 
     pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
         let i = tag as usize;
+        let src = self.sources[i];
         match self.destination {
-            Some(_) => ctx.udp.send(
+            Target::Host(_) => ctx.udp.send(
                 ctx.net,
                 ctx.hosts,
                 ctx.ev,
                 self.streams[i],
                 self.payload_bytes,
             ),
-            None => {
-                let src = self.sources[i];
-                let d = self.rngs[i].random_range(0..self.n_hosts - 1);
-                let dst = if d >= src { d + 1 } else { d };
+            Target::Random | Target::RoundRobin => {
+                let d = if self.destination == Target::Random {
+                    self.rngs[i].random_range(0..self.n_hosts - 1)
+                } else {
+                    self.sent[i] % (self.n_hosts - 1)
+                };
+                self.sent[i] = self.sent[i].wrapping_add(1);
+                // d counts the hosts other than the source; round robin starts after it.
+                let dst = if self.destination == Target::RoundRobin {
+                    (src + 1 + d) % self.n_hosts
+                } else if d >= src {
+                    d + 1
+                } else {
+                    d
+                };
                 ctx.udp.send_to(
                     ctx.net,
                     ctx.hosts,

@@ -5,6 +5,13 @@
 //! small enough to stay in cache (a k=16 fat tree: 320 x 128 entries). A lookup is a few
 //! array reads and a multiply, whatever the size of the network.
 
+//!
+//! Other forwarding functions live beside this one: `torus` (shortest-path sets on a
+//! k-ary 3-cube, where servers forward). A scheme whose `route` is implemented (in Rust or
+//! Python) overrides a switch's choice among its equal-cost ports.
+
+pub mod torus;
+
 use std::collections::HashMap;
 
 #[derive(Clone, Debug, Default)]

@@ -1,0 +1,83 @@
+//! A 3D torus (k-ary 3-cube) of servers that forward, as in CamCube: no switches; each
+//! server links to its neighbours along each axis, wrapping round. One dimension of 1
+//! makes a 2D torus. Servers are numbered by coordinates, h = x + X (y + Y z), and named
+//! `h{index}`; each z-slab (all servers with the same z) is a partition.
+
+use super::{Graph, LinkParams};
+
+pub fn build(dims: [u32; 3], link: LinkParams) -> Graph {
+    let mut g = Graph::default();
+    let n = dims[0] * dims[1] * dims[2];
+    for h in 0..n {
+        g.add_host(format!("h{h}"));
+        let z = h / (dims[0] * dims[1]);
+        let last = g.nodes.len() - 1;
+        g.nodes[last].forwards = true;
+        g.nodes[last].partition = z.min(u32::from(u16::MAX)) as u16;
+    }
+    for h in 0..n {
+        let c = crate::net::routing::torus::coords(dims, h);
+        for axis in 0..3 {
+            // One link to the next server along each axis of 2 or more (size 2: the next
+            // is also the previous, and one link joins them).
+            let k = dims[axis];
+            if k < 2 || (k == 2 && c[axis] == 1) {
+                continue;
+            }
+            let mut next = c;
+            next[axis] = (c[axis] + 1) % k;
+            g.link(h, crate::net::routing::torus::host_at(dims, next), link);
+        }
+    }
+    g.torus = Some(dims);
+    g
+}
+
+/// The parts of a torus, without building it.
+pub fn size(dims: [u32; 3]) -> super::size::Size {
+    let n: u64 = dims.iter().map(|&k| u64::from(k)).product();
+    let per_server: u64 = dims
+        .iter()
+        .map(|&k| match k {
+            1 => 0,
+            2 => 1,
+            _ => 2,
+        })
+        .sum();
+    super::size::Size {
+        hosts: n,
+        switches: 0,
+        links: n * per_server / 2,
+        max_switch_ports: 0,
+        edge_switches: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::NodeKind;
+
+    #[test]
+    fn every_server_has_six_links_and_no_switch() {
+        for dims in [[3, 3, 3], [4, 5, 6], [8, 8, 8], [4, 4, 1], [2, 3, 4]] {
+            let g = build(dims, LinkParams::ethernet(1_000_000_000, 0));
+            g.check().unwrap();
+            let n = (dims[0] * dims[1] * dims[2]) as usize;
+            assert_eq!(g.nodes.len(), n);
+            assert!(g
+                .nodes
+                .iter()
+                .all(|x| x.kind == NodeKind::Host && x.forwards));
+            let mut degree = vec![0u32; n];
+            for l in &g.links {
+                degree[l.a as usize] += 1;
+                degree[l.b as usize] += 1;
+            }
+            let expect = size(dims);
+            assert_eq!(g.links.len() as u64, expect.links);
+            let per: u32 = dims.iter().map(|&k| [0, 0, 1, 2][k.min(3) as usize]).sum();
+            assert!(degree.iter().all(|&d| d == per), "{dims:?} {degree:?}");
+        }
+    }
+}
