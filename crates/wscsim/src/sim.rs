@@ -172,6 +172,7 @@ impl Sim {
             tcp,
             workload,
             host,
+            failures,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
@@ -199,13 +200,25 @@ impl Sim {
             max_queue_samples: scenario.metrics.max_queue_samples as usize,
             ..Default::default()
         };
+        let mut ev = EventQueue::new();
+        for f in &failures {
+            for port in net.ports_of_link(&graph, f.link) {
+                ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));
+                if f.up_ps != crate::engine::NEVER {
+                    ev.schedule(f.up_ps, SimEvent::Net(NetEvent::LinkUp { port }));
+                }
+            }
+        }
         Ok(Sim {
             scenario,
-            ev: EventQueue::new(),
+            ev,
             net,
             hosts,
             tcp,
-            udp: Udp::default(),
+            udp: Udp {
+                steady_from_ps: end_ps / 2,
+                ..Default::default()
+            },
             apps,
             metrics,
             started: false,
@@ -474,92 +487,15 @@ impl Sim {
     pub fn summary(&self) -> serde_json::Value {
         let inv = self.invariants();
         let sim_s = self.ev.now() as f64 / 1e12;
-        let mut headline = serde_json::Map::new();
-        let m = &self.metrics;
-        if !m.incast.is_empty() {
-            let bytes: u64 = m.incast.iter().map(|r| r.bytes).sum();
-            let span: u64 = m.incast.iter().map(|r| r.end_ps - r.start_ps).sum();
-            headline.insert("incast_iterations".into(), m.incast.len().into());
-            // One iteration is one request-response exchange for a single server (the
-            // RAMCloud read): its mean time is that experiment's latency.
-            headline.insert(
-                "incast_mean_iteration_us".into(),
-                (span as f64 / m.incast.len() as f64 / 1e6).into(),
-            );
-            headline.insert(
-                "incast_goodput_mbps".into(),
-                (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into(),
-            );
-        }
-        let reqs = self.memcached_requests();
-        if !reqs.is_empty() {
-            let mut lat: Vec<u64> = reqs
-                .iter()
-                .filter(|r| r.end_ps != crate::engine::NEVER)
-                .map(|r| r.end_ps - r.start_ps)
-                .collect();
-            lat.sort_unstable();
-            headline.insert("requests".into(), reqs.len().into());
-            headline.insert("requests_completed".into(), lat.len().into());
-            if !lat.is_empty() {
-                // Nearest-rank percentiles, in microseconds.
-                let pct = |p: f64| {
-                    lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1]
-                        as f64
-                        / 1e6
-                };
-                headline.insert(
-                    "mean_latency_us".into(),
-                    (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into(),
-                );
-                headline.insert("p50_latency_us".into(), pct(50.0).into());
-                headline.insert("p99_latency_us".into(), pct(99.0).into());
-                headline.insert("p999_latency_us".into(), pct(99.9).into());
-            }
-        }
-        if !m.flows.is_empty() {
-            let done: Vec<_> = m
-                .flows
-                .iter()
-                .filter(|f| f.end_ps != crate::engine::NEVER)
-                .collect();
-            headline.insert("flows".into(), m.flows.len().into());
-            headline.insert("flows_completed".into(), done.len().into());
-            if !done.is_empty() {
-                let mean_fct = done
-                    .iter()
-                    .map(|f| (f.end_ps - f.start_ps) as f64)
-                    .sum::<f64>()
-                    / done.len() as f64
-                    / 1e6;
-                headline.insert("mean_fct_us".into(), mean_fct.into());
-            }
-            let rx: u64 = m.flows.iter().map(|f| f.bytes_received).sum();
-            if sim_s > 0.0 {
-                headline.insert(
-                    "aggregate_goodput_gbps".into(),
-                    (rx as f64 * 8.0 / sim_s / 1e9).into(),
-                );
-            }
-        }
-        headline.insert("drops".into(), self.net.counters.dropped.into());
-        if self.hosts.costed {
-            let st = &self.hosts.state;
-            headline.insert(
-                "host_rx_ring_drops".into(),
-                st.iter().map(|s| s.rx_ring_drops).sum::<u64>().into(),
-            );
-            let now = self.ev.now();
-            let busiest = (0..st.len() as u32)
-                .map(|i| self.hosts.utilisation(i, now))
-                .fold(0.0, f64::max);
-            headline.insert("max_cpu_utilisation".into(), busiest.into());
-        }
-        headline.insert("tcp_timeouts".into(), self.tcp.total_timeouts().into());
-        headline.insert(
-            "tcp_retransmits".into(),
-            self.tcp.total_retransmits().into(),
-        );
+        let headline = metrics::headline::headline(&metrics::headline::RunView {
+            metrics: &self.metrics,
+            requests: self.memcached_requests(),
+            net: &self.net,
+            hosts: &self.hosts,
+            tcp: &self.tcp,
+            udp: &self.udp,
+            now_ps: self.ev.now(),
+        });
         serde_json::json!({
             "scenario": self.scenario,
             "seed": self.scenario.seed,
@@ -711,6 +647,35 @@ mod tests {
         s.net.enter_partition(Some(2));
         let mut q: EventQueue<NetEvent> = EventQueue::new();
         s.net.host_transmit(&mut q, 0, pkt);
+    }
+
+    /// A link that fails loses exactly what is on its wire and in its queues when it fails,
+    /// and what is sent to it while it is down; then traffic flows again.
+    #[test]
+    fn a_failed_link_loses_exactly_its_packets() {
+        // Host 1 sends 1,472-byte datagrams at 5 Gbit/s (a 1,500-byte IP packet every
+        // 2.4 us, the first at 2.4 us) over 10 Gbit/s links with 500 ns of propagation.
+        let s = run(
+            r#"{"duration":"3ms","topology":{"kind":"single_switch","hosts":2,"link":{"rate":"10Gbps","delay":"500ns"}},
+            "transport":{"kind":"udp"},"workload":{"kind":"udp","sources":[1],"destination":0,"rate":"5Gbps"},
+            "failures":[{"link":["h1","switch"],"at":"1ms","until":"2ms"}]}"#,
+        );
+        let (gap, at, until) = (2_400_000u64, 1_000_000_000u64, 2_000_000_000u64);
+        // 1,538 bytes on the wire at 10 Gbit/s, then the propagation delay.
+        let flight = 1538 * 800 + 500_000;
+        let sends = |t0: u64, t1: u64| (t0.div_ceil(gap).max(1)..t1.div_ceil(gap)).count() as u64;
+        // The NIC is idle between datagrams (2.4 us apart, 1.23 us each): nothing queued.
+        let on_wire = (1..at.div_ceil(gap))
+            .filter(|k| k * gap + flight > at)
+            .count() as u64;
+        let expected = on_wire + sends(at, until);
+        assert_eq!(s.net.counters.link_down_drops, expected);
+        assert_eq!(s.net.counters.dropped, expected, "no other losses");
+        let st = &s.udp.streams[0];
+        assert!(st.recv_pkts > 0 && st.sent_pkts - st.recv_pkts >= expected);
+        // Delivery resumed after the link came back.
+        let after = sends(until, s.ev.now() - 2 * flight);
+        assert!(st.recv_pkts >= sends(0, at) - on_wire + after);
     }
 
     #[test]

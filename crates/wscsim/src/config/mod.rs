@@ -54,6 +54,20 @@ pub struct Scenario {
     pub workload: WorkloadCfg,
     #[serde(default)]
     pub metrics: MetricsCfg,
+    /// Links that fail, and perhaps come back, at given times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureCfg>,
+}
+
+/// `[[failures]]`: the link between two named nodes goes down at `at` and, if `until` is
+/// given, comes back then. What is queued at either end or on the wire is lost (counted).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureCfg {
+    pub link: Vec<String>,
+    pub at: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Duration>,
 }
 
 fn d_name() -> String {

@@ -3,6 +3,8 @@
 
 pub mod pcap;
 
+pub mod headline;
+
 use crate::engine::{TimePs, NEVER, PS_PER_US};
 use crate::net::{Network, NodeKind};
 

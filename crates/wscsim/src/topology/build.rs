@@ -334,7 +334,7 @@ fn torus_routing(
         let dir = 2 * axis + usize::from(!plus);
         dir_port[node as usize][dir] = local;
     }
-    TorusRouting { dims, dir_port }
+    TorusRouting::new(dims, dir_port)
 }
 
 /// 8e12 / rate when that is a whole number of picoseconds per byte.

@@ -23,6 +23,12 @@ pub struct Stream {
 #[derive(Default)]
 pub struct Udp {
     pub streams: Vec<Stream>,
+    /// Datagrams and their frame bytes received by each host (as the destination).
+    pub received_by_host: Vec<(u64, u64)>,
+    /// The same, counting only what arrived from `steady_from_ps` on (the second half of
+    /// the run: long paths take a while to fill).
+    pub received_steady: Vec<(u64, u64)>,
+    pub steady_from_ps: crate::engine::TimePs,
     pub notes: Vec<Note>,
 }
 
@@ -131,6 +137,22 @@ impl Udp {
     }
 
     pub fn on_packet(&mut self, pkt: &Packet) {
+        let d = pkt.dst_host as usize;
+        if self.received_by_host.len() <= d {
+            self.received_by_host.resize(d + 1, (0, 0));
+        }
+        let r = &mut self.received_by_host[d];
+        r.0 += 1;
+        r.1 += u64::from(pkt.frame_bytes);
+        // The last bit reached the destination at `rx_done_ps`.
+        if pkt.rx_done_ps >= self.steady_from_ps {
+            if self.received_steady.len() <= d {
+                self.received_steady.resize(d + 1, (0, 0));
+            }
+            let r = &mut self.received_steady[d];
+            r.0 += 1;
+            r.1 += u64::from(pkt.frame_bytes);
+        }
         let s = &mut self.streams[pkt.flow_id as usize];
         s.recv_pkts += 1;
         s.recv_bytes += pkt.payload_bytes as u64;

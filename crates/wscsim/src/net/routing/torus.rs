@@ -24,8 +24,16 @@ pub const NO_PORT: u8 = u8::MAX;
 #[derive(Clone, Debug)]
 pub struct TorusRouting {
     pub dims: [u32; 3],
-    /// Per host, the local port of each direction of `DIRECTIONS` (NO_PORT if none).
-    pub dir_port: Vec<[u8; 6]>,
+    /// Per host, the local port of each direction of `DIRECTIONS` (NO_PORT if none) and its
+    /// coordinates (each below 64), in 8 bytes: a lookup reads no divisions.
+    pub hosts: Vec<TorusHost>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TorusHost {
+    pub dir_port: [u8; 6],
+    pub coords: [u8; 2],
+    pub z: u8,
 }
 
 /// Coordinates of host `h` in a torus of `dims`.
@@ -85,24 +93,51 @@ pub fn expected_all_to_all_bps(dims: [u32; 3], link_rate_bps: u64) -> f64 {
 }
 
 impl TorusRouting {
+    /// The routing of a torus of `dims` whose host `h` has its port towards direction `d`
+    /// at `dir_port[h][d]`.
+    pub fn new(dims: [u32; 3], dir_port: Vec<[u8; 6]>) -> Self {
+        assert!(dims.iter().all(|&k| (1..=64).contains(&k)));
+        let hosts = dir_port
+            .into_iter()
+            .enumerate()
+            .map(|(h, dir_port)| {
+                let c = coords(dims, h as u32);
+                TorusHost {
+                    dir_port,
+                    coords: [c[0] as u8, c[1] as u8],
+                    z: c[2] as u8,
+                }
+            })
+            .collect();
+        TorusRouting { dims, hosts }
+    }
+
     /// Local ports of `src` on a shortest path to `dst`, in direction order, and how many
     /// there are (none when `src == dst`).
     #[inline]
     pub fn next_ports(&self, src: u32, dst: u32) -> ([u8; 6], usize) {
-        let (cs, cd) = (coords(self.dims, src), coords(self.dims, dst));
-        let ports = &self.dir_port[src as usize];
+        let (s, d) = (&self.hosts[src as usize], &self.hosts[dst as usize]);
+        let cs = [s.coords[0], s.coords[1], s.z];
+        let cd = [d.coords[0], d.coords[1], d.z];
         let mut out = [NO_PORT; 6];
         let mut n = 0;
-        for (i, &(axis, plus)) in DIRECTIONS.iter().enumerate() {
-            let k = self.dims[axis];
-            let fwd = (cd[axis] + k - cs[axis]) % k;
-            if fwd == 0 || ports[i] == NO_PORT {
+        for axis in 0..3 {
+            let k = self.dims[axis] as i32;
+            let mut fwd = i32::from(cd[axis]) - i32::from(cs[axis]);
+            if fwd == 0 {
                 continue;
             }
+            if fwd < 0 {
+                fwd += k;
+            }
             let back = k - fwd;
-            let on_shortest = if plus { fwd <= back } else { back <= fwd };
-            if on_shortest {
-                out[n] = ports[i];
+            let (plus, minus) = (s.dir_port[2 * axis], s.dir_port[2 * axis + 1]);
+            if fwd <= back && plus != NO_PORT {
+                out[n] = plus;
+                n += 1;
+            }
+            if back <= fwd && minus != NO_PORT {
+                out[n] = minus;
                 n += 1;
             }
         }
@@ -168,10 +203,7 @@ mod tests {
     #[test]
     fn next_hop_counts() {
         let dims = [4, 4, 4];
-        let r = TorusRouting {
-            dims,
-            dir_port: full_ports(64),
-        };
+        let r = TorusRouting::new(dims, full_ports(64));
         for dst in 0..64 {
             let (_, n) = r.next_ports(0, dst);
             let c = coords(dims, dst);
@@ -194,10 +226,7 @@ mod tests {
     fn every_next_hop_is_one_step_closer() {
         let dims = [5, 4, 3];
         let n = 60;
-        let r = TorusRouting {
-            dims,
-            dir_port: full_ports(n),
-        };
+        let r = TorusRouting::new(dims, full_ports(n));
         for src in 0..n {
             for dst in 0..n {
                 let (p, cnt) = r.next_ports(src, dst);

@@ -1,0 +1,171 @@
+//! Headline figures of a run: the few numbers summary.json leads with, per workload.
+
+use crate::engine::{TimePs, NEVER};
+use crate::host::Hosts;
+use crate::metrics::Metrics;
+use crate::net::Network;
+use crate::transport::{Tcp, Udp};
+use crate::workload::memcached::RequestRecord;
+use serde_json::{Map, Value};
+
+/// What the headline figures are computed from.
+pub struct RunView<'a> {
+    pub metrics: &'a Metrics,
+    pub requests: &'a [RequestRecord],
+    pub net: &'a Network,
+    pub hosts: &'a Hosts,
+    pub tcp: &'a Tcp,
+    pub udp: &'a Udp,
+    pub now_ps: TimePs,
+}
+
+pub fn headline(v: &RunView) -> Map<String, Value> {
+    let mut h = Map::new();
+    incast(&mut h, v.metrics);
+    requests(&mut h, v.requests);
+    flows(&mut h, v.metrics, v.now_ps);
+    torus_all_to_all(&mut h, v);
+    h.insert("drops".into(), v.net.counters.dropped.into());
+    if v.net.counters.link_down_drops > 0 {
+        h.insert(
+            "link_down_drops".into(),
+            v.net.counters.link_down_drops.into(),
+        );
+    }
+    if v.hosts.costed {
+        let st = &v.hosts.state;
+        h.insert(
+            "host_rx_ring_drops".into(),
+            st.iter().map(|s| s.rx_ring_drops).sum::<u64>().into(),
+        );
+        let busiest = (0..st.len() as u32)
+            .map(|i| v.hosts.utilisation(i, v.now_ps))
+            .fold(0.0, f64::max);
+        h.insert("max_cpu_utilisation".into(), busiest.into());
+    }
+    h.insert("tcp_timeouts".into(), v.tcp.total_timeouts().into());
+    h.insert("tcp_retransmits".into(), v.tcp.total_retransmits().into());
+    h
+}
+
+fn incast(h: &mut Map<String, Value>, m: &Metrics) {
+    if m.incast.is_empty() {
+        return;
+    }
+    let bytes: u64 = m.incast.iter().map(|r| r.bytes).sum();
+    let span: u64 = m.incast.iter().map(|r| r.end_ps - r.start_ps).sum();
+    h.insert("incast_iterations".into(), m.incast.len().into());
+    // One iteration is one request-response exchange for a single server (the RAMCloud
+    // read): its mean time is that experiment's latency.
+    h.insert(
+        "incast_mean_iteration_us".into(),
+        (span as f64 / m.incast.len() as f64 / 1e6).into(),
+    );
+    h.insert(
+        "incast_goodput_mbps".into(),
+        (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into(),
+    );
+}
+
+fn requests(h: &mut Map<String, Value>, reqs: &[RequestRecord]) {
+    if reqs.is_empty() {
+        return;
+    }
+    let mut lat: Vec<u64> = reqs
+        .iter()
+        .filter(|r| r.end_ps != NEVER)
+        .map(|r| r.end_ps - r.start_ps)
+        .collect();
+    lat.sort_unstable();
+    h.insert("requests".into(), reqs.len().into());
+    h.insert("requests_completed".into(), lat.len().into());
+    if lat.is_empty() {
+        return;
+    }
+    // Nearest-rank percentiles, in microseconds.
+    let pct = |p: f64| {
+        lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6
+    };
+    h.insert(
+        "mean_latency_us".into(),
+        (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into(),
+    );
+    h.insert("p50_latency_us".into(), pct(50.0).into());
+    h.insert("p99_latency_us".into(), pct(99.0).into());
+    h.insert("p999_latency_us".into(), pct(99.9).into());
+}
+
+fn flows(h: &mut Map<String, Value>, m: &Metrics, now_ps: TimePs) {
+    if m.flows.is_empty() {
+        return;
+    }
+    let done: Vec<_> = m.flows.iter().filter(|f| f.end_ps != NEVER).collect();
+    h.insert("flows".into(), m.flows.len().into());
+    h.insert("flows_completed".into(), done.len().into());
+    if !done.is_empty() {
+        let mean_fct = done
+            .iter()
+            .map(|f| (f.end_ps - f.start_ps) as f64)
+            .sum::<f64>()
+            / done.len() as f64
+            / 1e6;
+        h.insert("mean_fct_us".into(), mean_fct.into());
+    }
+    let rx: u64 = m.flows.iter().map(|f| f.bytes_received).sum();
+    let sim_s = now_ps as f64 / 1e12;
+    if sim_s > 0.0 {
+        h.insert(
+            "aggregate_goodput_gbps".into(),
+            (rx as f64 * 8.0 / sim_s / 1e9).into(),
+        );
+    }
+}
+
+/// On a torus carrying UDP: what each server receives as the destination (forwarded
+/// traffic not counted), on the wire and as payload, against the expected all-to-all rate
+/// (its links' capacity shared over the mean path length). The per-server rates are over
+/// the second half of the run, once paths have filled (whole-run figures beside them).
+fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
+    let (Some(t), false) = (&v.net.torus, v.udp.streams.is_empty()) else {
+        return;
+    };
+    let secs = v.now_ps as f64 / 1e12;
+    let steady_secs = v.now_ps.saturating_sub(v.udp.steady_from_ps) as f64 / 1e12;
+    if steady_secs <= 0.0 {
+        return;
+    }
+    let n = v.net.n_hosts();
+    let link_bps = v.net.ports.first().map_or(0, |p| p.rate_bps);
+    let overhead = v.net.ports.first().map_or(0, |p| p.wire_overhead_bytes) as u64;
+    let gbps = |counts: &[(u64, u64)], secs: f64| -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let (pkts, frame) = counts.get(i).copied().unwrap_or((0, 0));
+                (frame + pkts * overhead) as f64 * 8.0 / secs / 1e9
+            })
+            .collect()
+    };
+    let steady = gbps(&v.udp.received_steady, steady_secs);
+    let whole = gbps(&v.udp.received_by_host, secs);
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / n as f64;
+    let expected = crate::net::routing::torus::expected_all_to_all_bps(t.dims, link_bps) / 1e9;
+    let payload: u64 = v.udp.streams.iter().map(|s| s.recv_bytes).sum();
+    h.insert("expected_gbps_per_server".into(), expected.into());
+    h.insert("delivered_gbps_per_server".into(), mean(&steady).into());
+    h.insert(
+        "delivered_fraction_of_expected".into(),
+        (mean(&steady) / expected).into(),
+    );
+    h.insert(
+        "min_delivered_gbps_per_server".into(),
+        steady.iter().copied().fold(f64::INFINITY, f64::min).into(),
+    );
+    h.insert(
+        "delivered_gbps_per_server_whole_run".into(),
+        mean(&whole).into(),
+    );
+    h.insert(
+        "goodput_gbps_per_server_whole_run".into(),
+        (payload as f64 * 8.0 / secs / 1e9 / n as f64).into(),
+    );
+}
