@@ -48,29 +48,7 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
             ))
         }
     };
-    let p = preset.costs;
-    let c = &mut h.costs;
-    let field = |name: &str, v: &mut Option<f64>, default: f64| -> Result<f64, ConfigError> {
-        let x = *v.get_or_insert(default);
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(err(
-                &format!("host.costs.{name}"),
-                x,
-                "a number of instructions, 0 or more",
-            ));
-        }
-        Ok(x)
-    };
-    let costs = StackCosts {
-        tx_packet: field("tx_packet", &mut c.tx_packet, p.tx_packet)?,
-        rx_packet: field("rx_packet", &mut c.rx_packet, p.rx_packet)?,
-        per_byte: field("per_byte", &mut c.per_byte, p.per_byte)?,
-        syscall: field("syscall", &mut c.syscall, p.syscall)?,
-        wakeup: field("wakeup", &mut c.wakeup, p.wakeup)?,
-        interrupt: field("interrupt", &mut c.interrupt, p.interrupt)?,
-        app_request: field("app_request", &mut c.app_request, p.app_request)?,
-        forward_packet: field("forward_packet", &mut c.forward_packet, p.forward_packet)?,
-    };
+    let costs = resolve_costs(&mut h.costs, &preset.costs)?;
     let ring = *h
         .rx_ring_packets
         .get_or_insert(if preset.rx_ring_packets == u32::MAX {
@@ -94,4 +72,30 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
         rx_coalesce_ps: h.rx_coalesce.0,
         io_model,
     })
+}
+
+/// `host.costs`: each path's instructions, the preset's unless given, written back.
+fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCosts, ConfigError> {
+    let field = |name: &str, v: &mut Option<f64>, default: f64| -> Result<f64, ConfigError> {
+        let x = *v.get_or_insert(default);
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(err(
+                &format!("host.costs.{name}"),
+                x,
+                "a number of instructions, 0 or more",
+            ));
+        }
+        Ok(x)
+    };
+    let costs = StackCosts {
+        tx_packet: field("tx_packet", &mut c.tx_packet, p.tx_packet)?,
+        rx_packet: field("rx_packet", &mut c.rx_packet, p.rx_packet)?,
+        per_byte: field("per_byte", &mut c.per_byte, p.per_byte)?,
+        syscall: field("syscall", &mut c.syscall, p.syscall)?,
+        wakeup: field("wakeup", &mut c.wakeup, p.wakeup)?,
+        interrupt: field("interrupt", &mut c.interrupt, p.interrupt)?,
+        app_request: field("app_request", &mut c.app_request, p.app_request)?,
+        forward_packet: field("forward_packet", &mut c.forward_packet, p.forward_packet)?,
+    };
+    Ok(costs)
 }

@@ -48,6 +48,30 @@ pub fn resolve_memcached(
     let clients: Vec<u32> = (0..n_hosts as u32)
         .filter(|&h| !is_server[h as usize])
         .collect();
+    let knobs = resolve_knobs(w)?;
+    w.servers = Some(servers.iter().map(|&s| s as i64).collect());
+    Ok(MemcachedSpec {
+        servers,
+        clients,
+        requests_per_client: knobs.requests_per_client,
+        gap_scale: knobs.gap_scale,
+        udp,
+        accept4: knobs.accept4,
+        pool_bytes: knobs.pool_bytes,
+        key_space: knobs.key_space,
+    })
+}
+
+/// The load and server settings of memcached, with their defaults.
+struct Knobs {
+    requests_per_client: u32,
+    gap_scale: f64,
+    accept4: bool,
+    pool_bytes: u64,
+    key_space: u64,
+}
+
+fn resolve_knobs(w: &mut WorkloadCfg) -> Result<Knobs, ConfigError> {
     let requests_per_client = int_in(
         "workload.requests_per_client",
         *w.requests_per_client.get_or_insert(30_000),
@@ -89,13 +113,9 @@ pub fn resolve_memcached(
     if key_space < 1 {
         return Err(err("workload.key_space", key_space, "at least 1 key"));
     }
-    w.servers = Some(servers.iter().map(|&s| s as i64).collect());
-    Ok(MemcachedSpec {
-        servers,
-        clients,
+    Ok(Knobs {
         requests_per_client,
         gap_scale,
-        udp,
         accept4,
         pool_bytes,
         key_space: key_space as u64,

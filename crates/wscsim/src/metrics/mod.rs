@@ -131,132 +131,84 @@ fn us(ps: TimePs) -> f64 {
     ps as f64 / PS_PER_US as f64
 }
 
+/// A column of integers, one per row.
+fn ints<T>(rows: &[T], f: impl Fn(&T) -> i64) -> Column {
+    Column::I64(rows.iter().map(f).collect())
+}
+
+/// A column of floats, one per row.
+fn floats<T>(rows: &[T], f: impl Fn(&T) -> f64) -> Column {
+    Column::F64(rows.iter().map(f).collect())
+}
+
+/// `x` in microseconds if any RTT sample was taken, else NaN.
+fn if_sampled(d: &FlowDiagnostics, x: TimePs) -> f64 {
+    if d.rtt.samples > 0 {
+        us(x)
+    } else {
+        f64::NAN
+    }
+}
+
 pub fn flows_table(m: &Metrics, end_ps: TimePs, diag: &[FlowDiagnostics]) -> Table {
     let f = &m.flows;
-    let fct: Vec<f64> = f
-        .iter()
-        .map(|r| {
-            if r.end_ps == NEVER {
-                f64::NAN
-            } else {
-                us(r.end_ps - r.start_ps)
-            }
-        })
-        .collect();
-    let slowdown: Vec<f64> = f
-        .iter()
-        .map(|r| {
-            if r.end_ps == NEVER || r.ideal_ps == 0 {
-                f64::NAN
-            } else {
-                (r.end_ps - r.start_ps) as f64 / r.ideal_ps as f64
-            }
-        })
-        .collect();
-    let goodput: Vec<f64> = f
-        .iter()
-        .map(|r| {
-            let stop = if r.end_ps == NEVER { end_ps } else { r.end_ps };
-            if stop > r.start_ps {
-                r.bytes_received as f64 * 8.0 / ((stop - r.start_ps) as f64 / 1e12) / 1e9
-            } else {
-                f64::NAN
-            }
-        })
-        .collect();
+    let done = |r: &FlowRecord| r.end_ps != NEVER;
+    let goodput = |r: &FlowRecord| {
+        let stop = if done(r) { r.end_ps } else { end_ps };
+        if stop > r.start_ps {
+            r.bytes_received as f64 * 8.0 / ((stop - r.start_ps) as f64 / 1e12) / 1e9
+        } else {
+            f64::NAN
+        }
+    };
+    let dst = |r: &FlowRecord| {
+        if r.dst == crate::net::NONE {
+            -1
+        } else {
+            r.dst as i64
+        }
+    };
     Table {
         name: "flows",
         columns: vec![
+            ("flow_id", ints(f, |r| r.flow_id as i64)),
+            ("src", ints(f, |r| r.src as i64)),
+            ("dst", ints(f, dst)),
+            ("size_bytes", ints(f, |r| r.size_bytes as i64)),
+            ("start_us", floats(f, |r| us(r.start_ps))),
             (
-                "flow_id",
-                Column::I64(f.iter().map(|r| r.flow_id as i64).collect()),
-            ),
-            ("src", Column::I64(f.iter().map(|r| r.src as i64).collect())),
-            (
-                "dst",
-                Column::I64(
-                    f.iter()
-                        .map(|r| {
-                            if r.dst == crate::net::NONE {
-                                -1
-                            } else {
-                                r.dst as i64
-                            }
-                        })
-                        .collect(),
-                ),
+                "fct_us",
+                floats(f, |r| {
+                    if done(r) {
+                        us(r.end_ps - r.start_ps)
+                    } else {
+                        f64::NAN
+                    }
+                }),
             ),
             (
-                "size_bytes",
-                Column::I64(f.iter().map(|r| r.size_bytes as i64).collect()),
+                "slowdown",
+                floats(f, |r| {
+                    if done(r) && r.ideal_ps != 0 {
+                        (r.end_ps - r.start_ps) as f64 / r.ideal_ps as f64
+                    } else {
+                        f64::NAN
+                    }
+                }),
             ),
-            (
-                "start_us",
-                Column::F64(f.iter().map(|r| us(r.start_ps)).collect()),
-            ),
-            ("fct_us", Column::F64(fct)),
-            ("slowdown", Column::F64(slowdown)),
-            (
-                "bytes_received",
-                Column::I64(f.iter().map(|r| r.bytes_received as i64).collect()),
-            ),
-            ("goodput_gbps", Column::F64(goodput)),
-            (
-                "dscp",
-                Column::I64(f.iter().map(|r| r.dscp as i64).collect()),
-            ),
-            (
-                "retransmits",
-                Column::I64(diag.iter().map(|d| d.retransmits as i64).collect()),
-            ),
-            (
-                "timeouts",
-                Column::I64(diag.iter().map(|d| d.timeouts as i64).collect()),
-            ),
-            (
-                "drops",
-                Column::I64(diag.iter().map(|d| d.drops as i64).collect()),
-            ),
-            (
-                "rtt_samples",
-                Column::I64(diag.iter().map(|d| d.rtt.samples as i64).collect()),
-            ),
+            ("bytes_received", ints(f, |r| r.bytes_received as i64)),
+            ("goodput_gbps", floats(f, goodput)),
+            ("dscp", ints(f, |r| r.dscp as i64)),
+            ("retransmits", ints(diag, |d| d.retransmits as i64)),
+            ("timeouts", ints(diag, |d| d.timeouts as i64)),
+            ("drops", ints(diag, |d| d.drops as i64)),
+            ("rtt_samples", ints(diag, |d| d.rtt.samples as i64)),
             (
                 "rtt_mean_us",
-                Column::F64(
-                    diag.iter()
-                        .map(|d| d.rtt.mean_ps().map_or(f64::NAN, us_f))
-                        .collect(),
-                ),
+                floats(diag, |d| d.rtt.mean_ps().map_or(f64::NAN, us_f)),
             ),
-            (
-                "rtt_min_us",
-                Column::F64(
-                    diag.iter()
-                        .map(|d| {
-                            if d.rtt.samples > 0 {
-                                us(d.rtt.min_ps)
-                            } else {
-                                f64::NAN
-                            }
-                        })
-                        .collect(),
-                ),
-            ),
-            (
-                "rtt_max_us",
-                Column::F64(
-                    diag.iter()
-                        .map(|d| {
-                            if d.rtt.samples > 0 {
-                                us(d.rtt.max_ps)
-                            } else {
-                                f64::NAN
-                            }
-                        })
-                        .collect(),
-                ),
-            ),
+            ("rtt_min_us", floats(diag, |d| if_sampled(d, d.rtt.min_ps))),
+            ("rtt_max_us", floats(diag, |d| if_sampled(d, d.rtt.max_ps))),
         ],
     }
 }
@@ -325,109 +277,60 @@ pub fn queue_table(m: &Metrics, net: &Network) -> Table {
     }
 }
 
+/// A column of strings, one per row.
+fn strs<T>(rows: &[T], f: impl Fn(&T) -> String) -> Column {
+    Column::Str(rows.iter().map(f).collect())
+}
+
 pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
     let p = &net.ports;
     let secs = (end_ps as f64 / 1e12).max(1e-18);
+    let name = |node: u32| net.node_names[node as usize].clone();
+    let kind = |x: &crate::net::Port| {
+        if net.nodes[x.node as usize].kind == NodeKind::Host {
+            "nic".to_string()
+        } else {
+            "switch".to_string()
+        }
+    };
+    let ids: Vec<u32> = (0..p.len() as u32).collect();
+    let mean_wait = |x: &crate::net::Port| {
+        if x.stats.tx_pkts > 0 {
+            us(x.stats.wait_ps_sum) / x.stats.tx_pkts as f64
+        } else {
+            f64::NAN
+        }
+    };
     Table {
         name: "links",
         columns: vec![
-            (
-                "node",
-                Column::I64(p.iter().map(|x| x.node as i64).collect()),
-            ),
-            (
-                "node_name",
-                Column::Str(
-                    p.iter()
-                        .map(|x| net.node_names[x.node as usize].clone())
-                        .collect(),
-                ),
-            ),
-            (
-                "kind",
-                Column::Str(
-                    p.iter()
-                        .map(|x| {
-                            if net.nodes[x.node as usize].kind == NodeKind::Host {
-                                "nic"
-                            } else {
-                                "switch"
-                            }
-                            .to_string()
-                        })
-                        .collect(),
-                ),
-            ),
-            (
-                "port",
-                Column::I64(
-                    (0..p.len() as u32)
-                        .map(|i| net.local_port(i) as i64)
-                        .collect(),
-                ),
-            ),
-            (
-                "peer_name",
-                Column::Str(
-                    p.iter()
-                        .map(|x| net.node_names[x.peer_node as usize].clone())
-                        .collect(),
-                ),
-            ),
-            (
-                "rate_bps",
-                Column::I64(p.iter().map(|x| x.rate_bps as i64).collect()),
-            ),
-            (
-                "tx_bytes",
-                Column::I64(p.iter().map(|x| x.stats.tx_wire_bytes as i64).collect()),
-            ),
-            (
-                "tx_packets",
-                Column::I64(p.iter().map(|x| x.stats.tx_pkts as i64).collect()),
-            ),
+            ("node", ints(p, |x| x.node as i64)),
+            ("node_name", strs(p, |x| name(x.node))),
+            ("kind", strs(p, kind)),
+            ("port", ints(&ids, |&i| net.local_port(i) as i64)),
+            ("peer_name", strs(p, |x| name(x.peer_node))),
+            ("rate_bps", ints(p, |x| x.rate_bps as i64)),
+            ("tx_bytes", ints(p, |x| x.stats.tx_wire_bytes as i64)),
+            ("tx_packets", ints(p, |x| x.stats.tx_pkts as i64)),
             (
                 "utilisation",
-                Column::F64(
-                    p.iter()
-                        .map(|x| x.stats.tx_wire_bytes as f64 * 8.0 / (x.rate_bps as f64 * secs))
-                        .collect(),
-                ),
+                floats(p, |x| {
+                    x.stats.tx_wire_bytes as f64 * 8.0 / (x.rate_bps as f64 * secs)
+                }),
             ),
-            (
-                "drops",
-                Column::I64(p.iter().map(|x| x.stats.drops as i64).collect()),
-            ),
-            (
-                "drop_bytes",
-                Column::I64(p.iter().map(|x| x.stats.drop_bytes as i64).collect()),
-            ),
+            ("drops", ints(p, |x| x.stats.drops as i64)),
+            ("drop_bytes", ints(p, |x| x.stats.drop_bytes as i64)),
             (
                 "ecn_marks",
-                Column::I64(
-                    p.iter()
-                        .zip(&net.schemes)
-                        .map(|(x, s)| (x.stats.ecn_marks + s.marks_at_dequeue()) as i64)
-                        .collect(),
-                ),
+                ints(&ids, |&i| {
+                    let (x, s) = (&p[i as usize], &net.schemes[i as usize]);
+                    (x.stats.ecn_marks + s.marks_at_dequeue()) as i64
+                }),
             ),
-            (
-                "mean_wait_us",
-                Column::F64(
-                    p.iter()
-                        .map(|x| {
-                            if x.stats.tx_pkts > 0 {
-                                us(x.stats.wait_ps_sum) / x.stats.tx_pkts as f64
-                            } else {
-                                f64::NAN
-                            }
-                        })
-                        .collect(),
-                ),
-            ),
+            ("mean_wait_us", floats(p, mean_wait)),
             (
                 "max_queue_bytes",
-                Column::I64(p.iter().map(|x| x.stats.max_queue_bytes as i64).collect()),
+                ints(p, |x| x.stats.max_queue_bytes as i64),
             ),
         ],
     }
@@ -476,6 +379,11 @@ pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Tab
 
 /// One row per memcached request: who asked whom, across how many switches, what, how big,
 /// and its latency (NaN if it never completed, as a lost UDP request).
+/// A column of 32-bit integers, one per row (the requests table is the largest).
+fn ints32<T>(rows: &[T], f: impl Fn(&T) -> i32) -> Column {
+    Column::I32(rows.iter().map(f).collect())
+}
+
 pub fn requests_table(r: &[crate::workload::memcached::RequestRecord], net: &Network) -> Table {
     use crate::workload::etc::Op;
     // One path walk per client-server pair, not per request (full-length runs have tens
@@ -490,76 +398,48 @@ pub fn requests_table(r: &[crate::workload::memcached::RequestRecord], net: &Net
                 .or_insert_with(|| net.switches_on_path(x.client, x.server))
         })
         .collect();
+    let hops_class = |&s: &u32| match s {
+        0 | 1 => 0,
+        2 | 3 => 1,
+        _ => 2,
+    };
+    let op = |x: &crate::workload::memcached::RequestRecord| match x.op {
+        Op::Get => 0,
+        Op::Set => 1,
+        Op::Delete => 2,
+    };
+    let latency = |x: &crate::workload::memcached::RequestRecord| {
+        if x.end_ps == NEVER {
+            f64::NAN
+        } else {
+            us(x.end_ps - x.start_ps)
+        }
+    };
     Table {
         name: "requests",
         columns: vec![
-            (
-                "client",
-                Column::I32(r.iter().map(|x| x.client as i32).collect()),
-            ),
-            (
-                "server",
-                Column::I32(r.iter().map(|x| x.server as i32).collect()),
-            ),
-            (
-                "switches",
-                Column::I32(switches.iter().map(|&s| s as i32).collect()),
-            ),
+            ("client", ints32(r, |x| x.client as i32)),
+            ("server", ints32(r, |x| x.server as i32)),
+            ("switches", ints32(&switches, |&s| s as i32)),
             (
                 "hops_class",
                 Column::Cat {
                     levels: &HOP_CLASSES,
-                    codes: switches
-                        .iter()
-                        .map(|&s| match s {
-                            0 | 1 => 0,
-                            2 | 3 => 1,
-                            _ => 2,
-                        })
-                        .collect(),
+                    codes: switches.iter().map(hops_class).collect(),
                 },
             ),
             (
                 "kind",
                 Column::Cat {
                     levels: &["get", "set", "delete"],
-                    codes: r
-                        .iter()
-                        .map(|x| match x.op {
-                            Op::Get => 0,
-                            Op::Set => 1,
-                            Op::Delete => 2,
-                        })
-                        .collect(),
+                    codes: r.iter().map(op).collect(),
                 },
             ),
-            ("hit", Column::I32(r.iter().map(|x| x.hit as i32).collect())),
-            (
-                "request_bytes",
-                Column::I32(r.iter().map(|x| x.request_bytes as i32).collect()),
-            ),
-            (
-                "response_bytes",
-                Column::I32(r.iter().map(|x| x.response_bytes as i32).collect()),
-            ),
-            (
-                "start_us",
-                Column::F64(r.iter().map(|x| us(x.start_ps)).collect()),
-            ),
-            (
-                "latency_us",
-                Column::F64(
-                    r.iter()
-                        .map(|x| {
-                            if x.end_ps == crate::engine::NEVER {
-                                f64::NAN
-                            } else {
-                                us(x.end_ps - x.start_ps)
-                            }
-                        })
-                        .collect(),
-                ),
-            ),
+            ("hit", ints32(r, |x| x.hit as i32)),
+            ("request_bytes", ints32(r, |x| x.request_bytes as i32)),
+            ("response_bytes", ints32(r, |x| x.response_bytes as i32)),
+            ("start_us", floats(r, |x| us(x.start_ps))),
+            ("latency_us", floats(r, latency)),
         ],
     }
 }

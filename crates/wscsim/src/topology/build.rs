@@ -64,30 +64,31 @@ pub fn build_network(g: &Graph, sp: &SwitchParams) -> Network {
     build_network_with(g, sp, None).expect("built-in schemes need no factory")
 }
 
-/// Builds the network; `custom` makes the ports of switches whose scheme is a custom one.
-/// Fails (with the factory's message) if a custom scheme cannot be made.
-pub fn build_network_with(
-    g: &Graph,
-    sp: &SwitchParams,
-    mut custom: Option<&mut CustomFactory>,
-) -> Result<Network, String> {
+/// Where every node's ports are: each node's ports are contiguous, in the order its links
+/// appear.
+struct Layout {
+    /// Node -> host or switch index, in order of appearance.
+    index: Vec<u32>,
+    nports: Vec<u32>,
+    port_base: Vec<u32>,
+    /// For each port: (node, peer node, peer's local port, link index).
+    port_info: Vec<(u32, u32, u32, usize)>,
+    n_hosts: usize,
+    n_switches: usize,
+}
+
+fn layout(g: &Graph) -> Layout {
     let n = g.nodes.len();
-    // Node -> host or switch index, in order of appearance.
     let mut index = vec![0u32; n];
     let (mut nh, mut ns) = (0u32, 0u32);
     for (i, nd) in g.nodes.iter().enumerate() {
-        match nd.kind {
-            NodeKind::Host => {
-                index[i] = nh;
-                nh += 1
-            }
-            NodeKind::Switch => {
-                index[i] = ns;
-                ns += 1
-            }
-        }
+        let counter = match nd.kind {
+            NodeKind::Host => &mut nh,
+            NodeKind::Switch => &mut ns,
+        };
+        index[i] = *counter;
+        *counter += 1;
     }
-    // Ports: each node's ports are contiguous, in the order its links appear.
     let mut nports = vec![0u32; n];
     for l in &g.links {
         nports[l.a as usize] += 1;
@@ -99,10 +100,8 @@ pub fn build_network_with(
         port_base[i] = acc;
         acc += nports[i];
     }
-    let total_ports = acc as usize;
-    // For each port: (node, peer node, peer's local port, link index).
     let mut fill = vec![0u32; n];
-    let mut port_info = vec![(0u32, 0u32, 0u32, 0usize); total_ports];
+    let mut port_info = vec![(0u32, 0u32, 0u32, 0usize); acc as usize];
     for (li, l) in g.links.iter().enumerate() {
         let pa = port_base[l.a as usize] + fill[l.a as usize];
         fill[l.a as usize] += 1;
@@ -111,16 +110,27 @@ pub fn build_network_with(
         port_info[pa as usize] = (l.a, l.b, pb - port_base[l.b as usize], li);
         port_info[pb as usize] = (l.b, l.a, pa - port_base[l.a as usize], li);
     }
+    Layout {
+        index,
+        nports,
+        port_base,
+        port_info,
+        n_hosts: nh as usize,
+        n_switches: ns as usize,
+    }
+}
 
-    let mut nodes = Vec::with_capacity(n);
+/// The nodes, the switches and each host's node.
+fn make_nodes(g: &Graph, sp: &SwitchParams, lay: &Layout) -> (Vec<Node>, Vec<Switch>, Vec<u32>) {
+    let mut nodes = Vec::with_capacity(g.nodes.len());
     let mut switches = Vec::new();
     let mut host_nodes = Vec::new();
     for (i, nd) in g.nodes.iter().enumerate() {
         nodes.push(Node {
             kind: nd.kind,
-            index: index[i],
-            port_base: port_base[i],
-            nports: nports[i],
+            index: lay.index[i],
+            port_base: lay.port_base[i],
+            nports: lay.nports[i],
             partition: nd.partition,
             forwarder: match (nd.kind, nd.forwards) {
                 (NodeKind::Switch, _) => Forwarder::Ecmp,
@@ -145,64 +155,91 @@ pub fn build_network_with(
             }),
         }
     }
+    (nodes, switches, host_nodes)
+}
 
-    let mut ports = Vec::with_capacity(total_ports);
-    let mut queues = Vec::new();
-    let mut masks = Vec::new();
-    let mut schemes = Vec::with_capacity(total_ports);
-    for &(node, peer, peer_local, li) in &port_info {
+/// The scheme of port `port` and how many queues it uses. A DropTail switch port has one
+/// virtual output queue per input port, up to MAX_VOQS (inputs beyond share queues by input
+/// index modulo MAX_VOQS); other schemes say how many queues they use; a NIC has one queue.
+fn port_scheme(
+    g: &Graph,
+    sp: &SwitchParams,
+    lay: &Layout,
+    port: u32,
+    custom: &mut Option<&mut CustomFactory>,
+) -> Result<(u32, Scheme), String> {
+    let (node, _, _, li) = lay.port_info[port as usize];
+    let nd = &g.nodes[node as usize];
+    if nd.kind != NodeKind::Switch {
+        return Ok((sp.nic_scheme.queues(1), sp.nic_scheme.build(sp.seed, port)));
+    }
+    let nports = lay.nports[node as usize];
+    match sp.scheme_for(&nd.name, nd.tier) {
+        SchemeSpec::Custom {
+            kind,
+            class,
+            params,
+        } => {
+            let site = PortSite {
+                switch_name: &nd.name,
+                switch_index: lay.index[node as usize],
+                tier: nd.tier,
+                local_port: port - lay.port_base[node as usize],
+                switch_ports: nports,
+                rate_bps: g.links[li].rate_bps,
+            };
+            let Some(f) = custom.as_mut() else {
+                return Err(format!("scheme kind {kind:?} needs its host program (the Python package for \"python\")"));
+            };
+            let (q, s) = f(kind, class, params, &site)?;
+            if !(1..=MAX_VOQS).contains(&q) {
+                return Err(format!(
+                    "scheme {class} asked for {q} queues per port; allowed: 1 to {MAX_VOQS}"
+                ));
+            }
+            Ok((q, Scheme::Custom(s)))
+        }
+        spec => Ok((spec.queues(nports.min(MAX_VOQS)), spec.build(sp.seed, port))),
+    }
+}
+
+/// Every port with its link's rate, delay and technology, its queues and its scheme.
+struct Ports {
+    ports: Vec<Port>,
+    queues: Vec<PktQueue>,
+    masks: Vec<u64>,
+    schemes: Vec<Scheme>,
+}
+
+fn make_ports(
+    g: &Graph,
+    sp: &SwitchParams,
+    lay: &Layout,
+    mut custom: Option<&mut CustomFactory>,
+) -> Result<Ports, String> {
+    let total = lay.port_info.len();
+    let mut out = Ports {
+        ports: Vec::with_capacity(total),
+        queues: Vec::new(),
+        masks: Vec::new(),
+        schemes: Vec::with_capacity(total),
+    };
+    for (p, &(node, peer, peer_local, li)) in lay.port_info.iter().enumerate() {
         let l = &g.links[li];
         let is_switch = g.nodes[node as usize].kind == NodeKind::Switch;
         let peer_switch = g.nodes[peer as usize].kind == NodeKind::Switch;
-        // A DropTail switch port has one virtual output queue per input port, up to MAX_VOQS
-        // (inputs beyond share queues by input index modulo MAX_VOQS); other schemes say how
-        // many queues they use; a NIC has one queue.
-        let port_index = ports.len() as u32;
-        let (q_count, scheme) = if is_switch {
-            let nd = &g.nodes[node as usize];
-            match sp.scheme_for(&nd.name, nd.tier) {
-                SchemeSpec::Custom {
-                    kind,
-                    class,
-                    params,
-                } => {
-                    let site = PortSite {
-                        switch_name: &nd.name,
-                        switch_index: index[node as usize],
-                        tier: nd.tier,
-                        local_port: port_index - port_base[node as usize],
-                        switch_ports: nports[node as usize],
-                        rate_bps: l.rate_bps,
-                    };
-                    let Some(f) = custom.as_mut() else {
-                        return Err(format!("scheme kind {kind:?} needs its host program (the Python package for \"python\")"));
-                    };
-                    let (q, s) = f(kind, class, params, &site)?;
-                    if !(1..=MAX_VOQS).contains(&q) {
-                        return Err(format!("scheme {class} asked for {q} queues per port; allowed: 1 to {MAX_VOQS}"));
-                    }
-                    (q, Scheme::Custom(s))
-                }
-                spec => (
-                    spec.queues(nports[node as usize].min(MAX_VOQS)),
-                    spec.build(sp.seed, port_index),
-                ),
-            }
-        } else {
-            (
-                sp.nic_scheme.queues(1),
-                sp.nic_scheme.build(sp.seed, port_index),
-            )
-        };
-        let q_base = queues.len() as u32;
-        queues.extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
-        let mask_base = masks.len() as u32;
-        masks.extend(std::iter::repeat_n(0u64, (q_count as usize).div_ceil(64)));
-        schemes.push(scheme);
-        ports.push(Port {
+        let (q_count, scheme) = port_scheme(g, sp, lay, p as u32, &mut custom)?;
+        let q_base = out.queues.len() as u32;
+        out.queues
+            .extend(std::iter::repeat_n(PktQueue::default(), q_count as usize));
+        let mask_base = out.masks.len() as u32;
+        out.masks
+            .extend(std::iter::repeat_n(0u64, (q_count as usize).div_ceil(64)));
+        out.schemes.push(scheme);
+        out.ports.push(Port {
             node,
             switch: if is_switch {
-                index[node as usize]
+                lay.index[node as usize]
             } else {
                 NONE
             },
@@ -231,8 +268,25 @@ pub fn build_network_with(
             taps: 0,
         });
     }
+    Ok(out)
+}
 
-    let routing = compute_routes(g, &index, &port_base, &port_info, ns as usize, nh as usize);
+/// Builds the network; `custom` makes the ports of switches whose scheme is a custom one.
+/// Fails (with the factory's message) if a custom scheme cannot be made.
+pub fn build_network_with(
+    g: &Graph,
+    sp: &SwitchParams,
+    custom: Option<&mut CustomFactory>,
+) -> Result<Network, String> {
+    let lay = layout(g);
+    let (nodes, switches, host_nodes) = make_nodes(g, sp, &lay);
+    let Ports {
+        ports,
+        queues,
+        masks,
+        schemes,
+    } = make_ports(g, sp, &lay, custom)?;
+    let routing = compute_routes(g, &lay);
     // A switch whose (custom) scheme routes: its first port's scheme is asked.
     let route_hooks = switches
         .iter()
@@ -245,7 +299,8 @@ pub fn build_network_with(
             }
         })
         .collect();
-    let wires = port_info
+    let wires = lay
+        .port_info
         .iter()
         .map(|&(_, peer, peer_local, _)| Wire {
             in_flight: Default::default(),
@@ -253,10 +308,9 @@ pub fn build_network_with(
             to_port: peer_local,
         })
         .collect();
-    let (techs, host_tech) = host_technologies(g, &host_nodes, &port_base, &port_info);
-    let torus = g
-        .torus
-        .map(|dims| torus_routing(g, dims, &port_base, &port_info));
+    let (techs, host_tech) = host_technologies(g, &host_nodes, &lay);
+    let torus = g.torus.map(|dims| torus_routing(g, dims, &lay));
+    let total_ports = ports.len();
     Ok(Network {
         pool: Default::default(),
         nodes,
@@ -287,12 +341,7 @@ pub fn build_network_with(
 
 /// The distinct technologies of the links, and for each host the one of its first link
 /// (which frames what it sends).
-fn host_technologies(
-    g: &Graph,
-    host_nodes: &[u32],
-    port_base: &[u32],
-    port_info: &[(u32, u32, u32, usize)],
-) -> (Vec<LinkTech>, Vec<u8>) {
+fn host_technologies(g: &Graph, host_nodes: &[u32], lay: &Layout) -> (Vec<LinkTech>, Vec<u8>) {
     let mut techs: Vec<LinkTech> = Vec::new();
     let mut id_of = |t: LinkTech| match techs.iter().position(|x| *x == t) {
         Some(i) => i as u8,
@@ -304,7 +353,7 @@ fn host_technologies(
     let host_tech = host_nodes
         .iter()
         .map(|&n| {
-            let li = port_info[port_base[n as usize] as usize].3;
+            let li = lay.port_info[lay.port_base[n as usize] as usize].3;
             id_of(g.links[li].tech)
         })
         .collect();
@@ -315,16 +364,11 @@ fn host_technologies(
 }
 
 /// Which local port of each torus server leads in each direction.
-fn torus_routing(
-    g: &Graph,
-    dims: [u32; 3],
-    port_base: &[u32],
-    port_info: &[(u32, u32, u32, usize)],
-) -> TorusRouting {
+fn torus_routing(g: &Graph, dims: [u32; 3], lay: &Layout) -> TorusRouting {
     let n = g.nodes.len();
     let mut dir_port = vec![[NO_PORT; 6]; n];
-    for (p, &(node, peer, _, _)) in port_info.iter().enumerate() {
-        let local = (p as u32 - port_base[node as usize]) as u8;
+    for (p, &(node, peer, _, _)) in lay.port_info.iter().enumerate() {
+        let local = (p as u32 - lay.port_base[node as usize]) as u8;
         let (a, b) = (torus::coords(dims, node), torus::coords(dims, peer));
         let axis = (0..3)
             .find(|&i| a[i] != b[i])
@@ -349,14 +393,9 @@ fn exact_ps_per_byte(rate_bps: u64) -> u64 {
 
 /// Shortest-path ECMP: a breadth-first search over switches from every host-facing switch;
 /// a switch's ports towards a destination are those whose neighbour is one hop closer.
-fn compute_routes(
-    g: &Graph,
-    index: &[u32],
-    port_base: &[u32],
-    port_info: &[(u32, u32, u32, usize)],
-    ns: usize,
-    nh: usize,
-) -> Routing {
+fn compute_routes(g: &Graph, lay: &Layout) -> Routing {
+    let (index, port_base, port_info) = (&lay.index, &lay.port_base, &lay.port_info);
+    let (ns, nh) = (lay.n_switches, lay.n_hosts);
     let n = g.nodes.len();
     let is_switch = |i: u32| g.nodes[i as usize].kind == NodeKind::Switch;
     // Switch adjacency as (neighbour switch, local port) lists.

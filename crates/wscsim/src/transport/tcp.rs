@@ -96,6 +96,27 @@ pub struct Sender {
 pub const DCTCP_G: f64 = 1.0 / 16.0;
 
 impl Sender {
+    /// Lost retransmissions: data sent after a retransmission has been SACKed while the
+    /// retransmitted bytes are still missing (the path never reorders). They move from
+    /// `rexmits` to `relost`; retransmissions no longer missing are forgotten.
+    fn find_lost_retransmissions(&mut self) {
+        let top = self.sacked.highest_end();
+        let (una, sacked) = (self.snd_una, &self.sacked);
+        let mut i = 0;
+        while i < self.rexmits.len() {
+            let (a, b, marker) = self.rexmits[i];
+            let missing = b > una && sacked.unsacked_in(a.max(una), b.max(una)) > 0;
+            if !missing {
+                self.rexmits.swap_remove(i);
+            } else if top > marker {
+                self.relost.push((a.max(una), b));
+                self.rexmits.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// DCTCP: counts `acked` bytes (marked if the ACK echoed CE) and, once a window of data
     /// has been acknowledged, folds the window's marked fraction into alpha.
     fn dctcp_on_ack(&mut self, acked: u64, ece: bool) {
@@ -689,26 +710,7 @@ impl Tcp {
                 s.dupacks += 1;
             }
         }
-        {
-            // Lost retransmissions: data sent after a retransmission has been SACKed while
-            // the retransmitted bytes are still missing (the path never reorders).
-            let s = &mut self.senders[conn as usize];
-            let top = s.sacked.highest_end();
-            let (una, sacked) = (s.snd_una, &s.sacked);
-            let mut i = 0;
-            while i < s.rexmits.len() {
-                let (a, b, marker) = s.rexmits[i];
-                let missing = b > una && sacked.unsacked_in(a.max(una), b.max(una)) > 0;
-                if !missing {
-                    s.rexmits.swap_remove(i);
-                } else if top > marker {
-                    s.relost.push((a.max(una), b));
-                    s.rexmits.swap_remove(i);
-                } else {
-                    i += 1;
-                }
-            }
-        }
+        self.senders[conn as usize].find_lost_retransmissions();
         let mss_u = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
         let after_recover = s.snd_una > s.recover || s.recover == 0;

@@ -12,6 +12,15 @@ use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::transport::{Note, Tcp, Udp};
 
+/// memcached with its random streams: 1000 + i for client i; 999 fills the servers' pools.
+fn memcached_app(spec: memcached::MemcachedSpec, seed: u64) -> App {
+    let rngs = (0..spec.clients.len() as u64)
+        .map(|i| stream(seed, family::WORKLOAD, 1000 + i))
+        .collect();
+    let warm = stream(seed, family::WORKLOAD, 999);
+    App::Memcached(Box::new(memcached::Memcached::new(spec, rngs, warm)))
+}
+
 /// The layers below the applications, borrowed for one call.
 pub struct Stack<'a, S> {
     pub ev: &'a mut S,
@@ -97,26 +106,9 @@ impl Apps {
                     rngs,
                 )));
             }
-            WorkloadSpec::Memcached(spec) => {
-                // Streams 1000 + i for client i; 999 fills the servers' pools.
-                let rngs = (0..spec.clients.len() as u64)
-                    .map(|i| stream(seed, family::WORKLOAD, 1000 + i))
-                    .collect();
-                let warm = stream(seed, family::WORKLOAD, 999);
-                list.push(App::Memcached(Box::new(memcached::Memcached::new(
-                    spec, rngs, warm,
-                ))));
-            }
+            WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
         }
-        let has_end = list.iter().any(|a| {
-            matches!(
-                a,
-                App::IncastClient(_)
-                    | App::FlowGen(_)
-                    | App::Memcached(_)
-                    | App::LongLived(long_lived::LongLived { size: Some(_), .. })
-            )
-        });
+        let has_end = list.iter().any(App::ends_by_itself);
         Apps {
             list,
             active: 0,

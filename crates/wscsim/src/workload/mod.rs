@@ -59,6 +59,18 @@ pub enum App {
 }
 
 impl App {
+    /// Whether the run may end when this application is done (incast, finite flows,
+    /// memcached); sources that run for the whole duration never end it.
+    pub fn ends_by_itself(&self) -> bool {
+        matches!(
+            self,
+            App::IncastClient(_)
+                | App::FlowGen(_)
+                | App::Memcached(_)
+                | App::LongLived(long_lived::LongLived { size: Some(_), .. })
+        )
+    }
+
     pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         match self {
             App::IncastClient(a) => a.start(id, ctx),
