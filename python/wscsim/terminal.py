@@ -104,6 +104,7 @@ def print_catalogue(console=None) -> None:
     console.print(table)
     rows = [
         ("topologies", ", ".join(cat["topologies"])),
+        ("link technologies", ", ".join(cat["link_technologies"])),
         ("diablo_array presets", "1g (1 Gbit/s, 1 us port-to-port), 10g (10 Gbit/s, 100 ns)"),
         ("workloads", ", ".join(cat["workloads"])),
         ("flow-size distributions", ", ".join(cat["size_cdfs"])),

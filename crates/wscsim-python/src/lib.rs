@@ -141,12 +141,13 @@ fn check(scenario_json: &str) -> PyResult<String> {
 /// Lists of the names the scenario schema accepts, for `wscsim list`.
 #[pyfunction]
 fn catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-    use wscsim::config::resolve as r;
+    use wscsim::config::{kinds::names, resolve as r};
     let d = PyDict::new(py);
-    d.set_item("topologies", r::TOPOLOGY_KINDS.to_vec())?;
-    d.set_item("workloads", r::WORKLOAD_KINDS.to_vec())?;
+    d.set_item("topologies", names(wscsim::config::topology::TOPOLOGIES))?;
+    d.set_item("workloads", names(r::WORKLOADS))?;
     d.set_item("diablo_presets", r::DIABLO_PRESETS.to_vec())?;
-    d.set_item("schemes", r::SCHEMES.to_vec())?;
+    d.set_item("schemes", names(wscsim::config::scheme::SCHEMES))?;
+    d.set_item("link_technologies", wscsim::net::link::LinkTech::names())?;
     d.set_item(
         "size_cdfs",
         r::BUILTIN_CDFS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),

@@ -3,8 +3,9 @@
 //! client, the gap scale, the memcached version, pool size and key space.
 
 use super::resolve::{host_list, int_in};
-use super::{err, ConfigError, WorkloadCfg};
+use super::{err, ConfigError};
 use crate::workload::memcached::MemcachedSpec;
+use crate::workload::memcached::Params as WorkloadCfg;
 
 /// DIABLO: 128 servers among 1,984 hosts (two per rack of 31).
 const DIABLO_SERVER_SHARE: f64 = 128.0 / 1984.0;

@@ -3,6 +3,7 @@
 //! what was given and what is allowed.
 
 pub mod host;
+pub mod kinds;
 pub mod memcached;
 pub mod scheme;
 pub mod topology;
@@ -92,42 +93,15 @@ pub struct LinkCfg {
     pub delay: Option<Duration>,
 }
 
+/// `[topology]`: its kind, the links every kind has, and the kind's own parameters
+/// (declared by each kind beside its builder, e.g. `topology::fat_tree::Params`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     pub kind: String,
     #[serde(default)]
     pub link: LinkCfg,
-    // single_switch
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<i64>,
-    // fat_tree
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub k: Option<i64>,
-    // leaf_spine
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub leaves: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub spines: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts_per_leaf: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oversubscription: Option<f64>,
-    // diablo_array
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub preset: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub racks: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub servers_per_rack: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub racks_per_array: Option<i64>,
-    // edge_list
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    // torus3d
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dims: Option<Vec<i64>>,
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -294,70 +268,13 @@ impl<'de> Deserialize<'de> for FlowSize {
     }
 }
 
+/// `[workload]`: its kind and the kind's own parameters (declared by each kind beside its
+/// model, e.g. `workload::incast::Params`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
     pub kind: String,
-    // incast
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub senders: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<Bytes>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request: Option<Bytes>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<i64>,
-    // flows
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub load: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size_cdf: Option<String>,
-    /// Instead of size_cdf: fixed sizes drawn with weights, each with a DSCP class.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size_classes: Option<Vec<SizeClassCfg>>,
-    /// permutation, all_to_all, many_to_one: DSCP of flow i is dscp[i % len].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dscp: Option<Vec<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flows: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clients: Option<Vec<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub servers: Option<Vec<i64>>,
-    // permutation, all_to_all
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<FlowSize>,
-    // udp
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub packet_size: Option<Bytes>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arrival: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sources: Option<Vec<i64>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub destination: Option<Destination>,
-    // memcached
-    /// How many hosts run a memcached server, spread evenly over the hosts (when `servers`
-    /// does not list them); the rest are clients.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_count: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests_per_client: Option<i64>,
-    /// Multiplier on the ETC inter-arrival gaps (larger: lighter load).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gap_scale: Option<f64>,
-    /// "1.4.15" or "1.4.17" (accept4).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// Each server's memory pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pool: Option<Bytes>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_space: Option<i64>,
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `workload.destination`: a host index, or (UDP only) "random": every datagram goes to a

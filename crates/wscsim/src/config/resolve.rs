@@ -1,6 +1,7 @@
 //! Validation and defaults: turns a parsed `Scenario` into what the builder needs, and
 //! fills every default into the scenario so that `summary.json` shows the run as it ran.
 
+use super::kinds::{fields_of, Kind};
 use super::{err, ConfigError, FlowSize, Scenario};
 use crate::engine::rng::{family, stream};
 use crate::net::link::LinkTech;
@@ -21,25 +22,7 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 /// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
 pub const MAX_HOSTS: u64 = 100_000;
 
-pub const TOPOLOGY_KINDS: &[&str] = &[
-    "single_switch",
-    "leaf_spine",
-    "fat_tree",
-    "diablo_array",
-    "edge_list",
-    "torus3d",
-];
-pub const WORKLOAD_KINDS: &[&str] = &[
-    "incast",
-    "flows",
-    "permutation",
-    "all_to_all",
-    "many_to_one",
-    "udp",
-    "memcached",
-];
 pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
-pub use super::scheme::SCHEME_KINDS as SCHEMES;
 
 /// Built-in flow-size distributions, shipped with the Python package and embedded here.
 pub const BUILTIN_CDFS: &[(&str, &str)] = &[
@@ -308,19 +291,21 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 
     // --- workload ---
     let w = &mut sc.workload;
-    one_of("workload.kind", &w.kind, WORKLOAD_KINDS)?;
+    let names: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
+    one_of("workload.kind", &w.kind, &names)?;
     let wk = w.kind.clone();
-    workload_keys(w, &wk, sc.transport.kind == "udp")?;
+    let udp = sc.transport.kind == "udp";
+    udp_transport_fits(&wk, udp)?;
     let workload = match wk.as_str() {
-        "incast" => incast_spec(w, n_hosts)?,
-        "flows" => flows_spec(w, n_hosts, rate)?,
-        "permutation" | "all_to_all" | "many_to_one" => long_lived_spec(w, n_hosts, &wk, sc.seed)?,
-        "memcached" => WorkloadSpec::Memcached(super::memcached::resolve_memcached(
-            w,
-            n_hosts,
-            sc.transport.kind == "udp",
-        )?),
-        _ => udp_spec(w, &graph, host_out_bps, &host_tech)?,
+        "incast" => with_params(w, |p| incast_spec(p, n_hosts))?,
+        "flows" => with_params(w, |p| flows_spec(p, n_hosts, rate))?,
+        "permutation" | "all_to_all" | "many_to_one" => {
+            with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
+        }
+        "memcached" => with_params(w, |p| {
+            super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
+        })?,
+        _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
     };
     if let Some(c) = &sc.metrics.capture {
         check_capture(c, &graph)?;
@@ -347,40 +332,52 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     })
 }
 
-/// Which workload kinds take each key (keys not listed, such as `kind`, are for every
-/// kind). A new workload kind adds its keys here.
-const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
-    ("senders", &["incast"]),
-    ("iterations", &["incast"]),
-    ("client", &["incast"]),
-    ("block", &["incast"]),
-    ("request", &["incast"]),
-    ("load", &["flows", "udp"]),
-    ("size_cdf", &["flows"]),
-    ("size_classes", &["flows"]),
-    ("flows", &["flows"]),
-    ("clients", &["flows"]),
-    ("servers", &["flows", "memcached"]),
-    ("server_count", &["memcached"]),
-    ("requests_per_client", &["memcached"]),
-    ("gap_scale", &["memcached"]),
-    ("version", &["memcached"]),
-    ("pool", &["memcached"]),
-    ("key_space", &["memcached"]),
-    ("size", &["permutation", "all_to_all", "many_to_one"]),
-    ("dscp", &["permutation", "all_to_all", "many_to_one"]),
-    ("sources", &["udp", "many_to_one"]),
-    ("destination", &["udp", "many_to_one"]),
-    ("rate", &["udp"]),
-    ("packet_size", &["udp"]),
-    ("arrival", &["udp"]),
+/// The workload kinds and their parameters. A new kind adds its line here.
+pub const WORKLOADS: &[Kind] = &[
+    Kind {
+        name: "incast",
+        keys: fields_of::<crate::workload::incast::Params>,
+    },
+    Kind {
+        name: "flows",
+        keys: fields_of::<crate::workload::flows::Params>,
+    },
+    Kind {
+        name: "permutation",
+        keys: fields_of::<crate::workload::long_lived::Params>,
+    },
+    Kind {
+        name: "all_to_all",
+        keys: fields_of::<crate::workload::long_lived::Params>,
+    },
+    Kind {
+        name: "many_to_one",
+        keys: fields_of::<crate::workload::long_lived::Params>,
+    },
+    Kind {
+        name: "udp",
+        keys: fields_of::<crate::workload::udp_source::Params>,
+    },
+    Kind {
+        name: "memcached",
+        keys: fields_of::<crate::workload::memcached::Params>,
+    },
 ];
 
-/// A workload key that only some kinds use must not be set for another kind, and UDP
-/// transport is for UDP workloads.
-fn workload_keys(w: &super::WorkloadCfg, wk: &str, udp_transport: bool) -> Result<(), ConfigError> {
-    let value = serde_json::to_value(w).expect("a workload serialises");
-    keys_of_kind("workload", WORKLOAD_KEYS, &value, wk)?;
+/// Parses the workload kind's parameters, resolves them with `f`, and writes them back
+/// with their defaults.
+fn with_params<P: serde::de::DeserializeOwned + serde::Serialize>(
+    w: &mut super::WorkloadCfg,
+    f: impl FnOnce(&mut P) -> Result<WorkloadSpec, ConfigError>,
+) -> Result<WorkloadSpec, ConfigError> {
+    let mut p: P = super::kinds::parse("workload", WORKLOADS, &w.kind, &["kind"], &w.params)?;
+    let spec = f(&mut p)?;
+    super::kinds::write_back(&mut w.params, &p);
+    Ok(spec)
+}
+
+/// UDP transport is for UDP workloads.
+fn udp_transport_fits(wk: &str, udp_transport: bool) -> Result<(), ConfigError> {
     if udp_transport && wk != "udp" && wk != "memcached" {
         return Err(err(
             "transport.kind",
@@ -391,38 +388,11 @@ fn workload_keys(w: &super::WorkloadCfg, wk: &str, udp_transport: bool) -> Resul
     Ok(())
 }
 
-/// Refuses a key of `section` that `table` gives to other kinds than `kind` (the first
-/// such key, in the table's order): "given 4; allowed: only with kind "fat_tree"".
-pub(super) fn keys_of_kind(
-    section: &str,
-    table: &[(&str, &[&str])],
-    value: &serde_json::Value,
-    kind: &str,
-) -> Result<(), ConfigError> {
-    for (key, kinds) in table {
-        let given = match value.get(key) {
-            Some(v) if !v.is_null() => v,
-            _ => continue,
-        };
-        if !kinds.contains(&kind) {
-            let quoted: Vec<String> = kinds.iter().map(|k| format!("{k:?}")).collect();
-            let names = match quoted.split_last() {
-                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-                _ => quoted.join(""),
-            };
-            return Err(ConfigError {
-                path: format!("{section}.{key}"),
-                message: format!(
-                    "given {given}; allowed: only with kind {names} (this one is {kind:?})"
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
 /// The workload of its kind, checked, with defaults filled in.
-fn incast_spec(w: &mut super::WorkloadCfg, n_hosts: i64) -> Result<WorkloadSpec, ConfigError> {
+fn incast_spec(
+    w: &mut crate::workload::incast::Params,
+    n_hosts: i64,
+) -> Result<WorkloadSpec, ConfigError> {
     let senders = int_in(
         "workload.senders",
         *w.senders.get_or_insert(n_hosts - 1),
@@ -468,7 +438,7 @@ fn incast_spec(w: &mut super::WorkloadCfg, n_hosts: i64) -> Result<WorkloadSpec,
 
 /// The workload of its kind, checked, with defaults filled in.
 fn flows_spec(
-    w: &mut super::WorkloadCfg,
+    w: &mut crate::workload::flows::Params,
     n_hosts: i64,
     rate: u64,
 ) -> Result<WorkloadSpec, ConfigError> {
@@ -532,7 +502,7 @@ fn flows_spec(
 
 /// The workload of its kind, checked, with defaults filled in.
 fn long_lived_spec(
-    w: &mut super::WorkloadCfg,
+    w: &mut crate::workload::long_lived::Params,
     n_hosts: i64,
     wk: &str,
     seed: u64,
@@ -550,7 +520,8 @@ fn long_lived_spec(
     };
     let n = n_hosts as u32;
     let pairs = if wk == "many_to_one" {
-        let (sources, dst) = sources_and_destination(w, n_hosts, false)?;
+        let (sources, dst) =
+            sources_and_destination(&mut w.destination, &mut w.sources, n_hosts, false)?;
         let dst = dst.expect("many_to_one has one destination");
         sources.into_iter().map(|s| (s, dst)).collect()
     } else if wk == "permutation" {
@@ -593,7 +564,7 @@ fn long_lived_spec(
 
 /// The workload of its kind, checked, with defaults filled in.
 fn udp_spec(
-    w: &mut super::WorkloadCfg,
+    w: &mut crate::workload::udp_source::Params,
     graph: &Graph,
     host_out_bps: u64,
     tech: &LinkTech,
@@ -620,7 +591,8 @@ fn udp_spec(
     if r > max_ip_rate {
         return Err(err("workload.rate", super::Rate(r), format!("at most {} of IP traffic, what the host's links ({}) carry at this packet size with {:?} framing", super::Rate(max_ip_rate), super::Rate(host_out_bps), tech.name)));
     }
-    let (sources, dst) = sources_and_destination(w, n_hosts, true)?;
+    let (sources, dst) =
+        sources_and_destination(&mut w.destination, &mut w.sources, n_hosts, true)?;
     let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
     one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
     let destination = match (dst, w.destination) {
@@ -641,7 +613,7 @@ fn udp_spec(
 /// all-to-all rate of a torus (a link-level figure, converted to IP bits). The resolved
 /// scenario shows the rate either way.
 fn udp_rate(
-    w: &mut super::WorkloadCfg,
+    w: &mut crate::workload::udp_source::Params,
     graph: &Graph,
     ip: u64,
     wire: u64,
@@ -1020,11 +992,12 @@ pub(super) fn host_list(
 /// (`destination` None: "random", allowed only when `allow_random`; then every host sends
 /// by default.)
 fn sources_and_destination(
-    w: &mut super::WorkloadCfg,
+    destination: &mut Option<super::Destination>,
+    sources_cfg: &mut Option<Vec<i64>>,
     n_hosts: i64,
     allow_random: bool,
 ) -> Result<(Vec<u32>, Option<u32>), ConfigError> {
-    let d = *w.destination.get_or_insert(super::Destination::Host(0));
+    let d = *destination.get_or_insert(super::Destination::Host(0));
     let given = serde_json::to_string(&d).expect("a destination serialises");
     let given = given.as_str();
     let dst = match d {
@@ -1047,7 +1020,7 @@ fn sources_and_destination(
             None
         }
     };
-    let sources = match host_list("workload.sources", &w.sources, n_hosts)? {
+    let sources = match host_list("workload.sources", sources_cfg, n_hosts)? {
         Some(v) => v,
         None => (0..n_hosts as u32).filter(|&h| Some(h) != dst).collect(),
     };
@@ -1058,7 +1031,7 @@ fn sources_and_destination(
             "hosts other than workload.destination",
         ));
     }
-    w.sources = Some(sources.iter().map(|&s| s as i64).collect());
+    *sources_cfg = Some(sources.iter().map(|&s| s as i64).collect());
     Ok((sources, dst))
 }
 

@@ -1,76 +1,67 @@
 //! The `switch.scheme` table (and each `switch.overrides` entry's `scheme`): which data-plane
 //! scheme a switch runs and its parameters. A bare string names a scheme with its defaults.
 
+use super::kinds::{self, fields_of, Kind};
 use super::{err, Bytes, ConfigError};
 use crate::scheme::drr::DrrClassify;
 use crate::scheme::red::RedParams;
-use crate::scheme::SchemeSpec;
+use crate::scheme::{self, SchemeSpec};
 use crate::topology::build::MAX_VOQS;
-use serde::{Deserialize, Serialize};
+use serde::{de::DeserializeOwned, Serialize};
 
-pub const SCHEME_KINDS: &[&str] = &[
-    "droptail", "red", "dctcp", "priority", "drr", "hull", "pfabric", "python",
+/// The scheme kinds and their parameters. A new scheme adds its line here.
+pub const SCHEMES: &[Kind] = &[
+    Kind {
+        name: "droptail",
+        keys: fields_of::<scheme::droptail::Params>,
+    },
+    Kind {
+        name: "red",
+        keys: fields_of::<scheme::red::Params>,
+    },
+    Kind {
+        name: "dctcp",
+        keys: fields_of::<scheme::dctcp::Params>,
+    },
+    Kind {
+        name: "priority",
+        keys: fields_of::<scheme::priority::Params>,
+    },
+    Kind {
+        name: "drr",
+        keys: fields_of::<scheme::drr::Params>,
+    },
+    Kind {
+        name: "hull",
+        keys: fields_of::<scheme::hull::Params>,
+    },
+    Kind {
+        name: "pfabric",
+        keys: fields_of::<scheme::pfabric::Params>,
+    },
+    Kind {
+        name: "python",
+        keys: fields_of::<scheme::spec::CustomParams>,
+    },
 ];
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchemeCfg {
-    pub kind: String,
-    // droptail
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub limit_packets: Option<i64>,
-    // red
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_th_packets: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_th_packets: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_p: Option<f64>,
-    /// EWMA weight as a power of two: 5 means 2^-5.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub weight: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<bool>,
-    // dctcp
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub k_packets: Option<i64>,
-    // priority, drr
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queues: Option<i64>,
-    // priority: a full buffer makes room for a higher class by dropping a lower one's tail.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub push_out: Option<bool>,
-    // drr
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub classify: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub quantum: Option<Bytes>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub quanta: Option<Vec<Bytes>>,
-    // hull
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub drain_fraction: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mark_threshold: Option<Bytes>,
-    // python
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub class: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub params: Option<serde_json::Value>,
-}
-
-/// Keys each kind accepts (besides `kind`).
-fn keys_for(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "droptail" => &["limit_packets"],
-        "red" => &["min_th_packets", "max_th_packets", "max_p", "weight", "ecn"],
-        "dctcp" => &["k_packets"],
-        "priority" => &["queues", "push_out"],
-        "drr" => &["queues", "classify", "quantum", "quanta"],
-        "hull" => &["drain_fraction", "mark_threshold"],
-        "python" => &["class", "params"],
-        _ => &[],
-    }
+/// Parses kind `P`'s parameters from `value` (less its `kind`), resolves them with `f` and
+/// writes them back, defaults filled in.
+fn with_params<P: DeserializeOwned + Serialize>(
+    path: &str,
+    value: &mut serde_json::Value,
+    f: impl FnOnce(&mut P) -> Result<SchemeSpec, ConfigError>,
+) -> Result<SchemeSpec, ConfigError> {
+    let obj = value.as_object_mut().expect("checked to be a table");
+    let kind = obj.remove("kind").expect("checked to have a kind");
+    let mut p: P = kinds::parse(path, SCHEMES, kind.as_str().unwrap_or(""), &["kind"], obj)?;
+    let spec = f(&mut p)?;
+    kinds::write_back(obj, &p);
+    let mut out = serde_json::Map::new();
+    out.insert("kind".into(), kind);
+    out.append(obj);
+    *value = serde_json::Value::Object(out);
+    Ok(spec)
 }
 
 /// Parses and checks a scheme value at `path`, fills in its defaults (written back so the
@@ -88,71 +79,46 @@ pub fn resolve_scheme(
             value.to_string(),
             format!(
                 "a scheme name ({}) or a table with `kind`",
-                SCHEME_KINDS.join(", ")
+                kinds::names(SCHEMES).join(", ")
             ),
         ));
     }
-    let mut c: SchemeCfg = {
-        let v = value.clone();
-        serde_path_to_error::deserialize(v).map_err(|e| {
-            let inner = e.path().to_string();
-            let p = if inner == "." || inner.is_empty() {
-                path.to_string()
-            } else {
-                format!("{path}.{inner}")
-            };
-            ConfigError {
-                path: p,
-                message: super::given_allowed(&e.into_inner().to_string()),
-            }
-        })?
+    let names: Vec<&str> = SCHEMES.iter().map(|k| k.name).collect();
+    let kind = match value.get("kind") {
+        Some(serde_json::Value::String(k)) => k.clone(),
+        Some(other) => {
+            return Err(err(
+                &format!("{path}.kind"),
+                other.to_string(),
+                "a scheme name",
+            ))
+        }
+        None => return Err(err(&format!("{path}.kind"), "nothing", "a scheme name")),
     };
-    let kind = c.kind.clone();
-    if !SCHEME_KINDS.contains(&kind.as_str()) {
+    if !names.contains(&kind.as_str()) {
+        let quoted: Vec<String> = names.iter().map(|k| format!("{k:?}")).collect();
         return Err(err(
             &format!("{path}.kind"),
             format!("{kind:?}"),
-            format!(
-                "one of {}",
-                SCHEME_KINDS
-                    .iter()
-                    .map(|k| format!("{k:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            format!("one of {}", quoted.join(", ")),
         ));
     }
-    // Keys another kind uses must not be set for this one.
-    let set = serde_json::to_value(&c).unwrap();
-    for key in set.as_object().unwrap().keys() {
-        if key != "kind" && !keys_for(&kind).contains(&key.as_str()) {
-            return Err(ConfigError {
-                path: format!("{path}.{key}"),
-                message: format!(
-                    "given {}; allowed: not with kind {kind:?} (its keys: {})",
-                    set[key],
-                    keys_for(&kind).join(", ")
-                ),
-            });
-        }
+    match kind.as_str() {
+        "droptail" => with_params(path, value, |c| droptail_spec(c, path)),
+        "red" => with_params(path, value, |c| red_spec(c, path)),
+        "dctcp" => with_params(path, value, |c| dctcp_spec(c, path)),
+        "priority" => with_params(path, value, |c| priority_spec(c, path)),
+        "drr" => with_params(path, value, |c| drr_spec(c, path)),
+        "hull" => with_params(path, value, |c| hull_spec(c, path)),
+        "pfabric" => with_params(path, value, |_: &mut scheme::pfabric::Params| {
+            Ok(SchemeSpec::PFabric)
+        }),
+        _ => with_params(path, value, |c| python_spec(c, path, kind.clone())),
     }
-    let spec = match kind.as_str() {
-        "droptail" => droptail_spec(&mut c, path)?,
-        "red" => red_spec(&mut c, path)?,
-        "dctcp" => dctcp_spec(&mut c, path)?,
-        "priority" => priority_spec(&mut c, path)?,
-        "drr" => drr_spec(&mut c, path)?,
-        "hull" => hull_spec(&mut c, path)?,
-        "pfabric" => SchemeSpec::PFabric,
-        "python" => python_spec(&mut c, path, kind.clone())?,
-        _ => unreachable!(),
-    };
-    *value = serde_json::to_value(&c).unwrap();
-    Ok(spec)
 }
 
 /// `kind = "droptail"`: its parameters, checked, with defaults filled in.
-fn droptail_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+fn droptail_spec(c: &mut scheme::droptail::Params, path: &str) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let limit = match c.limit_packets {
@@ -171,7 +137,7 @@ fn droptail_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigErro
 }
 
 /// `kind = "red"`: its parameters, checked, with defaults filled in.
-fn red_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+fn red_spec(c: &mut scheme::red::Params, path: &str) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let min = *c.min_th_packets.get_or_insert(150.0);
@@ -213,7 +179,7 @@ fn red_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
 }
 
 /// `kind = "dctcp"`: its parameters, checked, with defaults filled in.
-fn dctcp_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+fn dctcp_spec(c: &mut scheme::dctcp::Params, path: &str) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let k = *c.k_packets.get_or_insert(65);
@@ -230,7 +196,7 @@ fn dctcp_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> 
 }
 
 /// `kind = "priority"`: its parameters, checked, with defaults filled in.
-fn priority_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+fn priority_spec(c: &mut scheme::priority::Params, path: &str) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let q = *c.queues.get_or_insert(8);
@@ -242,7 +208,7 @@ fn priority_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigErro
 }
 
 /// `kind = "drr"`: its parameters, checked, with defaults filled in.
-fn drr_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+fn drr_spec(c: &mut scheme::drr::Params, path: &str) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let by = c.classify.get_or_insert("flow".into()).clone();
@@ -305,7 +271,7 @@ fn drr_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
 }
 
 /// `kind = "hull"`: its parameters, checked, with defaults filled in.
-fn hull_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
+fn hull_spec(c: &mut scheme::hull::Params, path: &str) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let f = *c.drain_fraction.get_or_insert(0.95);
@@ -327,7 +293,11 @@ fn hull_spec(c: &mut SchemeCfg, path: &str) -> Result<SchemeSpec, ConfigError> {
 }
 
 /// `kind = "python"`: its parameters, checked, with defaults filled in.
-fn python_spec(c: &mut SchemeCfg, path: &str, kind: String) -> Result<SchemeSpec, ConfigError> {
+fn python_spec(
+    c: &mut scheme::spec::CustomParams,
+    path: &str,
+    kind: String,
+) -> Result<SchemeSpec, ConfigError> {
     let p = |k: &str| format!("{path}.{k}");
 
     let class = match &c.class {

@@ -1,17 +1,18 @@
 //! `[topology]`: the keys each kind takes, its defaults, and its graph, refused before it is
 //! built when it would not fit in memory.
 
+use super::kinds::{self, fields_of, Kind};
 use super::resolve::{
-    check_fits, int_in, keys_of_kind, one_of, read_capped, DIABLO_PRESETS, MAX_EDGE_LIST_BYTES,
-    MAX_HOSTS, TOPOLOGY_KINDS,
+    check_fits, int_in, one_of, read_capped, DIABLO_PRESETS, MAX_EDGE_LIST_BYTES, MAX_HOSTS,
 };
-use super::{err, ConfigError, TopologyCfg};
+use super::{err, ConfigError, LinkCfg, TopologyCfg};
 use crate::engine::{TimePs, PS_PER_NS, PS_PER_US};
 use crate::net::link::LinkTech;
 use crate::topology::size::Size;
 use crate::topology::{
     diablo, edge_list, fat_tree, leaf_spine, single_switch, torus3d, Graph, LinkParams,
 };
+use serde::{de::DeserializeOwned, Serialize};
 
 /// A resolved topology: its graph, the host links' rate and technology, what one host can
 /// send in all (its links together: six on a torus), and the port-to-port latency its
@@ -24,18 +25,77 @@ pub struct TopologyOut {
     pub preset_latency_ps: TimePs,
 }
 
+/// The topology kinds and their parameters. A new kind adds its line here.
+pub const TOPOLOGIES: &[Kind] = &[
+    Kind {
+        name: "single_switch",
+        keys: fields_of::<single_switch::Params>,
+    },
+    Kind {
+        name: "leaf_spine",
+        keys: fields_of::<leaf_spine::Params>,
+    },
+    Kind {
+        name: "fat_tree",
+        keys: fields_of::<fat_tree::Params>,
+    },
+    Kind {
+        name: "diablo_array",
+        keys: fields_of::<diablo::Params>,
+    },
+    Kind {
+        name: "edge_list",
+        keys: fields_of::<edge_list::Params>,
+    },
+    Kind {
+        name: "torus3d",
+        keys: fields_of::<torus3d::Params>,
+    },
+];
+
+/// Keys every topology kind takes.
+const SHARED: &[&str] = &["kind", "link"];
+
+/// A graph, its links' parameters and the switch latency its preset implies.
+type Built = (Graph, LinkParams, TimePs);
+
+/// Parses kind `P`'s parameters, builds with `f`, and writes the parameters back with their
+/// defaults.
+fn with_params<P: DeserializeOwned + Serialize>(
+    t: &mut TopologyCfg,
+    f: impl FnOnce(&mut P, &mut LinkCfg) -> Result<Built, ConfigError>,
+) -> Result<Built, ConfigError> {
+    let mut p: P = kinds::parse("topology", TOPOLOGIES, &t.kind, SHARED, &t.params)?;
+    let built = f(&mut p, &mut t.link)?;
+    kinds::write_back(&mut t.params, &p);
+    Ok(built)
+}
+
+/// Builds with `f` on links that take the kind's defaults.
+fn plain(
+    kind: &str,
+    lc: &mut LinkCfg,
+    f: impl FnOnce(LinkParams) -> Result<Graph, ConfigError>,
+) -> Result<Built, ConfigError> {
+    let (link, latency) = link_and_preset(lc, kind, None)?;
+    Ok((f(link)?, link, latency))
+}
+
 pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError> {
-    one_of("topology.kind", &t.kind, TOPOLOGY_KINDS)?;
+    let names: Vec<&str> = TOPOLOGIES.iter().map(|k| k.name).collect();
+    one_of("topology.kind", &t.kind, &names)?;
     let kind = t.kind.clone();
-    keys_of_other_kinds(t, &kind)?;
-    let (link, preset_latency_ps) = link_and_preset(t, &kind)?;
-    let graph = match kind.as_str() {
-        "single_switch" => single_switch_graph(t, link)?,
-        "fat_tree" => fat_tree_graph(t, link)?,
-        "leaf_spine" => leaf_spine_graph(t, link)?,
-        "diablo_array" => diablo_graph(t, link)?,
-        "torus3d" => torus3d_graph(t, link)?,
-        _ => edge_list_graph(t, link)?,
+    let k = kind.as_str();
+    let (graph, link, preset_latency_ps) = match k {
+        "single_switch" => with_params(t, |p, lc| plain(k, lc, |l| single_switch_graph(p, l)))?,
+        "fat_tree" => with_params(t, |p, lc| plain(k, lc, |l| fat_tree_graph(p, l)))?,
+        "leaf_spine" => with_params(t, |p, lc| plain(k, lc, |l| leaf_spine_graph(p, l)))?,
+        "torus3d" => with_params(t, |p, lc| plain(k, lc, |l| torus3d_graph(p, l)))?,
+        "edge_list" => with_params(t, |p, lc| plain(k, lc, |l| edge_list_graph(p, l)))?,
+        _ => with_params(t, |p: &mut diablo::Params, lc| {
+            let (link, latency) = link_and_preset(lc, k, Some(&mut p.preset))?;
+            Ok((diablo_graph(p, link)?, link, latency))
+        })?,
     };
     graph.check().map_err(|m| ConfigError {
         path: if kind == "edge_list" {
@@ -67,41 +127,21 @@ pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError>
     })
 }
 
-/// Which topology kinds take each key (`kind` and `link` are for every kind). A new
-/// topology kind adds its keys here.
-const TOPOLOGY_KEYS: &[(&str, &[&str])] = &[
-    ("hosts", &["single_switch"]),
-    ("k", &["fat_tree"]),
-    ("leaves", &["leaf_spine"]),
-    ("spines", &["leaf_spine"]),
-    ("hosts_per_leaf", &["leaf_spine"]),
-    ("oversubscription", &["leaf_spine"]),
-    ("preset", &["diablo_array"]),
-    ("racks", &["diablo_array"]),
-    ("servers_per_rack", &["diablo_array"]),
-    ("racks_per_array", &["diablo_array"]),
-    ("file", &["edge_list"]),
-    ("dims", &["torus3d"]),
-];
-
-/// A key that only some kinds use must not be set for another kind.
-fn keys_of_other_kinds(t: &TopologyCfg, kind: &str) -> Result<(), ConfigError> {
-    let value = serde_json::to_value(t).expect("a topology serialises");
-    keys_of_kind("topology", TOPOLOGY_KEYS, &value, kind)
-}
-
 /// The links' technology, rate and delay. The rate defaults to the technology's (for
 /// generic "ethernet", 10 Gbit/s; DIABLO's arrays by preset: 1 Gbit/s with 1 us port-to-port
 /// latency, or 10 Gbit/s with 100 ns); a torus defaults to 1 Gbit/s Ethernet with jumbo
 /// frames. The delay defaults to the technology's latency.
-fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimePs), ConfigError> {
+fn link_and_preset(
+    lc: &mut LinkCfg,
+    kind: &str,
+    preset: Option<&mut Option<String>>,
+) -> Result<(LinkParams, TimePs), ConfigError> {
     let default_tech = if kind == "torus3d" {
         "1gbe_jumbo"
     } else {
         "ethernet"
     };
-    let name = t
-        .link
+    let name = lc
         .technology
         .get_or_insert_with(|| default_tech.into())
         .clone();
@@ -114,8 +154,8 @@ fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimeP
         ));
     };
     let generic = name.starts_with("ethernet");
-    let (preset_rate, preset_latency) = if kind == "diablo_array" {
-        let p = t.preset.get_or_insert_with(|| "1g".into()).clone();
+    let (preset_rate, preset_latency) = if let Some(preset) = preset {
+        let p = preset.get_or_insert_with(|| "1g".into()).clone();
         one_of("topology.preset", &p, DIABLO_PRESETS)?;
         if p == "1g" {
             (1_000_000_000, PS_PER_US)
@@ -125,7 +165,7 @@ fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimeP
     } else {
         (tech.rate_bps, PS_PER_US)
     };
-    let rate_bps = t.link.rate.get_or_insert(super::Rate(preset_rate)).0;
+    let rate_bps = lc.rate.get_or_insert(super::Rate(preset_rate)).0;
     if !generic && kind != "diablo_array" && rate_bps != tech.rate_bps {
         return Err(err(
             "topology.link.rate",
@@ -136,11 +176,7 @@ fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimeP
             ),
         ));
     }
-    let delay_ps = t
-        .link
-        .delay
-        .get_or_insert(super::Duration(tech.latency_ps))
-        .0;
+    let delay_ps = lc.delay.get_or_insert(super::Duration(tech.latency_ps)).0;
     let link = LinkParams {
         rate_bps,
         delay_ps,
@@ -150,7 +186,7 @@ fn link_and_preset(t: &mut TopologyCfg, kind: &str) -> Result<(LinkParams, TimeP
 }
 
 /// A torus of `dims = [x, y, z]` servers (each 1 to 64; at most MAX_HOSTS in all).
-fn torus3d_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+fn torus3d_graph(t: &mut torus3d::Params, link: LinkParams) -> Result<Graph, ConfigError> {
     let dims = t.dims.get_or_insert_with(|| vec![3, 3, 3]).clone();
     let bad = |given: String| {
         err(
@@ -171,7 +207,10 @@ fn torus3d_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigE
     Ok(torus3d::build(d, link))
 }
 
-fn single_switch_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+fn single_switch_graph(
+    t: &mut single_switch::Params,
+    link: LinkParams,
+) -> Result<Graph, ConfigError> {
     let h = int_in(
         "topology.hosts",
         *t.hosts.get_or_insert(16),
@@ -189,7 +228,7 @@ fn single_switch_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, C
     Ok(single_switch::build(h, link))
 }
 
-fn fat_tree_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+fn fat_tree_graph(t: &mut fat_tree::Params, link: LinkParams) -> Result<Graph, ConfigError> {
     let k = *t.k.get_or_insert(4);
     if !(2..=72).contains(&k) || k % 2 != 0 {
         return Err(err(
@@ -202,7 +241,7 @@ fn fat_tree_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, Config
     Ok(fat_tree::build(k as u32, link))
 }
 
-fn leaf_spine_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+fn leaf_spine_graph(t: &mut leaf_spine::Params, link: LinkParams) -> Result<Graph, ConfigError> {
     let leaves = int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 4096)?;
     let spines = int_in("topology.spines", *t.spines.get_or_insert(2), 1, 4096)?;
     let hpl = int_in(
@@ -244,7 +283,7 @@ fn leaf_spine_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, Conf
     Ok(leaf_spine::build(leaves, spines, hpl, link, up))
 }
 
-fn diablo_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+fn diablo_graph(t: &mut diablo::Params, link: LinkParams) -> Result<Graph, ConfigError> {
     let spr = int_in(
         "topology.servers_per_rack",
         *t.servers_per_rack.get_or_insert(31),
@@ -279,7 +318,7 @@ fn diablo_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigEr
     Ok(diablo::build(racks, spr, rpa, link))
 }
 
-fn edge_list_graph(t: &mut TopologyCfg, link: LinkParams) -> Result<Graph, ConfigError> {
+fn edge_list_graph(t: &mut edge_list::Params, link: LinkParams) -> Result<Graph, ConfigError> {
     let Some(path) = t.file.clone() else {
         return Err(err(
             "topology.file",

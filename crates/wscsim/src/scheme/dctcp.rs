@@ -7,6 +7,15 @@
 use super::{PortCtx, Verdict};
 use crate::net::packet::PktId;
 
+/// Scenario parameters of scheme kind "dctcp" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Marking threshold, packets (default 65).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k_packets: Option<i64>,
+}
+
 #[derive(Clone, Debug)]
 pub struct DctcpMarking {
     pub k_packets: u32,

@@ -5,6 +5,15 @@
 use super::{PortCtx, Verdict};
 use crate::net::packet::PktId;
 
+/// Scenario parameters of scheme kind "droptail" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Most packets queued per port (default: bytes only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_packets: Option<i64>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct DropTail {
     /// Optional limit in packets on top of the byte buffer (Flexplane's DropTail counts packets).

@@ -11,6 +11,24 @@
 use super::{PortCtx, Verdict};
 use crate::net::packet::PktId;
 
+/// Scenario parameters of scheme kind "drr" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Queues (default 8, or one per quantum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues: Option<i64>,
+    /// "flow" (5-tuple hash, default) or "dscp".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classify: Option<String>,
+    /// Every queue's quantum (default 1518 bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<crate::config::units::Bytes>,
+    /// One quantum per queue, instead of quantum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quanta: Option<Vec<crate::config::units::Bytes>>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DrrClassify {
     Flow,

@@ -10,6 +10,18 @@ use super::PortCtx;
 use crate::engine::TimePs;
 use crate::net::packet::{ecn, PktId};
 
+/// Scenario parameters of scheme kind "hull" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Phantom queue drain rate as a fraction of line rate (default 0.95).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain_fraction: Option<f64>,
+    /// Phantom queue marking threshold (default 15 KB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mark_threshold: Option<crate::config::units::Bytes>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Hull {
     pub drain_fraction: f64,

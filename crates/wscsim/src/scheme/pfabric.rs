@@ -16,6 +16,11 @@
 use super::{PortCtx, Verdict};
 use crate::net::packet::{PktId, NO_PKT};
 
+/// Scenario parameters of scheme kind "pfabric" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     priority: u64,

@@ -12,6 +12,18 @@
 use super::{PortCtx, Verdict};
 use crate::net::packet::PktId;
 
+/// Scenario parameters of scheme kind "priority" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Strict-priority queues (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues: Option<i64>,
+    /// A full buffer makes room for a higher class by dropping a lower one's tail (default true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push_out: Option<bool>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Priority {
     pub push_out: bool,

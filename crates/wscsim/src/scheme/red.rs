@@ -15,6 +15,27 @@ use crate::engine::TimePs;
 use crate::net::packet::{ecn, PktId};
 use rand::Rng;
 
+/// Scenario parameters of scheme kind "red" (defaults are filled in by config::scheme).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Lower threshold of the average queue, packets (default 150).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_th_packets: Option<f64>,
+    /// Upper threshold, packets (default 300).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_th_packets: Option<f64>,
+    /// Drop (or mark) probability at the upper threshold (default 0.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_p: Option<f64>,
+    /// EWMA weight as a power of two: 5 means 2^-5 (default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight: Option<i64>,
+    /// Mark ECN-capable packets instead of dropping them (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedParams {
     pub min_th_packets: f64,

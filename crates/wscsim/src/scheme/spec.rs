@@ -6,6 +6,19 @@ use super::red::RedParams;
 use super::{CustomScheme, DctcpMarking, DropTail, Drr, Hull, Priority, Red, Scheme};
 use crate::engine::rng::{family, stream};
 
+/// Scenario parameters of a user's scheme (`kind = "python"`, or a name given to
+/// `wscsim.register_scheme`).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomParams {
+    /// "module:Class", "path/to/file.py:Class" or a registered name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// A table handed to the class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum SchemeSpec {
     DropTail {

@@ -6,6 +6,24 @@
 
 use super::{Graph, LinkParams};
 
+/// `[topology]` parameters of this kind (defaults are filled in by config::topology).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// "1g" or "10g": link rate and switch latency (default "1g").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Racks (default 16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub racks: Option<i64>,
+    /// Servers per rack (default 31).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_per_rack: Option<i64>,
+    /// Racks per array switch (default 16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub racks_per_array: Option<i64>,
+}
+
 pub fn build(racks: u32, servers_per_rack: u32, racks_per_array: u32, link: LinkParams) -> Graph {
     let mut g = Graph::default();
     let arrays = racks.div_ceil(racks_per_array);

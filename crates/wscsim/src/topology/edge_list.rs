@@ -15,6 +15,15 @@ use crate::config::units::{Duration, Rate};
 use crate::net::NodeKind;
 use std::collections::HashMap;
 
+/// `[topology]` parameters of this kind.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The edge-list file (relative paths from the scenario's folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
 pub fn parse(text: &str, default: LinkParams) -> Result<Graph, String> {
     let mut g = Graph::default();
     let mut ids: HashMap<String, u32> = HashMap::new();

@@ -3,6 +3,15 @@
 
 use super::{Graph, LinkParams};
 
+/// `[topology]` parameters of this kind (defaults are filled in by config::topology).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// k: an even number of ports per switch (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<i64>,
+}
+
 pub fn build(k: u32, link: LinkParams) -> Graph {
     let half = k / 2;
     let mut g = Graph::default();

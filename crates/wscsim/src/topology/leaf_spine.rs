@@ -3,6 +3,24 @@
 
 use super::{Graph, LinkParams};
 
+/// `[topology]` parameters of this kind (defaults are filled in by config::topology).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Leaf switches (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<i64>,
+    /// Spine switches (default 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spines: Option<i64>,
+    /// Hosts per leaf (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<i64>,
+    /// Host capacity over uplink capacity per leaf (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oversubscription: Option<f64>,
+}
+
 pub fn uplink_rate_bps(
     hosts_per_leaf: u32,
     spines: u32,

@@ -5,6 +5,15 @@
 
 use super::{Graph, LinkParams};
 
+/// `[topology]` parameters of this kind (defaults are filled in by config::topology).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// [x, y, z] servers per axis (default [3, 3, 3]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dims: Option<Vec<i64>>,
+}
+
 pub fn build(dims: [u32; 3], link: LinkParams) -> Graph {
     let mut g = Graph::default();
     let n = dims[0] * dims[1] * dims[2];

@@ -5,6 +5,30 @@
 
 use super::cdf::Cdf;
 use super::Ctx;
+
+/// `[workload]` parameters of kind "flows" (defaults are filled in by config::resolve).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Offered load as a fraction of the hosts' link capacity (default 0.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// A bundled flow-size CDF or a CSV file (default "websearch").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_cdf: Option<String>,
+    /// Instead of size_cdf: fixed sizes drawn with weights, each with a DSCP class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_classes: Option<Vec<crate::config::SizeClassCfg>>,
+    /// Flows to start (default: no limit; the run's duration ends it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<i64>,
+    /// Hosts that receive flows (default: all); as in a web search, clients fetch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<i64>>,
+    /// Hosts that send flows (default: all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<i64>>,
+}
 use super::{AppEvent, AppSched};
 use crate::engine::{StreamRng, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;

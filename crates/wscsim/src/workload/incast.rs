@@ -6,6 +6,27 @@
 use super::AppSched;
 use super::Ctx;
 
+/// `[workload]` parameters of kind "incast" (defaults are filled in by config::resolve).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Servers that answer each request (default: every host but the client).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<i64>,
+    /// The block the client asks for, split evenly over the servers (default 256 KiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<crate::config::units::Bytes>,
+    /// Requests (default 40).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<i64>,
+    /// Bytes of each request (default 64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<crate::config::units::Bytes>,
+    /// The client host (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<i64>,
+}
+
 pub struct Client {
     pub host: u32,
     /// Request connection to each server (client -> server).

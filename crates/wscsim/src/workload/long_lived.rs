@@ -4,6 +4,24 @@
 
 use super::AppSched;
 use super::Ctx;
+
+/// `[workload]` parameters of kinds "permutation", "all_to_all" and "many_to_one" (defaults are filled in by config::resolve).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Bytes per flow, or "infinite" (default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<crate::config::FlowSize>,
+    /// DSCP of flow i is dscp[i % len] (default: 0 for every flow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<Vec<i64>>,
+    /// many_to_one: the senders (default: every host but the destination).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<i64>>,
+    /// many_to_one: the receiver (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination: Option<crate::config::Destination>,
+}
 use crate::engine::NEVER;
 use crate::metrics::FlowRecord;
 

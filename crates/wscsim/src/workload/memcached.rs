@@ -24,6 +24,33 @@ use std::collections::VecDeque;
 
 use super::etc::{Etc, Op};
 use super::Ctx;
+
+/// `[workload]` parameters of kind "memcached" (defaults are filled in by
+/// config::memcached).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Hosts that run a memcached server (default: `server_count` spread evenly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<Vec<i64>>,
+    /// How many hosts run a memcached server, spread evenly over the hosts (when `servers`
+    /// does not list them); the rest are clients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_client: Option<i64>,
+    /// Multiplier on the ETC inter-arrival gaps (larger: lighter load).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gap_scale: Option<f64>,
+    /// "1.4.15" or "1.4.17" (accept4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Each server's memory pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<crate::config::units::Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_space: Option<i64>,
+}
 use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_US};
 use crate::net::NONE;
 use rand::Rng;

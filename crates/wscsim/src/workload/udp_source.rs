@@ -3,6 +3,30 @@
 //! open-loop load that exercises the data plane alone, like Flexplane's stress test).
 
 use super::Ctx;
+
+/// `[workload]` parameters of kind "udp" (defaults are filled in by config::resolve).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// IP-level rate per source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::config::units::Rate>,
+    /// On a torus, instead of rate: a fraction of the expected all-to-all rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// UDP payload bytes (default: the MTU less 28).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<crate::config::units::Bytes>,
+    /// "constant" (default) or "poisson" gaps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
+    /// Sending hosts (default: all but the destination).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<i64>>,
+    /// A host index, "random" or "round_robin" (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination: Option<crate::config::Destination>,
+}
 use super::{AppEvent, AppSched};
 use crate::engine::{StreamRng, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;
