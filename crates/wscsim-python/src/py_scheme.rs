@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use wscsim::net::packet::{ecn, Packet, PktId};
+use wscsim::packet::{ecn, Packet, PktId};
 use wscsim::scheme::spec::PortSite;
 use wscsim::scheme::{CustomScheme, PortCtx, Verdict};
 

@@ -11,10 +11,12 @@ pub mod engine;
 pub mod host;
 pub mod metrics;
 pub mod net;
+pub mod packet;
 pub mod scheme;
 pub mod sim;
 pub mod topology;
 pub mod transport;
+pub mod units;
 pub mod workload;
 
 pub use sim::Sim;

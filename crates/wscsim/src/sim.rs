@@ -202,7 +202,7 @@ impl Sim {
         };
         let mut ev = EventQueue::new();
         for f in &failures {
-            for port in net.ports_of_link(&graph, f.link) {
+            for port in crate::topology::build::ports_of_link(&net, &graph, f.link) {
                 ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));
                 if f.up_ps != crate::engine::NEVER {
                     ev.schedule(f.up_ps, SimEvent::Net(NetEvent::LinkUp { port }));
@@ -305,7 +305,7 @@ impl Sim {
             SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.prefetch_timer(conn, which),
             SimEvent::Host(HostEvent::RxDone { pkt }) => {
                 let p = self.net.pool.get(pkt);
-                if p.proto == crate::net::packet::Proto::Tcp {
+                if p.proto == crate::packet::Proto::Tcp {
                     self.tcp.prefetch_conn(p.flow_id);
                 }
             }
@@ -378,7 +378,7 @@ impl Sim {
     }
 
     /// The host's transport takes `pkt`, and applications hear what it delivered.
-    fn receive(&mut self, pkt: crate::net::packet::PktId) {
+    fn receive(&mut self, pkt: crate::packet::PktId) {
         let Sim {
             net,
             hosts,
@@ -444,7 +444,7 @@ impl Sim {
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
             metrics::hosts_table(&self.net, &self.hosts, end),
-            metrics::requests_table(self.memcached_requests(), &self.net),
+            memcached::requests_table(self.memcached_requests(), &self.net),
         ];
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
@@ -459,12 +459,12 @@ impl Sim {
         let mut udp_drops: std::collections::HashMap<u32, u64> = Default::default();
         for d in &self.net.drop_log {
             match d.proto {
-                crate::net::packet::Proto::Tcp => {
+                crate::packet::Proto::Tcp => {
                     if let Some(c) = tcp_drops.get_mut(d.flow_id as usize) {
                         *c += 1;
                     }
                 }
-                crate::net::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
+                crate::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
             }
         }
         let diag = |r: &metrics::FlowRecord| match (r.tcp, self.tcp.senders.get(r.flow_id as usize))
@@ -487,15 +487,18 @@ impl Sim {
     pub fn summary(&self) -> serde_json::Value {
         let inv = self.invariants();
         let sim_s = self.ev.now() as f64 / 1e12;
-        let headline = metrics::headline::headline(&metrics::headline::RunView {
+        let mut headline = metrics::headline::headline(&metrics::headline::RunView {
             metrics: &self.metrics,
-            requests: self.memcached_requests(),
             net: &self.net,
             hosts: &self.hosts,
             tcp: &self.tcp,
             udp: &self.udp,
             now_ps: self.ev.now(),
         });
+        let reqs = self.memcached_requests();
+        if !reqs.is_empty() {
+            memcached::headline(&mut headline, reqs);
+        }
         serde_json::json!({
             "scenario": self.scenario,
             "seed": self.scenario.seed,
@@ -639,7 +642,7 @@ mod tests {
         )
         .unwrap();
         // Host 0 is in pod 0 (partition 1); act as partition 2 and send from it.
-        let pkt = s.net.pool.alloc(crate::net::packet::Packet {
+        let pkt = s.net.pool.alloc(crate::packet::Packet {
             dst_host: 15,
             frame_bytes: 64,
             ..Default::default()

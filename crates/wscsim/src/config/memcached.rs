@@ -2,7 +2,7 @@
 //! hosts, as DIABLO put two in every rack of 31), clients (every other host), requests per
 //! client, the gap scale, the memcached version, pool size and key space.
 
-use super::resolve::{host_list, int_in};
+use super::checks::{host_list, int_in};
 use super::{err, ConfigError};
 use crate::workload::memcached::MemcachedSpec;
 use crate::workload::memcached::Params as WorkloadCfg;

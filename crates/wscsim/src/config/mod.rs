@@ -2,13 +2,16 @@
 //! JSON), validated once, with every default filled in. Every error names the field path,
 //! what was given and what is allowed.
 
+pub mod checks;
 pub mod host;
 pub mod kinds;
 pub mod memcached;
 pub mod scheme;
 pub mod topology;
-pub mod units;
+pub use crate::units;
 
+pub use crate::workload::flows::SizeClassCfg;
+pub use crate::workload::{Destination, FlowSize};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 pub use units::{Bytes, Duration, Rate};
@@ -235,39 +238,6 @@ impl Default for TransportCfg {
     }
 }
 
-/// A flow size: a size in bytes or "infinite" (long-lived).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowSize {
-    Finite(u64),
-    Infinite,
-}
-
-impl Serialize for FlowSize {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            FlowSize::Finite(b) => Bytes(*b).serialize(s),
-            FlowSize::Infinite => s.serialize_str("infinite"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for FlowSize {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = serde_json::Value::deserialize(d)?;
-        if v.as_str() == Some("infinite") {
-            return Ok(FlowSize::Infinite);
-        }
-        let b: Result<Bytes, _> = serde_json::from_value(v.clone());
-        match b {
-            Ok(b) => Ok(FlowSize::Finite(b.0)),
-            Err(_) => Err(serde::de::Error::custom(format!(
-                "given {v}; allowed: \"infinite\" or {}",
-                units::BYTES_ALLOWED
-            ))),
-        }
-    }
-}
-
 /// `[workload]`: its kind and the kind's own parameters (declared by each kind beside its
 /// model, e.g. `workload::incast::Params`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -275,40 +245,6 @@ pub struct WorkloadCfg {
     pub kind: String,
     #[serde(flatten)]
     pub params: serde_json::Map<String, serde_json::Value>,
-}
-
-/// `workload.destination`: a host index, or (UDP only) "random": every datagram goes to a
-/// host drawn uniformly among all but its source, as in Flexplane's throughput stress test;
-/// or "round_robin": each source sends to every other host in turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Destination {
-    Host(i64),
-    Random,
-    RoundRobin,
-}
-
-impl Serialize for Destination {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Destination::Host(h) => s.serialize_i64(*h),
-            Destination::Random => s.serialize_str("random"),
-            Destination::RoundRobin => s.serialize_str("round_robin"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Destination {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = serde_json::Value::deserialize(d)?;
-        match (&v, v.as_i64()) {
-            (_, Some(h)) => Ok(Destination::Host(h)),
-            (serde_json::Value::String(s), _) if s == "random" => Ok(Destination::Random),
-            (serde_json::Value::String(s), _) if s == "round_robin" => Ok(Destination::RoundRobin),
-            _ => Err(serde::de::Error::custom(format!(
-                "given {v}; allowed: a host index, \"random\" or \"round_robin\""
-            ))),
-        }
-    }
 }
 
 /// Hosts: the scheme of each NIC's transmit queue (a FIFO by default; pFabric's end hosts
@@ -388,15 +324,6 @@ impl Default for HostCfg {
     fn default() -> Self {
         serde_json::from_str("{}").unwrap()
     }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SizeClassCfg {
-    pub size: Bytes,
-    pub weight: f64,
-    #[serde(default)]
-    pub dscp: i64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

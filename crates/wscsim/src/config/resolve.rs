@@ -1,28 +1,27 @@
 //! Validation and defaults: turns a parsed `Scenario` into what the builder needs, and
 //! fills every default into the scenario so that `summary.json` shows the run as it ran.
 
+pub use super::checks::{
+    check_fits, host_list, int_in, one_of, only_for, read_capped, DIABLO_PRESETS, MAX_CDF_BYTES,
+    MAX_EDGE_LIST_BYTES, MAX_HOSTS,
+};
 use super::kinds::{fields_of, Kind};
 use super::{err, ConfigError, FlowSize, Scenario};
 use crate::engine::rng::{family, stream};
 use crate::net::link::LinkTech;
-use crate::net::packet::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use crate::net::Forwarding;
+use crate::packet::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use crate::topology::build::SwitchParams;
-use crate::topology::size::{machine_memory_bytes, Size};
 use crate::topology::Graph;
 use crate::transport::cc::Variant;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
 use crate::workload::flows::{FlowSizes, SizeClass};
 use crate::workload::udp_source::Target;
+pub use crate::workload::WorkloadSpec;
 
 /// Largest buffer accepted (far above any switch; keeps byte arithmetic far from overflow).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
-
-/// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
-pub const MAX_HOSTS: u64 = 100_000;
-
-pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
 
 /// Built-in flow-size distributions, shipped with the Python package and embedded here.
 pub const BUILTIN_CDFS: &[(&str, &str)] = &[
@@ -39,39 +38,6 @@ pub const BUILTIN_CDFS: &[(&str, &str)] = &[
         include_str!("../../../../python/wscsim/data/hadoop_flow_sizes.csv"),
     ),
 ];
-
-/// The workload as the simulator runs it.
-#[derive(Clone, Debug)]
-pub enum WorkloadSpec {
-    Incast {
-        client: u32,
-        servers: Vec<u32>,
-        block_bytes: u64,
-        iterations: u32,
-        request_bytes: u64,
-    },
-    Flows {
-        sizes: FlowSizes,
-        rate_per_s: f64,
-        senders: Vec<u32>,
-        receivers: Vec<u32>,
-        max_flows: u64,
-    },
-    LongLived {
-        pairs: Vec<(u32, u32)>,
-        size: Option<u64>,
-        dscp: Vec<u8>,
-    },
-    /// `destination` None: each datagram to a uniformly random other host.
-    Udp {
-        sources: Vec<u32>,
-        destination: Target,
-        rate_bps: u64,
-        payload_bytes: u32,
-        poisson: bool,
-    },
-    Memcached(crate::workload::memcached::MemcachedSpec),
-}
 
 pub struct Resolved {
     pub scenario: Scenario,
@@ -158,114 +124,6 @@ fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Vec<LinkFailure>, Co
         });
     }
     Ok(out)
-}
-
-/// Largest edge-list file read (a 100,000-host topology takes about 3 MB).
-pub const MAX_EDGE_LIST_BYTES: u64 = 64 << 20;
-/// Largest flow-size CDF file read.
-pub const MAX_CDF_BYTES: u64 = 4 << 20;
-
-/// Reads a regular file of at most `max` bytes; anything else (a device, a pipe, a huge
-/// file) is refused before reading, so that a scenario cannot make wscsim read forever.
-pub(super) fn read_capped(
-    path: &str,
-    field: &str,
-    allowed: &str,
-    max: u64,
-) -> Result<String, ConfigError> {
-    use std::io::Read;
-    let refuse = |why: String| err(field, format!("{path:?}"), format!("{allowed} ({why})"));
-    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(refuse("it is not a regular file".into()));
-    }
-    if meta.len() > max {
-        return Err(refuse(format!(
-            "it has {} bytes; at most {max} are read",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(|e| refuse(e.to_string()))?
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| refuse(e.to_string()))?;
-    if bytes.len() as u64 > max {
-        return Err(refuse(format!("it grew past {max} bytes while being read")));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        refuse(format!(
-            "it is not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })
-}
-
-/// Refuses a network that would not fit in this machine's memory, before building it.
-pub(super) fn check_fits(size: &Size) -> Result<(), ConfigError> {
-    let need = size.network_bytes();
-    let Some(have) = machine_memory_bytes() else {
-        return Ok(());
-    };
-    let limit = have / 10 * 9;
-    if need <= limit {
-        return Ok(());
-    }
-    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
-    Err(err(
-        "topology",
-        format!(
-            "a network of {} hosts, {} switches and {} links, which needs about {} to build",
-            size.hosts,
-            size.switches,
-            size.links,
-            gb(need)
-        ),
-        format!("at most about {} (90% of this machine's memory)", gb(limit)),
-    ))
-}
-
-pub(super) fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
-    if allowed.contains(&v) {
-        Ok(())
-    } else {
-        Err(err(
-            path,
-            format!("{v:?}"),
-            format!(
-                "one of {}",
-                allowed
-                    .iter()
-                    .map(|a| format!("{a:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ))
-    }
-}
-
-pub(super) fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
-    if v < lo || v > hi {
-        return Err(err(path, v, format!("an integer from {lo} to {hi}")));
-    }
-    Ok(v as u32)
-}
-
-/// A key that only some kinds use must not be set for another kind.
-pub(super) fn only_for<T: std::fmt::Debug>(
-    path: &str,
-    v: &Option<T>,
-    kinds: &str,
-    kind: &str,
-) -> Result<(), ConfigError> {
-    match v {
-        Some(x) => Err(ConfigError {
-            path: path.into(),
-            message: format!("given {x:?}; allowed: only with kind {kinds} (this one is {kind:?})"),
-        }),
-        None => Ok(()),
-    }
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -970,23 +828,6 @@ fn resolve_transport(
     })
 }
 
-/// A list of host indices at `path`: non-empty, each in range. None when not given.
-pub(super) fn host_list(
-    path: &str,
-    v: &Option<Vec<i64>>,
-    n_hosts: i64,
-) -> Result<Option<Vec<u32>>, ConfigError> {
-    let Some(v) = v else { return Ok(None) };
-    if v.is_empty() {
-        return Err(err(path, "[]", "a non-empty list of host indices"));
-    }
-    let mut out = Vec::with_capacity(v.len());
-    for (i, &h) in v.iter().enumerate() {
-        out.push(int_in(&format!("{path}[{i}]"), h, 0, n_hosts - 1)?);
-    }
-    Ok(Some(out))
-}
-
 /// `workload.sources` (default: every host but the destination) and `workload.destination`
 /// (default 0), checked and written back as resolved.
 /// (`destination` None: "random", allowed only when `allow_random`; then every host sends
@@ -1094,6 +935,7 @@ fn size_classes(classes: &[super::SizeClassCfg]) -> Result<FlowSizes, ConfigErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::size::machine_memory_bytes;
 
     fn resolve_json(json: &str) -> Result<Resolved, ConfigError> {
         resolve(super::super::parse_json(json)?)

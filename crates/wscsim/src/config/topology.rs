@@ -1,10 +1,10 @@
 //! `[topology]`: the keys each kind takes, its defaults, and its graph, refused before it is
 //! built when it would not fit in memory.
 
-use super::kinds::{self, fields_of, Kind};
-use super::resolve::{
+use super::checks::{
     check_fits, int_in, one_of, read_capped, DIABLO_PRESETS, MAX_EDGE_LIST_BYTES, MAX_HOSTS,
 };
+use super::kinds::{self, fields_of, Kind};
 use super::{err, ConfigError, LinkCfg, TopologyCfg};
 use crate::engine::{TimePs, PS_PER_NS, PS_PER_US};
 use crate::net::link::LinkTech;

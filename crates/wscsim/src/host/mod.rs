@@ -32,8 +32,8 @@ pub mod presets;
 pub mod threads;
 
 use crate::engine::{Scheduler, TimePs, PS_PER_S};
-use crate::net::packet::PktId;
 use crate::net::NetEvent;
+use crate::packet::PktId;
 
 /// The host layer's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

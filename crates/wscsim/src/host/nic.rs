@@ -4,8 +4,8 @@
 
 use super::{HostEvent, HostSched, Hosts};
 use crate::engine::TimePs;
-use crate::net::packet::PktId;
 use crate::net::Network;
+use crate::packet::PktId;
 
 impl Hosts {
     /// Host `host` sends `pkt`: after the CPU's transmit path (if hosts cost time) it goes

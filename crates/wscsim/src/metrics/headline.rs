@@ -5,13 +5,11 @@ use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::transport::{Tcp, Udp};
-use crate::workload::memcached::RequestRecord;
 use serde_json::{Map, Value};
 
 /// What the headline figures are computed from.
 pub struct RunView<'a> {
     pub metrics: &'a Metrics,
-    pub requests: &'a [RequestRecord],
     pub net: &'a Network,
     pub hosts: &'a Hosts,
     pub tcp: &'a Tcp,
@@ -22,7 +20,6 @@ pub struct RunView<'a> {
 pub fn headline(v: &RunView) -> Map<String, Value> {
     let mut h = Map::new();
     incast(&mut h, v.metrics);
-    requests(&mut h, v.requests);
     flows(&mut h, v.metrics, v.now_ps);
     torus_all_to_all(&mut h, v);
     h.insert("drops".into(), v.net.counters.dropped.into());
@@ -65,34 +62,6 @@ fn incast(h: &mut Map<String, Value>, m: &Metrics) {
         "incast_goodput_mbps".into(),
         (bytes as f64 * 8.0 / (span as f64 / 1e12) / 1e6).into(),
     );
-}
-
-fn requests(h: &mut Map<String, Value>, reqs: &[RequestRecord]) {
-    if reqs.is_empty() {
-        return;
-    }
-    let mut lat: Vec<u64> = reqs
-        .iter()
-        .filter(|r| r.end_ps != NEVER)
-        .map(|r| r.end_ps - r.start_ps)
-        .collect();
-    lat.sort_unstable();
-    h.insert("requests".into(), reqs.len().into());
-    h.insert("requests_completed".into(), lat.len().into());
-    if lat.is_empty() {
-        return;
-    }
-    // Nearest-rank percentiles, in microseconds.
-    let pct = |p: f64| {
-        lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6
-    };
-    h.insert(
-        "mean_latency_us".into(),
-        (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into(),
-    );
-    h.insert("p50_latency_us".into(), pct(50.0).into());
-    h.insert("p99_latency_us".into(), pct(99.0).into());
-    h.insert("p999_latency_us".into(), pct(99.9).into());
 }
 
 fn flows(h: &mut Map<String, Value>, m: &Metrics, now_ps: TimePs) {

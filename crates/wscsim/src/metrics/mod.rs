@@ -127,17 +127,17 @@ pub struct Table {
     pub columns: Vec<(&'static str, Column)>,
 }
 
-fn us(ps: TimePs) -> f64 {
+pub fn us(ps: TimePs) -> f64 {
     ps as f64 / PS_PER_US as f64
 }
 
 /// A column of integers, one per row.
-fn ints<T>(rows: &[T], f: impl Fn(&T) -> i64) -> Column {
+pub fn ints<T>(rows: &[T], f: impl Fn(&T) -> i64) -> Column {
     Column::I64(rows.iter().map(f).collect())
 }
 
 /// A column of floats, one per row.
-fn floats<T>(rows: &[T], f: impl Fn(&T) -> f64) -> Column {
+pub fn floats<T>(rows: &[T], f: impl Fn(&T) -> f64) -> Column {
     Column::F64(rows.iter().map(f).collect())
 }
 
@@ -278,7 +278,7 @@ pub fn queue_table(m: &Metrics, net: &Network) -> Table {
 }
 
 /// A column of strings, one per row.
-fn strs<T>(rows: &[T], f: impl Fn(&T) -> String) -> Column {
+pub fn strs<T>(rows: &[T], f: impl Fn(&T) -> String) -> Column {
     Column::Str(rows.iter().map(f).collect())
 }
 
@@ -376,77 +376,6 @@ pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Tab
         ],
     }
 }
-
-/// One row per memcached request: who asked whom, across how many switches, what, how big,
-/// and its latency (NaN if it never completed, as a lost UDP request).
-/// A column of 32-bit integers, one per row (the requests table is the largest).
-fn ints32<T>(rows: &[T], f: impl Fn(&T) -> i32) -> Column {
-    Column::I32(rows.iter().map(f).collect())
-}
-
-pub fn requests_table(r: &[crate::workload::memcached::RequestRecord], net: &Network) -> Table {
-    use crate::workload::etc::Op;
-    // One path walk per client-server pair, not per request (full-length runs have tens
-    // of millions of requests over a few hundred thousand pairs).
-    let mut switches_of_pair: std::collections::HashMap<(u32, u32), u32> =
-        std::collections::HashMap::new();
-    let switches: Vec<u32> = r
-        .iter()
-        .map(|x| {
-            *switches_of_pair
-                .entry((x.client, x.server))
-                .or_insert_with(|| net.switches_on_path(x.client, x.server))
-        })
-        .collect();
-    let hops_class = |&s: &u32| match s {
-        0 | 1 => 0,
-        2 | 3 => 1,
-        _ => 2,
-    };
-    let op = |x: &crate::workload::memcached::RequestRecord| match x.op {
-        Op::Get => 0,
-        Op::Set => 1,
-        Op::Delete => 2,
-    };
-    let latency = |x: &crate::workload::memcached::RequestRecord| {
-        if x.end_ps == NEVER {
-            f64::NAN
-        } else {
-            us(x.end_ps - x.start_ps)
-        }
-    };
-    Table {
-        name: "requests",
-        columns: vec![
-            ("client", ints32(r, |x| x.client as i32)),
-            ("server", ints32(r, |x| x.server as i32)),
-            ("switches", ints32(&switches, |&s| s as i32)),
-            (
-                "hops_class",
-                Column::Cat {
-                    levels: &HOP_CLASSES,
-                    codes: switches.iter().map(hops_class).collect(),
-                },
-            ),
-            (
-                "kind",
-                Column::Cat {
-                    levels: &["get", "set", "delete"],
-                    codes: r.iter().map(op).collect(),
-                },
-            ),
-            ("hit", ints32(r, |x| x.hit as i32)),
-            ("request_bytes", ints32(r, |x| x.request_bytes as i32)),
-            ("response_bytes", ints32(r, |x| x.response_bytes as i32)),
-            ("start_us", floats(r, |x| us(x.start_ps))),
-            ("latency_us", floats(r, latency)),
-        ],
-    }
-}
-
-/// Hop classes of a request by the switches it crosses (DIABLO Figure 10): in the rack,
-/// within the array, across arrays.
-pub const HOP_CLASSES: [&str; 3] = ["local", "same_array", "cross_array"];
 
 pub fn drops_table(net: &Network) -> Table {
     let d = &net.drop_log;

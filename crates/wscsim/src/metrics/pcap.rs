@@ -10,7 +10,7 @@
 //! capture with a short snap length would. TCP checksums are left 0 for the same reason.
 
 use crate::net::capture::Captured;
-use crate::net::packet::{
+use crate::packet::{
     tcp_flags, Proto, ETH_HEADER_FCS_BYTES, TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES,
 };
 

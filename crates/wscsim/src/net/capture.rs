@@ -4,8 +4,8 @@
 //!
 //! Port taps cost one branch per packet-hop on untapped ports (`Port::taps == 0`).
 
-use super::packet::{Packet, Proto};
 use crate::engine::TimePs;
+use crate::packet::{Packet, Proto};
 
 /// `Port::taps` bits: packets leaving the port are captured (capture id in the low bits)...
 pub const TAP_CAPTURE: u32 = 1 << 31;

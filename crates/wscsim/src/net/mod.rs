@@ -7,7 +7,7 @@
 
 pub mod capture;
 pub mod link;
-pub mod packet;
+pub use crate::packet;
 pub mod routing;
 
 use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
@@ -822,20 +822,6 @@ impl Network {
             }
         })
         .take(self.nodes.len())
-    }
-
-    /// The two ports (one per end) of link `link` of the graph this network was built from:
-    /// each node's ports follow the order in which its links appear.
-    pub fn ports_of_link(&self, g: &crate::topology::Graph, link: u32) -> [u32; 2] {
-        let l = &g.links[link as usize];
-        let port = |node: u32| {
-            let before = g.links[..link as usize]
-                .iter()
-                .filter(|x| x.a == node || x.b == node)
-                .count() as u32;
-            self.nodes[node as usize].port_base + before
-        };
-        [port(l.a), port(l.b)]
     }
 
     /// The technology that frames what host `host` sends.

@@ -5,7 +5,7 @@
 //! did not see on the bottleneck). The sender's half is in `transport::cc`.
 
 use super::{PortCtx, Verdict};
-use crate::net::packet::PktId;
+use crate::packet::PktId;
 
 /// Scenario parameters of scheme kind "dctcp" (defaults are filled in by config::scheme).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]

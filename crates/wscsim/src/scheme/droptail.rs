@@ -3,7 +3,7 @@
 //! or the optional packet limit is full. On a host NIC there is one queue.
 
 use super::{PortCtx, Verdict};
-use crate::net::packet::PktId;
+use crate::packet::PktId;
 
 /// Scenario parameters of scheme kind "droptail" (defaults are filled in by config::scheme).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -65,7 +65,7 @@ mod tests {
     use super::super::fixture::Fixture;
     use super::super::Scheme;
     use super::*;
-    use crate::net::packet::Packet;
+    use crate::packet::Packet;
 
     #[test]
     fn drops_when_the_buffer_is_full() {

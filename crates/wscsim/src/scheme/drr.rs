@@ -9,7 +9,7 @@
 //! activation (the same shares over a round, a different order within one).
 
 use super::{PortCtx, Verdict};
-use crate::net::packet::PktId;
+use crate::packet::PktId;
 
 /// Scenario parameters of scheme kind "drr" (defaults are filled in by config::scheme).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -23,10 +23,10 @@ pub struct Params {
     pub classify: Option<String>,
     /// Every queue's quantum (default 1518 bytes).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub quantum: Option<crate::config::units::Bytes>,
+    pub quantum: Option<crate::units::Bytes>,
     /// One quantum per queue, instead of quantum.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub quanta: Option<Vec<crate::config::units::Bytes>>,
+    pub quanta: Option<Vec<crate::units::Bytes>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,7 +134,7 @@ mod tests {
     use super::super::fixture::Fixture;
     use super::super::Scheme;
     use super::*;
-    use crate::net::packet::Packet;
+    use crate::packet::Packet;
 
     /// Keeps every queue backlogged with packets of assorted sizes and counts bytes sent.
     #[test]
@@ -225,13 +225,7 @@ mod tests {
         let s = Drr::new(DrrClassify::Flow, vec![1500; 8]);
         let mut used = [0u32; 8];
         for flow in 0..800u32 {
-            let h = crate::net::packet::five_tuple_hash(
-                flow,
-                1,
-                1000,
-                5001,
-                crate::net::packet::Proto::Tcp,
-            );
+            let h = crate::packet::five_tuple_hash(flow, 1, 1000, 5001, crate::packet::Proto::Tcp);
             let id = f.pkt(Packet {
                 hash: h,
                 ..Default::default()

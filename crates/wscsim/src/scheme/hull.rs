@@ -8,7 +8,7 @@
 
 use super::PortCtx;
 use crate::engine::TimePs;
-use crate::net::packet::{ecn, PktId};
+use crate::packet::{ecn, PktId};
 
 /// Scenario parameters of scheme kind "hull" (defaults are filled in by config::scheme).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -19,7 +19,7 @@ pub struct Params {
     pub drain_fraction: Option<f64>,
     /// Phantom queue marking threshold (default 15 KB).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mark_threshold: Option<crate::config::units::Bytes>,
+    pub mark_threshold: Option<crate::units::Bytes>,
 }
 
 #[derive(Clone, Debug)]

@@ -21,7 +21,7 @@ pub mod red;
 pub mod spec;
 
 use crate::engine::TimePs;
-use crate::net::packet::{ecn, Packet, PacketPool, PktId, PktQueue};
+use crate::packet::{ecn, Packet, PacketPool, PktId, PktQueue};
 
 pub use dctcp::DctcpMarking;
 pub use droptail::DropTail;

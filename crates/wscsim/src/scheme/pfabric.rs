@@ -14,7 +14,7 @@
 //! room (it is smaller than the arrival), the arrival is dropped.
 
 use super::{PortCtx, Verdict};
-use crate::net::packet::{PktId, NO_PKT};
+use crate::packet::{PktId, NO_PKT};
 
 /// Scenario parameters of scheme kind "pfabric" (defaults are filled in by config::scheme).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -93,7 +93,7 @@ mod tests {
     use super::super::fixture::Fixture;
     use super::super::Scheme;
     use super::*;
-    use crate::net::packet::Packet;
+    use crate::packet::Packet;
 
     fn pkt(f: &mut Fixture, flow: u32, seq: u64, priority: u64) -> PktId {
         f.pkt(Packet {

@@ -10,7 +10,7 @@
 //! arrival; if that does not make room, the arrival is dropped.
 
 use super::{PortCtx, Verdict};
-use crate::net::packet::PktId;
+use crate::packet::PktId;
 
 /// Scenario parameters of scheme kind "priority" (defaults are filled in by config::scheme).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -59,7 +59,7 @@ mod tests {
     use super::super::fixture::Fixture;
     use super::super::Scheme;
     use super::*;
-    use crate::net::packet::Packet;
+    use crate::packet::Packet;
 
     #[test]
     fn higher_class_always_first_fifo_within_a_class() {

@@ -12,7 +12,7 @@
 use super::{PortCtx, Verdict};
 use crate::engine::rng::StreamRng;
 use crate::engine::TimePs;
-use crate::net::packet::{ecn, PktId};
+use crate::packet::{ecn, PktId};
 use rand::Rng;
 
 /// Scenario parameters of scheme kind "red" (defaults are filled in by config::scheme).
@@ -220,7 +220,7 @@ mod tests {
             Verdict::AcceptedMarked,
             "ECN-capable: marked"
         );
-        let id = f.pkt(crate::net::packet::Packet {
+        let id = f.pkt(crate::packet::Packet {
             frame_bytes: 64,
             ..Default::default()
         });

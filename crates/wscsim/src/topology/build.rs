@@ -4,13 +4,13 @@
 use super::Graph;
 use crate::engine::TimePs;
 use crate::net::link::LinkTech;
-use crate::net::packet::PktQueue;
 use crate::net::routing::torus::{self, TorusRouting, NO_PORT};
 use crate::net::routing::Routing;
 use crate::net::{
     Forwarder, Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer,
     Switch, Wire, NONE,
 };
+use crate::packet::PktQueue;
 use crate::scheme::spec::{CustomFactory, PortSite};
 use crate::scheme::{Scheme, SchemeSpec};
 use std::collections::{HashMap, VecDeque};
@@ -337,6 +337,20 @@ pub fn build_network_with(
         captures: Default::default(),
         queue_trace: Default::default(),
     })
+}
+
+/// The two ports (one per end) of link `link` of `g`, in the network built from it: each
+/// node's ports follow the order in which its links appear.
+pub fn ports_of_link(net: &Network, g: &Graph, link: u32) -> [u32; 2] {
+    let l = &g.links[link as usize];
+    let port = |node: u32| {
+        let before = g.links[..link as usize]
+            .iter()
+            .filter(|x| x.a == node || x.b == node)
+            .count() as u32;
+        net.nodes[node as usize].port_base + before
+    };
+    [port(l.a), port(l.b)]
 }
 
 /// The distinct technologies of the links, and for each host the one of its first link

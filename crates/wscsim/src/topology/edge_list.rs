@@ -11,8 +11,8 @@
 //! that should not be echoed (a scenario can name any path).
 
 use super::{Graph, LinkParams};
-use crate::config::units::{Duration, Rate};
 use crate::net::NodeKind;
+use crate::units::{Duration, Rate};
 use std::collections::HashMap;
 
 /// `[topology]` parameters of this kind.
@@ -53,10 +53,10 @@ pub fn parse(text: &str, default: LinkParams) -> Result<Graph, String> {
                 let (a, b) = (node(words[1], "first")?, node(words[2], "second")?);
                 let mut l = default;
                 if let Some(w) = words.get(3) {
-                    l.rate_bps = Rate::parse(w).ok_or_else(|| format!("line {line_no}: the rate (fourth word) is not one; allowed: {}", crate::config::units::RATE_ALLOWED))?.0;
+                    l.rate_bps = Rate::parse(w).ok_or_else(|| format!("line {line_no}: the rate (fourth word) is not one; allowed: {}", crate::units::RATE_ALLOWED))?.0;
                 }
                 if let Some(w) = words.get(4) {
-                    l.delay_ps = Duration::parse(w).ok_or_else(|| format!("line {line_no}: the delay (fifth word) is not one; allowed: {}", crate::config::units::DURATION_ALLOWED))?.0;
+                    l.delay_ps = Duration::parse(w).ok_or_else(|| format!("line {line_no}: the delay (fifth word) is not one; allowed: {}", crate::units::DURATION_ALLOWED))?.0;
                 }
                 g.link(a, b, l);
             }

@@ -53,12 +53,12 @@ pub fn receive(
     ev: &mut impl TransportSched,
     tcp: &mut Tcp,
     udp: &mut Udp,
-    pkt: crate::net::packet::PktId,
+    pkt: crate::packet::PktId,
 ) {
     let p = *net.pool.get(pkt);
     net.delivered(pkt);
     match p.proto {
-        crate::net::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
-        crate::net::packet::Proto::Udp => udp.on_packet(&p),
+        crate::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
+        crate::packet::Proto::Udp => udp.on_packet(&p),
     }
 }

@@ -15,8 +15,8 @@ use super::Note;
 use super::{TcpEvent, TransportSched};
 use crate::engine::{TimePs, NEVER};
 use crate::host::Hosts;
-use crate::net::packet::{ecn, five_tuple_hash, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
 use crate::net::Network;
+use crate::packet::{ecn, five_tuple_hash, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
 
 #[derive(Clone, Debug)]
 pub struct TcpParams {

@@ -3,8 +3,8 @@
 use super::Note;
 use super::TransportSched;
 use crate::host::Hosts;
-use crate::net::packet::{five_tuple_hash, Packet, Proto, UDP_IP_HEADER_BYTES};
 use crate::net::Network;
+use crate::packet::{five_tuple_hash, Packet, Proto, UDP_IP_HEADER_BYTES};
 
 #[derive(Clone, Debug)]
 pub struct Stream {

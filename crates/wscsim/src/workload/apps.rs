@@ -2,8 +2,9 @@
 //! connections, and how timers and transport notes reach them (through the hosts'
 //! application threads when hosts cost time).
 
-use super::{flows, incast, long_lived, memcached, udp_source, App, AppEvent, AppSched, Ctx};
-use crate::config::WorkloadSpec;
+use super::{
+    flows, incast, long_lived, memcached, udp_source, App, AppEvent, AppSched, Ctx, WorkloadSpec,
+};
 use crate::engine::rng::{family, stream};
 use crate::engine::TimePs;
 use crate::host::threads::{AppThreads, Delivery};

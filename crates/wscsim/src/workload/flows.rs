@@ -18,7 +18,7 @@ pub struct Params {
     pub size_cdf: Option<String>,
     /// Instead of size_cdf: fixed sizes drawn with weights, each with a DSCP class.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub size_classes: Option<Vec<crate::config::SizeClassCfg>>,
+    pub size_classes: Option<Vec<SizeClassCfg>>,
     /// Flows to start (default: no limit; the run's duration ends it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows: Option<i64>,
@@ -202,4 +202,14 @@ impl FlowGen {
             *ctx.active -= 1;
         }
     }
+}
+
+/// One size class of `size_classes`: a flow size drawn with a weight, with its DSCP.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeClassCfg {
+    pub size: crate::units::Bytes,
+    pub weight: f64,
+    #[serde(default)]
+    pub dscp: i64,
 }

@@ -15,13 +15,13 @@ pub struct Params {
     pub senders: Option<i64>,
     /// The block the client asks for, split evenly over the servers (default 256 KiB).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<crate::config::units::Bytes>,
+    pub block: Option<crate::units::Bytes>,
     /// Requests (default 40).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iterations: Option<i64>,
     /// Bytes of each request (default 64).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub request: Option<crate::config::units::Bytes>,
+    pub request: Option<crate::units::Bytes>,
     /// The client host (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<i64>,

@@ -11,7 +11,7 @@ use super::Ctx;
 pub struct Params {
     /// Bytes per flow, or "infinite" (default).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<crate::config::FlowSize>,
+    pub size: Option<crate::workload::FlowSize>,
     /// DSCP of flow i is dscp[i % len] (default: 0 for every flow).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dscp: Option<Vec<i64>>,
@@ -20,7 +20,7 @@ pub struct Params {
     pub sources: Option<Vec<i64>>,
     /// many_to_one: the receiver (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub destination: Option<crate::config::Destination>,
+    pub destination: Option<crate::workload::Destination>,
 }
 use crate::engine::NEVER;
 use crate::metrics::FlowRecord;

@@ -24,6 +24,7 @@ use std::collections::VecDeque;
 
 use super::etc::{Etc, Op};
 use super::Ctx;
+use crate::metrics::{Column, Table};
 
 /// `[workload]` parameters of kind "memcached" (defaults are filled in by
 /// config::memcached).
@@ -47,7 +48,7 @@ pub struct Params {
     pub version: Option<String>,
     /// Each server's memory pool.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pool: Option<crate::config::units::Bytes>,
+    pub pool: Option<crate::units::Bytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_space: Option<i64>,
 }
@@ -533,6 +534,108 @@ fn send_datagrams(ctx: &mut Ctx<impl AppSched>, stream: u32, bytes: u64, rec: u3
 
 fn digits(v: u32) -> u32 {
     v.checked_ilog10().unwrap_or(0) + 1
+}
+
+/// One row per memcached request: who asked whom, across how many switches, what, how big,
+/// and its latency (NaN if it never completed, as a lost UDP request).
+/// A column of 32-bit integers, one per row (the requests table is the largest).
+fn ints32<T>(rows: &[T], f: impl Fn(&T) -> i32) -> Column {
+    Column::I32(rows.iter().map(f).collect())
+}
+
+pub fn requests_table(r: &[RequestRecord], net: &crate::net::Network) -> Table {
+    use super::etc::Op;
+    use crate::metrics::{floats, us};
+    // One path walk per client-server pair, not per request (full-length runs have tens
+    // of millions of requests over a few hundred thousand pairs).
+    let mut switches_of_pair: std::collections::HashMap<(u32, u32), u32> =
+        std::collections::HashMap::new();
+    let switches: Vec<u32> = r
+        .iter()
+        .map(|x| {
+            *switches_of_pair
+                .entry((x.client, x.server))
+                .or_insert_with(|| net.switches_on_path(x.client, x.server))
+        })
+        .collect();
+    let hops_class = |&s: &u32| match s {
+        0 | 1 => 0,
+        2 | 3 => 1,
+        _ => 2,
+    };
+    let op = |x: &RequestRecord| match x.op {
+        Op::Get => 0,
+        Op::Set => 1,
+        Op::Delete => 2,
+    };
+    let latency = |x: &RequestRecord| {
+        if x.end_ps == crate::engine::NEVER {
+            f64::NAN
+        } else {
+            us(x.end_ps - x.start_ps)
+        }
+    };
+    Table {
+        name: "requests",
+        columns: vec![
+            ("client", ints32(r, |x| x.client as i32)),
+            ("server", ints32(r, |x| x.server as i32)),
+            ("switches", ints32(&switches, |&s| s as i32)),
+            (
+                "hops_class",
+                Column::Cat {
+                    levels: &HOP_CLASSES,
+                    codes: switches.iter().map(hops_class).collect(),
+                },
+            ),
+            (
+                "kind",
+                Column::Cat {
+                    levels: &["get", "set", "delete"],
+                    codes: r.iter().map(op).collect(),
+                },
+            ),
+            ("hit", ints32(r, |x| x.hit as i32)),
+            ("request_bytes", ints32(r, |x| x.request_bytes as i32)),
+            ("response_bytes", ints32(r, |x| x.response_bytes as i32)),
+            ("start_us", floats(r, |x| us(x.start_ps))),
+            ("latency_us", floats(r, latency)),
+        ],
+    }
+}
+
+/// Hop classes of a request by the switches it crosses (DIABLO Figure 10): in the rack,
+/// within the array, across arrays.
+pub const HOP_CLASSES: [&str; 3] = ["local", "same_array", "cross_array"];
+
+/// The headline figures of memcached requests: how many completed, mean and percentile
+/// latencies.
+pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, reqs: &[RequestRecord]) {
+    if reqs.is_empty() {
+        return;
+    }
+    let mut lat: Vec<u64> = reqs
+        .iter()
+        .filter(|r| r.end_ps != crate::engine::NEVER)
+        .map(|r| r.end_ps - r.start_ps)
+        .collect();
+    lat.sort_unstable();
+    h.insert("requests".into(), reqs.len().into());
+    h.insert("requests_completed".into(), lat.len().into());
+    if lat.is_empty() {
+        return;
+    }
+    // Nearest-rank percentiles, in microseconds.
+    let pct = |p: f64| {
+        lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6
+    };
+    h.insert(
+        "mean_latency_us".into(),
+        (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into(),
+    );
+    h.insert("p50_latency_us".into(), pct(50.0).into());
+    h.insert("p99_latency_us".into(), pct(99.0).into());
+    h.insert("p999_latency_us".into(), pct(99.9).into());
 }
 
 #[cfg(test)]

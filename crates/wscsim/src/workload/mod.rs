@@ -21,6 +21,7 @@ use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::transport::{Note, Tcp, TransportSched, Udp};
+use serde::{Deserialize, Serialize};
 
 /// The workload layer's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,4 +113,104 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// A flow size: a size in bytes or "infinite" (long-lived).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowSize {
+    Finite(u64),
+    Infinite,
+}
+
+impl Serialize for FlowSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FlowSize::Finite(b) => crate::units::Bytes(*b).serialize(s),
+            FlowSize::Infinite => s.serialize_str("infinite"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        if v.as_str() == Some("infinite") {
+            return Ok(FlowSize::Infinite);
+        }
+        let b: Result<crate::units::Bytes, _> = serde_json::from_value(v.clone());
+        match b {
+            Ok(b) => Ok(FlowSize::Finite(b.0)),
+            Err(_) => Err(serde::de::Error::custom(format!(
+                "given {v}; allowed: \"infinite\" or {}",
+                crate::units::BYTES_ALLOWED
+            ))),
+        }
+    }
+}
+
+/// `workload.destination`: a host index, or (UDP only) "random": every datagram goes to a
+/// host drawn uniformly among all but its source, as in Flexplane's throughput stress test;
+/// or "round_robin": each source sends to every other host in turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    Host(i64),
+    Random,
+    RoundRobin,
+}
+
+impl Serialize for Destination {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Destination::Host(h) => s.serialize_i64(*h),
+            Destination::Random => s.serialize_str("random"),
+            Destination::RoundRobin => s.serialize_str("round_robin"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Destination {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match (&v, v.as_i64()) {
+            (_, Some(h)) => Ok(Destination::Host(h)),
+            (serde_json::Value::String(s), _) if s == "random" => Ok(Destination::Random),
+            (serde_json::Value::String(s), _) if s == "round_robin" => Ok(Destination::RoundRobin),
+            _ => Err(serde::de::Error::custom(format!(
+                "given {v}; allowed: a host index, \"random\" or \"round_robin\""
+            ))),
+        }
+    }
+}
+
+/// The workload as the simulator runs it.
+#[derive(Clone, Debug)]
+pub enum WorkloadSpec {
+    Incast {
+        client: u32,
+        servers: Vec<u32>,
+        block_bytes: u64,
+        iterations: u32,
+        request_bytes: u64,
+    },
+    Flows {
+        sizes: flows::FlowSizes,
+        rate_per_s: f64,
+        senders: Vec<u32>,
+        receivers: Vec<u32>,
+        max_flows: u64,
+    },
+    LongLived {
+        pairs: Vec<(u32, u32)>,
+        size: Option<u64>,
+        dscp: Vec<u8>,
+    },
+    /// Datagrams from each source to one host, a random other host, or each in turn.
+    Udp {
+        sources: Vec<u32>,
+        destination: udp_source::Target,
+        rate_bps: u64,
+        payload_bytes: u32,
+        poisson: bool,
+    },
+    Memcached(crate::workload::memcached::MemcachedSpec),
 }

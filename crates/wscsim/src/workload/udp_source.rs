@@ -10,13 +10,13 @@ use super::Ctx;
 pub struct Params {
     /// IP-level rate per source.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<crate::config::units::Rate>,
+    pub rate: Option<crate::units::Rate>,
     /// On a torus, instead of rate: a fraction of the expected all-to-all rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load: Option<f64>,
     /// UDP payload bytes (default: the MTU less 28).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub packet_size: Option<crate::config::units::Bytes>,
+    pub packet_size: Option<crate::units::Bytes>,
     /// "constant" (default) or "poisson" gaps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arrival: Option<String>,
@@ -25,7 +25,7 @@ pub struct Params {
     pub sources: Option<Vec<i64>>,
     /// A host index, "random" or "round_robin" (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub destination: Option<crate::config::Destination>,
+    pub destination: Option<crate::workload::Destination>,
 }
 use super::{AppEvent, AppSched};
 use crate::engine::{StreamRng, NEVER, PS_PER_S};
@@ -85,7 +85,7 @@ impl UdpSource {
 
     /// Mean gap between datagrams so that the source's IP-level rate is `rate_bps`.
     fn mean_gap_s(&self) -> f64 {
-        let ip_bits = (self.payload_bytes + crate::net::packet::UDP_IP_HEADER_BYTES) as f64 * 8.0;
+        let ip_bits = (self.payload_bytes + crate::packet::UDP_IP_HEADER_BYTES) as f64 * 8.0;
         ip_bits / self.rate_bps as f64
     }
 

@@ -128,12 +128,12 @@ mod tests {
         );
         let mut counts = [0u32; 4];
         for f in 0..40_000u32 {
-            let h = crate::net::packet::five_tuple_hash(
+            let h = crate::packet::five_tuple_hash(
                 f,
                 7,
                 (f % 5000) as u16,
                 5001,
-                crate::net::packet::Proto::Tcp,
+                crate::packet::Proto::Tcp,
             );
             counts[(r.next_port(0, 0, h) - 10) as usize] += 1;
         }

@@ -1,0 +1,135 @@
+//! Checks shared by the sections' resolvers: ranges, names, bounded file reads, and
+//! whether a network fits in memory. Each returns one `ConfigError` naming the field.
+
+use super::{err, ConfigError};
+use crate::topology::size::{machine_memory_bytes, Size};
+
+/// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
+pub const MAX_HOSTS: u64 = 100_000;
+
+pub const DIABLO_PRESETS: &[&str] = &["1g", "10g"];
+
+/// Largest edge-list file read (a 100,000-host topology takes about 3 MB).
+pub const MAX_EDGE_LIST_BYTES: u64 = 64 << 20;
+/// Largest flow-size CDF file read.
+pub const MAX_CDF_BYTES: u64 = 4 << 20;
+
+/// Reads a regular file of at most `max` bytes; anything else (a device, a pipe, a huge
+/// file) is refused before reading, so that a scenario cannot make wscsim read forever.
+pub fn read_capped(
+    path: &str,
+    field: &str,
+    allowed: &str,
+    max: u64,
+) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let refuse = |why: String| err(field, format!("{path:?}"), format!("{allowed} ({why})"));
+    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("it is not a regular file".into()));
+    }
+    if meta.len() > max {
+        return Err(refuse(format!(
+            "it has {} bytes; at most {max} are read",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(|e| refuse(e.to_string()))?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > max {
+        return Err(refuse(format!("it grew past {max} bytes while being read")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "it is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Refuses a network that would not fit in this machine's memory, before building it.
+pub fn check_fits(size: &Size) -> Result<(), ConfigError> {
+    let need = size.network_bytes();
+    let Some(have) = machine_memory_bytes() else {
+        return Ok(());
+    };
+    let limit = have / 10 * 9;
+    if need <= limit {
+        return Ok(());
+    }
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    Err(err(
+        "topology",
+        format!(
+            "a network of {} hosts, {} switches and {} links, which needs about {} to build",
+            size.hosts,
+            size.switches,
+            size.links,
+            gb(need)
+        ),
+        format!("at most about {} (90% of this machine's memory)", gb(limit)),
+    ))
+}
+
+pub fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        Err(err(
+            path,
+            format!("{v:?}"),
+            format!(
+                "one of {}",
+                allowed
+                    .iter()
+                    .map(|a| format!("{a:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ))
+    }
+}
+
+pub fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
+    if v < lo || v > hi {
+        return Err(err(path, v, format!("an integer from {lo} to {hi}")));
+    }
+    Ok(v as u32)
+}
+
+/// A key that only some kinds use must not be set for another kind.
+pub fn only_for<T: std::fmt::Debug>(
+    path: &str,
+    v: &Option<T>,
+    kinds: &str,
+    kind: &str,
+) -> Result<(), ConfigError> {
+    match v {
+        Some(x) => Err(ConfigError {
+            path: path.into(),
+            message: format!("given {x:?}; allowed: only with kind {kinds} (this one is {kind:?})"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A list of host indices at `path`: non-empty, each in range. None when not given.
+pub fn host_list(
+    path: &str,
+    v: &Option<Vec<i64>>,
+    n_hosts: i64,
+) -> Result<Option<Vec<u32>>, ConfigError> {
+    let Some(v) = v else { return Ok(None) };
+    if v.is_empty() {
+        return Err(err(path, "[]", "a non-empty list of host indices"));
+    }
+    let mut out = Vec::with_capacity(v.len());
+    for (i, &h) in v.iter().enumerate() {
+        out.push(int_in(&format!("{path}[{i}]"), h, 0, n_hosts - 1)?);
+    }
+    Ok(Some(out))
+}
