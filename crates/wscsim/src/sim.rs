@@ -378,6 +378,7 @@ impl Sim {
     }
 
     /// The host's transport takes `pkt`, and applications hear what it delivered.
+    #[inline]
     fn receive(&mut self, pkt: crate::packet::PktId) {
         let Sim {
             net,
@@ -679,6 +680,13 @@ mod tests {
         // Delivery resumed after the link came back.
         let after = sends(until, s.ev.now() - 2 * flight);
         assert!(st.recv_pkts >= sends(0, at) - on_wire + after);
+    }
+
+    /// Events are small values: the queue moves them on every sift, so the per-layer enums
+    /// must pack into the 12 bytes one flat enum took.
+    #[test]
+    fn an_event_is_twelve_bytes() {
+        assert!(std::mem::size_of::<SimEvent>() <= 12);
     }
 
     #[test]

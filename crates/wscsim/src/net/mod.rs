@@ -674,7 +674,7 @@ impl Network {
     }
 
     /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
-    #[inline]
+    #[inline(always)]
     fn dequeue(&mut self, port: u32, now: TimePs) -> Option<PktId> {
         let Network {
             pool,

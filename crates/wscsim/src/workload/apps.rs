@@ -164,7 +164,16 @@ impl Apps {
     }
 
     /// Hands transport notes to their applications (which may cause more notes).
+    #[inline]
     pub fn dispatch_notes(&mut self, s: &mut Stack<impl AppSched>) {
+        if s.tcp.notes.is_empty() && s.udp.notes.is_empty() {
+            return;
+        }
+        self.dispatch_pending(s);
+    }
+
+    #[inline(never)]
+    fn dispatch_pending(&mut self, s: &mut Stack<impl AppSched>) {
         while !s.tcp.notes.is_empty() || !s.udp.notes.is_empty() {
             let mut notes = std::mem::take(&mut s.tcp.notes);
             notes.append(&mut s.udp.notes);
