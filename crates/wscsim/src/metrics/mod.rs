@@ -475,3 +475,36 @@ pub fn queue_trace_table(t: &crate::net::capture::QueueTrace, net: &Network) -> 
         ],
     }
 }
+
+/// Retransmissions, timeouts, RTT samples and drops of every flow in the flows table.
+pub fn flow_diagnostics(
+    m: &Metrics,
+    tcp: &crate::transport::Tcp,
+    net: &Network,
+) -> Vec<FlowDiagnostics> {
+    let mut tcp_drops = vec![0u64; tcp.senders.len()];
+    let mut udp_drops: std::collections::HashMap<u32, u64> = Default::default();
+    for d in &net.drop_log {
+        match d.proto {
+            crate::packet::Proto::Tcp => {
+                if let Some(c) = tcp_drops.get_mut(d.flow_id as usize) {
+                    *c += 1;
+                }
+            }
+            crate::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
+        }
+    }
+    let diag = |r: &FlowRecord| match (r.tcp, tcp.senders.get(r.flow_id as usize)) {
+        (true, Some(s)) => FlowDiagnostics {
+            retransmits: s.retransmits,
+            timeouts: s.timeouts,
+            rtt: s.rtt,
+            drops: tcp_drops[r.flow_id as usize],
+        },
+        _ => FlowDiagnostics {
+            drops: udp_drops.get(&r.flow_id).copied().unwrap_or(0),
+            ..Default::default()
+        },
+    };
+    m.flows.iter().map(diag).collect()
+}

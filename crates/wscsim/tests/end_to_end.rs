@@ -1,0 +1,322 @@
+//! End-to-end checks of whole runs: host costs, rings, piggybacked ACKs, the partition
+//! rule, link failures, buffers, cut-through, SACK and determinism.
+
+use wscsim::engine::EventQueue;
+use wscsim::net::NetEvent;
+use wscsim::sim::SimEvent;
+use wscsim::Sim;
+fn run(json: &str) -> Sim {
+    let mut s = Sim::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+    s.run();
+    let inv = s.invariants();
+    assert!(inv.ok(), "invariants broken: {inv:?}");
+    s
+}
+
+/// One request-response at a time (incast with one server). Each exchange makes 4
+/// system calls (client send, server recv, server send, client recv) and one request's
+/// work at the server, so more instructions in either lengthen every exchange by exactly
+/// their time at the modelled clock and CPI. (Against ideal hosts the difference is
+/// 67.2 ns less: there the response also waits behind the server's pure ACK on the NIC.)
+#[test]
+fn host_costs_add_up_exactly() {
+    let exchange_ps = |syscall: u32, app_request: u32| {
+        let s = run(&format!(
+            r#"{{"duration":"1s","topology":{{"kind":"single_switch","hosts":2,"link":{{"rate":"10Gbps"}}}},
+            "host":{{"stack":"ideal","clock_ghz":2.0,"cpi":1.5,"costs":{{"syscall":{syscall},"app_request":{app_request}}}}},
+            "transport":{{"delayed_ack":false}},"workload":{{"kind":"incast","senders":1,"block":"100B","request":"30B","iterations":20}}}}"#
+        ));
+        assert!(s.hosts.costed);
+        assert_eq!(s.metrics.incast.len(), 20);
+        s.metrics
+            .incast
+            .iter()
+            .map(|r| r.end_ps - r.start_ps)
+            .collect::<Vec<_>>()
+    };
+    let base = exchange_ps(1000, 3000);
+    // 1,000 instructions x 1.5 CPI / 2 GHz = 750 ns per system call, 4 per exchange.
+    for (b, s) in base.iter().zip(exchange_ps(2000, 3000)) {
+        assert_eq!(s - b, 4 * 750_000);
+    }
+    // 2,000 more instructions of request work = 1.5 us.
+    for (b, a) in base.iter().zip(exchange_ps(1000, 5000)) {
+        assert_eq!(a - b, 1_500_000);
+    }
+}
+
+/// A receiver whose CPU cannot keep up drops at its receive ring and counts it.
+#[test]
+fn a_saturated_cpu_drops_at_its_receive_ring() {
+    let s = run(
+        r#"{"duration":"20ms","topology":{"kind":"single_switch","hosts":2,"link":{"rate":"10Gbps"}},
+        "host":{"stack":"linux_2_6_39","clock_ghz":1.0,"rx_ring_packets":64,"costs":{"tx_packet":0,"per_byte":0}},"transport":{"kind":"udp"},
+        "workload":{"kind":"udp","sources":[1],"destination":0,"rate":"9Gbps"}}"#,
+    );
+    let h = &s.hosts.state[0];
+    // 9 Gbit/s of 1,500-byte packets is 750k packets/s (sending costs nothing here);
+    // 5,000 instructions at 1 GHz receive at most 200k/s, so most are dropped at the ring.
+    assert!(
+        h.rx_ring_drops > h.rx_packets,
+        "drops {} received {}",
+        h.rx_ring_drops,
+        h.rx_packets
+    );
+    assert!(s.hosts.utilisation(0, s.ev.now()) > 0.95);
+    let nic = s.net.nic_port(0) as usize;
+    assert_eq!(s.net.ports[nic].stats.drops, h.rx_ring_drops);
+}
+
+/// memcached over TCP links each client-server pair into one bidirectional connection:
+/// a response carries the ACK of its request, so a server sends about one packet per
+/// request (two without piggybacking: a pure ACK, then the response).
+#[test]
+fn responses_carry_the_acks_of_requests() {
+    let s = run(
+        r#"{"duration":"10s","topology":{"kind":"diablo_array","racks":2,"preset":"10g"},
+        "transport":{"kind":"tcp"},"workload":{"kind":"memcached","requests_per_client":50}}"#,
+    );
+    let reqs = s.memcached_requests();
+    assert!(reqs.iter().all(|r| r.end_ps != wscsim::engine::NEVER));
+    let servers: std::collections::BTreeSet<u32> = reqs.iter().map(|r| r.server).collect();
+    let server_pkts: u64 = servers
+        .iter()
+        .map(|&h| s.net.ports[s.net.nic_port(h) as usize].stats.tx_pkts)
+        .sum();
+    let n = reqs.len() as u64;
+    assert!(
+        server_pkts >= n && server_pkts < n + n / 5,
+        "server packets {server_pkts} for {n} requests"
+    );
+}
+
+/// The partition rule: with pods as partitions, every event of the network, host and
+/// transport layers changes the state of its own partition only (the check panics
+/// otherwise), for TCP permutation traffic, incast and a torus all-to-all.
+#[test]
+fn events_keep_to_their_partitions() {
+    for json in [
+        r#"{"duration":"3ms","topology":{"kind":"fat_tree","k":4},"transport":{"rto_min":"1ms"},"workload":{"kind":"permutation"}}"#,
+        r#"{"duration":"1s","topology":{"kind":"fat_tree","k":4},"switch":{"buffer":"shared"},
+           "host":{"stack":"linux_2_6_39"},"workload":{"kind":"incast","senders":8,"block":"256KiB","iterations":3}}"#,
+        r#"{"duration":"1ms","topology":{"kind":"torus3d","dims":[4,4,4]},"transport":{"kind":"udp"},
+           "workload":{"kind":"udp","destination":"random","load":0.5}}"#,
+    ] {
+        let mut s = Sim::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+        let parts: std::collections::BTreeSet<_> =
+            s.net.nodes.iter().map(|n| n.partition).collect();
+        assert!(parts.len() >= 4, "{parts:?}");
+        s.net.check_partitions = true;
+        s.run();
+        assert!(s.invariants().ok());
+        assert!(s.net.counters.packet_hops > 1000);
+    }
+}
+
+#[test]
+#[should_panic(expected = "touched node")]
+fn touching_another_partition_is_caught() {
+    let mut s = Sim::from_json(
+        r#"{"duration":"1ms","topology":{"kind":"fat_tree","k":4},"workload":{"kind":"permutation"}}"#,
+    )
+    .unwrap();
+    // Host 0 is in pod 0 (partition 1); act as partition 2 and send from it.
+    let pkt = s.net.pool.alloc(wscsim::packet::Packet {
+        dst_host: 15,
+        frame_bytes: 64,
+        ..Default::default()
+    });
+    s.net.enter_partition(Some(2));
+    let mut q: EventQueue<NetEvent> = EventQueue::new();
+    s.net.host_transmit(&mut q, 0, pkt);
+}
+
+/// A link that fails loses exactly what is on its wire and in its queues when it fails,
+/// and what is sent to it while it is down; then traffic flows again.
+#[test]
+fn a_failed_link_loses_exactly_its_packets() {
+    // Host 1 sends 1,472-byte datagrams at 5 Gbit/s (a 1,500-byte IP packet every
+    // 2.4 us, the first at 2.4 us) over 10 Gbit/s links with 500 ns of propagation.
+    let s = run(
+        r#"{"duration":"3ms","topology":{"kind":"single_switch","hosts":2,"link":{"rate":"10Gbps","delay":"500ns"}},
+        "transport":{"kind":"udp"},"workload":{"kind":"udp","sources":[1],"destination":0,"rate":"5Gbps"},
+        "failures":[{"link":["h1","switch"],"at":"1ms","until":"2ms"}]}"#,
+    );
+    let (gap, at, until) = (2_400_000u64, 1_000_000_000u64, 2_000_000_000u64);
+    // 1,538 bytes on the wire at 10 Gbit/s, then the propagation delay.
+    let flight = 1538 * 800 + 500_000;
+    let sends = |t0: u64, t1: u64| (t0.div_ceil(gap).max(1)..t1.div_ceil(gap)).count() as u64;
+    // The NIC is idle between datagrams (2.4 us apart, 1.23 us each): nothing queued.
+    let on_wire = (1..at.div_ceil(gap))
+        .filter(|k| k * gap + flight > at)
+        .count() as u64;
+    let expected = on_wire + sends(at, until);
+    assert_eq!(s.net.counters.link_down_drops, expected);
+    assert_eq!(s.net.counters.dropped, expected, "no other losses");
+    let st = &s.udp.streams[0];
+    assert!(st.recv_pkts > 0 && st.sent_pkts - st.recv_pkts >= expected);
+    // Delivery resumed after the link came back.
+    let after = sends(until, s.ev.now() - 2 * flight);
+    assert!(st.recv_pkts >= sends(0, at) - on_wire + after);
+}
+
+/// Events are small values: the queue moves them on every sift, so the per-layer enums
+/// must pack into the 12 bytes one flat enum took.
+#[test]
+fn an_event_is_twelve_bytes() {
+    assert!(std::mem::size_of::<SimEvent>() <= 12);
+}
+
+#[test]
+fn incast_completes_and_conserves_packets() {
+    let s = run(
+        r#"{"duration":"5s","topology":{"kind":"single_switch","hosts":5,"link":{"rate":"1Gbps"}},
+        "switch":{"buffer_per_port":"4KiB"},"transport":{"rto_min":"1ms"},
+        "workload":{"kind":"incast","senders":4,"block":"64KiB","iterations":5}}"#,
+    );
+    assert_eq!(s.metrics.incast.len(), 5);
+    assert!(
+        s.net.counters.dropped > 0,
+        "4 KB per port must drop under incast"
+    );
+}
+
+#[test]
+fn switches_wider_than_the_voq_limit_share_queues() {
+    let s = run(
+        r#"{"duration":"2s","topology":{"kind":"single_switch","hosts":150},
+        "switch":{"buffer":"per_input_port","buffer_per_port":"16KiB"},"transport":{"rto_min":"1ms"},
+        "workload":{"kind":"incast","senders":149,"block":"1MiB","iterations":3}}"#,
+    );
+    assert_eq!(s.metrics.incast.len(), 3);
+    assert!(s
+        .net
+        .ports
+        .iter()
+        .all(|p| p.q_count <= wscsim::topology::build::MAX_VOQS));
+}
+
+#[test]
+fn every_buffer_mode_keeps_its_limits() {
+    for buffer in ["per_port", "per_input_port", "shared"] {
+        let s = run(&format!(
+            r#"{{"duration":"3ms","topology":{{"kind":"fat_tree","k":4}},"switch":{{"buffer":"{buffer}","buffer_per_port":"16KiB"}},
+            "transport":{{"rto_min":"1ms"}},"workload":{{"kind":"all_to_all"}}}}"#
+        ));
+        assert!(s.net.counters.packet_hops > 1000);
+    }
+}
+
+/// Open-loop UDP with a random destination per datagram: every host receives about its
+/// share, nothing is lost at 50% load with deep buffers, and every datagram crossed the
+/// switch (two hops each).
+#[test]
+fn udp_to_random_destinations_spreads_evenly() {
+    let s = run(
+        r#"{"duration":"20ms","topology":{"kind":"single_switch","hosts":8,"link":{"rate":"10Gbps"}},
+        "transport":{"kind":"udp"},"workload":{"kind":"udp","destination":"random","rate":"5Gbps","arrival":"poisson"}}"#,
+    );
+    assert_eq!(s.metrics.flows.len(), 8);
+    assert!(s.metrics.flows.iter().all(|f| f.dst == wscsim::net::NONE));
+    let sent: u64 = s.udp.streams.iter().map(|st| st.sent_pkts).sum();
+    let got: u64 = s.udp.streams.iter().map(|st| st.recv_pkts).sum();
+    assert!(
+        sent > 50_000 && sent - got < 100,
+        "sent {sent} received {got}"
+    );
+    // What the switch sent towards each host, against the mean.
+    let mean = got as f64 / 8.0;
+    for h in 0..8u32 {
+        let node = s.net.host_nodes[h as usize];
+        let rx: u64 = s
+            .net
+            .ports
+            .iter()
+            .filter(|p| p.switch != wscsim::net::NONE && p.peer_node == node)
+            .map(|p| p.stats.tx_pkts)
+            .sum();
+        assert!(
+            (rx as f64 - mean).abs() < 0.05 * mean,
+            "host {h} received {rx}, mean {mean}"
+        );
+    }
+    // Each delivered datagram made two hops; the few still on the way made one or two.
+    let hops = s.net.counters.packet_hops;
+    assert!(
+        hops >= 2 * got && hops <= 2 * sent,
+        "hops {hops} sent {sent} received {got}"
+    );
+}
+
+#[test]
+fn cut_through_is_faster_than_store_and_forward_on_an_idle_path() {
+    let fct = |fwd: &str| {
+        let s = run(&format!(
+            r#"{{"duration":"10ms","topology":{{"kind":"fat_tree","k":4,"link":{{"rate":"10Gbps","delay":"100ns"}}}},
+            "switch":{{"forwarding":"{fwd}","port_to_port_latency":"100ns"}},
+            "workload":{{"kind":"many_to_one","sources":[15],"destination":0,"size":"1400B"}}}}"#
+        ));
+        let f = s.metrics.flows[0];
+        f.end_ps - f.start_ps
+    };
+    let (saf, ct) = (fct("store_and_forward"), fct("cut_through"));
+    // 5 switches on the path: cut-through saves most of a 1.2 us serialisation at each.
+    assert!(saf > ct + 4 * 1_000_000, "saf {saf} ct {ct}");
+}
+
+#[test]
+fn flows_to_one_client_that_also_serves_terminate() {
+    // clients = [0] while servers default to every host, host 0 included.
+    let s = run(
+        r#"{"duration":"50ms","topology":{"kind":"single_switch","hosts":4},
+        "workload":{"kind":"flows","clients":[0],"flows":30,"size_cdf":"hadoop","load":0.3}}"#,
+    );
+    assert_eq!(s.metrics.flows.len(), 30);
+    assert!(s.metrics.flows.iter().all(|f| f.dst == 0 && f.src != 0));
+}
+
+#[test]
+fn sack_repairs_bursts_of_losses_with_fewer_timeouts() {
+    let sc = |sack: bool| {
+        format!(
+            r#"{{"duration":"2s","topology":{{"kind":"single_switch","hosts":9}},"switch":{{"buffer_per_port":"30KiB"}},
+            "transport":{{"sack":{sack},"rto_min":"10ms"}},"workload":{{"kind":"many_to_one","destination":0,"size":"2MiB"}}}}"#
+        )
+    };
+    let (with, without) = (run(&sc(true)), run(&sc(false)));
+    for s in [&with, &without] {
+        assert!(s
+            .metrics
+            .flows
+            .iter()
+            .all(|f| f.end_ps != wscsim::engine::NEVER));
+        assert!(s.net.counters.dropped > 50);
+    }
+    let last = |s: &Sim| s.metrics.flows.iter().map(|f| f.end_ps).max().unwrap();
+    assert!(
+        with.tcp.total_timeouts() < without.tcp.total_timeouts(),
+        "{} vs {}",
+        with.tcp.total_timeouts(),
+        without.tcp.total_timeouts()
+    );
+    assert!(last(&with) < last(&without));
+}
+
+#[test]
+fn same_seed_same_result_other_seed_differs() {
+    let sc = |seed: u64| {
+        format!(
+            r#"{{"seed":{seed},"duration":"20ms","topology":{{"kind":"fat_tree","k":4}},"workload":{{"kind":"flows","load":0.4,"size_cdf":"hadoop"}}}}"#
+        )
+    };
+    let key = |s: &Sim| {
+        s.metrics
+            .flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size_bytes, f.end_ps))
+            .collect::<Vec<_>>()
+    };
+    let (a, b, c) = (run(&sc(1)), run(&sc(1)), run(&sc(2)));
+    assert_eq!(key(&a), key(&b));
+    assert_ne!(key(&a), key(&c));
+}
