@@ -16,6 +16,20 @@ kind = "incast"
 senders = 2
 """
 
+TORUS = """
+name = "bad-torus"
+duration = "1ms"
+[topology]
+kind = "torus3d"
+dims = [3, 3, 3]
+[transport]
+kind = "udp"
+[workload]
+kind = "udp"
+destination = "random"
+load = 0.5
+"""
+
 # (what is wrong, TOML text or --set overrides, field the message must name)
 CASES = [
     ("unknown top-level key", BASE + "colour = 3\n", "colour"),
@@ -69,6 +83,18 @@ CASES = [
     ("sweep as a list", BASE + "sweep = []\n", "sweep"),
     ("sweep over a path named case", BASE + "[sweep]\ncase = [1]\n", "case"),
     ("arrays nested 1,000 deep", BASE.replace("hosts = 4", "hosts = " + "[" * 1000 + "]" * 1000), "scenario"),
+    ("torus dims of two sizes", TORUS.replace("dims = [3, 3, 3]", "dims = [3, 3]"), "topology.dims"),
+    ("torus dims of four sizes", TORUS.replace("dims = [3, 3, 3]", "dims = [3, 3, 3, 3]"), "topology.dims"),
+    ("torus dim of 0", TORUS.replace("dims = [3, 3, 3]", "dims = [3, 0, 3]"), "topology.dims"),
+    ("torus dim above 64", TORUS.replace("dims = [3, 3, 3]", "dims = [65, 1, 1]"), "topology.dims"),
+    ("torus of one server", TORUS.replace("dims = [3, 3, 3]", "dims = [1, 1, 1]"), "topology.dims"),
+    ("unknown link technology", TORUS.replace("dims = [3, 3, 3]", 'dims = [3, 3, 3]\nlink = { technology = "token_ring" }'), "topology.link.technology"),
+    ("rate other than the technology's", TORUS.replace("dims = [3, 3, 3]", 'dims = [3, 3, 3]\nlink = { rate = "10Gbps" }'), "topology.link.rate"),
+    ("udp load on a fat tree", TORUS.replace('kind = "torus3d"\ndims = [3, 3, 3]', 'kind = "fat_tree"'), "workload.load"),
+    ("udp load and rate", TORUS.replace("load = 0.5", 'load = 0.5\nrate = "1Gbps"'), "workload.load"),
+    ("udp load to one host", TORUS.replace('destination = "random"', "destination = 0"), "workload.destination"),
+    ("failure of a link that does not exist", TORUS + '[[failures]]\nlink = ["h0", "h13"]\nat = "1ms"\n', "failures[0].link"),
+    ("failure that ends before it starts", TORUS + '[[failures]]\nlink = ["h0", "h1"]\nat = "0.5ms"\nuntil = "0.2ms"\n', "failures[0].until"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
 
@@ -200,3 +226,12 @@ def test_a_sweep_over_tables_runs_and_labels_its_points(tmp_path):
     assert p.returncode == 0, p.stderr
     pts = pd.read_parquet(tmp_path / "o" / "points.parquet")
     assert list(pts["scheme"]) == ["droptail", '{"ecn":true,"kind":"red"}']
+
+
+@pytest.mark.parametrize("destination", ["destination = 0", ""])
+def test_udp_load_without_all_to_all_destination_quotes_the_given_value(tmp_path, destination):
+    f = tmp_path / "bad.toml"
+    f.write_text(TORUS.replace('destination = "random"', destination))
+    p = wscsim("check", str(f))
+    assert p.returncode == 2 and "workload.destination" in p.stderr, p.stderr
+    assert "Some(" not in p.stderr and "None" not in p.stderr, p.stderr

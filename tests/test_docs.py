@@ -55,14 +55,16 @@ NOT_RUN = {
     "./scripts/test.sh",
 }
 
-# Documented commands that take minutes. The test runs each with `check` in place of `run`
-# or `sweep` (same arguments, without the options only a run takes), which reads and
-# validates every point of the same scenario without simulating it.
+# Documented commands that take minutes, or tens of seconds and appear in several documents.
+# The test runs each with `check` in place of `run` or `sweep` (same arguments, without the
+# options only a run takes), which reads and validates every point of the same scenario
+# without simulating it.
 LONG = {
     "wscsim run diablo_incast_hosts": "72 points, about 30 s on 2 cores",
     "wscsim run flexplane_fct": "40 points, about 40 to 60 s on 2 cores",
     "wscsim run diablo_memcached": "6 points of up to 1,984 hosts, over 2 minutes",
     "wscsim run diablo_memcached_factors": "6 points of 1,984 hosts, about 2 minutes",
+    "wscsim run camcube_all_to_all": "3 points of up to 4,096 servers, 10 to 15 s on 2 cores, and named in four places",
     "wscsim run diablo_memcached --set 'sweep={}' --set workload.requests_per_client=30000": "14 minutes and 6 GB",
 }
 

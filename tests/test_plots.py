@@ -207,3 +207,48 @@ def test_large_sweeps_draw_curves_per_value_within_a_panel_per_case():
     assert all(len(pts) == 8 for _, pts in panels)
     panels, curve = plots.facets(points.head(6), ["load", "case"])
     assert curve is None and len(panels) == 6
+
+
+def _torus_summary(dims, rate="1Gbps"):
+    n = int(np.prod(dims))
+    return {"hosts": n, "scenario": {"topology": {"kind": "torus3d", "dims": dims, "link": {"rate": rate}}}}
+
+
+def test_torus_throughput_against_servers_with_the_papers_values(tmp_path, captured):
+    heads = [{"expected_gbps_per_server": e, "delivered_gbps_per_server": 0.98 * e, "min_delivered_gbps_per_server": 0.8 * e}
+             for e in (2.889, 0.998, 0.5)]
+    summaries = [_torus_summary(d) for d in ([3, 3, 3], [8, 8, 8], [16, 16, 16])]
+    t = plots.torus_throughput(heads, summaries, ["27", "512", "4096"])
+    assert list(t["servers"]) == [27, 512, 4096] and list(t["reported"]) == [2.7, 1.0, 0.5]
+    assert plots.plot_torus_throughput(t, tmp_path / "torus_throughput.png", title="demo")
+    fig = captured.figures["torus_throughput.png"]
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and [tk.get_text() for tk in ax.get_xticklabels()] == ["27\n(3x3x3)", "512\n(8x8x8)", "4,096\n(16x16x16)"]
+    assert "Gbit/s" in ax.get_ylabel() and fig.get_suptitle().startswith("demo: ")
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert "CamCubeOS Figure 5a (reported)" in labels and any(lb.startswith("expected") for lb in labels)
+    assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] > 2.889
+
+
+def test_torus_throughput_leaves_the_paper_out_where_it_has_no_value(tmp_path, captured):
+    # 10 Gbit/s links, and a 2D torus: not the paper's setting. Same size at every point:
+    # one position per point.
+    heads = [{"expected_gbps_per_server": 1.3, "delivered_gbps_per_server": d} for d in (0.3, 1.2)]
+    t = plots.torus_throughput(heads, [_torus_summary([6, 6, 1], "10Gbps")] * 2, ["load=0.25", "load=1.0"])
+    assert t["reported"].isna().all()
+    assert plots.plot_torus_throughput(t, tmp_path / "t.png")
+    fig = captured.figures["t.png"]
+    assert not any("CamCubeOS" in text.get_text() for text in fig.legends[0].get_texts())
+    assert [tk.get_text() for tk in fig.axes[0].get_xticklabels()] == ["load=0.25\n(36 servers)", "load=1.0\n(36 servers)"]
+    # No torus headline, no plot.
+    assert plots.torus_throughput([{"drops": 0}], [{}], ["x"]).empty
+    assert not plots.plot_torus_throughput(plots.torus_throughput([], [], []), tmp_path / "u.png")
+
+
+def test_a_torus_run_and_sweep_get_the_throughput_plot(tmp_path):
+    sc = {"name": "tiny-torus", "duration": "2ms", "topology": {"kind": "torus3d", "dims": [3, 3, 3]}, "transport": {"kind": "udp"},
+          "workload": {"kind": "udp", "destination": "random", "load": 0.5}, "metrics": {"max_queue_samples": 0}}
+    res = wscsim.run(dict(sc), out=tmp_path / "r")
+    assert res.summary["plots"] == ["torus_throughput.png", "torus_throughput.svg"]
+    res = wscsim.run(_with(sc, sweep={"topology.dims": [[3, 3, 3], [4, 4, 4]]}), out=tmp_path / "s")
+    assert "torus_throughput.png" in res.summary["plots"]

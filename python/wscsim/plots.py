@@ -65,13 +65,14 @@ def _tidy_log_axes(fig) -> None:
     """Plain-number labels on log axes, with 2 and 5 labelled too when an axis spans less
     than about two decades (matplotlib's default then labels every minor tick in
     overlapping scientific notation, or labels nothing at all)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
     for ax in fig.axes:
         if not ax.get_visible():
             continue
         for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-            if axis.get_scale() != "log" or min(limits) <= 0:
+            # An axis whose ticks a plot placed itself (at its data) keeps them.
+            if axis.get_scale() != "log" or min(limits) <= 0 or isinstance(axis.get_major_locator(), FixedLocator):
                 continue
             decades = math.log10(max(limits) / min(limits))
             axis.set_major_locator(LogLocator(10, subs=(1.0, 2.0, 5.0) if decades < 2.2 else (1.0,)))
@@ -646,6 +647,98 @@ def plot_priority_tradeoff(flows: pd.DataFrame, path: Path, title: str | None = 
 
 
 # ---------------------------------------------------------------------------------------
+# Torus all-to-all (CamCubeOS Figure 5a)
+
+# CamCubeOS (HPDC 2013) section 5.2, Figure 5(a): the throughput per server the paper
+# reports for all-to-all traffic on 3D tori of 1 Gbit/s links, by number of servers (from
+# its text: "2.7 Gbps", "1 Gbps", "500 Mbps").
+CAMCUBE_FIGURE_5A_GBPS = {27: 2.7, 512: 1.0, 4096: 0.5}
+_RATE_UNITS = {"": 1, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _rate_bps(text) -> float | None:
+    """A resolved rate ("1Gbps", "2876742.642Kbps") in bit/s; None if it is not one."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([KkMGT]?)bps\s*", str(text))
+    return float(m.group(1)) * _RATE_UNITS[m.group(2)] if m else None
+
+
+def torus_throughput(headlines: list[dict], summaries: list[dict], labels: list[str]) -> pd.DataFrame:
+    """One row per run (or sweep point) that has a torus all-to-all headline: its label,
+    servers and dims (when its summary is known), and the expected, delivered (mean and
+    least over servers) and reported (CamCubeOS Figure 5a, for the paper's cubes of 1 Gbit/s
+    links only) rates per server in Gbit/s."""
+    rows = []
+    for head, summary, label in zip(headlines, summaries, labels):
+        expected = head.get("expected_gbps_per_server")
+        if expected is None or not np.isfinite(expected):
+            continue
+        topo = ((summary or {}).get("scenario") or {}).get("topology") or {}
+        dims = topo.get("dims") if isinstance(topo.get("dims"), list) else None
+        servers = (summary or {}).get("hosts")
+        cube = dims is not None and len(set(dims)) == 1 and _rate_bps((topo.get("link") or {}).get("rate")) == 1e9
+        rows.append({"label": label, "servers": servers, "dims": "x".join(map(str, dims)) if dims else None,
+                     "expected": expected, "delivered": head.get("delivered_gbps_per_server", np.nan),
+                     "least": head.get("min_delivered_gbps_per_server", np.nan),
+                     "reported": CAMCUBE_FIGURE_5A_GBPS.get(servers, np.nan) if cube else np.nan})
+    return pd.DataFrame(rows, columns=["label", "servers", "dims", "expected", "delivered", "least", "reported"])
+
+
+def plot_torus_throughput(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """Delivered against expected throughput per server on a torus under all-to-all traffic
+    (CamCubeOS Figure 5a), against the number of servers when every point has its own
+    (else one position per point), with the paper's reported values where it has them."""
+    if t.empty:
+        return False
+    by_servers = t["servers"].notna().all() and t["servers"].is_unique
+    t = t.sort_values("servers") if by_servers else t
+    if by_servers:
+        x = t["servers"].astype(float).to_numpy()
+        ticks = [f"{int(n):,}" + (f"\n({d})" if d else "") for n, d in zip(t["servers"], t["dims"])]
+    else:
+        x = np.arange(len(t), dtype=float)
+        ticks = [f"{r.label}\n({int(r.servers):,} servers)" if pd.notna(r.servers) else r.label for r in t.itertuples()]
+    fig, ax = subplots(figsize=(6.4, 4.6))
+    ax.plot(x, t["expected"], ls="--", color="0.45", marker="o", ms=10, mfc="none", mew=1.2, label="expected: links x rate x (N-1) / sum of hops", zorder=2)
+    ax.plot(x, t["delivered"], color="C0", marker="o", ms=5, label="delivered, mean over servers", zorder=4)
+    if t["least"].notna().any():
+        # A whisker from the mean down to the least-served server.
+        low = (t["delivered"] - t["least"]).clip(lower=0).fillna(0).to_numpy()
+        ax.errorbar(x, t["delivered"], yerr=[low, np.zeros(len(t))], fmt="none", ecolor="C0", elinewidth=0.8, capsize=3, alpha=0.6,
+                    label="delivered, least-served server", zorder=3)
+    if t["reported"].notna().any():
+        ax.plot(x, t["reported"], ls="none", color="C3", marker="s", ms=8, mfc="none", mew=1.3, label="CamCubeOS Figure 5a (reported)", zorder=3)
+    for xi, r in zip(x, t.itertuples()):
+        if np.isfinite(r.delivered):
+            ax.annotate(f"{r.delivered / r.expected:.1%}", (xi, r.delivered), xytext=(9, 0), textcoords="offset points", va="center", fontsize=7, color="C0")
+    if by_servers:
+        if len(t) > 1 and _spans_decades(x):
+            ax.set_xscale("log")
+            ax.set_xlim(x.min() / 2, x.max() * 2)
+        else:
+            ax.set_xlim(x.min() - max(1.0, 0.6 * x.min()), x.max() + max(1.0, 0.6 * x.max()))
+        ax.set_xlabel("servers in the torus (dims)")
+    else:
+        ax.set_xlim(-0.6, len(t) - 0.4)
+        ax.set_xlabel("sweep point")
+    ax.set_xticks(x, ticks, fontsize=7)
+    ax.minorticks_off()
+    top = np.nanmax(t[["expected", "delivered", "reported"]].to_numpy(dtype=float))
+    ax.set_ylim(0, top * 1.2)
+    ax.set_ylabel("throughput per server (Gbit/s)")
+    ax.grid(True, which="major", axis="y", lw=0.3, color="0.85")
+    # Below the axes: inside, it would cover a point (a single run's sits in the middle).
+    handles, names = ax.get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=2, fontsize=7)
+    _title(fig, title, "all-to-all throughput per server on the torus",
+           "delivered: what a server receives as destination, on the wire, in the second half of the run\n"
+           "(mean over servers, % of expected beside it; whisker down to the least-served server)")
+    _save(fig, path)
+    return True
+
+
+# ---------------------------------------------------------------------------------------
 # What a results folder gets
 
 
@@ -678,6 +771,9 @@ def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
         made += _files("fct_slowdown.png")
     if "queues" in frames and plot_queue_ccdf(frames["queues"], frames.get("links"), folder / "queue_cdf.png", title=title, summary=summary):
         made += _files("queue_cdf.png")
+    torus = torus_throughput([summary.get("headline") or {}], [summary], [title or "run"])
+    if plot_torus_throughput(torus, folder / "torus_throughput.png", title):
+        made += _files("torus_throughput.png")
     summary["plots"] = made
     return made
 
@@ -702,5 +798,20 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
         made += _files("fct_by_load.png")
     elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png", title):
         made += _files("priority_tradeoff.png")
+    if plot_torus_throughput(_sweep_torus_throughput(tables.get("points", empty), summary, swept), folder / "torus_throughput.png", title):
+        made += _files("torus_throughput.png")
     summary["plots"] = made
     return made
+
+
+def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str]) -> pd.DataFrame:
+    """torus_throughput for a sweep: headline figures from the `points` table, servers and
+    dims from each point's summary."""
+    if points.empty or "headline_expected_gbps_per_server" not in points.columns:
+        return torus_throughput([], [], [])
+    points = points.sort_values("point")
+    heads = [{k.removeprefix("headline_"): v for k, v in r.items() if k.startswith("headline_")} for r in points.to_dict("records")]
+    per_point = summary.get("point_summaries") or []
+    summaries = [per_point[p] if p < len(per_point) else {} for p in points["point"]]
+    labels = [_label(swept, [r[k] for k in swept]) for _, r in points.iterrows()]
+    return torus_throughput(heads, summaries, labels)

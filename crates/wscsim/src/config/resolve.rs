@@ -494,7 +494,10 @@ fn udp_rate(
             if !matches!(w.destination, Some(super::Destination::Random | super::Destination::RoundRobin)) {
                 return Err(err(
                     "workload.destination",
-                    format!("{:?}", w.destination),
+                    match &w.destination {
+                        Some(d) => serde_json::to_string(d).expect("a destination serialises"),
+                        None => "nothing (a single destination, host 0)".into(),
+                    },
                     "\"random\" or \"round_robin\" with workload.load (the expected rate is for all-to-all traffic)",
                 ));
             }

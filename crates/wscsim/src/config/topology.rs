@@ -167,11 +167,17 @@ fn link_and_preset(
     };
     let rate_bps = lc.rate.get_or_insert(super::Rate(preset_rate)).0;
     if !generic && kind != "diablo_array" && rate_bps != tech.rate_bps {
+        // The generic Ethernet with the same frames takes any rate.
+        let any_rate = if tech.mtu_bytes > 1500 && tech.name.contains("gbe") {
+            "ethernet_jumbo"
+        } else {
+            "ethernet"
+        };
         return Err(err(
             "topology.link.rate",
             super::Rate(rate_bps),
             format!(
-                "{} for technology {name:?} (leave the rate out, or use technology \"ethernet\" for any rate)",
+                "{} for technology {name:?} (leave the rate out, or use technology {any_rate:?} for any rate)",
                 super::Rate(tech.rate_bps)
             ),
         ));

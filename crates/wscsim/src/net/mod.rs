@@ -304,8 +304,10 @@ impl Network {
     }
 
     /// A torus server's output port (local) towards `dst`: the first free link among those
-    /// on a shortest path (none queued, none being sent), else the one with the fewest
-    /// bytes queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z.
+    /// on a shortest path (up, none queued, none being sent), else the working one with the
+    /// fewest bytes queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z. A
+    /// failed link is taken only when every candidate has failed (the packet is then lost
+    /// there, counted); routing around failures is CamCubeOS's key-based routing.
     fn torus_port(&self, host: u32, dst: u32, now: TimePs) -> u32 {
         let torus = self.torus.as_ref().expect("a torus node has torus routing");
         let (cands, n) = torus.next_ports(host, dst);
@@ -313,6 +315,9 @@ impl Network {
         let mut best = (u64::MAX, cands[0] as u32);
         for &local in &cands[..n] {
             let pt = &self.ports[(base + local as u32) as usize];
+            if !pt.up {
+                continue;
+            }
             if pt.pkts_queued == 0 && pt.busy_until_ps <= now {
                 return local as u32;
             }
