@@ -320,3 +320,30 @@ fn same_seed_same_result_other_seed_differs() {
     assert_eq!(key(&a), key(&b));
     assert_ne!(key(&a), key(&c));
 }
+
+/// A server that forwards pays `host.costs.forward_packet` on its CPU for every packet it
+/// forwards: on a ring of 5, a segment from h0 to h2 is forwarded once (at h1), so its
+/// delivery takes exactly one forwarding time longer (4,000 instructions at 4 GHz: 1 us).
+#[test]
+fn forwarding_costs_the_forwarding_server() {
+    let fct = |forward: u32| {
+        let s = run(&format!(
+            r#"{{"duration":"10ms","topology":{{"kind":"torus3d","dims":[5,1,1]}},
+            "host":{{"stack":"ideal","clock_ghz":4.0,"cpi":1.0,"costs":{{"forward_packet":{forward}}}}},
+            "workload":{{"kind":"many_to_one","sources":[0],"destination":2,"size":"1000B"}}}}"#
+        ));
+        let f = s.metrics.flows[0];
+        assert_ne!(f.end_ps, wscsim::engine::NEVER);
+        let forwarded: Vec<u64> = (0..5)
+            .map(|h| s.hosts.state.get(h).map_or(0, |st| st.forwarded))
+            .collect();
+        (f.end_ps - f.start_ps, forwarded)
+    };
+    let (free, none) = fct(0);
+    let (costly, forwarded) = fct(4000);
+    assert_eq!(costly - free, 1_000_000);
+    assert!(none.iter().all(|&n| n == 0));
+    // Only h1 forwards (the data one way, its ACK the other).
+    assert!(forwarded[1] >= 1, "{forwarded:?}");
+    assert_eq!(forwarded[0] + forwarded[2] + forwarded[3] + forwarded[4], 0);
+}
