@@ -715,6 +715,7 @@ impl Network {
     /// Starts the next transmission if the port is idle and has a packet to send.
     fn try_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
         let now = ev.now();
+        self.acts_on(self.ports[port as usize].node);
         let pt = &mut self.ports[port as usize];
         if pt.pkts_queued == 0 {
             return;
