@@ -10,6 +10,7 @@
 //! k-ary 3-cube, where servers forward). A scheme whose `route` is implemented (in Rust or
 //! Python) overrides a switch's choice among its equal-cost ports.
 
+pub mod key_based;
 pub mod torus;
 
 use std::collections::HashMap;
