@@ -347,3 +347,23 @@ fn forwarding_costs_the_forwarding_server() {
     assert!(forwarded[1] >= 1, "{forwarded:?}");
     assert_eq!(forwarded[0] + forwarded[2] + forwarded[3] + forwarded[4], 0);
 }
+
+/// A failed node takes all its links down: every packet lost is lost at one of them, while
+/// it is down, and nothing else is lost.
+#[test]
+fn a_failed_node_loses_only_at_its_links() {
+    let s = run(
+        r#"{"duration":"4ms","topology":{"kind":"torus3d","dims":[4,4,4]},"transport":{"kind":"udp"},
+        "workload":{"kind":"udp","destination":"random","load":0.3,"packet_size":"972B"},
+        "failures":[{"node":"h5","at":"1ms","until":"3ms"}]}"#,
+    );
+    let h5 = s.net.host_nodes[5];
+    let c = &s.net.counters;
+    assert!(c.link_down_drops > 0);
+    assert_eq!(c.dropped, c.link_down_drops);
+    for d in &s.net.drop_log {
+        let p = &s.net.ports[d.port as usize];
+        assert!(p.node == h5 || p.peer_node == h5, "dropped at {:?}", d.port);
+        assert!((1_000_000_000..3_000_000_000).contains(&d.time_ps));
+    }
+}

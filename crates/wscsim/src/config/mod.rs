@@ -3,6 +3,7 @@
 //! what was given and what is allowed.
 
 pub mod checks;
+pub mod failures;
 pub mod host;
 pub mod kinds;
 pub mod memcached;
@@ -63,12 +64,16 @@ pub struct Scenario {
     pub failures: Vec<FailureCfg>,
 }
 
-/// `[[failures]]`: the link between two named nodes goes down at `at` and, if `until` is
-/// given, comes back then. What is queued at either end or on the wire is lost (counted).
+/// `[[failures]]`: the link between two named nodes, or every link of one named server or
+/// switch, goes down at `at` and, if `until` is given, comes back then. What is queued at
+/// either end or on a wire is lost (counted).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailureCfg {
-    pub link: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub at: Duration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Duration>,

@@ -46,84 +46,7 @@ pub struct Resolved {
     pub tcp: TcpParams,
     pub workload: WorkloadSpec,
     pub host: crate::host::HostSpec,
-    pub failures: Vec<LinkFailure>,
-}
-
-/// A link (by the graph's index) that is down from `down_ps` until `up_ps` (NEVER: for
-/// the rest of the run).
-#[derive(Clone, Copy, Debug)]
-pub struct LinkFailure {
-    pub link: u32,
-    pub down_ps: crate::engine::TimePs,
-    pub up_ps: crate::engine::TimePs,
-}
-
-/// `[[failures]]`: each names two linked nodes and a time within the run.
-fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Vec<LinkFailure>, ConfigError> {
-    let node = |path: &str, name: &str| {
-        graph
-            .nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as u32)
-            .ok_or_else(|| {
-                err(
-                    path,
-                    format!("{name:?}"),
-                    "a node of the topology (its name, as in the links table's node_name)",
-                )
-            })
-    };
-    let mut out = Vec::new();
-    for (i, f) in sc.failures.iter().enumerate() {
-        let path = format!("failures[{i}]");
-        let [a, b] = f.link.as_slice() else {
-            return Err(err(
-                &format!("{path}.link"),
-                format!("{:?}", f.link),
-                "two node names, such as [\"h0\", \"h1\"]",
-            ));
-        };
-        let (a, b) = (
-            node(&format!("{path}.link[0]"), a)?,
-            node(&format!("{path}.link[1]"), b)?,
-        );
-        let link = graph
-            .links
-            .iter()
-            .position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
-            .ok_or_else(|| {
-                err(
-                    &format!("{path}.link"),
-                    format!("{:?}", f.link),
-                    "two nodes joined by a link",
-                )
-            })?;
-        if f.at.0 >= sc.duration.0 {
-            return Err(err(
-                &format!("{path}.at"),
-                f.at,
-                format!("a time before the end of the run ({})", sc.duration),
-            ));
-        }
-        let up_ps = match f.until {
-            Some(u) if u.0 <= f.at.0 => {
-                return Err(err(
-                    &format!("{path}.until"),
-                    u,
-                    format!("a time after {path}.at ({})", f.at),
-                ))
-            }
-            Some(u) => u.0,
-            None => crate::engine::NEVER,
-        };
-        out.push(LinkFailure {
-            link: link as u32,
-            down_ps: f.at.0,
-            up_ps,
-        });
-    }
-    Ok(out)
+    pub failures: Vec<super::failures::LinkFailure>,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -178,7 +101,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             "0 or more (0 records no samples)",
         ));
     }
-    let failures = resolve_failures(&sc, &graph)?;
+    let failures = super::failures::resolve_failures(&sc, &graph)?;
     Ok(Resolved {
         scenario: sc,
         graph,
