@@ -29,6 +29,12 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
             v.net.counters.link_down_drops.into(),
         );
     }
+    if v.net.counters.unroutable_drops > 0 {
+        h.insert(
+            "unroutable_drops".into(),
+            v.net.counters.unroutable_drops.into(),
+        );
+    }
     if v.hosts.costed {
         let st = &v.hosts.state;
         h.insert(

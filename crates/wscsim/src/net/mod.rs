@@ -198,6 +198,9 @@ pub struct NetCounters {
     /// Packets lost because their link was down: queued at it or on its wire when it
     /// failed, or sent to it while down (also counted in `dropped`).
     pub link_down_drops: u64,
+    /// Packets a torus server could not send on because failures cut their destination
+    /// off (also counted in `dropped`).
+    pub unroutable_drops: u64,
 }
 
 pub struct Network {
@@ -214,6 +217,8 @@ pub struct Network {
     pub techs: Vec<LinkTech>,
     /// Shortest-path forwarding of torus servers (None without a torus).
     pub torus: Option<routing::torus::TorusRouting>,
+    /// Shortest paths over working links while some are down (an oracle view).
+    pub live: routing::live::LiveRoutes,
     /// Which partition the event being handled acts on, when the partition rule is being
     /// checked (tests): every port an event touches must belong to it.
     pub acting: std::cell::Cell<Option<PartitionId>>,
@@ -293,24 +298,35 @@ impl Network {
     pub fn host_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, host: u32, pkt: PktId) {
         let node = self.host_nodes[host as usize];
         let nd = &self.nodes[node as usize];
+        let base = nd.port_base;
         let port = match nd.forwarder {
             Forwarder::Torus => {
                 let dst = self.pool.get(pkt).dst_host;
-                nd.port_base + self.torus_port(host, dst, ev.now())
+                let Some(local) = self.torus_port(host, dst, ev.now()) else {
+                    // No working path: the destination is cut off.
+                    self.counters.unroutable_drops += 1;
+                    self.drop_packet(ev.now(), base, pkt);
+                    return;
+                };
+                base + local
             }
-            _ => nd.port_base,
+            _ => base,
         };
         self.enqueue_at_port(ev, port, pkt, 0);
     }
 
     /// A torus server's output port (local) towards `dst`: the first free link among those
     /// on a shortest path (up, none queued, none being sent), else the working one with the
-    /// fewest bytes queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z. A
-    /// failed link is taken only when every candidate has failed (the packet is then lost
-    /// there, counted); routing around failures is CamCubeOS's key-based routing.
-    fn torus_port(&self, host: u32, dst: u32, now: TimePs) -> u32 {
+    /// fewest bytes queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z. While
+    /// links are down, shortest paths are over working links (`routing::live`); None when
+    /// `dst` cannot be reached.
+    fn torus_port(&mut self, host: u32, dst: u32, now: TimePs) -> Option<u32> {
         let torus = self.torus.as_ref().expect("a torus node has torus routing");
-        let (cands, n) = torus.next_ports(host, dst);
+        let (cands, n) = if self.live.active() {
+            self.live_torus_ports(host, dst)?
+        } else {
+            torus.next_ports(host, dst)
+        };
         let base = self.nodes[self.host_nodes[host as usize] as usize].port_base;
         let mut best = (u64::MAX, cands[0] as u32);
         for &local in &cands[..n] {
@@ -319,13 +335,53 @@ impl Network {
                 continue;
             }
             if pt.pkts_queued == 0 && pt.busy_until_ps <= now {
-                return local as u32;
+                return Some(local as u32);
             }
             if pt.bytes_queued < best.0 {
                 best = (pt.bytes_queued, local as u32);
             }
         }
-        best.1
+        Some(best.1)
+    }
+
+    /// The working links of torus server `host` to neighbours one hop closer to `dst` over
+    /// working links, in direction order; None when `dst` is cut off from `host`.
+    fn live_torus_ports(&mut self, host: u32, dst: u32) -> Option<([u8; 6], usize)> {
+        let Network {
+            nodes,
+            ports,
+            host_nodes,
+            live,
+            torus,
+            ..
+        } = self;
+        let torus = torus.as_ref().expect("a torus node has torus routing");
+        // On a torus, host i is node i (the graph has no switches).
+        let neighbours = |u: u32| {
+            let nd = &nodes[u as usize];
+            (nd.port_base..nd.port_base + nd.nports)
+                .filter(|&p| ports[p as usize].up)
+                .map(|p| ports[p as usize].peer_node)
+        };
+        let dist = live.distances(nodes.len(), host_nodes[dst as usize], neighbours);
+        let here = dist[host_nodes[host as usize] as usize];
+        if here == routing::live::UNREACHABLE {
+            return None;
+        }
+        let base = nodes[host_nodes[host as usize] as usize].port_base;
+        let mut out = [routing::torus::NO_PORT; 6];
+        let mut n = 0;
+        for &local in &torus.hosts[host as usize].dir_port {
+            if local == routing::torus::NO_PORT {
+                continue;
+            }
+            let pt = &ports[(base + local as u32) as usize];
+            if pt.up && dist[pt.peer_node as usize] + 1 == here {
+                out[n] = local;
+                n += 1;
+            }
+        }
+        (n > 0).then_some((out, n))
     }
 
     /// The partition an event acts on: every state it changes belongs to that partition's
@@ -396,7 +452,10 @@ impl Network {
                 None
             }
             NetEvent::LinkUp { port } => {
-                self.ports[port as usize].up = true;
+                if !self.ports[port as usize].up {
+                    self.ports[port as usize].up = true;
+                    self.live.port_changed(true);
+                }
                 None
             }
         }
@@ -405,6 +464,9 @@ impl Network {
     /// The link out of `port` fails: every packet queued at the port or on its wire is lost.
     fn link_down(&mut self, now: TimePs, port: u32) {
         self.acts_on(self.ports[port as usize].node);
+        if self.ports[port as usize].up {
+            self.live.port_changed(false);
+        }
         self.ports[port as usize].up = false;
         while let Some(pkt) = self.dequeue(port, now) {
             self.drop_on_down_link(now, port, pkt);

@@ -320,6 +320,7 @@ pub fn build_network_with(
         host_tech,
         techs,
         torus,
+        live: Default::default(),
         acting: Default::default(),
         check_partitions: false,
         queues,

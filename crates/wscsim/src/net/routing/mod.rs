@@ -11,6 +11,7 @@
 //! Python) overrides a switch's choice among its equal-cost ports.
 
 pub mod key_based;
+pub mod live;
 pub mod torus;
 
 use std::collections::HashMap;
