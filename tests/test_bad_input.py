@@ -96,6 +96,7 @@ CASES = [
     ("failure of a link that does not exist", TORUS + '[[failures]]\nlink = ["h0", "h13"]\nat = "1ms"\n', "failures[0].link"),
     ("failure of both a link and a node", TORUS + '[[failures]]\nlink = ["h0", "h1"]\nnode = "h2"\nat = "1ms"\n', "failures[0]"),
     ("failure of an unknown node", TORUS + '[[failures]]\nnode = "h999"\nat = "1ms"\n', "failures[0].node"),
+    ("failure of all the servers", TORUS + '[[failures]]\nrandom_nodes = 1.0\nat = "1ms"\n', "failures[0].random_nodes"),
     ("failure that ends before it starts", TORUS + '[[failures]]\nlink = ["h0", "h1"]\nat = "0.5ms"\nuntil = "0.2ms"\n', "failures[0].until"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]

@@ -252,3 +252,19 @@ def test_a_torus_run_and_sweep_get_the_throughput_plot(tmp_path):
     assert res.summary["plots"] == ["torus_throughput.png", "torus_throughput.svg"]
     res = wscsim.run(_with(sc, sweep={"topology.dims": [[3, 3, 3], [4, 4, 4]]}), out=tmp_path / "s")
     assert "torus_throughput.png" in res.summary["plots"]
+
+
+def test_torus_failures_against_the_percentage_failed(tmp_path, captured):
+    # Figure 5b: points with servers failed draw the failure plot, relative to none failed.
+    heads = [{"expected_gbps_per_server": 0.998, "delivered_gbps_per_server": 0.9 - f / 1000,
+              "median_delivered_gbps_per_live_server": 1.0 - f / 200, "failed_servers": f} for f in (0, 51, 102)]
+    t = plots.torus_throughput(heads, [_torus_summary([8, 8, 8])] * 3, ["0%", "10%", "20%"])
+    f = plots.torus_failures(t)
+    assert f is not None and list(f["percent"].round(1)) == [0.0, 10.0, 19.9]
+    assert f["relative"].iloc[0] == 1.0 and f["relative"].iloc[-1] < f["relative"].iloc[1] < 1.0
+    assert plots.plot_torus_failures(t, tmp_path / "torus_failures.png", title="demo")
+    ax = captured.figures["torus_failures.png"].axes[0]
+    assert "(%)" in ax.get_xlabel() and "surviving" in ax.get_ylabel()
+    assert any("Figure 5b" in text.get_text() for text in ax.get_legend().get_texts())
+    # Without a point with none failed there is nothing to be relative to: no plot.
+    assert plots.torus_failures(t[t["failed"] > 0]) is None

@@ -678,11 +678,56 @@ def torus_throughput(headlines: list[dict], summaries: list[dict], labels: list[
         dims = topo.get("dims") if isinstance(topo.get("dims"), list) else None
         servers = (summary or {}).get("hosts")
         cube = dims is not None and len(set(dims)) == 1 and _rate_bps((topo.get("link") or {}).get("rate")) == 1e9
+        n = int(np.prod(dims)) if dims else servers
         rows.append({"label": label, "servers": servers, "dims": "x".join(map(str, dims)) if dims else None,
                      "expected": expected, "delivered": head.get("delivered_gbps_per_server", np.nan),
                      "least": head.get("min_delivered_gbps_per_server", np.nan),
-                     "reported": CAMCUBE_FIGURE_5A_GBPS.get(servers, np.nan) if cube else np.nan})
-    return pd.DataFrame(rows, columns=["label", "servers", "dims", "expected", "delivered", "least", "reported"])
+                     "reported": CAMCUBE_FIGURE_5A_GBPS.get(servers, np.nan) if cube else np.nan,
+                     "median_live": head.get("median_delivered_gbps_per_live_server", np.nan),
+                     "failed": head.get("failed_servers", 0) or 0, "n": n})
+    return pd.DataFrame(rows, columns=["label", "servers", "dims", "expected", "delivered", "least", "reported",
+                                       "median_live", "failed", "n"])
+
+
+# CamCubeOS Figure 5b: the median per-server throughput falls about linearly with the
+# fraction of servers failed, by 38.77% at 20%.
+CAMCUBE_FIGURE_5B_DROP_AT_20 = 0.3877
+
+
+def torus_failures(t: pd.DataFrame) -> pd.DataFrame | None:
+    """The points of a torus run with servers failed (Figure 5b): percent failed and the
+    median over surviving servers, relative to the point with none failed; None when no
+    point has a failed server or none has zero."""
+    if t.empty or not (t["failed"] > 0).any() or not (t["failed"] == 0).any() or t["n"].isna().any():
+        return None
+    t = t.assign(percent=100.0 * t["failed"] / t["n"].astype(float)).sort_values("percent")
+    base = t.loc[t["failed"] == 0, "median_live"].iloc[0]
+    return t.assign(relative=t["median_live"] / base)
+
+
+def plot_torus_failures(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """Median throughput per surviving server against the percentage of servers failed,
+    relative to none failed, with CamCubeOS Figure 5b's reported line."""
+    f = torus_failures(t)
+    if f is None:
+        return False
+    fig, ax = subplots(figsize=(6.4, 4.4))
+    ax.plot(f["percent"], 100 * f["relative"], color="C0", marker="o", label="wscsim: median over surviving servers")
+    top = max(20.0, float(f["percent"].max()))
+    ax.plot([0, 20], [100, 100 * (1 - CAMCUBE_FIGURE_5B_DROP_AT_20)], color="C3", ls="--",
+            label="CamCubeOS Figure 5b (reported: -38.77% at 20%)")
+    for r in f.itertuples():
+        ax.annotate(f"{r.median_live:.3f} Gbit/s", (r.percent, 100 * r.relative), textcoords="offset points",
+                    xytext=(4, 6), fontsize=7, color="C0")
+    ax.set_xlim(-0.5, top + 3.5)
+    ax.set_ylim(0, 110)
+    ax.set_xlabel("servers failed at random (%)")
+    ax.set_ylabel("median throughput per surviving server\n(% of none failed)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    _title(fig, title, "all-to-all throughput on a torus with servers failed",
+           "what each surviving server receives as the destination, second half of the run")
+    return bool(_save(fig, path))
 
 
 def plot_torus_throughput(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
@@ -798,7 +843,11 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
         made += _files("fct_by_load.png")
     elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png", title):
         made += _files("priority_tradeoff.png")
-    if plot_torus_throughput(_sweep_torus_throughput(tables.get("points", empty), summary, swept), folder / "torus_throughput.png", title):
+    torus = _sweep_torus_throughput(tables.get("points", empty), summary, swept)
+    if torus_failures(torus) is not None:
+        if plot_torus_failures(torus, folder / "torus_failures.png", title):
+            made += _files("torus_failures.png")
+    elif plot_torus_throughput(torus, folder / "torus_throughput.png", title):
         made += _files("torus_throughput.png")
     summary["plots"] = made
     return made

@@ -50,6 +50,8 @@ pub struct Sim {
     pub udp: Udp,
     pub apps: Apps,
     pub metrics: Metrics,
+    /// Hosts that fail whole at some point of the run (`[[failures]]` node, random_nodes).
+    pub failed_hosts: Vec<u32>,
     started: bool,
     finished: bool,
 }
@@ -201,7 +203,7 @@ impl Sim {
             ..Default::default()
         };
         let mut ev = EventQueue::new();
-        for f in &failures {
+        for f in &failures.links {
             for port in crate::topology::build::ports_of_link(&net, &graph, f.link) {
                 ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));
                 if f.up_ps != crate::engine::NEVER {
@@ -209,6 +211,12 @@ impl Sim {
                 }
             }
         }
+        let failed_hosts = failures
+            .nodes
+            .iter()
+            .filter(|&&n| net.nodes[n as usize].kind == crate::net::NodeKind::Host)
+            .map(|&n| net.nodes[n as usize].index)
+            .collect();
         Ok(Sim {
             scenario,
             ev,
@@ -221,6 +229,7 @@ impl Sim {
             },
             apps,
             metrics,
+            failed_hosts,
             started: false,
             finished: false,
         })
@@ -468,6 +477,7 @@ impl Sim {
             hosts: &self.hosts,
             tcp: &self.tcp,
             udp: &self.udp,
+            failed_hosts: &self.failed_hosts,
             now_ps: self.ev.now(),
         });
         let reqs = self.memcached_requests();

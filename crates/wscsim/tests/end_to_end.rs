@@ -391,3 +391,25 @@ fn packets_go_around_a_failed_link() {
     let hops = s.net.counters.packet_hops;
     assert!(hops >= 5 * st.recv_pkts && hops <= 5 * st.sent_pkts);
 }
+
+/// CamCubeOS Figure 5b's trend at a reduced size: the more servers fail (at random), the
+/// less each surviving server receives; the failed servers are drawn from the run's seed.
+#[test]
+fn throughput_falls_with_the_fraction_of_servers_failed() {
+    let median = |fraction: f64| {
+        let s = run(&format!(
+            r#"{{"duration":"10ms","topology":{{"kind":"torus3d","dims":[5,5,5]}},"transport":{{"kind":"udp"}},
+            "workload":{{"kind":"udp","destination":"random","load":1.0}},
+            "failures":[{{"random_nodes":{fraction},"at":"0ms"}}]}}"#
+        ));
+        assert_eq!(
+            s.failed_hosts.len(),
+            (fraction * 125.0_f64).round() as usize
+        );
+        s.summary()["headline"]["median_delivered_gbps_per_live_server"]
+            .as_f64()
+            .unwrap()
+    };
+    let m: Vec<f64> = [0.0, 0.1, 0.2].into_iter().map(median).collect();
+    assert!(m[0] > m[1] && m[1] > m[2], "{m:?}");
+}

@@ -31,8 +31,73 @@ fn node(graph: &Graph, path: &str, name: &str) -> Result<u32, ConfigError> {
         })
 }
 
-/// The links a failure takes down: the one between two nodes, or all of one node's.
-fn links_of(graph: &Graph, path: &str, f: &FailureCfg) -> Result<Vec<u32>, ConfigError> {
+/// Every link of node `n`.
+fn links_at(graph: &Graph, n: u32) -> impl Iterator<Item = u32> + '_ {
+    (0..graph.links.len() as u32)
+        .filter(move |&i| graph.links[i as usize].a == n || graph.links[i as usize].b == n)
+}
+
+/// `random_nodes`: that fraction of the servers (rounded to the nearest), drawn without
+/// replacement from stream `index` of the failure family.
+fn random_servers(
+    graph: &Graph,
+    path: &str,
+    fraction: f64,
+    seed: u64,
+    index: u64,
+) -> Result<Vec<u32>, ConfigError> {
+    use rand::seq::SliceRandom;
+    if !(fraction.is_finite() && (0.0..1.0).contains(&fraction)) {
+        return Err(err(
+            &format!("{path}.random_nodes"),
+            fraction,
+            "a fraction of the servers from 0 up to (not including) 1",
+        ));
+    }
+    let mut servers: Vec<u32> = (0..graph.nodes.len() as u32)
+        .filter(|&i| graph.nodes[i as usize].kind == crate::net::NodeKind::Host)
+        .collect();
+    let k = (fraction * servers.len() as f64).round() as usize;
+    let mut rng = crate::engine::rng::stream(seed, crate::engine::rng::family::FAILURE, index);
+    servers.shuffle(&mut rng);
+    servers.truncate(k);
+    servers.sort_unstable();
+    Ok(servers)
+}
+
+/// The nodes a failure takes down whole (none for a link failure).
+pub fn failed_nodes(
+    graph: &Graph,
+    path: &str,
+    f: &FailureCfg,
+    seed: u64,
+    index: u64,
+) -> Result<Vec<u32>, ConfigError> {
+    match (&f.node, f.random_nodes) {
+        (Some(name), None) => Ok(vec![node(graph, &format!("{path}.node"), name)?]),
+        (None, Some(x)) => random_servers(graph, path, x, seed, index),
+        _ => Ok(vec![]),
+    }
+}
+
+/// The links a failure takes down: the one between two nodes, or all of some nodes'.
+fn links_of(
+    graph: &Graph,
+    path: &str,
+    f: &FailureCfg,
+    nodes: &[u32],
+) -> Result<Vec<u32>, ConfigError> {
+    let given = [f.link.is_some(), f.node.is_some(), f.random_nodes.is_some()];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return Err(err(
+            path,
+            "none or several of link, node and random_nodes",
+            "exactly one: link = [\"h0\", \"h1\"] (a link), node = \"h5\" (every link of a node) or random_nodes = 0.1 (a fraction of the servers)",
+        ));
+    }
+    if f.link.is_none() {
+        return Ok(nodes.iter().flat_map(|&n| links_at(graph, n)).collect());
+    }
     match (&f.link, &f.node) {
         (Some(names), None) => {
             let [a, b] = names.as_slice() else {
@@ -57,26 +122,26 @@ fn links_of(graph: &Graph, path: &str, f: &FailureCfg) -> Result<Vec<u32>, Confi
                 })?;
             Ok(vec![link as u32])
         }
-        (None, Some(name)) => {
-            let n = node(graph, &format!("{path}.node"), name)?;
-            Ok((0..graph.links.len() as u32)
-                .filter(|&i| graph.links[i as usize].a == n || graph.links[i as usize].b == n)
-                .collect())
-        }
-        _ => Err(err(
-            path,
-            "both link and node, or neither",
-            "one of link = [\"h0\", \"h1\"] (a link) or node = \"h5\" (every link of a node)",
-        )),
+        _ => unreachable!("exactly one kind of failure was checked above"),
     }
 }
 
+/// The failures of a run: links with their windows, and the nodes that fail whole (for the
+/// headline figures of the survivors).
+#[derive(Clone, Debug, Default)]
+pub struct Failures {
+    pub links: Vec<LinkFailure>,
+    pub nodes: Vec<u32>,
+}
+
 /// Each failure's links with its window, checked: `at` within the run, `until` after it.
-pub fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Vec<LinkFailure>, ConfigError> {
-    let mut out = Vec::new();
+pub fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Failures, ConfigError> {
+    let mut out = Failures::default();
     for (i, f) in sc.failures.iter().enumerate() {
         let path = format!("failures[{i}]");
-        let links = links_of(graph, &path, f)?;
+        let nodes = failed_nodes(graph, &path, f, sc.seed, i as u64)?;
+        let links = links_of(graph, &path, f, &nodes)?;
+        out.nodes.extend(&nodes);
         if f.at.0 >= sc.duration.0 {
             return Err(err(
                 &format!("{path}.at"),
@@ -95,11 +160,13 @@ pub fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Vec<LinkFailure>
             Some(u) => u.0,
             None => NEVER,
         };
-        out.extend(links.into_iter().map(|link| LinkFailure {
+        out.links.extend(links.into_iter().map(|link| LinkFailure {
             link,
             down_ps: f.at.0,
             up_ps,
         }));
     }
+    out.nodes.sort_unstable();
+    out.nodes.dedup();
     Ok(out)
 }

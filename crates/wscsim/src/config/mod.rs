@@ -74,6 +74,9 @@ pub struct FailureCfg {
     pub link: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// A fraction of the servers, drawn at random with the run's seed: all their links fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_nodes: Option<f64>,
     pub at: Duration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Duration>,

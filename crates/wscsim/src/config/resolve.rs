@@ -46,7 +46,7 @@ pub struct Resolved {
     pub tcp: TcpParams,
     pub workload: WorkloadSpec,
     pub host: crate::host::HostSpec,
-    pub failures: Vec<super::failures::LinkFailure>,
+    pub failures: super::failures::Failures,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {

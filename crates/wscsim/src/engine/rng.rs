@@ -22,6 +22,8 @@ pub mod family {
     pub const TOPOLOGY: u64 = 2;
     pub const SWITCH: u64 = 3;
     pub const HOST: u64 = 4;
+    /// Failures drawn at random (`[[failures]] random_nodes`), one stream per entry.
+    pub const FAILURE: u64 = 5;
 }
 
 /// The random stream of component `index` of family `family` under `seed`.

@@ -14,6 +14,8 @@ pub struct RunView<'a> {
     pub hosts: &'a Hosts,
     pub tcp: &'a Tcp,
     pub udp: &'a Udp,
+    /// Hosts that failed whole during the run (sorted).
+    pub failed_hosts: &'a [u32],
     pub now_ps: TimePs,
 }
 
@@ -135,6 +137,20 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
         "min_delivered_gbps_per_server".into(),
         steady.iter().copied().fold(f64::INFINITY, f64::min).into(),
     );
+    // CamCubeOS Figure 5b: the median over the servers that never failed (all of them
+    // when none did).
+    let mut live: Vec<f64> = (0..n as u32)
+        .filter(|h| v.failed_hosts.binary_search(h).is_err())
+        .map(|h| steady[h as usize])
+        .collect();
+    live.sort_by(f64::total_cmp);
+    if !live.is_empty() {
+        h.insert(
+            "median_delivered_gbps_per_live_server".into(),
+            live[(live.len() - 1) / 2].into(),
+        );
+    }
+    h.insert("failed_servers".into(), v.failed_hosts.len().into());
     h.insert(
         "delivered_gbps_per_server_whole_run".into(),
         mean(&whole).into(),
