@@ -95,35 +95,30 @@ fn links_of(
             "exactly one: link = [\"h0\", \"h1\"] (a link), node = \"h5\" (every link of a node) or random_nodes = 0.1 (a fraction of the servers)",
         ));
     }
-    if f.link.is_none() {
+    let Some(names) = &f.link else {
         return Ok(nodes.iter().flat_map(|&n| links_at(graph, n)).collect());
-    }
-    match (&f.link, &f.node) {
-        (Some(names), None) => {
-            let [a, b] = names.as_slice() else {
-                return Err(err(
-                    &format!("{path}.link"),
-                    format!("{names:?}"),
-                    "two node names, such as [\"h0\", \"h1\"]",
-                ));
-            };
-            let a = node(graph, &format!("{path}.link[0]"), a)?;
-            let b = node(graph, &format!("{path}.link[1]"), b)?;
-            let link = graph
-                .links
-                .iter()
-                .position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
-                .ok_or_else(|| {
-                    err(
-                        &format!("{path}.link"),
-                        format!("{names:?}"),
-                        "two nodes joined by a link",
-                    )
-                })?;
-            Ok(vec![link as u32])
-        }
-        _ => unreachable!("exactly one kind of failure was checked above"),
-    }
+    };
+    let [a, b] = names.as_slice() else {
+        return Err(err(
+            &format!("{path}.link"),
+            format!("{names:?}"),
+            "two node names, such as [\"h0\", \"h1\"]",
+        ));
+    };
+    let a = node(graph, &format!("{path}.link[0]"), a)?;
+    let b = node(graph, &format!("{path}.link[1]"), b)?;
+    let link = graph
+        .links
+        .iter()
+        .position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a))
+        .ok_or_else(|| {
+            err(
+                &format!("{path}.link"),
+                format!("{names:?}"),
+                "two nodes joined by a link",
+            )
+        })?;
+    Ok(vec![link as u32])
 }
 
 /// The failures of a run: links with their windows, and the nodes that fail whole (for the

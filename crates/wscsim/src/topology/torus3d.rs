@@ -45,14 +45,7 @@ pub fn build(dims: [u32; 3], link: LinkParams) -> Graph {
 /// The parts of a torus, without building it.
 pub fn size(dims: [u32; 3]) -> super::size::Size {
     let n: u64 = dims.iter().map(|&k| u64::from(k)).product();
-    let per_server: u64 = dims
-        .iter()
-        .map(|&k| match k {
-            1 => 0,
-            2 => 1,
-            _ => 2,
-        })
-        .sum();
+    let per_server = u64::from(crate::net::routing::torus::links_per_server(dims));
     super::size::Size {
         hosts: n,
         switches: 0,

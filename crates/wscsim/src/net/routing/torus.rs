@@ -81,15 +81,20 @@ pub fn total_hops_from_one(dims: [u32; 3]) -> u64 {
 /// links x rate x (N - 1) / (sum of hop distances from one server).
 pub fn expected_all_to_all_bps(dims: [u32; 3], link_rate_bps: u64) -> f64 {
     let n: u64 = dims.iter().map(|&k| u64::from(k)).product();
-    let links_out: u32 = dims
-        .iter()
+    f64::from(links_per_server(dims)) * link_rate_bps as f64 * (n - 1) as f64
+        / total_hops_from_one(dims) as f64
+}
+
+/// Links of one server: two along an axis of 3 or more, one along an axis of 2 (the next
+/// server is also the previous), none along an axis of 1.
+pub fn links_per_server(dims: [u32; 3]) -> u32 {
+    dims.iter()
         .map(|&k| match k {
             1 => 0,
             2 => 1,
             _ => 2,
         })
-        .sum();
-    f64::from(links_out) * link_rate_bps as f64 * (n - 1) as f64 / total_hops_from_one(dims) as f64
+        .sum()
 }
 
 impl TorusRouting {
