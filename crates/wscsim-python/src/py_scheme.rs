@@ -50,7 +50,7 @@ impl PyPacket {
             size: p.frame_bytes,
             payload: p.payload_bytes,
             seq: p.seq,
-            in_port: p.in_port,
+            in_port: u32::from(p.in_port),
             ecn_capable: p.ecn != ecn::NOT_ECT,
             dscp: p.dscp,
             priority: p.priority,

@@ -8,6 +8,15 @@ use crate::engine::TimePs;
 pub type PktId = u32;
 pub const NO_PKT: PktId = u32::MAX;
 
+/// `Packet::dst_host` of a packet addressed to a key: it is delivered wherever its key's
+/// root is when it gets there (a torus of CamCubeOS servers), and `dst_host` then becomes
+/// that server.
+pub const TO_KEY: u32 = u32::MAX - 1;
+
+/// The most hops a packet may take before it is dropped (routing loops while servers'
+/// views of failures disagree).
+pub const MAX_HOPS: u8 = u8::MAX;
+
 /// Ethernet header and FCS bytes added to the IP packet (for pcap output, which writes
 /// Ethernet frames whatever the link; framing on links comes from `link::LinkTech`).
 pub const ETH_HEADER_FCS_BYTES: u32 = 18;
@@ -63,7 +72,9 @@ pub struct Packet {
     /// Next packet in the same queue.
     pub next: PktId,
     /// Input port at the current switch (its virtual output queue).
-    pub in_port: u32,
+    pub in_port: u16,
+    /// Links crossed so far (saturating; a packet at `MAX_HOPS` is dropped).
+    pub hops: u8,
     /// Flow this packet belongs to (a connection or a UDP stream).
     pub flow_id: u32,
     /// Transport payload bytes.
@@ -75,6 +86,9 @@ pub struct Packet {
     pub dscp: u8,
     pub ecn: u8,
     pub tcp_flags: u8,
+    /// Routing bits of the key a packet to `TO_KEY` is addressed to (bits 63-0 of a
+    /// CamCubeOS key: home coordinate and w).
+    pub key: u64,
     // ----- second cache line: transport and scheme state -----
     /// Per-packet priority value for schemes that want one (pFabric: remaining flow size).
     pub priority: u64,
@@ -356,6 +370,8 @@ mod tests {
             std::mem::offset_of!(Packet, next),
             std::mem::offset_of!(Packet, in_port),
             std::mem::offset_of!(Packet, tcp_flags),
+            std::mem::offset_of!(Packet, hops),
+            std::mem::offset_of!(Packet, key),
         ] {
             assert!(off < 64, "{off}");
         }

@@ -203,6 +203,16 @@ impl Sim {
             ..Default::default()
         };
         let mut ev = EventQueue::new();
+        net.install_kbr(failures.detection, scenario.seed);
+        for w in &failures.windows {
+            ev.schedule(
+                w.down_ps,
+                SimEvent::Net(NetEvent::NodeDown { node: w.node }),
+            );
+            if w.up_ps != crate::engine::NEVER {
+                ev.schedule(w.up_ps, SimEvent::Net(NetEvent::NodeUp { node: w.node }));
+            }
+        }
         for f in &failures.links {
             for port in crate::topology::build::ports_of_link(&net, &graph, f.link) {
                 ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));

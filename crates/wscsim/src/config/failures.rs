@@ -2,6 +2,7 @@
 //! at a time within the run and may come back. A failed node's applications are not
 //! stopped: everything it sends is lost at its failed links, as is everything sent to it.
 
+use super::churn::NodeWindow;
 use super::{err, ConfigError, FailureCfg, Scenario};
 use crate::engine::{TimePs, NEVER};
 use crate::topology::Graph;
@@ -121,17 +122,26 @@ fn links_of(
     Ok(vec![link as u32])
 }
 
-/// The failures of a run: links with their windows, and the nodes that fail whole (for the
-/// headline figures of the survivors).
-#[derive(Clone, Debug, Default)]
+/// The failures of a run: links with their windows, the nodes that fail whole with their
+/// windows, how servers learn of them, and the nodes of `[[failures]]` (for the headline
+/// figures of the survivors; churn's come and go).
+#[derive(Clone, Debug)]
 pub struct Failures {
     pub links: Vec<LinkFailure>,
+    pub windows: Vec<NodeWindow>,
+    pub detection: crate::net::routing::views::Detection,
     pub nodes: Vec<u32>,
 }
 
 /// Each failure's links with its window, checked: `at` within the run, `until` after it.
-pub fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Failures, ConfigError> {
-    let mut out = Failures::default();
+pub fn resolve_failures(sc: &mut Scenario, graph: &Graph) -> Result<Failures, ConfigError> {
+    let detection = super::churn::resolve_detection(&mut sc.failure_detection, graph)?;
+    let mut out = Failures {
+        links: Vec::new(),
+        windows: Vec::new(),
+        detection,
+        nodes: Vec::new(),
+    };
     for (i, f) in sc.failures.iter().enumerate() {
         let path = format!("failures[{i}]");
         let nodes = failed_nodes(graph, &path, f, sc.seed, i as u64)?;
@@ -160,6 +170,22 @@ pub fn resolve_failures(sc: &Scenario, graph: &Graph) -> Result<Failures, Config
             down_ps: f.at.0,
             up_ps,
         }));
+        out.windows.extend(nodes.iter().map(|&node| NodeWindow {
+            node,
+            down_ps: f.at.0,
+            up_ps,
+        }));
+    }
+    if let Some(c) = sc.churn.as_mut() {
+        for w in super::churn::churn_windows(c, graph, sc.seed, sc.duration.0)? {
+            out.links
+                .extend(links_at(graph, w.node).map(|link| LinkFailure {
+                    link,
+                    down_ps: w.down_ps,
+                    up_ps: w.up_ps,
+                }));
+            out.windows.push(w);
+        }
     }
     out.nodes.sort_unstable();
     out.nodes.dedup();

@@ -3,6 +3,7 @@
 //! what was given and what is allowed.
 
 pub mod checks;
+pub mod churn;
 pub mod failures;
 pub mod host;
 pub mod kinds;
@@ -62,6 +63,12 @@ pub struct Scenario {
     /// Links that fail, and perhaps come back, at given times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureCfg>,
+    /// How torus servers learn of failures (`churn::DetectionCfg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_detection: Option<churn::DetectionCfg>,
+    /// Servers failing and rejoining at random (`churn::ChurnCfg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<churn::ChurnCfg>,
 }
 
 /// `[[failures]]`: the link between two named nodes, or every link of one named server or

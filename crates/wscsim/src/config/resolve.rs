@@ -101,7 +101,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             "0 or more (0 records no samples)",
         ));
     }
-    let failures = super::failures::resolve_failures(&sc, &graph)?;
+    let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     Ok(Resolved {
         scenario: sc,
         graph,
@@ -379,6 +379,16 @@ fn udp_spec(
     let destination = match (dst, w.destination) {
         (Some(h), _) => Target::Host(h),
         (None, Some(super::Destination::RoundRobin)) => Target::RoundRobin,
+        (None, Some(super::Destination::RandomKey)) => {
+            if graph.torus.is_none() {
+                return Err(err(
+                    "workload.destination",
+                    "\"random_key\"",
+                    "a host index, \"random\" or \"round_robin\" (keys need a topology.kind = \"torus3d\")",
+                ));
+            }
+            Target::RandomKey
+        }
         (None, _) => Target::Random,
     };
     Ok(WorkloadSpec::Udp {
@@ -414,14 +424,21 @@ fn udp_rate(
                     "a fraction of the expected all-to-all rate above 0 and at most 10",
                 ));
             }
-            if !matches!(w.destination, Some(super::Destination::Random | super::Destination::RoundRobin)) {
+            if !matches!(
+                w.destination,
+                Some(
+                    super::Destination::Random
+                        | super::Destination::RoundRobin
+                        | super::Destination::RandomKey
+                )
+            ) {
                 return Err(err(
                     "workload.destination",
                     match &w.destination {
                         Some(d) => serde_json::to_string(d).expect("a destination serialises"),
                         None => "nothing (a single destination, host 0)".into(),
                     },
-                    "\"random\" or \"round_robin\" with workload.load (the expected rate is for all-to-all traffic)",
+                    "\"random\", \"round_robin\" or \"random_key\" with workload.load (the expected rate is for all-to-all traffic)",
                 ));
             }
             let link_bps = graph.links[0].rate_bps;

@@ -24,6 +24,8 @@ pub mod family {
     pub const HOST: u64 = 4;
     /// Failures drawn at random (`[[failures]] random_nodes`), one stream per entry.
     pub const FAILURE: u64 = 5;
+    /// Servers failing and rejoining at random (`[churn]`).
+    pub const CHURN: u64 = 6;
 }
 
 /// The random stream of component `index` of family `family` under `seed`.

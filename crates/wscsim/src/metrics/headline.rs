@@ -24,6 +24,7 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
     incast(&mut h, v.metrics);
     flows(&mut h, v.metrics, v.now_ps);
     torus_all_to_all(&mut h, v);
+    key_routing(&mut h, v.net);
     h.insert("drops".into(), v.net.counters.dropped.into());
     if v.net.counters.link_down_drops > 0 {
         h.insert(
@@ -51,6 +52,31 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
     h.insert("tcp_timeouts".into(), v.tcp.total_timeouts().into());
     h.insert("tcp_retransmits".into(), v.tcp.total_retransmits().into());
     h
+}
+
+/// Packets addressed to keys on a torus: where they went, checked by the oracle, and the
+/// control plane's work (notices learnt, shortest-path searches).
+fn key_routing(h: &mut Map<String, Value>, net: &Network) {
+    let Some(k) = &net.kbr else { return };
+    let c = &k.counters;
+    if c.notices > 0 || k.views.searches > 0 {
+        h.insert("failure_notices".into(), c.notices.into());
+        h.insert("route_searches".into(), k.views.searches.into());
+    }
+    if c.key_sent == 0 {
+        return;
+    }
+    h.insert("key_packets_sent".into(), c.key_sent.into());
+    h.insert("key_packets_delivered".into(), c.key_delivered.into());
+    h.insert("key_packets_misdelivered".into(), c.key_misdelivered.into());
+    h.insert("key_packets_dropped".into(), c.key_dropped.into());
+    h.insert(
+        "key_drop_fraction".into(),
+        (c.key_dropped as f64 / c.key_sent as f64).into(),
+    );
+    if c.hop_limit_drops > 0 {
+        h.insert("hop_limit_drops".into(), c.hop_limit_drops.into());
+    }
 }
 
 fn incast(h: &mut Map<String, Value>, m: &Metrics) {

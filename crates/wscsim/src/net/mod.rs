@@ -6,6 +6,7 @@
 //! the far end of a link, which keeps the partitioning rule of the engine.
 
 pub mod capture;
+pub mod kbr;
 pub mod link;
 pub use crate::packet;
 pub mod routing;
@@ -33,6 +34,15 @@ pub enum NetEvent {
     LinkDown { port: u32 },
     /// The link out of `port` works again.
     LinkUp { port: u32 },
+    /// Node `node` fails whole (its links fail by their own events at the same time).
+    NodeDown { node: u32 },
+    /// Node `node` works again.
+    NodeUp { node: u32 },
+    /// A torus server learns of a link's change (`kbr`: a keepalive verdict or a flooded
+    /// notice).
+    Learn { notice: u32 },
+    /// A key-addressed packet turned out to be for the server that holds it.
+    Loopback { pkt: PktId },
 }
 
 /// What the network hands to the host layer.
@@ -217,8 +227,12 @@ pub struct Network {
     pub techs: Vec<LinkTech>,
     /// Shortest-path forwarding of torus servers (None without a torus).
     pub torus: Option<routing::torus::TorusRouting>,
-    /// Shortest paths over working links while some are down (an oracle view).
-    pub live: routing::live::LiveRoutes,
+    /// CamCubeOS's runtime on a torus: views of failures, keys, detection (None elsewhere).
+    pub kbr: Option<kbr::Kbr>,
+    /// False while a node has failed whole.
+    pub node_up: Vec<bool>,
+    /// Per port, the failures holding its link down now (it is up at 0).
+    pub down_causes: Vec<u16>,
     /// Which partition the event being handled acts on, when the partition rule is being
     /// checked (tests): every port an event touches must belong to it.
     pub acting: std::cell::Cell<Option<PartitionId>>,
@@ -286,6 +300,12 @@ impl Network {
         port - self.nodes[self.ports[port as usize].node as usize].port_base
     }
 
+    /// Whether host `h`'s node works (it has not failed whole).
+    #[inline]
+    pub fn host_up(&self, host: u32) -> bool {
+        self.node_up[self.host_nodes[host as usize] as usize]
+    }
+
     /// The NIC port of host `h`.
     #[inline]
     pub fn nic_port(&self, host: u32) -> u32 {
@@ -301,11 +321,24 @@ impl Network {
         let base = nd.port_base;
         let port = match nd.forwarder {
             Forwarder::Torus => {
-                let dst = self.pool.get(pkt).dst_host;
-                let Some(local) = self.torus_port(host, dst, ev.now()) else {
-                    // No working path: the destination is cut off.
+                let now = ev.now();
+                let p = self.pool.get(pkt);
+                if p.hops == 0 && p.src_host == host && p.dst_host == packet::TO_KEY {
+                    self.kbr.as_mut().expect("torus").counters.key_sent += 1;
+                }
+                let dst = match self.torus_next(host, pkt, now) {
+                    kbr::Next::Here => {
+                        self.kbr_deliver(host, pkt, now);
+                        ev.schedule(now, NetEvent::Loopback { pkt });
+                        return;
+                    }
+                    kbr::Next::Toward(dst) => Some(dst),
+                    kbr::Next::Nowhere => None,
+                };
+                let Some(local) = dst.and_then(|d| self.torus_port(host, d, now)) else {
+                    // No working path in this server's view: the destination is cut off.
                     self.counters.unroutable_drops += 1;
-                    self.drop_packet(ev.now(), base, pkt);
+                    self.drop_packet(now, base, pkt);
                     return;
                 };
                 base + local
@@ -316,24 +349,16 @@ impl Network {
     }
 
     /// A torus server's output port (local) towards `dst`: the first free link among those
-    /// on a shortest path (up, none queued, none being sent), else the working one with the
-    /// fewest bytes queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z. While
-    /// links are down, shortest paths are over working links (`routing::live`); None when
-    /// `dst` cannot be reached.
+    /// on a shortest path (none queued, none being sent), else the one with the fewest bytes
+    /// queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z. Shortest paths are
+    /// over the links the server believes up (`kbr`): it may send onto a link that has failed
+    /// and not yet been detected. None when its view has `dst` cut off.
     fn torus_port(&mut self, host: u32, dst: u32, now: TimePs) -> Option<u32> {
-        let torus = self.torus.as_ref().expect("a torus node has torus routing");
-        let (cands, n) = if self.live.active() {
-            self.live_torus_ports(host, dst)?
-        } else {
-            torus.next_ports(host, dst)
-        };
+        let (cands, n) = self.view_ports(host, dst)?;
         let base = self.nodes[self.host_nodes[host as usize] as usize].port_base;
         let mut best = (u64::MAX, cands[0] as u32);
         for &local in &cands[..n] {
             let pt = &self.ports[(base + local as u32) as usize];
-            if !pt.up {
-                continue;
-            }
             if pt.pkts_queued == 0 && pt.busy_until_ps <= now {
                 return Some(local as u32);
             }
@@ -344,46 +369,6 @@ impl Network {
         Some(best.1)
     }
 
-    /// The working links of torus server `host` to neighbours one hop closer to `dst` over
-    /// working links, in direction order; None when `dst` is cut off from `host`.
-    fn live_torus_ports(&mut self, host: u32, dst: u32) -> Option<([u8; 6], usize)> {
-        let Network {
-            nodes,
-            ports,
-            host_nodes,
-            live,
-            torus,
-            ..
-        } = self;
-        let torus = torus.as_ref().expect("a torus node has torus routing");
-        // On a torus, host i is node i (the graph has no switches).
-        let neighbours = |u: u32| {
-            let nd = &nodes[u as usize];
-            (nd.port_base..nd.port_base + nd.nports)
-                .filter(|&p| ports[p as usize].up)
-                .map(|p| ports[p as usize].peer_node)
-        };
-        let dist = live.distances(nodes.len(), host_nodes[dst as usize], neighbours);
-        let here = dist[host_nodes[host as usize] as usize];
-        if here == routing::live::UNREACHABLE {
-            return None;
-        }
-        let base = nodes[host_nodes[host as usize] as usize].port_base;
-        let mut out = [routing::torus::NO_PORT; 6];
-        let mut n = 0;
-        for &local in &torus.hosts[host as usize].dir_port {
-            if local == routing::torus::NO_PORT {
-                continue;
-            }
-            let pt = &ports[(base + local as u32) as usize];
-            if pt.up && dist[pt.peer_node as usize] + 1 == here {
-                out[n] = local;
-                n += 1;
-            }
-        }
-        (n > 0).then_some((out, n))
-    }
-
     /// The partition an event acts on: every state it changes belongs to that partition's
     /// nodes (a wire's queue is the mailbox between two partitions).
     pub fn partition_of(&self, e: NetEvent) -> PartitionId {
@@ -392,6 +377,9 @@ impl Network {
             NetEvent::PortWake { port }
             | NetEvent::LinkDown { port }
             | NetEvent::LinkUp { port } => self.ports[port as usize].node,
+            NetEvent::NodeDown { node } | NetEvent::NodeUp { node } => node,
+            NetEvent::Learn { notice } => self.kbr.as_ref().expect("torus").notice_node(notice),
+            NetEvent::Loopback { pkt } => self.host_nodes[self.pool.get(pkt).dst_host as usize],
         };
         self.nodes[node as usize].partition
     }
@@ -433,14 +421,7 @@ impl Network {
                         None
                     }
                     Forwarder::Endpoint => Some(Upcall::Deliver { pkt, host: n.index }),
-                    Forwarder::Torus => {
-                        let host = n.index;
-                        if self.pool.get(pkt).dst_host == host {
-                            Some(Upcall::Deliver { pkt, host })
-                        } else {
-                            Some(Upcall::Forward { pkt, host })
-                        }
-                    }
+                    Forwarder::Torus => self.torus_arrival(ev.now(), n.index, pkt),
                 }
             }
             NetEvent::PortWake { port } => {
@@ -448,25 +429,46 @@ impl Network {
                 None
             }
             NetEvent::LinkDown { port } => {
-                self.link_down(ev.now(), port);
-                None
-            }
-            NetEvent::LinkUp { port } => {
-                if !self.ports[port as usize].up {
-                    self.ports[port as usize].up = true;
-                    self.live.port_changed(true);
+                // Failures overlap (a link fails with each of its two servers): the link
+                // is down while any failure holds it.
+                self.down_causes[port as usize] += 1;
+                if self.down_causes[port as usize] == 1 {
+                    self.link_down(ev.now(), port);
+                    self.kbr_link_changed(ev, port, false);
                 }
                 None
             }
+            NetEvent::LinkUp { port } => {
+                self.down_causes[port as usize] -= 1;
+                if self.down_causes[port as usize] == 0 {
+                    self.ports[port as usize].up = true;
+                    self.kbr_link_changed(ev, port, true);
+                }
+                None
+            }
+            NetEvent::NodeDown { node } => {
+                self.node_up[node as usize] = false;
+                None
+            }
+            NetEvent::NodeUp { node } => {
+                self.node_up[node as usize] = true;
+                self.kbr_node_up(ev.now(), node);
+                None
+            }
+            NetEvent::Learn { notice } => {
+                self.kbr_learn(ev, notice);
+                None
+            }
+            NetEvent::Loopback { pkt } => Some(Upcall::Deliver {
+                pkt,
+                host: self.pool.get(pkt).dst_host,
+            }),
         }
     }
 
     /// The link out of `port` fails: every packet queued at the port or on its wire is lost.
     fn link_down(&mut self, now: TimePs, port: u32) {
         self.acts_on(self.ports[port as usize].node);
-        if self.ports[port as usize].up {
-            self.live.port_changed(false);
-        }
         self.ports[port as usize].up = false;
         while let Some(pkt) = self.dequeue(port, now) {
             self.drop_on_down_link(now, port, pkt);
@@ -602,6 +604,11 @@ impl Network {
             frame_bytes: p.frame_bytes,
             proto: p.proto,
         };
+        if p.dst_host == packet::TO_KEY {
+            if let Some(k) = self.kbr.as_mut() {
+                k.counters.key_dropped += 1;
+            }
+        }
         let st = &mut self.ports[port as usize].stats;
         st.drops += 1;
         st.drop_bytes += p.frame_bytes as u64;
@@ -722,7 +729,7 @@ impl Network {
             Verdict::DroppedOther(other) => {
                 self.ingress_bytes[g] += frame;
                 let o = self.pool.get(other);
-                self.ingress_bytes[(base + o.in_port) as usize] -= o.frame_bytes as u64;
+                self.ingress_bytes[(base + u32::from(o.in_port)) as usize] -= o.frame_bytes as u64;
             }
             Verdict::Dropped => {}
         }
@@ -766,9 +773,8 @@ impl Network {
             if let Some(sb) = sw.shared.as_mut() {
                 sb.used_bytes -= before - pt.bytes_queued;
             } else if sw.ingress_buffers {
-                ingress_bytes
-                    [(nodes[pt.node as usize].port_base + pool.get(pkt).in_port) as usize] -=
-                    before - pt.bytes_queued;
+                ingress_bytes[(nodes[pt.node as usize].port_base + u32::from(pool.get(pkt).in_port))
+                    as usize] -= before - pt.bytes_queued;
             }
         }
         Some(pkt)
@@ -850,7 +856,8 @@ impl Network {
                 queue_trace,
             );
         }
-        p.in_port = pt.peer_in_port;
+        p.in_port = pt.peer_in_port as u16;
+        p.hops = p.hops.saturating_add(1);
         let arrive = head_arrival + pt.peer_delay_ps;
         let w = &mut wires[port as usize];
         let was_idle = w.in_flight.is_empty();

@@ -98,6 +98,31 @@ impl Udp {
         self.emit(net, hosts, ev, stream, dst, hash, payload_bytes, 0);
     }
 
+    /// Sends one datagram of `stream` to the root of `key` (a torus of CamCubeOS servers:
+    /// `packet::TO_KEY`); `key` holds the routing bits of the key.
+    pub fn send_to_key(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        stream: u32,
+        key: u64,
+        payload_bytes: u32,
+    ) {
+        let s = &self.streams[stream as usize];
+        let hash = five_tuple_hash(s.src, key as u32, s.sport, s.dport, Proto::Udp);
+        self.emit(
+            net,
+            hosts,
+            ev,
+            stream,
+            crate::packet::TO_KEY,
+            hash,
+            payload_bytes,
+            key,
+        );
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -129,6 +154,7 @@ impl Udp {
             frame_bytes: net.frame_bytes(s.src, payload_bytes + UDP_IP_HEADER_BYTES),
             payload_bytes,
             seq: tag,
+            key: if dst == crate::packet::TO_KEY { tag } else { 0 },
             ts_ps: ev.now(),
             ..Default::default()
         };

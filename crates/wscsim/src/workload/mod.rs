@@ -156,6 +156,9 @@ pub enum Destination {
     Host(i64),
     Random,
     RoundRobin,
+    /// A uniformly random key per datagram (a torus of CamCubeOS servers: delivered at the
+    /// key's root).
+    RandomKey,
 }
 
 impl Serialize for Destination {
@@ -164,6 +167,7 @@ impl Serialize for Destination {
             Destination::Host(h) => s.serialize_i64(*h),
             Destination::Random => s.serialize_str("random"),
             Destination::RoundRobin => s.serialize_str("round_robin"),
+            Destination::RandomKey => s.serialize_str("random_key"),
         }
     }
 }
@@ -175,8 +179,9 @@ impl<'de> Deserialize<'de> for Destination {
             (_, Some(h)) => Ok(Destination::Host(h)),
             (serde_json::Value::String(s), _) if s == "random" => Ok(Destination::Random),
             (serde_json::Value::String(s), _) if s == "round_robin" => Ok(Destination::RoundRobin),
+            (serde_json::Value::String(s), _) if s == "random_key" => Ok(Destination::RandomKey),
             _ => Err(serde::de::Error::custom(format!(
-                "given {v}; allowed: a host index, \"random\" or \"round_robin\""
+                "given {v}; allowed: a host index, \"random\", \"round_robin\" or \"random_key\""
             ))),
         }
     }

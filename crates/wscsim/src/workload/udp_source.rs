@@ -23,7 +23,7 @@ pub struct Params {
     /// Sending hosts (default: all but the destination).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<i64>>,
-    /// A host index, "random" or "round_robin" (default 0).
+    /// A host index, "random", "round_robin" or "random_key" (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<crate::workload::Destination>,
 }
@@ -42,6 +42,8 @@ pub enum Target {
     /// Every other host in turn (source + 1, source + 2, ...): all-to-all with no per-pair
     /// state.
     RoundRobin,
+    /// A uniformly random 64-bit key per datagram (a torus: delivered at its root).
+    RandomKey,
 }
 
 pub struct UdpSource {
@@ -137,7 +139,21 @@ impl UdpSource {
     pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
         let i = tag as usize;
         let src = self.sources[i];
+        // A failed server's applications do not run.
+        let up = ctx.net.host_up(src);
         match self.destination {
+            _ if !up => {}
+            Target::RandomKey => {
+                let key: u64 = self.rngs[i].random();
+                ctx.udp.send_to_key(
+                    ctx.net,
+                    ctx.hosts,
+                    ctx.ev,
+                    self.streams[i],
+                    key,
+                    self.payload_bytes,
+                );
+            }
             Target::Host(_) => ctx.udp.send(
                 ctx.net,
                 ctx.hosts,

@@ -180,6 +180,41 @@ impl KeySpace {
         r: usize,
         reachable: impl Fn(u32) -> bool,
     ) -> Vec<u32> {
+        let mut out = Vec::with_capacity(r.min(self.listed.len()));
+        if r == 0 {
+            return out;
+        }
+        self.visit(home, seq, |s| {
+            if reachable(s) {
+                out.push(s);
+            }
+            out.len() < r
+        });
+        out
+    }
+
+    /// The home server of `key`.
+    #[inline]
+    pub fn home_of(&self, key: &Key) -> u32 {
+        host_at(self.dims, key.home(self.dims))
+    }
+
+    /// The first server of `key`'s sequence that `ok` accepts (its root when `ok` says
+    /// which servers are reachable), without allocating.
+    pub fn first_of(&mut self, key: &Key, ok: impl Fn(u32) -> bool) -> Option<u32> {
+        let (home, seq) = (self.home_of(key), self.sequence_of(key));
+        let mut found = None;
+        self.visit(home, seq, |s| {
+            if ok(s) {
+                found = Some(s);
+            }
+            found.is_none()
+        });
+        found
+    }
+
+    /// Calls `go` on each server of the sequence from `home` in order, while it returns true.
+    fn visit(&mut self, home: u32, seq: Sequence, mut go: impl FnMut(u32) -> bool) {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.listed.iter_mut().for_each(|s| *s = 0);
@@ -188,13 +223,12 @@ impl KeySpace {
         self.list.clear();
         self.list.push(home);
         self.listed[home as usize] = self.stamp;
-        let mut out = Vec::with_capacity(r.min(self.listed.len()));
         let mut next = 0;
-        while next < self.list.len() && out.len() < r {
+        while next < self.list.len() {
             let s = self.list[next];
             next += 1;
-            if reachable(s) {
-                out.push(s);
+            if !go(s) {
+                return;
             }
             let c = coords(self.dims, s);
             for &axis in &seq.order {
@@ -215,7 +249,6 @@ impl KeySpace {
                 }
             }
         }
-        out
     }
 }
 

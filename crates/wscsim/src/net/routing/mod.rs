@@ -11,8 +11,8 @@
 //! Python) overrides a switch's choice among its equal-cost ports.
 
 pub mod key_based;
-pub mod live;
 pub mod torus;
+pub mod views;
 
 use std::collections::HashMap;
 

@@ -1,0 +1,150 @@
+//! CamCubeOS's key-based routing end to end: packets addressed to keys, failure detection
+//! by keepalives and flooding, churn, and the oracle that checks every delivery.
+
+use wscsim::Sim;
+
+fn run(json: &str) -> Sim {
+    let mut s = Sim::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+    s.run();
+    let inv = s.invariants();
+    assert!(inv.ok(), "invariants broken: {inv:?}");
+    s
+}
+
+fn counters(s: &Sim) -> wscsim::net::kbr::KbrCounters {
+    s.net
+        .kbr
+        .as_ref()
+        .expect("a torus runs the runtime")
+        .counters
+}
+
+/// 64 servers (4 x 4 x 4) each sending 1,000 datagrams a second to random keys, with
+/// `extra` JSON fields (churn, detection).
+fn keyed(duration: &str, extra: &str) -> String {
+    format!(
+        r#"{{"duration":"{duration}","seed":3,"topology":{{"kind":"torus3d","dims":[4,4,4]}},
+        "transport":{{"kind":"udp"}},
+        "workload":{{"kind":"udp","destination":"random_key","rate":"8.224Mbps","packet_size":"1000B"}},
+        "metrics":{{"max_queue_samples":0}}{extra}}}"#
+    )
+}
+
+/// Without failures every key-addressed datagram reaches its key's home, and the homes
+/// are spread over every server (4 bits per axis mod 4: uniform).
+#[test]
+fn keys_reach_their_homes() {
+    let s = run(&keyed("100ms", ""));
+    let c = counters(&s);
+    assert!(c.key_sent > 6000, "{c:?}");
+    assert_eq!(c.key_delivered, c.key_sent);
+    assert_eq!((c.key_misdelivered, c.key_dropped), (0, 0));
+    let per_host = &s.udp.received_by_host;
+    assert_eq!(per_host.len(), 64);
+    let mean = c.key_sent as f64 / 64.0;
+    for (h, &(n, _)) in per_host.iter().enumerate() {
+        assert!(
+            (n as f64 - mean).abs() < 5.0 * mean.sqrt(),
+            "host {h}: {n} of {mean}"
+        );
+    }
+}
+
+/// Churn: servers fail and rejoin at random. No packet is ever delivered anywhere but the
+/// key's root by the oracle, and the share dropped grows with the churn rate.
+#[test]
+fn churn_never_misdelivers_and_drops_grow_with_it() {
+    let frac = |rate: u32| {
+        let s = run(&keyed("2s", &format!(r#","churn":{{"rate":{rate}}}"#)));
+        let c = counters(&s);
+        assert_eq!(c.key_misdelivered, 0, "churn {rate}: {c:?}");
+        assert!(c.notices > 0);
+        c.key_dropped as f64 / c.key_sent as f64
+    };
+    let (slow, fast) = (frac(4), frac(40));
+    assert!(fast > slow, "{slow} then {fast}");
+    assert!(fast > 0.0 && fast < 0.2, "{fast}");
+}
+
+/// The oracle can tell: a server that takes back its keys the moment it rejoins, before
+/// the servers that stood in for it have heard, leaves them delivering its keys for a
+/// moment, and those deliveries are counted as misdelivered.
+#[test]
+fn without_the_join_hold_rejoins_misdeliver() {
+    let s = run(&keyed(
+        "2s",
+        r#","churn":{"rate":40},"failure_detection":{"join_hold":"0ms"}"#,
+    ));
+    assert!(counters(&s).key_misdelivered > 0);
+}
+
+/// A link that fails is learnt by its two ends after 2 to 3 missed keepalives (10 ms
+/// each); until then packets keep going onto it and are lost, and afterwards none are. Told
+/// at once (an oracle), only what was queued on it at the failure is lost.
+#[test]
+fn a_failed_link_loses_packets_until_its_ends_learn_of_it() {
+    let sc = |detection: &str| {
+        format!(
+            r#"{{"duration":"60ms","topology":{{"kind":"torus3d","dims":[4,4,4]}},"transport":{{"kind":"udp"}},
+            "workload":{{"kind":"udp","destination":"random","load":0.3,"packet_size":"972B"}},
+            "failure_detection":{{"mode":"{detection}"}},
+            "failures":[{{"link":["h0","h1"],"at":"1ms"}}]}}"#
+        )
+    };
+    let ms = 1_000_000_000u64;
+    let s = run(&sc("keepalive"));
+    let times: Vec<u64> = s.net.drop_log.iter().map(|d| d.time_ps).collect();
+    assert!(
+        times.iter().all(|&t| (ms..=31 * ms).contains(&t)),
+        "{times:?}"
+    );
+    assert!(times.iter().any(|&t| t > 21 * ms), "lost until detected");
+    let instant = run(&sc("instant"));
+    assert!(instant.net.drop_log.iter().all(|d| d.time_ps == ms));
+    assert!(instant.net.counters.dropped < s.net.counters.dropped / 10);
+}
+
+/// After failures and repairs of servers and links at various times, once detection and
+/// flooding have run their course every working server's view is the truth.
+#[test]
+fn views_converge_to_the_truth() {
+    let s = run(
+        r#"{"duration":"300ms","topology":{"kind":"torus3d","dims":[5,4,3]},"transport":{"kind":"udp"},
+        "workload":{"kind":"udp","destination":"random","load":0.2,"packet_size":"972B"},
+        "failures":[{"node":"h7","at":"5ms"},{"node":"h30","at":"20ms","until":"90ms"},
+                    {"link":["h0","h1"],"at":"40ms","until":"150ms"},{"node":"h21","at":"100ms"},
+                    {"node":"h12","at":"100ms","until":"101ms"}]}"#,
+    );
+    let k = s.net.kbr.as_ref().unwrap();
+    assert!(k.counters.notices > 0);
+    for node in 0..60u32 {
+        if s.net.node_up[node as usize] {
+            assert_eq!(
+                k.views.down_links(k.views.of_node[node as usize]),
+                k.views.down_links(k.truth),
+                "server {node}"
+            );
+        }
+    }
+    // Two servers stay down: their 12 links (they are not neighbours) are down in the truth.
+    assert_eq!(k.views.down_links(k.truth).len(), 12);
+}
+
+/// Same seed, same churn, same numbers.
+#[test]
+fn churn_is_deterministic() {
+    let sc = keyed("300ms", r#","churn":{"rate":30}"#);
+    let a = run(&sc);
+    let b = run(&sc);
+    let key = |s: &Sim| {
+        let c = counters(s);
+        (
+            c.key_sent,
+            c.key_delivered,
+            c.key_dropped,
+            c.notices,
+            s.ev.events_processed(),
+        )
+    };
+    assert_eq!(key(&a), key(&b));
+}
