@@ -175,6 +175,7 @@ impl Sim {
             workload,
             host,
             failures,
+            service_queues,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
@@ -204,6 +205,8 @@ impl Sim {
         };
         let mut ev = EventQueue::new();
         net.install_kbr(failures.detection, scenario.seed);
+        net.service_queues = service_queues
+            .map(|specs| crate::net::service_queues::ServiceQueues::new(net.n_hosts(), specs));
         for w in &failures.windows {
             ev.schedule(
                 w.down_ps,

@@ -148,3 +148,43 @@ fn churn_is_deterministic() {
     };
     assert_eq!(key(&a), key(&b));
 }
+
+/// Late link choice: under load the backlog waits in the servers' per-service queues and a
+/// link's NIC never holds more than one frame waiting; choosing early (per-link queues)
+/// queues at the links instead.
+#[test]
+fn links_are_chosen_late_from_per_service_queues() {
+    let sc = |queues: &str| {
+        format!(
+            r#"{{"duration":"5ms","topology":{{"kind":"torus3d","dims":[4,4,4]}},"transport":{{"kind":"udp"}},
+            "workload":{{"kind":"udp","destination":"random","load":1.2,"packet_size":"972B","arrival":"poisson"}},
+            "runtime":{{"queues":"{queues}","queue_packets":0}}}}"#
+        )
+    };
+    let frame = 1018u64;
+    let late = run(&sc("per_service"));
+    let sq = late
+        .net
+        .service_queues
+        .as_ref()
+        .expect("per-service queues");
+    assert!(sq.max_len > 5, "a backlog formed: {}", sq.max_len);
+    let most = late
+        .net
+        .ports
+        .iter()
+        .map(|p| p.stats.max_queue_bytes)
+        .max()
+        .unwrap();
+    assert_eq!(most, frame, "one frame waiting at most");
+    let early = run(&sc("per_link"));
+    assert!(early.net.service_queues.is_none());
+    let most = early
+        .net
+        .ports
+        .iter()
+        .map(|p| p.stats.max_queue_bytes)
+        .max()
+        .unwrap();
+    assert!(most > 5 * frame, "{most}");
+}

@@ -69,6 +69,9 @@ pub struct Scenario {
     /// Servers failing and rejoining at random (`churn::ChurnCfg`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<churn::ChurnCfg>,
+    /// How a torus's servers queue packets (`runtime::RuntimeCfg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<runtime::RuntimeCfg>,
 }
 
 /// `[[failures]]`: the link between two named nodes, or every link of one named server or
@@ -567,6 +570,7 @@ pub(crate) fn given_allowed(serde_message: &str) -> String {
 }
 
 pub mod resolve;
+pub mod runtime;
 
 pub use resolve::{resolve, Resolved, WorkloadSpec};
 

@@ -47,6 +47,8 @@ pub struct Resolved {
     pub workload: WorkloadSpec,
     pub host: crate::host::HostSpec,
     pub failures: super::failures::Failures,
+    /// Per-service queues of a torus's runtime (None: per-link queues, or not a torus).
+    pub service_queues: Option<Vec<crate::net::service_queues::QueueSpec>>,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -102,7 +104,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         ));
     }
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
+    let service_queues = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     Ok(Resolved {
+        service_queues,
         scenario: sc,
         graph,
         switch,

@@ -10,6 +10,7 @@ pub mod kbr;
 pub mod link;
 pub use crate::packet;
 pub mod routing;
+pub mod service_queues;
 
 use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
@@ -211,6 +212,8 @@ pub struct NetCounters {
     /// Packets a torus server could not send on because failures cut their destination
     /// off (also counted in `dropped`).
     pub unroutable_drops: u64,
+    /// Packets a full per-service queue of a torus server dropped (also in `dropped`).
+    pub service_queue_drops: u64,
 }
 
 pub struct Network {
@@ -229,6 +232,9 @@ pub struct Network {
     pub torus: Option<routing::torus::TorusRouting>,
     /// CamCubeOS's runtime on a torus: views of failures, keys, detection (None elsewhere).
     pub kbr: Option<kbr::Kbr>,
+    /// CamCubeOS's per-service queues with late link choice on torus servers (None: each
+    /// packet goes straight to the queue of the first free candidate link).
+    pub service_queues: Option<service_queues::ServiceQueues>,
     /// False while a node has failed whole.
     pub node_up: Vec<bool>,
     /// Per port, the failures holding its link down now (it is up at 0).
@@ -335,38 +341,40 @@ impl Network {
                     kbr::Next::Toward(dst) => Some(dst),
                     kbr::Next::Nowhere => None,
                 };
-                let Some(local) = dst.and_then(|d| self.torus_port(host, d, now)) else {
+                let Some((cands, n)) = dst.and_then(|d| self.view_ports(host, d)) else {
                     // No working path in this server's view: the destination is cut off.
                     self.counters.unroutable_drops += 1;
                     self.drop_packet(now, base, pkt);
                     return;
                 };
-                base + local
+                if self.service_queues.is_some() {
+                    self.service_enqueue(ev, host, pkt, &cands[..n]);
+                    return;
+                }
+                base + self.first_free(base, &cands[..n], now)
             }
             _ => base,
         };
         self.enqueue_at_port(ev, port, pkt, 0);
     }
 
-    /// A torus server's output port (local) towards `dst`: the first free link among those
-    /// on a shortest path (none queued, none being sent), else the one with the fewest bytes
-    /// queued; ties go to the first, in the order +x, -x, +y, -y, +z, -z. Shortest paths are
-    /// over the links the server believes up (`kbr`): it may send onto a link that has failed
-    /// and not yet been detected. None when its view has `dst` cut off.
-    fn torus_port(&mut self, host: u32, dst: u32, now: TimePs) -> Option<u32> {
-        let (cands, n) = self.view_ports(host, dst)?;
-        let base = self.nodes[self.host_nodes[host as usize] as usize].port_base;
-        let mut best = (u64::MAX, cands[0] as u32);
-        for &local in &cands[..n] {
-            let pt = &self.ports[(base + local as u32) as usize];
+    /// Of a torus server's candidate links (local ports), the first free one (none queued,
+    /// none being sent), else the one with the fewest bytes queued; ties go to the first, in
+    /// the order +x, -x, +y, -y, +z, -z. Shortest paths are over the links the server
+    /// believes up (`kbr`): it may send onto a link that has failed and not yet been
+    /// detected.
+    fn first_free(&self, base: u32, cands: &[u8], now: TimePs) -> u32 {
+        let mut best = (u64::MAX, u32::from(cands[0]));
+        for &local in cands {
+            let pt = &self.ports[(base + u32::from(local)) as usize];
             if pt.pkts_queued == 0 && pt.busy_until_ps <= now {
-                return Some(local as u32);
+                return u32::from(local);
             }
             if pt.bytes_queued < best.0 {
-                best = (pt.bytes_queued, local as u32);
+                best = (pt.bytes_queued, u32::from(local));
             }
         }
-        Some(best.1)
+        best.1
     }
 
     /// The partition an event acts on: every state it changes belongs to that partition's
@@ -435,6 +443,12 @@ impl Network {
                 if self.down_causes[port as usize] == 1 {
                     self.link_down(ev.now(), port);
                     self.kbr_link_changed(ev, port, false);
+                    if self.nodes[self.ports[port as usize].node as usize].forwarder
+                        == Forwarder::Torus
+                    {
+                        // What waits for this link at its server is lost with it.
+                        self.service_refill(ev, port);
+                    }
                 }
                 None
             }
@@ -799,6 +813,12 @@ impl Network {
             return;
         };
         self.transmit(ev, port, pkt);
+        if self.service_queues.is_some()
+            && self.nodes[self.ports[port as usize].node as usize].forwarder == Forwarder::Torus
+        {
+            // The NIC's waiting slot is free: the runtime fills it (late link choice).
+            self.service_refill(ev, port);
+        }
     }
 
     /// Puts `pkt` on the wire out of `port` now: the port is busy for its serialisation,

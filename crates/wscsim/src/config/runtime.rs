@@ -1,0 +1,134 @@
+//! `[runtime]`: how CamCubeOS's runtime on the servers of a torus queues packets. By
+//! default each service has its own queue at each server and links are chosen late
+//! (`net::service_queues`); `queues = "per_link"` sends each packet straight to the queue
+//! of its first free candidate link instead (the choice made early, as a plain forwarder).
+
+use super::{err, ConfigError};
+use crate::net::service_queues::QueueSpec;
+use crate::topology::Graph;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The services of the runtime, by id. Service 0 carries the hosts' TCP and UDP.
+pub const SERVICES: &[&str] = &["transport"];
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeCfg {
+    /// "per_service" (default) or "per_link".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues: Option<String>,
+    /// Packets each service's queue holds at one server (default 1,000; 0: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_packets: Option<i64>,
+    /// What a full queue drops: "newest" (the arriving packet, default) or "oldest".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop: Option<String>,
+    /// Turns in a row each service gets at a link (default 1 each: fair queueing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<BTreeMap<String, i64>>,
+}
+
+/// The per-service queues of a torus run (None: per-link queues, or not a torus), with the
+/// defaults written back.
+pub fn resolve_runtime(
+    cfg: &mut Option<RuntimeCfg>,
+    graph: &Graph,
+) -> Result<Option<Vec<QueueSpec>>, ConfigError> {
+    if graph.torus.is_none() {
+        if cfg.is_some() {
+            return Err(err(
+                "runtime",
+                "a table for a topology without forwarding servers",
+                "only with topology.kind = \"torus3d\"",
+            ));
+        }
+        return Ok(None);
+    }
+    let c = cfg.get_or_insert_with(Default::default);
+    let queues = c.queues.get_or_insert_with(|| "per_service".into()).clone();
+    super::checks::one_of("runtime.queues", &queues, &["per_service", "per_link"])?;
+    let limit = *c.queue_packets.get_or_insert(1000);
+    if !(0..=u32::MAX as i64).contains(&limit) {
+        return Err(err(
+            "runtime.queue_packets",
+            limit,
+            "0 (no limit) or a number of packets up to 4294967295",
+        ));
+    }
+    let drop = c.drop.get_or_insert_with(|| "newest".into()).clone();
+    super::checks::one_of("runtime.drop", &drop, &["newest", "oldest"])?;
+    let weights = c
+        .weights
+        .get_or_insert_with(|| SERVICES.iter().map(|s| (s.to_string(), 1)).collect());
+    for (name, &w) in weights.iter() {
+        super::checks::one_of("runtime.weights", name, SERVICES)?;
+        if !(1..=1_000_000).contains(&w) {
+            return Err(err(&format!("runtime.weights.{name}"), w, "1 to 1000000"));
+        }
+    }
+    if queues == "per_link" {
+        return Ok(None);
+    }
+    let specs = SERVICES
+        .iter()
+        .map(|s| QueueSpec {
+            limit_pkts: limit as u32,
+            drop_oldest: drop == "oldest",
+            weight: weights.get(*s).copied().unwrap_or(1) as u32,
+        })
+        .collect();
+    Ok(Some(specs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::LinkParams;
+
+    #[test]
+    fn defaults_and_bad_input() {
+        let torus =
+            crate::topology::torus3d::build([3, 3, 3], LinkParams::ethernet(1_000_000_000, 0));
+        let mut cfg = None;
+        let specs = resolve_runtime(&mut cfg, &torus).unwrap().unwrap();
+        assert_eq!(specs, vec![QueueSpec::default()]);
+        assert_eq!(cfg.unwrap().queue_packets, Some(1000));
+        let bad = |c: RuntimeCfg| resolve_runtime(&mut Some(c), &torus).unwrap_err().path;
+        let q = |s: &str| RuntimeCfg {
+            queues: Some(s.into()),
+            ..Default::default()
+        };
+        assert_eq!(bad(q("per_flow")), "runtime.queues");
+        assert_eq!(
+            bad(RuntimeCfg {
+                queue_packets: Some(-1),
+                ..Default::default()
+            }),
+            "runtime.queue_packets"
+        );
+        assert_eq!(
+            bad(RuntimeCfg {
+                weights: Some([("pong".to_string(), 1)].into()),
+                ..Default::default()
+            }),
+            "runtime.weights"
+        );
+        assert_eq!(
+            bad(RuntimeCfg {
+                weights: Some([("transport".to_string(), 0)].into()),
+                ..Default::default()
+            }),
+            "runtime.weights.transport"
+        );
+        let star = crate::topology::single_switch::build(4, LinkParams::ethernet(1_000_000_000, 0));
+        assert_eq!(resolve_runtime(&mut None, &star), Ok(None));
+        assert_eq!(
+            resolve_runtime(&mut Some(RuntimeCfg::default()), &star)
+                .unwrap_err()
+                .path,
+            "runtime"
+        );
+        assert_eq!(resolve_runtime(&mut Some(q("per_link")), &torus), Ok(None));
+    }
+}

@@ -1,0 +1,361 @@
+//! CamCubeOS's per-service queues with late link choice. A torus server keeps one queue per
+//! service; a packet waits there with the set of links that lie on a shortest path to its
+//! destination, and a link's NIC holds at most one frame waiting behind the one on the wire.
+//! Whenever a link has room, the runtime asks the services in turn for their oldest packet
+//! that may take that link (fair queueing, by packets; weighted as an option), so the link
+//! a packet leaves on is chosen as late as possible: the first of its candidates to be
+//! free. A full link asks nobody, which is CamCubeOS's implicit per-link congestion control.
+//!
+//! A service's queue at a server is stored as one FIFO per candidate set (a 6-bit mask of
+//! local ports: 64 classes), so that finding the oldest packet for a link looks only at the
+//! heads of the classes that contain it. Each queue has a packet limit (0: none) and drops
+//! the arriving packet or its oldest when full.
+//!
+//! Simplified: the candidate set is fixed when the packet is queued; if the server's view
+//! changes while it waits, it still leaves on one of its old candidates (the next hop
+//! routes it afresh).
+
+use crate::engine::TimePs;
+use crate::packet::{PacketPool, PktId, PktQueue, Proto};
+
+/// Candidate sets are masks of a server's (at most 6) local ports.
+const CLASSES: usize = 64;
+
+/// For each local port, the classes (masks) that contain it.
+const fn classes_with(port: usize) -> u64 {
+    let mut m = 0u64;
+    let mut c = 0;
+    while c < CLASSES {
+        if c & (1 << port) != 0 {
+            m |= 1 << c;
+        }
+        c += 1;
+    }
+    m
+}
+const WITH_PORT: [u64; 6] = [
+    classes_with(0),
+    classes_with(1),
+    classes_with(2),
+    classes_with(3),
+    classes_with(4),
+    classes_with(5),
+];
+
+/// The service a packet belongs to: transport packets (TCP, UDP) are service 0, the
+/// service that carries the hosts' own traffic across the torus.
+#[inline]
+pub fn service_of(p: &crate::packet::Packet) -> usize {
+    match p.proto {
+        Proto::Tcp | Proto::Udp => 0,
+    }
+}
+
+/// How a service's queue behaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueSpec {
+    /// Packets the queue holds at one server (0: no limit).
+    pub limit_pkts: u32,
+    /// When full, drop the oldest packet instead of the arriving one.
+    pub drop_oldest: bool,
+    /// Turns in a row the service gets at a link (fair queueing: 1 each).
+    pub weight: u32,
+}
+
+impl Default for QueueSpec {
+    fn default() -> Self {
+        QueueSpec {
+            limit_pkts: 1000,
+            drop_oldest: false,
+            weight: 1,
+        }
+    }
+}
+
+/// Where a link's round robin stands.
+#[derive(Clone, Copy, Debug, Default)]
+struct Turn {
+    service: u16,
+    used: u32,
+}
+
+pub struct ServiceQueues {
+    pub specs: Vec<QueueSpec>,
+    /// Per (server, service, class) a FIFO.
+    classes: Vec<PktQueue>,
+    /// Per (server, service): which classes hold packets, and how many packets.
+    nonempty: Vec<u64>,
+    len: Vec<u32>,
+    /// Per (server, local port) the round robin over services.
+    turns: Vec<Turn>,
+    /// Packets each service's queues dropped (full).
+    pub drops: Vec<u64>,
+    /// The most packets any one queue held.
+    pub max_len: u32,
+}
+
+/// What queueing a packet did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    Yes,
+    /// The queue was full and this packet was dropped (it is not queued).
+    Dropped(PktId),
+}
+
+impl ServiceQueues {
+    pub fn new(servers: usize, specs: Vec<QueueSpec>) -> ServiceQueues {
+        let s = specs.len();
+        ServiceQueues {
+            classes: vec![PktQueue::default(); servers * s * CLASSES],
+            nonempty: vec![0; servers * s],
+            len: vec![0; servers * s],
+            turns: vec![Turn::default(); servers * 6],
+            drops: vec![0; s],
+            max_len: 0,
+            specs,
+        }
+    }
+
+    pub fn services(&self) -> usize {
+        self.specs.len()
+    }
+
+    /// Packets waiting at `server` for service `s`.
+    pub fn len(&self, server: u32, s: usize) -> u32 {
+        self.len[server as usize * self.services() + s]
+    }
+
+    /// Queues `pkt` of service `s` at `server` with candidate ports `mask`; a full queue
+    /// drops the newcomer or its oldest packet, by the service's policy.
+    pub fn push(
+        &mut self,
+        pool: &mut PacketPool,
+        server: u32,
+        s: usize,
+        mask: u8,
+        pkt: PktId,
+        now: TimePs,
+    ) -> Queued {
+        debug_assert!(mask != 0 && (mask as usize) < CLASSES);
+        let q = server as usize * self.services() + s;
+        let spec = self.specs[s];
+        let mut dropped = None;
+        if spec.limit_pkts > 0 && self.len[q] >= spec.limit_pkts {
+            self.drops[s] += 1;
+            if !spec.drop_oldest {
+                return Queued::Dropped(pkt);
+            }
+            dropped = self.pop_oldest(pool, q, u64::MAX);
+        }
+        pool.get_mut(pkt).enqueued_ps = now;
+        self.classes[q * CLASSES + mask as usize].push_back(pool, pkt);
+        self.nonempty[q] |= 1 << mask;
+        self.len[q] += 1;
+        self.max_len = self.max_len.max(self.len[q]);
+        match dropped {
+            Some(old) => Queued::Dropped(old),
+            None => Queued::Yes,
+        }
+    }
+
+    /// The oldest packet of queue `q` in the classes of `allowed`, taken out.
+    fn pop_oldest(&mut self, pool: &mut PacketPool, q: usize, allowed: u64) -> Option<PktId> {
+        let mut cand = self.nonempty[q] & allowed;
+        let mut best: Option<(TimePs, usize)> = None;
+        while cand != 0 {
+            let c = cand.trailing_zeros() as usize;
+            cand &= cand - 1;
+            let head = self.classes[q * CLASSES + c].head;
+            let t = pool.get(head).enqueued_ps;
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, c));
+            }
+        }
+        let (_, c) = best?;
+        let queue = &mut self.classes[q * CLASSES + c];
+        let pkt = queue.pop_front(pool).expect("a non-empty class");
+        if queue.is_empty() {
+            self.nonempty[q] &= !(1 << c);
+        }
+        self.len[q] -= 1;
+        Some(pkt)
+    }
+
+    /// Local port `port` of `server` has room: the next service in turn that has a packet
+    /// which may take it gives its oldest such packet.
+    pub fn pull(&mut self, pool: &mut PacketPool, server: u32, port: usize) -> Option<PktId> {
+        let n = self.services();
+        let t = server as usize * 6 + port;
+        let base = server as usize * n;
+        let Turn { service, used } = self.turns[t];
+        let start = service as usize;
+        for i in 0..n {
+            let s = (start + i) % n;
+            let Some(pkt) = self.pop_oldest(pool, base + s, WITH_PORT[port]) else {
+                continue;
+            };
+            // The service keeps the turn until it has used its weight.
+            let used = if i == 0 { used + 1 } else { 1 };
+            self.turns[t] = if used >= self.specs[s].weight {
+                Turn {
+                    service: ((s + 1) % n) as u16,
+                    used: 0,
+                }
+            } else {
+                Turn {
+                    service: s as u16,
+                    used,
+                }
+            };
+            return Some(pkt);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Packet;
+
+    fn pkt(pool: &mut PacketPool, seq: u64) -> PktId {
+        pool.alloc(Packet {
+            seq,
+            frame_bytes: 100,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_link_takes_the_oldest_packet_that_may_use_it() {
+        let mut pool = PacketPool::new();
+        let mut q = ServiceQueues::new(1, vec![QueueSpec::default()]);
+        // Packets for links {0}, {1}, {0,1}, {2} at times 1..4.
+        for (i, mask) in [1u8, 2, 3, 4].into_iter().enumerate() {
+            let p = pkt(&mut pool, i as u64);
+            assert_eq!(q.push(&mut pool, 0, 0, mask, p, i as u64 + 1), Queued::Yes);
+        }
+        let seq = |q: &mut ServiceQueues, pool: &mut PacketPool, port| {
+            q.pull(pool, 0, port).map(|p| pool.get(p).seq)
+        };
+        assert_eq!(seq(&mut q, &mut pool, 1), Some(1));
+        assert_eq!(
+            seq(&mut q, &mut pool, 1),
+            Some(2),
+            "the packet for either link"
+        );
+        assert_eq!(seq(&mut q, &mut pool, 1), None);
+        assert_eq!(seq(&mut q, &mut pool, 0), Some(0));
+        assert_eq!(seq(&mut q, &mut pool, 2), Some(3));
+        assert_eq!(q.len(0, 0), 0);
+    }
+
+    /// Three services always backlogged: a link serves them 1:1:1, or by weight.
+    #[test]
+    fn services_share_a_link_by_turns() {
+        let shares = |weights: [u32; 3]| {
+            let mut pool = PacketPool::new();
+            let specs = weights
+                .iter()
+                .map(|&w| QueueSpec {
+                    limit_pkts: 0,
+                    drop_oldest: false,
+                    weight: w,
+                })
+                .collect();
+            let mut q = ServiceQueues::new(2, specs);
+            for s in 0..3 {
+                for i in 0..600 {
+                    let p = pkt(&mut pool, s as u64);
+                    q.push(&mut pool, 1, s, 0b100001, p, i);
+                }
+            }
+            let mut got = [0u32; 3];
+            for _ in 0..600 {
+                let p = q.pull(&mut pool, 1, 5).unwrap();
+                got[pool.get(p).seq as usize] += 1;
+            }
+            got
+        };
+        assert_eq!(shares([1, 1, 1]), [200, 200, 200]);
+        assert_eq!(shares([1, 2, 3]), [100, 200, 300]);
+    }
+
+    #[test]
+    fn a_full_queue_drops_by_its_policy() {
+        for (oldest, kept) in [(false, [0u64, 1]), (true, [1, 2])] {
+            let mut pool = PacketPool::new();
+            let spec = QueueSpec {
+                limit_pkts: 2,
+                drop_oldest: oldest,
+                weight: 1,
+            };
+            let mut q = ServiceQueues::new(1, vec![spec]);
+            let ids: Vec<_> = (0..3).map(|i| pkt(&mut pool, i)).collect();
+            assert_eq!(q.push(&mut pool, 0, 0, 1, ids[0], 0), Queued::Yes);
+            assert_eq!(q.push(&mut pool, 0, 0, 1, ids[1], 1), Queued::Yes);
+            let third = q.push(&mut pool, 0, 0, 1, ids[2], 2);
+            assert_eq!(third, Queued::Dropped(if oldest { ids[0] } else { ids[2] }));
+            let mut rest = Vec::new();
+            while let Some(p) = q.pull(&mut pool, 0, 0) {
+                rest.push(pool.get(p).seq);
+            }
+            assert_eq!(rest, kept);
+            assert_eq!(q.drops, vec![1]);
+        }
+    }
+}
+
+impl super::Network {
+    /// Queues `pkt` at torus server `host` for the links in `cands[..n]` (local ports),
+    /// then fills those of them that have room.
+    pub(super) fn service_enqueue(
+        &mut self,
+        ev: &mut impl crate::engine::Scheduler<super::NetEvent>,
+        host: u32,
+        pkt: PktId,
+        cands: &[u8],
+    ) {
+        let now = ev.now();
+        let node = self.host_nodes[host as usize];
+        let base = self.nodes[node as usize].port_base;
+        let mask = cands.iter().fold(0u8, |m, &l| m | 1 << l);
+        let sq = self.service_queues.as_mut().expect("per-service queues");
+        let s = service_of(self.pool.get(pkt));
+        if let Queued::Dropped(lost) = sq.push(&mut self.pool, host, s, mask, pkt, now) {
+            self.counters.service_queue_drops += 1;
+            self.drop_packet(now, base + u32::from(cands[0]), lost);
+        }
+        for &local in cands {
+            let port = base + u32::from(local);
+            if self.ports[port as usize].pkts_queued == 0 {
+                self.service_refill(ev, port);
+            }
+        }
+    }
+
+    /// Torus port `port` has room for a frame: the services in turn offer one. A failed
+    /// link always has room (its NIC loses what it is given), so it takes every packet
+    /// offered until its server learns of the failure and stops offering.
+    pub(super) fn service_refill(
+        &mut self,
+        ev: &mut impl crate::engine::Scheduler<super::NetEvent>,
+        port: u32,
+    ) {
+        let node = self.ports[port as usize].node;
+        let nd = &self.nodes[node as usize];
+        let (host, local) = (nd.index, (port - nd.port_base) as usize);
+        loop {
+            let Some(sq) = self.service_queues.as_mut() else {
+                return;
+            };
+            let Some(pkt) = sq.pull(&mut self.pool, host, local) else {
+                return;
+            };
+            self.enqueue_at_port(ev, port, pkt, 0);
+            if self.ports[port as usize].up {
+                return;
+            }
+        }
+    }
+}
