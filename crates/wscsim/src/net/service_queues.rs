@@ -213,6 +213,60 @@ impl ServiceQueues {
     }
 }
 
+impl super::Network {
+    /// Queues `pkt` at torus server `host` for the links in `cands[..n]` (local ports),
+    /// then fills those of them that have room.
+    pub(super) fn service_enqueue(
+        &mut self,
+        ev: &mut impl crate::engine::Scheduler<super::NetEvent>,
+        host: u32,
+        pkt: PktId,
+        cands: &[u8],
+    ) {
+        let now = ev.now();
+        let node = self.host_nodes[host as usize];
+        let base = self.nodes[node as usize].port_base;
+        let mask = cands.iter().fold(0u8, |m, &l| m | 1 << l);
+        let sq = self.service_queues.as_mut().expect("per-service queues");
+        let s = service_of(self.pool.get(pkt));
+        if let Queued::Dropped(lost) = sq.push(&mut self.pool, host, s, mask, pkt, now) {
+            self.counters.service_queue_drops += 1;
+            self.drop_packet(now, base + u32::from(cands[0]), lost);
+        }
+        for &local in cands {
+            let port = base + u32::from(local);
+            if self.ports[port as usize].pkts_queued == 0 {
+                self.service_refill(ev, port);
+            }
+        }
+    }
+
+    /// Torus port `port` has room for a frame: the services in turn offer one. A failed
+    /// link always has room (its NIC loses what it is given), so it takes every packet
+    /// offered until its server learns of the failure and stops offering.
+    pub(super) fn service_refill(
+        &mut self,
+        ev: &mut impl crate::engine::Scheduler<super::NetEvent>,
+        port: u32,
+    ) {
+        let node = self.ports[port as usize].node;
+        let nd = &self.nodes[node as usize];
+        let (host, local) = (nd.index, (port - nd.port_base) as usize);
+        loop {
+            let Some(sq) = self.service_queues.as_mut() else {
+                return;
+            };
+            let Some(pkt) = sq.pull(&mut self.pool, host, local) else {
+                return;
+            };
+            self.enqueue_at_port(ev, port, pkt, 0);
+            if self.ports[port as usize].up {
+                return;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,60 +356,6 @@ mod tests {
             }
             assert_eq!(rest, kept);
             assert_eq!(q.drops, vec![1]);
-        }
-    }
-}
-
-impl super::Network {
-    /// Queues `pkt` at torus server `host` for the links in `cands[..n]` (local ports),
-    /// then fills those of them that have room.
-    pub(super) fn service_enqueue(
-        &mut self,
-        ev: &mut impl crate::engine::Scheduler<super::NetEvent>,
-        host: u32,
-        pkt: PktId,
-        cands: &[u8],
-    ) {
-        let now = ev.now();
-        let node = self.host_nodes[host as usize];
-        let base = self.nodes[node as usize].port_base;
-        let mask = cands.iter().fold(0u8, |m, &l| m | 1 << l);
-        let sq = self.service_queues.as_mut().expect("per-service queues");
-        let s = service_of(self.pool.get(pkt));
-        if let Queued::Dropped(lost) = sq.push(&mut self.pool, host, s, mask, pkt, now) {
-            self.counters.service_queue_drops += 1;
-            self.drop_packet(now, base + u32::from(cands[0]), lost);
-        }
-        for &local in cands {
-            let port = base + u32::from(local);
-            if self.ports[port as usize].pkts_queued == 0 {
-                self.service_refill(ev, port);
-            }
-        }
-    }
-
-    /// Torus port `port` has room for a frame: the services in turn offer one. A failed
-    /// link always has room (its NIC loses what it is given), so it takes every packet
-    /// offered until its server learns of the failure and stops offering.
-    pub(super) fn service_refill(
-        &mut self,
-        ev: &mut impl crate::engine::Scheduler<super::NetEvent>,
-        port: u32,
-    ) {
-        let node = self.ports[port as usize].node;
-        let nd = &self.nodes[node as usize];
-        let (host, local) = (nd.index, (port - nd.port_base) as usize);
-        loop {
-            let Some(sq) = self.service_queues.as_mut() else {
-                return;
-            };
-            let Some(pkt) = sq.pull(&mut self.pool, host, local) else {
-                return;
-            };
-            self.enqueue_at_port(ev, port, pkt, 0);
-            if self.ports[port as usize].up {
-                return;
-            }
         }
     }
 }
