@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod net;
 pub mod packet;
 pub mod scheme;
+pub mod services;
 pub mod sim;
 pub mod topology;
 pub mod transport;

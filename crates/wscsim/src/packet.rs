@@ -31,6 +31,9 @@ pub enum Proto {
     #[default]
     Tcp = 6,
     Udp = 17,
+    /// A CamCubeOS service's packet (`dst_port` is the service's id; not IP: 253 is a
+    /// protocol number set aside for experiments, RFC 3692).
+    Service = 253,
 }
 
 /// ECN codepoints (RFC 3168), as two bits in `Packet::ecn`.

@@ -3,10 +3,12 @@
 
 use crate::config::{self, ConfigError, Resolved, Scenario};
 use crate::engine::{Driver, EventQueue, TimePs};
+use crate::host::nic::Ready;
 use crate::host::{HostEvent, Hosts};
 use crate::metrics::{self, Metrics, MetricsEvent, Table};
 use crate::net::{NetEvent, Network, Upcall};
 use crate::scheme::spec::CustomFactory;
+use crate::services::{OnPath, Services, SvcCtx};
 use crate::topology::build::build_network_with;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
@@ -49,6 +51,8 @@ pub struct Sim {
     pub tcp: Tcp,
     pub udp: Udp,
     pub apps: Apps,
+    /// CamCubeOS services (the ping service, when the workload is pings).
+    pub services: Services,
     pub metrics: Metrics,
     /// Hosts that fail whole at some point of the run (`[[failures]]` node, random_nodes).
     pub failed_hosts: Vec<u32>,
@@ -188,6 +192,12 @@ impl Sim {
             install_traces(&mut net, &mut tcp, &graph, t);
         }
         let end_ps = scenario.duration.0;
+        let services = match &workload {
+            crate::workload::WorkloadSpec::Ping(spec) => {
+                Services::with_ping(crate::services::ping::Ping::new(spec.clone()))
+            }
+            _ => Services::default(),
+        };
         let apps = Apps::build(
             workload,
             &mut tcp,
@@ -241,6 +251,7 @@ impl Sim {
                 ..Default::default()
             },
             apps,
+            services,
             metrics,
             failed_hosts,
             started: false,
@@ -251,6 +262,11 @@ impl Sim {
     fn start(&mut self) {
         self.started = true;
         self.apps.start(&mut stack!(self));
+        self.services.start(&mut SvcCtx {
+            net: &mut self.net,
+            hosts: &mut self.hosts,
+            ev: &mut self.ev,
+        });
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
             self.ev.schedule(0, MetricsEvent::Sample.into());
         }
@@ -298,7 +314,7 @@ impl Sim {
                 tcp.on_nic_departures(net, hosts, ev);
                 self.apps.dispatch_notes(&mut stack!(self));
             }
-            if self.apps.done() {
+            if self.apps.done() || self.services.done() {
                 self.finished = true;
             }
         }
@@ -369,7 +385,9 @@ impl Sim {
                     }
                 }
                 Some(Upcall::Forward { pkt, host }) => {
-                    self.hosts.forward(&mut self.net, &mut self.ev, host, pkt)
+                    if let Some(r) = self.hosts.forward(&mut self.net, &mut self.ev, host, pkt) {
+                        self.ready(r);
+                    }
                 }
             },
             SimEvent::Host(HostEvent::AppNote { slot }) => {
@@ -377,8 +395,8 @@ impl Sim {
             }
             SimEvent::Host(e) => {
                 let Sim { net, hosts, ev, .. } = self;
-                if let Some(pkt) = hosts.handle_packet_event(net, ev, e) {
-                    self.receive(pkt);
+                if let Some(r) = hosts.handle_packet_event(net, ev, e) {
+                    self.ready(r);
                 }
             }
             SimEvent::Tcp(TcpEvent::Timer { conn, which }) => {
@@ -399,9 +417,42 @@ impl Sim {
         }
     }
 
-    /// The host's transport takes `pkt`, and applications hear what it delivered.
+    /// What a host has finished with goes up: to its transport or service, or on its way.
+    #[inline]
+    fn ready(&mut self, r: Ready) {
+        match r {
+            Ready::Receive(pkt) => self.receive(pkt),
+            Ready::Forward { pkt, host } => {
+                if self.net.pool.get(pkt).proto == crate::packet::Proto::Service {
+                    let mut ctx = SvcCtx {
+                        net: &mut self.net,
+                        hosts: &mut self.hosts,
+                        ev: &mut self.ev,
+                    };
+                    if self.services.on_path(&mut ctx, host, pkt) == OnPath::Taken {
+                        return;
+                    }
+                }
+                self.net.host_transmit(&mut self.ev, host, pkt);
+            }
+        }
+    }
+
+    /// The host's transport (or service) takes `pkt`, and applications hear what it
+    /// delivered.
     #[inline]
     fn receive(&mut self, pkt: crate::packet::PktId) {
+        let p = self.net.pool.get(pkt);
+        if p.proto == crate::packet::Proto::Service {
+            let host = p.dst_host;
+            let mut ctx = SvcCtx {
+                net: &mut self.net,
+                hosts: &mut self.hosts,
+                ev: &mut self.ev,
+            };
+            self.services.deliver(&mut ctx, host, pkt);
+            return;
+        }
         let Sim {
             net,
             hosts,
@@ -473,6 +524,9 @@ impl Sim {
             metrics::hosts_table(&self.net, &self.hosts, end),
             memcached::requests_table(self.memcached_requests(), &self.net),
         ];
+        if let Some(p) = self.services.ping() {
+            tables.push(crate::services::ping::table(&p.records, &self.net));
+        }
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
@@ -496,6 +550,9 @@ impl Sim {
         let reqs = self.memcached_requests();
         if !reqs.is_empty() {
             memcached::headline(&mut headline, reqs);
+        }
+        if let Some(p) = self.services.ping() {
+            crate::services::ping::headline(&mut headline, &p.records);
         }
         serde_json::json!({
             "scenario": self.scenario,

@@ -188,3 +188,24 @@ fn links_are_chosen_late_from_per_service_queues() {
         .unwrap();
     assert!(most > 5 * frame, "{most}");
 }
+
+/// Pings on a ring of 31 servers with ideal hosts: each ping crosses h links out and h
+/// back, each taking one serialisation of its frame (1,518 bytes + 20 of preamble and gap
+/// at 1 Gbit/s) plus the propagation delay; every server on the way counts it.
+#[test]
+fn a_ping_takes_twice_its_hops_of_serialisation_and_propagation() {
+    let s = run(
+        r#"{"duration":"1s","topology":{"kind":"torus3d","dims":[31,1,1],"link":{"rate":"1Gbps","delay":"50ns"}},
+        "workload":{"kind":"ping","source":0,"destinations":[1,2,3,15],"count":3,"packet_size":"1468B"}}"#,
+    );
+    let p = s.services.ping().expect("a ping service");
+    assert!(s.finished() && p.done());
+    assert_eq!(p.records.len(), 12);
+    let hop_ps = 1538 * 8 * 1000 + 50_000;
+    for r in &p.records {
+        assert_eq!(r.frame_bytes, 1518);
+        let h = u64::from(r.dst);
+        assert_eq!(r.hops as u64, 2 * h, "{r:?}");
+        assert_eq!(r.rtt_ps, 2 * h * hop_ps, "{r:?}");
+    }
+}

@@ -88,6 +88,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "memcached" => with_params(w, |p| {
             super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
         })?,
+        "ping" => with_params(w, |p| ping_spec(p, n_hosts, &host_tech))?,
         _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
     };
     if let Some(c) = &sc.metrics.capture {
@@ -144,6 +145,10 @@ pub const WORKLOADS: &[Kind] = &[
         keys: fields_of::<crate::workload::udp_source::Params>,
     },
     Kind {
+        name: "ping",
+        keys: fields_of::<crate::services::ping::Params>,
+    },
+    Kind {
         name: "memcached",
         keys: fields_of::<crate::workload::memcached::Params>,
     },
@@ -171,6 +176,54 @@ fn udp_transport_fits(wk: &str, udp_transport: bool) -> Result<(), ConfigError> 
         ));
     }
     Ok(())
+}
+
+/// Pings from one host to others in turn (CamCubeOS's ping service).
+fn ping_spec(
+    w: &mut crate::services::ping::Params,
+    n_hosts: i64,
+    tech: &LinkTech,
+) -> Result<WorkloadSpec, ConfigError> {
+    if n_hosts < 2 {
+        return Err(err("topology", n_hosts, "at least 2 hosts for pings"));
+    }
+    let source = int_in(
+        "workload.source",
+        *w.source.get_or_insert(0),
+        0,
+        n_hosts - 1,
+    )?;
+    let others: Vec<i64> = (0..n_hosts).filter(|&h| h != i64::from(source)).collect();
+    w.destinations.get_or_insert(others);
+    let destinations =
+        host_list("workload.destinations", &w.destinations, n_hosts)?.expect("filled in");
+    if let Some(i) = destinations.iter().position(|&d| d == source) {
+        return Err(err(
+            &format!("workload.destinations[{i}]"),
+            source,
+            "a host other than workload.source",
+        ));
+    }
+    let count = int_in("workload.count", *w.count.get_or_insert(100), 1, 10_000_000)?;
+    let header = crate::services::SERVICE_HEADER_BYTES;
+    let max_payload = u64::from(tech.mtu_bytes - header);
+    let size = w.packet_size.get_or_insert(super::Bytes(max_payload)).0;
+    if !(1..=max_payload).contains(&size) {
+        return Err(err(
+            "workload.packet_size",
+            size,
+            format!(
+                "a ping payload from 1 to {max_payload} bytes (with the {header}-byte CamCubeOS header, at most the {}-byte MTU of {:?})",
+                tech.mtu_bytes, tech.name
+            ),
+        ));
+    }
+    Ok(WorkloadSpec::Ping(crate::services::ping::PingSpec {
+        source,
+        destinations,
+        count,
+        payload_bytes: size as u32,
+    }))
 }
 
 /// The workload of its kind, checked, with defaults filled in.

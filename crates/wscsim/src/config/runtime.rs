@@ -9,8 +9,9 @@ use crate::topology::Graph;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The services of the runtime, by id. Service 0 carries the hosts' TCP and UDP.
-pub const SERVICES: &[&str] = &["transport"];
+/// The services of the runtime, by id (`services::TRANSPORT`, `services::PING`). Service
+/// 0 carries the hosts' TCP and UDP.
+pub const SERVICES: &[&str] = &["transport", "ping"];
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -92,7 +93,9 @@ mod tests {
             crate::topology::torus3d::build([3, 3, 3], LinkParams::ethernet(1_000_000_000, 0));
         let mut cfg = None;
         let specs = resolve_runtime(&mut cfg, &torus).unwrap().unwrap();
-        assert_eq!(specs, vec![QueueSpec::default()]);
+        assert_eq!(specs, vec![QueueSpec::default(); 2]);
+        assert_eq!(SERVICES[crate::services::TRANSPORT as usize], "transport");
+        assert_eq!(SERVICES[crate::services::PING as usize], "ping");
         assert_eq!(cfg.unwrap().queue_packets, Some(1000));
         let bad = |c: RuntimeCfg| resolve_runtime(&mut Some(c), &torus).unwrap_err().path;
         let q = |s: &str| RuntimeCfg {

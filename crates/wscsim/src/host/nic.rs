@@ -3,6 +3,15 @@
 //! With the ideal stack none of this costs time and packets pass straight through.
 
 use super::{HostEvent, HostSched, Hosts};
+
+/// A packet the host has finished with, for the layers above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ready {
+    /// Its receive path ended: for its transport (or service).
+    Receive(PktId),
+    /// Host `host` did its forwarding work: it goes on (after its service's look, if any).
+    Forward { pkt: PktId, host: u32 },
+}
 use crate::engine::TimePs;
 use crate::net::Network;
 use crate::packet::PktId;
@@ -110,28 +119,36 @@ impl Hosts {
     }
 
     /// Host `host` forwards `pkt` for another server: after its CPU's forwarding work (if
-    /// hosts cost time) the packet goes out towards its destination.
+    /// hosts cost time) the packet is handed back up (`Ready::Forward`), now if that work
+    /// costs nothing, else when it is done.
     #[inline]
-    pub fn forward(&mut self, net: &mut Network, ev: &mut impl HostSched, host: u32, pkt: PktId) {
+    pub fn forward(
+        &mut self,
+        net: &mut Network,
+        ev: &mut impl HostSched,
+        host: u32,
+        pkt: PktId,
+    ) -> Option<Ready> {
         if !self.costed || self.forward_packet_ps == 0 {
-            net.host_transmit(ev, host, pkt);
-            return;
+            return Some(Ready::Forward { pkt, host });
         }
         let core = self.core_of(net.pool.get(pkt).hash);
         let done = self.charge(host, core, ev.now(), self.forward_packet_ps);
         self.state[host as usize].forwarded += 1;
         ev.schedule(done, HostEvent::ForwardDone { pkt, host });
+        None
     }
 
     /// The host layer's packet events. Returns a packet whose receive path ended, for its
-    /// transport. (`AppNote` belongs to the application threads: see `threads`.)
+    /// transport, or one whose forwarding work ended. (`AppNote` belongs to the
+    /// application threads: see `threads`.)
     #[inline]
     pub fn handle_packet_event(
         &mut self,
         net: &mut Network,
         ev: &mut impl HostSched,
         e: HostEvent,
-    ) -> Option<PktId> {
+    ) -> Option<Ready> {
         match e {
             HostEvent::Irq { host } => {
                 self.on_irq(net, ev, host);
@@ -145,12 +162,9 @@ impl Hosts {
             HostEvent::RxDone { pkt } => {
                 let host = net.pool.get(pkt).dst_host;
                 self.state[host as usize].rx_in_ring -= 1;
-                Some(pkt)
+                Some(Ready::Receive(pkt))
             }
-            HostEvent::ForwardDone { pkt, host } => {
-                net.host_transmit(ev, host, pkt);
-                None
-            }
+            HostEvent::ForwardDone { pkt, host } => Some(Ready::Forward { pkt, host }),
             HostEvent::AppNote { .. } => None,
         }
     }

@@ -492,6 +492,7 @@ pub fn flow_diagnostics(
                 }
             }
             crate::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
+            crate::packet::Proto::Service => {}
         }
     }
     let diag = |r: &FlowRecord| match (r.tcp, tcp.senders.get(r.flow_id as usize)) {

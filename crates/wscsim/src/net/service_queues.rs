@@ -43,11 +43,13 @@ const WITH_PORT: [u64; 6] = [
 ];
 
 /// The service a packet belongs to: transport packets (TCP, UDP) are service 0, the
-/// service that carries the hosts' own traffic across the torus.
+/// service that carries the hosts' own traffic across the torus; a service's own packets
+/// carry its id in `dst_port`.
 #[inline]
 pub fn service_of(p: &crate::packet::Packet) -> usize {
     match p.proto {
         Proto::Tcp | Proto::Udp => 0,
+        Proto::Service => usize::from(p.dst_port),
     }
 }
 
@@ -228,7 +230,9 @@ impl super::Network {
         let base = self.nodes[node as usize].port_base;
         let mask = cands.iter().fold(0u8, |m, &l| m | 1 << l);
         let sq = self.service_queues.as_mut().expect("per-service queues");
+        // A service the runtime has no queue for shares the transport's.
         let s = service_of(self.pool.get(pkt));
+        let s = if s < sq.services() { s } else { 0 };
         if let Queued::Dropped(lost) = sq.push(&mut self.pool, host, s, mask, pkt, now) {
             self.counters.service_queue_drops += 1;
             self.drop_packet(now, base + u32::from(cands[0]), lost);

@@ -60,5 +60,7 @@ pub fn receive(
     match p.proto {
         crate::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
         crate::packet::Proto::Udp => udp.on_packet(&p),
+        // Services' packets go to the services (the caller routes them there).
+        crate::packet::Proto::Service => {}
     }
 }

@@ -218,4 +218,6 @@ pub enum WorkloadSpec {
         poisson: bool,
     },
     Memcached(crate::workload::memcached::MemcachedSpec),
+    /// Pings, driven by the ping service (no application of the workload layer).
+    Ping(crate::services::ping::PingSpec),
 }

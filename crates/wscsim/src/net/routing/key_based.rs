@@ -1,7 +1,8 @@
 //! CamCubeOS's keyspace (Costa et al., HPDC 2013, section 3): keys of 160 bits, of which
 //! routing uses the low 64. Their top bits give a key's home coordinate, 4 bits per axis
 //! (x = bits 63-60, y = 59-56, z = 55-52; each field taken mod the axis size, so tori up to
-//! 16 x 16 x 16), and the remaining 52 bits a fourth coordinate w.
+//! 16 x 16 x 16), and the remaining 52 bits a fourth coordinate w. A torus with an axis
+//! longer than 16 uses 8 bits per axis (x = 63-56, y = 55-48, z = 47-40, w = 39-0).
 //!
 //! `GetServersForKey(key, r)` lists the servers that hold a key in order of succession: the
 //! root (the home server if it is reachable) first, then those that take over if all before
@@ -39,15 +40,20 @@ impl Key {
         self.low & ((1 << 52) - 1)
     }
 
-    /// The home coordinate in a torus of `dims`: each 4-bit field mod its axis size.
+    /// The fourth coordinate in a torus of `dims`: what the three fields leave.
+    #[inline]
+    pub fn w_in(&self, dims: [u32; 3]) -> u64 {
+        let used = 3 * field_bits(dims);
+        self.low & ((1 << (64 - used)) - 1)
+    }
+
+    /// The home coordinate in a torus of `dims`: each field mod its axis size.
     #[inline]
     pub fn home(&self, dims: [u32; 3]) -> [u32; 3] {
-        let field = |shift: u32| ((self.low >> shift) & 0xF) as u32;
-        [
-            field(60) % dims[0],
-            field(56) % dims[1],
-            field(52) % dims[2],
-        ]
+        let b = field_bits(dims);
+        let mask = (1u64 << b) - 1;
+        let field = |i: u32| ((self.low >> (64 - b * (i + 1))) & mask) as u32;
+        [field(0) % dims[0], field(1) % dims[1], field(2) % dims[2]]
     }
 
     /// A key whose home is `c` and whose fourth coordinate is `w` (each field below 16).
@@ -57,6 +63,17 @@ impl Key {
             | (u64::from(c[2]) << 52)
             | (w & ((1 << 52) - 1));
         Key { high: 0, low }
+    }
+}
+
+/// Bits of a key per axis of the home coordinate: 4 (the paper's layout) while every axis
+/// has at most 16 servers, else 8 (the paper's way to more than 16 M servers).
+#[inline]
+pub fn field_bits(dims: [u32; 3]) -> u32 {
+    if dims.iter().all(|&k| k <= 16) {
+        4
+    } else {
+        8
     }
 }
 
@@ -121,7 +138,7 @@ pub struct Sequence {
 
 impl KeySpace {
     pub fn new(dims: [u32; 3]) -> KeySpace {
-        assert!(dims.iter().all(|&k| (1..=16).contains(&k)), "{dims:?}");
+        assert!(dims.iter().all(|&k| (1..=256).contains(&k)), "{dims:?}");
         let n = (dims[0] * dims[1] * dims[2]) as usize;
         KeySpace {
             dims,
@@ -149,7 +166,7 @@ impl KeySpace {
 
     /// The sequence a key's w selects.
     pub fn sequence_of(&self, key: &Key) -> Sequence {
-        self.sequence((key.w() % self.sequences() as u64) as usize)
+        self.sequence((key.w_in(self.dims) % self.sequences() as u64) as usize)
     }
 
     /// `GetServersForKey(key, r)`: up to `r` reachable servers in order of succession (the
@@ -365,5 +382,9 @@ mod tests {
         let k = Key::new(0, 0xABC0_0000_0000_0123);
         assert_eq!(k.home([16, 16, 16]), [0xA, 0xB, 0xC]);
         assert_eq!(k.w(), 0x123);
+        // An axis longer than 16: 8 bits per axis.
+        let wide = Key::new(0, 0x0102_0300_0000_0456);
+        assert_eq!(wide.home([31, 4, 4]), [1, 2, 3]);
+        assert_eq!(wide.w_in([31, 4, 4]), 0x456);
     }
 }

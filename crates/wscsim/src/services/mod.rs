@@ -1,0 +1,104 @@
+//! CamCubeOS services: code that runs on every server of a torus and sees its packets on
+//! their way. A packet of a service carries the service's id (`Proto::Service`, id in
+//! `dst_port`); at every server it crosses, the runtime hands it to that server's instance
+//! of the service (`on_path`), which may let it go on (the default), change it, drop it,
+//! keep it, or send packets of its own; at its destination the service receives it
+//! (`deliver`). Service 0 is the hosts' own TCP and UDP, which pass through untouched.
+//!
+//! A service is a variant of `Service` (an enum, so a hop costs no dynamic dispatch).
+
+pub mod ping;
+
+use crate::engine::Scheduler;
+use crate::host::{HostEvent, Hosts};
+use crate::net::{NetEvent, Network};
+use crate::packet::PktId;
+
+/// Service ids (a packet's `dst_port`). 0 is the hosts' TCP and UDP.
+pub const TRANSPORT: u16 = 0;
+pub const PING: u16 = 1;
+
+/// Bytes of CamCubeOS's own header in a service packet (service id, source, key): the
+/// paper gives no figure; 32 is the simulator specification's choice.
+pub const SERVICE_HEADER_BYTES: u32 = 32;
+
+/// What a service's packets may reach: the network and the hosts' CPUs and NICs.
+pub struct SvcCtx<'a, S> {
+    pub net: &'a mut Network,
+    pub hosts: &'a mut Hosts,
+    pub ev: &'a mut S,
+}
+
+/// A scheduler the services can use: the layers below them.
+pub trait SvcSched: Scheduler<NetEvent> + Scheduler<HostEvent> {}
+impl<T: Scheduler<NetEvent> + Scheduler<HostEvent>> SvcSched for T {}
+
+/// What a service does with a packet that crosses its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnPath {
+    /// Send it on towards its destination.
+    Forward,
+    /// The service has taken it (dropped and freed it, kept it, or sent it elsewhere).
+    Taken,
+}
+
+pub enum Service {
+    Ping(ping::Ping),
+}
+
+/// The services of a run, by id (index 0, the transport, holds none).
+#[derive(Default)]
+pub struct Services {
+    pub list: Vec<Option<Service>>,
+}
+
+impl Services {
+    pub fn with_ping(p: ping::Ping) -> Services {
+        let mut s = Services::default();
+        s.list.resize_with(usize::from(PING) + 1, || None);
+        s.list[usize::from(PING)] = Some(Service::Ping(p));
+        s
+    }
+
+    fn get(&mut self, id: u16) -> Option<&mut Service> {
+        self.list.get_mut(usize::from(id))?.as_mut()
+    }
+
+    /// The ping service, if this run has one.
+    pub fn ping(&self) -> Option<&ping::Ping> {
+        match self.list.get(usize::from(PING))?.as_ref()? {
+            Service::Ping(p) => Some(p),
+        }
+    }
+
+    /// Starts what the services drive by themselves.
+    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        if let Some(Service::Ping(p)) = self.get(PING) {
+            p.start(ctx);
+        }
+    }
+
+    /// Whether a service drives the run and has finished (the run may end).
+    pub fn done(&self) -> bool {
+        self.ping().is_some_and(|p| p.done())
+    }
+
+    /// Service packet `pkt` crosses server `host`.
+    pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) -> OnPath {
+        let id = ctx.net.pool.get(pkt).dst_port;
+        match self.get(id) {
+            Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
+            None => OnPath::Forward,
+        }
+    }
+
+    /// Service packet `pkt` reached its destination `host`.
+    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
+        let id = ctx.net.pool.get(pkt).dst_port;
+        match self.get(id) {
+            Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
+            // No such service at this server: the packet is consumed unread.
+            None => ctx.net.delivered(pkt),
+        }
+    }
+}

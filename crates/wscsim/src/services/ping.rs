@@ -1,0 +1,192 @@
+//! CamCubeOS's ping service: every server a ping crosses adds one to its hop counter; the
+//! destination adds one, swaps source and destination and sends it back; the source adds
+//! the last and records the round trip. A run's pings go one at a time from one source to
+//! each destination in turn, `count` times each, the next leaving when the last returns
+//! (the paper's 10,000 sequential pings).
+//!
+//! Packet fields a ping uses: `seq` its number, `ack` the hop counter, `ts_ps` when it
+//! left, `src_port` 0 on the way out and 1 on the way back.
+
+use super::{OnPath, SvcCtx, SvcSched, PING, SERVICE_HEADER_BYTES};
+use crate::engine::{TimePs, NEVER};
+use crate::packet::{Packet, PktId, Proto};
+
+/// `[workload]` parameters of kind "ping" (defaults are filled in by config::resolve).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// The host that pings (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<i64>,
+    /// The hosts it pings, in turn (default: every other host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destinations: Option<Vec<i64>>,
+    /// Pings to each destination (default 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+    /// Payload bytes of a ping (default: what fills the link's MTU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<crate::units::Bytes>,
+}
+
+/// The pings of a run, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PingSpec {
+    pub source: u32,
+    pub destinations: Vec<u32>,
+    pub count: u32,
+    pub payload_bytes: u32,
+}
+
+/// One ping's outcome (`rtt_ps` NEVER: it did not come back before the run ended).
+#[derive(Clone, Copy, Debug)]
+pub struct PingRecord {
+    pub src: u32,
+    pub dst: u32,
+    pub payload_bytes: u32,
+    pub frame_bytes: u32,
+    pub sent_ps: TimePs,
+    pub rtt_ps: TimePs,
+    /// Links crossed there and back, as counted by the servers on the way.
+    pub hops: u32,
+}
+
+pub struct Ping {
+    pub spec: PingSpec,
+    pub records: Vec<PingRecord>,
+}
+
+impl Ping {
+    pub fn new(spec: PingSpec) -> Ping {
+        Ping {
+            records: Vec::with_capacity((spec.count as usize) * spec.destinations.len()),
+            spec,
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.spec.count as usize * self.spec.destinations.len()
+    }
+
+    pub fn done(&self) -> bool {
+        self.records.len() == self.total() && self.records.last().is_none_or(|r| r.rtt_ps != NEVER)
+    }
+
+    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        if self.total() > 0 {
+            self.send_next(ctx);
+        }
+    }
+
+    /// Sends ping number `records.len()`.
+    fn send_next(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        let i = self.records.len();
+        let dst = self.spec.destinations[i / self.spec.count as usize];
+        let src = self.spec.source;
+        let now = ctx.ev.now();
+        let payload = self.spec.payload_bytes;
+        let frame = ctx.net.frame_bytes(src, payload + SERVICE_HEADER_BYTES);
+        self.records.push(PingRecord {
+            src,
+            dst,
+            payload_bytes: payload,
+            frame_bytes: frame,
+            sent_ps: now,
+            rtt_ps: NEVER,
+            hops: 0,
+        });
+        let pkt = ctx.net.pool.alloc(Packet {
+            proto: Proto::Service,
+            dst_port: PING,
+            src_host: src,
+            dst_host: dst,
+            seq: i as u64,
+            ts_ps: now,
+            payload_bytes: payload,
+            frame_bytes: frame,
+            hash: crate::engine::rng::mix64(i as u64) as u32,
+            ..Default::default()
+        });
+        ctx.hosts.send(ctx.net, ctx.ev, src, pkt);
+    }
+
+    pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, _host: u32, pkt: PktId) -> OnPath {
+        ctx.net.pool.get_mut(pkt).ack += 1;
+        OnPath::Forward
+    }
+
+    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
+        let p = ctx.net.pool.get_mut(pkt);
+        p.ack += 1;
+        if p.src_port == 0 {
+            // At the destination: back the way it came, as a new send from here.
+            p.src_port = 1;
+            std::mem::swap(&mut p.src_host, &mut p.dst_host);
+            p.hops = 0;
+            ctx.net.counters.delivered += 1;
+            ctx.hosts.send(ctx.net, ctx.ev, host, pkt);
+            return;
+        }
+        let (i, hops, sent) = (p.seq as usize, p.ack as u32, p.ts_ps);
+        ctx.net.delivered(pkt);
+        let now = ctx.ev.now();
+        let r = &mut self.records[i];
+        r.rtt_ps = now - sent;
+        r.hops = hops;
+        if self.records.len() < self.total() {
+            self.send_next(ctx);
+        }
+    }
+}
+
+/// The pings of a run, one row each: source, destination, sizes, when it left, its round
+/// trip (NaN if it did not return), the links it crossed there and back, and the hop
+/// count of a shortest path between the two (`path_hops`, one way).
+pub fn table(records: &[PingRecord], net: &crate::net::Network) -> crate::metrics::Table {
+    use crate::metrics::{floats, ints, us};
+    let rtt = |r: &PingRecord| {
+        if r.rtt_ps == NEVER {
+            f64::NAN
+        } else {
+            us(r.rtt_ps)
+        }
+    };
+    crate::metrics::Table {
+        name: "pings",
+        columns: vec![
+            ("src", ints(records, |r| i64::from(r.src))),
+            ("dst", ints(records, |r| i64::from(r.dst))),
+            (
+                "payload_bytes",
+                ints(records, |r| i64::from(r.payload_bytes)),
+            ),
+            ("frame_bytes", ints(records, |r| i64::from(r.frame_bytes))),
+            ("sent_us", floats(records, |r| us(r.sent_ps))),
+            ("rtt_us", floats(records, rtt)),
+            ("hops_counted", ints(records, |r| i64::from(r.hops))),
+            (
+                "path_hops",
+                ints(records, |r| {
+                    i64::from(net.switches_on_path(r.src, r.dst)) + 1
+                }),
+            ),
+        ],
+    }
+}
+
+/// Headline figures of a ping run: pings sent and returned, mean round trip.
+pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, records: &[PingRecord]) {
+    let back: Vec<f64> = records
+        .iter()
+        .filter(|r| r.rtt_ps != NEVER)
+        .map(|r| r.rtt_ps as f64 / 1e6)
+        .collect();
+    h.insert("pings".into(), records.len().into());
+    h.insert("pings_returned".into(), back.len().into());
+    if !back.is_empty() {
+        h.insert(
+            "mean_ping_rtt_us".into(),
+            (back.iter().sum::<f64>() / back.len() as f64).into(),
+        );
+    }
+}
