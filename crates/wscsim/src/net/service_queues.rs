@@ -6,41 +6,20 @@
 //! a packet leaves on is chosen as late as possible: the first of its candidates to be
 //! free. A full link asks nobody, which is CamCubeOS's implicit per-link congestion control.
 //!
-//! A service's queue at a server is stored as one FIFO per candidate set (a 6-bit mask of
-//! local ports: 64 classes), so that finding the oldest packet for a link looks only at the
-//! heads of the classes that contain it. Each queue has a packet limit (0: none) and drops
-//! the arriving packet or its oldest when full.
+//! A service's queue at a server is a ring of (packet, candidate mask) in arrival order, so
+//! the oldest packet that may take a link is the first entry whose mask has it: a scan of
+//! small entries that reads no packet. Entries taken from the middle leave a hole that the
+//! front skips; a count per link of the packets that may take it saves the scan when none
+//! can. Each queue has a packet limit (0: none) and drops the arriving packet or its oldest
+//! when full.
 //!
 //! Simplified: the candidate set is fixed when the packet is queued; if the server's view
 //! changes while it waits, it still leaves on one of its old candidates (the next hop
 //! routes it afresh).
 
 use crate::engine::TimePs;
-use crate::packet::{PacketPool, PktId, PktQueue, Proto};
-
-/// Candidate sets are masks of a server's (at most 6) local ports.
-const CLASSES: usize = 64;
-
-/// For each local port, the classes (masks) that contain it.
-const fn classes_with(port: usize) -> u64 {
-    let mut m = 0u64;
-    let mut c = 0;
-    while c < CLASSES {
-        if c & (1 << port) != 0 {
-            m |= 1 << c;
-        }
-        c += 1;
-    }
-    m
-}
-const WITH_PORT: [u64; 6] = [
-    classes_with(0),
-    classes_with(1),
-    classes_with(2),
-    classes_with(3),
-    classes_with(4),
-    classes_with(5),
-];
+use crate::packet::{PacketPool, PktId, Proto, NO_PKT};
+use std::collections::VecDeque;
 
 /// The service a packet belongs to: transport packets (TCP, UDP) are service 0, the
 /// service that carries the hosts' own traffic across the torus; a service's own packets
@@ -81,13 +60,43 @@ struct Turn {
     used: u32,
 }
 
+/// A queued packet and the local ports it may leave on (NO_PKT: taken, a hole).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    pkt: PktId,
+    mask: u8,
+}
+
+/// One service's queue at one server.
+#[derive(Clone, Debug, Default)]
+struct Queue {
+    ring: VecDeque<Entry>,
+    /// Packets queued (the ring less its holes).
+    len: u32,
+    /// Per local port, the queued packets that may take it.
+    eligible: [u32; 6],
+}
+
+impl Queue {
+    /// Takes out the entry at `i` (a packet), leaving a hole unless it is the front.
+    fn take(&mut self, i: usize) -> PktId {
+        let e = self.ring[i];
+        for (p, n) in self.eligible.iter_mut().enumerate() {
+            *n -= u32::from(e.mask >> p & 1);
+        }
+        self.len -= 1;
+        self.ring[i].pkt = NO_PKT;
+        while self.ring.front().is_some_and(|e| e.pkt == NO_PKT) {
+            self.ring.pop_front();
+        }
+        e.pkt
+    }
+}
+
 pub struct ServiceQueues {
     pub specs: Vec<QueueSpec>,
-    /// Per (server, service, class) a FIFO.
-    classes: Vec<PktQueue>,
-    /// Per (server, service): which classes hold packets, and how many packets.
-    nonempty: Vec<u64>,
-    len: Vec<u32>,
+    /// Per (server, service).
+    queues: Vec<Queue>,
     /// Per (server, local port) the round robin over services.
     turns: Vec<Turn>,
     /// Packets each service's queues dropped (full).
@@ -108,9 +117,7 @@ impl ServiceQueues {
     pub fn new(servers: usize, specs: Vec<QueueSpec>) -> ServiceQueues {
         let s = specs.len();
         ServiceQueues {
-            classes: vec![PktQueue::default(); servers * s * CLASSES],
-            nonempty: vec![0; servers * s],
-            len: vec![0; servers * s],
+            queues: vec![Queue::default(); servers * s],
             turns: vec![Turn::default(); servers * 6],
             drops: vec![0; s],
             max_len: 0,
@@ -124,7 +131,7 @@ impl ServiceQueues {
 
     /// Packets waiting at `server` for service `s`.
     pub fn len(&self, server: u32, s: usize) -> u32 {
-        self.len[server as usize * self.services() + s]
+        self.queues[server as usize * self.services() + s].len
     }
 
     /// Queues `pkt` of service `s` at `server` with candidate ports `mask`; a full queue
@@ -138,54 +145,48 @@ impl ServiceQueues {
         pkt: PktId,
         now: TimePs,
     ) -> Queued {
-        debug_assert!(mask != 0 && (mask as usize) < CLASSES);
-        let q = server as usize * self.services() + s;
+        debug_assert!(mask != 0 && mask < 64);
         let spec = self.specs[s];
+        let q = &mut self.queues[server as usize * self.specs.len() + s];
         let mut dropped = None;
-        if spec.limit_pkts > 0 && self.len[q] >= spec.limit_pkts {
+        if spec.limit_pkts > 0 && q.len >= spec.limit_pkts {
             self.drops[s] += 1;
             if !spec.drop_oldest {
                 return Queued::Dropped(pkt);
             }
-            dropped = self.pop_oldest(pool, q, u64::MAX);
+            dropped = Some(q.take(0));
         }
         pool.get_mut(pkt).enqueued_ps = now;
-        self.classes[q * CLASSES + mask as usize].push_back(pool, pkt);
-        self.nonempty[q] |= 1 << mask;
-        self.len[q] += 1;
-        self.max_len = self.max_len.max(self.len[q]);
+        q.ring.push_back(Entry { pkt, mask });
+        q.len += 1;
+        for (p, n) in q.eligible.iter_mut().enumerate() {
+            *n += u32::from(mask >> p & 1);
+        }
+        self.max_len = self.max_len.max(q.len);
         match dropped {
             Some(old) => Queued::Dropped(old),
             None => Queued::Yes,
         }
     }
 
-    /// The oldest packet of queue `q` in the classes of `allowed`, taken out.
-    fn pop_oldest(&mut self, pool: &mut PacketPool, q: usize, allowed: u64) -> Option<PktId> {
-        let mut cand = self.nonempty[q] & allowed;
-        let mut best: Option<(TimePs, usize)> = None;
-        while cand != 0 {
-            let c = cand.trailing_zeros() as usize;
-            cand &= cand - 1;
-            let head = self.classes[q * CLASSES + c].head;
-            let t = pool.get(head).enqueued_ps;
-            if best.is_none_or(|(bt, _)| t < bt) {
-                best = Some((t, c));
-            }
+    /// The oldest packet of queue `q` that may take local port `port`, taken out.
+    fn pop_oldest(&mut self, q: usize, port: usize) -> Option<PktId> {
+        let queue = &mut self.queues[q];
+        if queue.eligible[port] == 0 {
+            return None;
         }
-        let (_, c) = best?;
-        let queue = &mut self.classes[q * CLASSES + c];
-        let pkt = queue.pop_front(pool).expect("a non-empty class");
-        if queue.is_empty() {
-            self.nonempty[q] &= !(1 << c);
-        }
-        self.len[q] -= 1;
-        Some(pkt)
+        let bit = 1u8 << port;
+        let i = queue
+            .ring
+            .iter()
+            .position(|e| e.pkt != NO_PKT && e.mask & bit != 0)
+            .expect("a packet counted as eligible is queued");
+        Some(queue.take(i))
     }
 
     /// Local port `port` of `server` has room: the next service in turn that has a packet
     /// which may take it gives its oldest such packet.
-    pub fn pull(&mut self, pool: &mut PacketPool, server: u32, port: usize) -> Option<PktId> {
+    pub fn pull(&mut self, _pool: &mut PacketPool, server: u32, port: usize) -> Option<PktId> {
         let n = self.services();
         let t = server as usize * 6 + port;
         let base = server as usize * n;
@@ -193,7 +194,7 @@ impl ServiceQueues {
         let start = service as usize;
         for i in 0..n {
             let s = (start + i) % n;
-            let Some(pkt) = self.pop_oldest(pool, base + s, WITH_PORT[port]) else {
+            let Some(pkt) = self.pop_oldest(base + s, port) else {
                 continue;
             };
             // The service keeps the turn until it has used its weight.
