@@ -186,7 +186,7 @@ impl ServiceQueues {
 
     /// Local port `port` of `server` has room: the next service in turn that has a packet
     /// which may take it gives its oldest such packet.
-    pub fn pull(&mut self, _pool: &mut PacketPool, server: u32, port: usize) -> Option<PktId> {
+    pub fn pull(&mut self, server: u32, port: usize) -> Option<PktId> {
         let n = self.services();
         let t = server as usize * 6 + port;
         let base = server as usize * n;
@@ -261,7 +261,7 @@ impl super::Network {
             let Some(sq) = self.service_queues.as_mut() else {
                 return;
             };
-            let Some(pkt) = sq.pull(&mut self.pool, host, local) else {
+            let Some(pkt) = sq.pull(host, local) else {
                 return;
             };
             self.enqueue_at_port(ev, port, pkt, 0);
@@ -295,7 +295,7 @@ mod tests {
             assert_eq!(q.push(&mut pool, 0, 0, mask, p, i as u64 + 1), Queued::Yes);
         }
         let seq = |q: &mut ServiceQueues, pool: &mut PacketPool, port| {
-            q.pull(pool, 0, port).map(|p| pool.get(p).seq)
+            q.pull(0, port).map(|p| pool.get(p).seq)
         };
         assert_eq!(seq(&mut q, &mut pool, 1), Some(1));
         assert_eq!(
@@ -331,7 +331,7 @@ mod tests {
             }
             let mut got = [0u32; 3];
             for _ in 0..600 {
-                let p = q.pull(&mut pool, 1, 5).unwrap();
+                let p = q.pull(1, 5).unwrap();
                 got[pool.get(p).seq as usize] += 1;
             }
             got
@@ -356,7 +356,7 @@ mod tests {
             let third = q.push(&mut pool, 0, 0, 1, ids[2], 2);
             assert_eq!(third, Queued::Dropped(if oldest { ids[0] } else { ids[2] }));
             let mut rest = Vec::new();
-            while let Some(p) = q.pull(&mut pool, 0, 0) {
+            while let Some(p) = q.pull(0, 0) {
                 rest.push(pool.get(p).seq);
             }
             assert_eq!(rest, kept);
