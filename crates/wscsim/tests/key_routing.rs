@@ -209,3 +209,26 @@ fn a_ping_takes_twice_its_hops_of_serialisation_and_propagation() {
         assert_eq!(r.rtt_ps, 2 * h * hop_ps, "{r:?}");
     }
 }
+
+/// CamCubeOS's host preset: a ping that crosses more servers pays, per extra hop each way,
+/// exactly one serialisation and propagation, the forwarding CPU work and the runtime's
+/// delay for its frame size; the endpoints' costs are the same for every distance.
+#[test]
+fn each_extra_ping_hop_costs_forwarding_and_the_runtimes_delay() {
+    for payload in [1468u32, 8968] {
+        let s = run(&format!(
+            r#"{{"duration":"1s","topology":{{"kind":"torus3d","dims":[31,1,1],"link":{{"delay":"50ns"}}}},
+            "host":{{"stack":"camcube","clock_ghz":2.27,"cores":8}},
+            "workload":{{"kind":"ping","destinations":[1,15],"count":2,"packet_size":"{payload}B"}}}}"#
+        ));
+        let p = s.services.ping().unwrap();
+        let frame = p.records[0].frame_bytes;
+        assert_eq!(frame, payload + 32 + 18);
+        let wire_bits = u64::from(frame + 20) * 8;
+        let per_hop =
+            wire_bits * 1000 + 50_000 + s.hosts.forward_ps(frame) + s.hosts.hop_latency_ps(frame);
+        let (one, fifteen) = (p.records[1].rtt_ps, p.records[3].rtt_ps);
+        assert_eq!(fifteen - one, 28 * per_hop, "payload {payload}");
+        assert!(s.hosts.forward_ps(frame) > 0 && s.hosts.hop_latency_ps(frame) > 0);
+    }
+}

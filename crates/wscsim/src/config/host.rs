@@ -96,6 +96,17 @@ fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCos
         interrupt: field("interrupt", &mut c.interrupt, p.interrupt)?,
         app_request: field("app_request", &mut c.app_request, p.app_request)?,
         forward_packet: field("forward_packet", &mut c.forward_packet, p.forward_packet)?,
+        forward_per_byte: field(
+            "forward_per_byte",
+            &mut c.forward_per_byte,
+            p.forward_per_byte,
+        )?,
+        hop_latency_ns: field("hop_latency_ns", &mut c.hop_latency_ns, p.hop_latency_ns)?,
+        hop_latency_ns_per_byte: field(
+            "hop_latency_ns_per_byte",
+            &mut c.hop_latency_ns_per_byte,
+            p.hop_latency_ns_per_byte,
+        )?,
     };
     Ok(costs)
 }

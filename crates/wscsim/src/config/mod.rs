@@ -317,6 +317,13 @@ pub struct HostCostsCfg {
     pub app_request: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_per_byte: Option<f64>,
+    /// Nanoseconds (not instructions) of delay per packet received or forwarded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop_latency_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop_latency_ns_per_byte: Option<f64>,
 }
 
 fn d_stack() -> String {

@@ -67,6 +67,14 @@ pub struct StackCosts {
     pub app_request: f64,
     /// Per packet a server forwards for others (a torus server's software switch).
     pub forward_packet: f64,
+    /// Per frame byte a server forwards for others.
+    pub forward_per_byte: f64,
+    /// Not instructions: a delay that occupies no CPU, added to each packet a host receives
+    /// or forwards (a user-space runtime's hand-offs between its receive thread, the
+    /// service and its transmit thread, batched asynchronous I/O), in nanoseconds, fixed
+    /// and per frame byte.
+    pub hop_latency_ns: f64,
+    pub hop_latency_ns_per_byte: f64,
 }
 
 impl StackCosts {
@@ -155,6 +163,9 @@ pub struct Hosts {
     pub app_request_ps: TimePs,
     pub forward_packet_ps: TimePs,
     per_byte_ps: f64,
+    forward_per_byte_ps: f64,
+    hop_latency_ps: f64,
+    hop_latency_ps_per_byte: f64,
 }
 
 impl Hosts {
@@ -181,10 +192,27 @@ impl Hosts {
             app_request_ps: spec.ps(c.app_request),
             forward_packet_ps: spec.ps(c.forward_packet),
             per_byte_ps: c.per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
+            forward_per_byte_ps: c.forward_per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
+            hop_latency_ps: c.hop_latency_ns * 1000.0,
+            hop_latency_ps_per_byte: c.hop_latency_ns_per_byte * 1000.0,
             spec,
             costed,
             state,
         }
+    }
+
+    /// CPU time to forward a frame of `frame_bytes`.
+    #[inline]
+    pub fn forward_ps(&self, frame_bytes: u32) -> TimePs {
+        self.forward_packet_ps
+            + (f64::from(frame_bytes) * self.forward_per_byte_ps).round() as TimePs
+    }
+
+    /// The delay that occupies no CPU for a frame of `frame_bytes` received or forwarded.
+    #[inline]
+    pub fn hop_latency_ps(&self, frame_bytes: u32) -> TimePs {
+        (self.hop_latency_ps + f64::from(frame_bytes) * self.hop_latency_ps_per_byte).round()
+            as TimePs
     }
 
     /// Time to copy `bytes` between user and kernel.

@@ -111,10 +111,14 @@ impl Hosts {
         pkt: PktId,
         ready_ps: TimePs,
     ) -> TimePs {
-        let core = self.core_of(net.pool.get(pkt).hash);
+        let p = net.pool.get(pkt);
+        let core = self.core_of(p.hash);
         let done = self.charge(host, core, ready_ps, self.rx_packet_ps);
         self.state[host as usize].rx_packets += 1;
-        ev.schedule(done, HostEvent::RxDone { pkt });
+        ev.schedule(
+            done + self.hop_latency_ps(p.frame_bytes),
+            HostEvent::RxDone { pkt },
+        );
         done
     }
 
@@ -129,13 +133,21 @@ impl Hosts {
         host: u32,
         pkt: PktId,
     ) -> Option<Ready> {
-        if !self.costed || self.forward_packet_ps == 0 {
+        if !self.costed {
             return Some(Ready::Forward { pkt, host });
         }
-        let core = self.core_of(net.pool.get(pkt).hash);
-        let done = self.charge(host, core, ev.now(), self.forward_packet_ps);
+        let p = net.pool.get(pkt);
+        let (cost, delay) = (
+            self.forward_ps(p.frame_bytes),
+            self.hop_latency_ps(p.frame_bytes),
+        );
+        if cost == 0 && delay == 0 {
+            return Some(Ready::Forward { pkt, host });
+        }
+        let core = self.core_of(p.hash);
+        let done = self.charge(host, core, ev.now(), cost);
         self.state[host as usize].forwarded += 1;
-        ev.schedule(done, HostEvent::ForwardDone { pkt, host });
+        ev.schedule(done + delay, HostEvent::ForwardDone { pkt, host });
         None
     }
 
