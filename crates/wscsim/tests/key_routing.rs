@@ -232,3 +232,51 @@ fn each_extra_ping_hop_costs_forwarding_and_the_runtimes_delay() {
         assert!(s.hosts.forward_ps(frame) > 0 && s.hosts.hop_latency_ps(frame) > 0);
     }
 }
+
+/// Destination "neighbours": each server sends one hop over its first `links` links, each
+/// at line rate at load 1, and receives as much; nothing is forwarded.
+#[test]
+fn neighbours_saturate_the_links_they_use() {
+    for links in [1u32, 4, 6] {
+        let s = run(&format!(
+            r#"{{"duration":"20ms","topology":{{"kind":"torus3d","dims":[3,3,3]}},"transport":{{"kind":"udp"}},
+            "workload":{{"kind":"udp","destination":"neighbours","links":{links},"load":1.0}}}}"#
+        ));
+        let busy = s.net.ports.iter().filter(|p| p.stats.tx_pkts > 0).count() as u32;
+        assert_eq!(busy, 27 * links);
+        assert_eq!(
+            s.net.counters.packet_hops, s.net.counters.sent,
+            "one hop each"
+        );
+        // Every used link is busy all the time: 20 ms of jumbo frames at 1 Gbit/s less
+        // the first and last.
+        let frames = 20_000_000_000u64 / ((9018 + 20) * 8 * 1000);
+        for p in s.net.ports.iter().filter(|p| p.stats.tx_pkts > 0) {
+            assert!(
+                p.stats.tx_pkts + 2 >= frames,
+                "{} of {frames}",
+                p.stats.tx_pkts
+            );
+        }
+    }
+    for (json, field) in [
+        (
+            r#""destination":"neighbours","links":7,"load":1.0"#,
+            "workload.links",
+        ),
+        (
+            r#""destination":"random","links":2,"load":1.0"#,
+            "workload.links",
+        ),
+    ] {
+        let sc = format!(
+            r#"{{"topology":{{"kind":"torus3d","dims":[3,3,3]}},"transport":{{"kind":"udp"}},"workload":{{"kind":"udp",{json}}}}}"#
+        );
+        assert_eq!(Sim::from_json(&sc).err().expect("refused").path, field);
+    }
+    let ring = r#"{"topology":{"kind":"torus3d","dims":[5,1,1]},"transport":{"kind":"udp"},"workload":{"kind":"udp","destination":"neighbours","load":1.0}}"#;
+    assert_eq!(
+        Sim::from_json(ring).err().expect("refused").path,
+        "workload.destination"
+    );
+}

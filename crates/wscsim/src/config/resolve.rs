@@ -424,10 +424,25 @@ fn udp_spec(
     // framing, and the host's links must keep up with both.
     let ip = size + u64::from(UDP_IP_HEADER_BYTES);
     let wire = u64::from(tech.wire_bytes(tech.frame_bytes(ip as u32)));
+    // Checked before the rate, which depends on the links used.
+    let neighbours = match w.destination {
+        Some(super::Destination::Neighbours) => Some(neighbours_target(w, graph)?),
+        _ => None,
+    };
     let r = udp_rate(w, graph, ip, wire)?;
     let max_ip_rate = (host_out_bps as f64 * ip as f64 / wire as f64).floor() as u64;
     if r > max_ip_rate {
         return Err(err("workload.rate", super::Rate(r), format!("at most {} of IP traffic, what the host's links ({}) carry at this packet size with {:?} framing", super::Rate(max_ip_rate), super::Rate(host_out_bps), tech.name)));
+    }
+    if let (Some(l), false) = (
+        w.links,
+        w.destination == Some(super::Destination::Neighbours),
+    ) {
+        return Err(err(
+            "workload.links",
+            l,
+            "nothing unless workload.destination = \"neighbours\"",
+        ));
     }
     let (sources, dst) =
         sources_and_destination(&mut w.destination, &mut w.sources, n_hosts, true)?;
@@ -436,6 +451,7 @@ fn udp_spec(
     let destination = match (dst, w.destination) {
         (Some(h), _) => Target::Host(h),
         (None, Some(super::Destination::RoundRobin)) => Target::RoundRobin,
+        (None, Some(super::Destination::Neighbours)) => neighbours.expect("checked above"),
         (None, Some(super::Destination::RandomKey)) => {
             if graph.torus.is_none() {
                 return Err(err(
@@ -455,6 +471,22 @@ fn udp_spec(
         payload_bytes: size as u32,
         poisson: arrival == "poisson",
     })
+}
+
+/// Destination "neighbours": a torus, and `workload.links` from 1 to the links a server has.
+fn neighbours_target(
+    w: &mut crate::workload::udp_source::Params,
+    graph: &Graph,
+) -> Result<Target, ConfigError> {
+    if graph.torus.is_none_or(|d| d.iter().any(|&k| k < 3)) {
+        return Err(err(
+            "workload.destination",
+            "\"neighbours\"",
+            "a host index, \"random\" or \"round_robin\" (neighbours need a topology.kind = \"torus3d\" of at least 3 servers along each axis: six distinct neighbours)",
+        ));
+    }
+    let links = int_in("workload.links", *w.links.get_or_insert(6), 1, 6)?;
+    Ok(Target::Neighbours { links })
 }
 
 /// The UDP rate per source (IP bits per second): `rate`, or `load` times the expected
@@ -487,6 +519,7 @@ fn udp_rate(
                     super::Destination::Random
                         | super::Destination::RoundRobin
                         | super::Destination::RandomKey
+                        | super::Destination::Neighbours
                 )
             ) {
                 return Err(err(
@@ -495,11 +528,17 @@ fn udp_rate(
                         Some(d) => serde_json::to_string(d).expect("a destination serialises"),
                         None => "nothing (a single destination, host 0)".into(),
                     },
-                    "\"random\", \"round_robin\" or \"random_key\" with workload.load (the expected rate is for all-to-all traffic)",
+                    "\"random\", \"round_robin\", \"random_key\" or \"neighbours\" with workload.load (the expected rate is for all-to-all or one-hop traffic)",
                 ));
             }
             let link_bps = graph.links[0].rate_bps;
-            let expected = crate::net::routing::torus::expected_all_to_all_bps(dims, link_bps);
+            // Neighbours: one hop over `links` links, each at its line rate.
+            let expected = match w.destination {
+                Some(super::Destination::Neighbours) => {
+                    w.links.unwrap_or(6).clamp(1, 6) as f64 * link_bps as f64
+                }
+                _ => crate::net::routing::torus::expected_all_to_all_bps(dims, link_bps),
+            };
             let r = (l * expected * ip as f64 / wire as f64).floor() as u64;
             w.rate = Some(super::Rate(r));
             Ok(r)

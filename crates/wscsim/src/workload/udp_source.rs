@@ -23,9 +23,13 @@ pub struct Params {
     /// Sending hosts (default: all but the destination).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<i64>>,
-    /// A host index, "random", "round_robin" or "random_key" (default 0).
+    /// A host index, "random", "round_robin", "random_key" or "neighbours" (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<crate::workload::Destination>,
+    /// With destination "neighbours": how many of each server's links it sends on (1 to 6,
+    /// default every link), in the order +x, -x, +y, -y, +z, -z.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<i64>,
 }
 use super::{AppEvent, AppSched};
 use crate::engine::{StreamRng, NEVER, PS_PER_S};
@@ -44,6 +48,10 @@ pub enum Target {
     RoundRobin,
     /// A uniformly random 64-bit key per datagram (a torus: delivered at its root).
     RandomKey,
+    /// A torus server's neighbours in turn, over its first `links` directions.
+    Neighbours {
+        links: u32,
+    },
 }
 
 pub struct UdpSource {
@@ -143,6 +151,20 @@ impl UdpSource {
         let up = ctx.net.host_up(src);
         match self.destination {
             _ if !up => {}
+            Target::Neighbours { links } => {
+                let dims = ctx.net.torus.as_ref().expect("checked: a torus").dims;
+                let dir = (self.sent[i] % links) as usize;
+                self.sent[i] = self.sent[i].wrapping_add(1);
+                let dst = crate::net::routing::torus::neighbour(dims, src, dir);
+                ctx.udp.send_to(
+                    ctx.net,
+                    ctx.hosts,
+                    ctx.ev,
+                    self.streams[i],
+                    dst,
+                    self.payload_bytes,
+                );
+            }
             Target::RandomKey => {
                 let key: u64 = self.rngs[i].random();
                 ctx.udp.send_to_key(

@@ -97,6 +97,20 @@ pub fn links_per_server(dims: [u32; 3]) -> u32 {
         .sum()
 }
 
+/// The neighbour of host `h` in direction `dir` (index into `DIRECTIONS`: +x, -x, +y, -y,
+/// +z, -z), wrapping round; `h` itself along an axis of one server.
+pub fn neighbour(dims: [u32; 3], h: u32, dir: usize) -> u32 {
+    let (axis, plus) = DIRECTIONS[dir];
+    let mut c = coords(dims, h);
+    let k = dims[axis];
+    c[axis] = if plus {
+        (c[axis] + 1) % k
+    } else {
+        (c[axis] + k - 1) % k
+    };
+    host_at(dims, c)
+}
+
 impl TorusRouting {
     /// The routing of a torus of `dims` whose host `h` has its port towards direction `d`
     /// at `dir_port[h][d]`.
