@@ -340,6 +340,7 @@ impl Sim {
     fn prefetch(&self, next: SimEvent) {
         match next {
             SimEvent::Net(NetEvent::LinkArrive { port }) => self.net.prefetch_arrival(port),
+            SimEvent::Net(NetEvent::PortWake { port }) => self.net.prefetch_wake(port),
             SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.prefetch_timer(conn, which),
             SimEvent::Host(HostEvent::RxDone { pkt }) => {
                 let p = self.net.pool.get(pkt);

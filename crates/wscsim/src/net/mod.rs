@@ -555,6 +555,19 @@ impl Network {
         }
     }
 
+    /// Starts loading the per-service queues that port `port`'s next wake-up will pull
+    /// from (a torus server's late link choice).
+    #[inline]
+    pub fn prefetch_wake(&self, port: u32) {
+        if let Some(sq) = &self.service_queues {
+            let pt = &self.ports[port as usize];
+            let nd = &self.nodes[pt.node as usize];
+            if nd.forwarder == Forwarder::Torus {
+                sq.prefetch(nd.index, (port - nd.port_base) as usize);
+            }
+        }
+    }
+
     /// Captures the packets `host` sends and receives, as one capture point.
     pub fn tap_host(&mut self, host: u32) -> Result<(), String> {
         let nic = self.nic_port(host);

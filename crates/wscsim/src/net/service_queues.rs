@@ -184,6 +184,16 @@ impl ServiceQueues {
         Some(queue.take(i))
     }
 
+    /// Starts loading what `pull(server, port)` will read.
+    #[inline]
+    pub fn prefetch(&self, server: u32, port: usize) {
+        crate::engine::prefetch(&self.turns, server as usize * 6 + port);
+        let base = server as usize * self.specs.len();
+        for s in 0..self.specs.len() {
+            crate::engine::prefetch(&self.queues, base + s);
+        }
+    }
+
     /// Local port `port` of `server` has room: the next service in turn that has a packet
     /// which may take it gives its oldest such packet.
     pub fn pull(&mut self, server: u32, port: usize) -> Option<PktId> {
