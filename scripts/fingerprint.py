@@ -27,6 +27,8 @@ import time
 # How each bundled scenario is shortened (every point keeps its own parameters).
 SHORTER = {
     "camcube_all_to_all": {"duration": "10ms"},  # its 4,096-server case keeps its own 20 ms
+    "camcube_churn": {"duration": "300ms"},
+    "camcube_ping": {"workload.count": 3},
     "diablo_array_flows": {"duration": "100ms"},
     "diablo_incast": {"workload.iterations": 20},
     "diablo_incast_hosts": {"workload.iterations": 5},
