@@ -98,6 +98,15 @@ CASES = [
     ("failure of an unknown node", TORUS + '[[failures]]\nnode = "h999"\nat = "1ms"\n', "failures[0].node"),
     ("failure of all the servers", TORUS + '[[failures]]\nrandom_nodes = 1.0\nat = "1ms"\n', "failures[0].random_nodes"),
     ("failure that ends before it starts", TORUS + '[[failures]]\nlink = ["h0", "h1"]\nat = "0.5ms"\nuntil = "0.2ms"\n', "failures[0].until"),
+    ("churn at rate 0", TORUS + "[churn]\nrate = 0\n", "churn.rate"),
+    ("churn with every server down", TORUS + "[churn]\nrate = 4\ndown_fraction = 1.5\n", "churn.down_fraction"),
+    ("churn on a fat tree", BASE + "[churn]\nrate = 4\n", "churn"),
+    ("keepalives never missed", TORUS + "[failure_detection]\nmisses = 0\n", "failure_detection.misses"),
+    ("detection by a psychic", TORUS + '[failure_detection]\nmode = "psychic"\n', "failure_detection.mode"),
+    ("runtime queues of an unknown kind", TORUS + '[runtime]\nqueues = "per_flow"\n', "runtime.queues"),
+    ("weight for an unknown service", TORUS + "[runtime]\nweights = { pong = 2 }\n", "runtime.weights"),
+    ("keys on a switch", TORUS.replace('kind = "torus3d"\ndims = [3, 3, 3]', 'kind = "single_switch"\nhosts = 4').replace("load = 0.5", 'rate = "1Mbps"').replace('destination = "random"', 'destination = "random_key"'), "workload.destination"),
+    ("ping to itself", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "ping"\nsource = 2\ndestinations = [1, 2]').replace('[transport]\nkind = "udp"\n', ""), "workload.destinations[1]"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
 

@@ -783,6 +783,91 @@ def plot_torus_throughput(t: pd.DataFrame, path: Path, title: str | None = None)
     return True
 
 
+# CamCubeOS Figure 5c: drops at 2 failures/s (a bound) and at about 15 failures/s.
+CAMCUBE_FIGURE_5C_BOUND = (2.0, 1.0)
+CAMCUBE_FIGURE_5C_HIGH = (15.0, 27.41)
+
+
+def torus_churn(points: pd.DataFrame, summary: dict) -> pd.DataFrame | None:
+    """The points of a churn sweep (Figure 5c): failures per second (half the churn, which
+    counts failures and rejoins), the percentage of key-addressed packets dropped and the
+    number misdelivered; None unless every point sent packets to keys under churn."""
+    if points.empty or "headline_key_drop_fraction" not in points.columns:
+        return None
+    per_point = summary.get("point_summaries") or []
+    rows = []
+    for r in points.sort_values("point").to_dict("records"):
+        p = int(r["point"])
+        churn = ((per_point[p] if p < len(per_point) else {}).get("scenario") or {}).get("churn") or {}
+        if "rate" not in churn or not np.isfinite(r.get("headline_key_drop_fraction", np.nan)):
+            return None
+        rows.append({"failures_per_s": churn["rate"] / 2.0, "dropped_pct": 100.0 * r["headline_key_drop_fraction"],
+                     "misdelivered": int(r.get("headline_key_packets_misdelivered", 0)),
+                     "sent": int(r.get("headline_key_packets_sent", 0))})
+    return pd.DataFrame(rows).sort_values("failures_per_s") if rows else None
+
+
+def plot_torus_churn(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """Key-addressed packets dropped against failures per second (log scale), with the
+    misdelivered count at each point and CamCubeOS Figure 5c's reported points."""
+    fig, ax = subplots(figsize=(6.4, 4.4))
+    ax.plot(t["failures_per_s"], t["dropped_pct"], color="C0", marker="o", label="wscsim: dropped")
+    for r in t.itertuples():
+        ax.annotate(f"{r.dropped_pct:.3g}%\n{r.misdelivered} misdelivered", (r.failures_per_s, r.dropped_pct),
+                    textcoords="offset points", xytext=(5, -18), fontsize=7, color="C0")
+    (bx, by), (hx, hy) = CAMCUBE_FIGURE_5C_BOUND, CAMCUBE_FIGURE_5C_HIGH
+    ax.plot([bx], [by], ls="none", marker="v", color="C3", ms=8, label=f"CamCubeOS: under {by:g}% at {bx:g} failures/s")
+    ax.plot([hx], [hy], ls="none", marker="s", mfc="none", color="C3", ms=8, label=f"CamCubeOS: {hy}% at about {hx:g} failures/s")
+    ax.set_yscale("log")
+    lo = min(float(t["dropped_pct"][t["dropped_pct"] > 0].min()) if (t["dropped_pct"] > 0).any() else 0.01, by)
+    ax.set_ylim(lo / 3, hy * 3)
+    ax.set_xlim(0, max(float(t["failures_per_s"].max()), hx) * 1.15)
+    ax.set_xlabel("server failures per second (rejoins as many)")
+    ax.set_ylabel("packets to keys dropped (%)")
+    ax.grid(alpha=0.3, which="both", lw=0.3)
+    ax.legend(loc="upper left", fontsize=7)
+    _title(fig, title, "churn: packets to random keys dropped",
+           "every live server sends 1,000 packets/s to random keys; misdelivered: not at the key's true root")
+    return bool(_save(fig, path))
+
+
+# CamCubeOS Figure 4c: mean round trip of 15-hop pings (ms).
+CAMCUBE_FIGURE_4C_15_HOPS_MS = {1518: 2.22, 9018: 5.87}
+
+
+def ping_rtt(pings: pd.DataFrame) -> pd.DataFrame:
+    """Mean and 99th-percentile round trip by frame size and hop count (one way), in ms."""
+    done = pings[np.isfinite(pings["rtt_us"])]
+    g = done.groupby(["frame_bytes", "path_hops"])["rtt_us"]
+    return pd.DataFrame({"mean_ms": g.mean() / 1e3, "p99_ms": g.quantile(0.99) / 1e3, "pings": g.size()}).reset_index()
+
+
+def plot_ping_rtt(pings: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """Ping round trip against hops, one line per frame size, with CamCubeOS Figure 4c's
+    15-hop points."""
+    if pings is None or pings.empty:
+        return False
+    t = ping_rtt(pings)
+    if t.empty:
+        return False
+    fig, ax = subplots(figsize=(6.4, 4.4))
+    for i, (frame, g) in enumerate(t.groupby("frame_bytes")):
+        name = "jumbo" if frame > 2000 else f"{frame - 18:,}-byte packets"
+        ax.plot(g["path_hops"], g["mean_ms"], marker="o", ms=3, color=f"C{i}", label=f"wscsim, {name} ({frame:,}-byte frames)")
+        if frame in CAMCUBE_FIGURE_4C_15_HOPS_MS:
+            ax.plot([15], [CAMCUBE_FIGURE_4C_15_HOPS_MS[frame]], ls="none", marker="s", mfc="none", ms=9, color=f"C{i}",
+                    label=f"CamCubeOS Figure 4c, {name}: {CAMCUBE_FIGURE_4C_15_HOPS_MS[frame]} ms at 15 hops")
+    ax.set_xlabel("hops (one way)")
+    ax.set_ylabel("mean round trip (ms)")
+    ax.set_xlim(0, max(16, int(t["path_hops"].max()) + 1))
+    ax.set_ylim(0, None)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=7)
+    _title(fig, title, "ping round trip against hops",
+           "sequential pings; a camcube host preset is fitted to the 15-hop points, the line through them is the model's")
+    return bool(_save(fig, path))
+
+
 # ---------------------------------------------------------------------------------------
 # What a results folder gets
 
@@ -819,6 +904,8 @@ def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
     torus = torus_throughput([summary.get("headline") or {}], [summary], [title or "run"])
     if plot_torus_throughput(torus, folder / "torus_throughput.png", title):
         made += _files("torus_throughput.png")
+    if plot_ping_rtt(frames.get("pings"), folder / "ping_rtt.png", title):
+        made += _files("ping_rtt.png")
     summary["plots"] = made
     return made
 
@@ -844,7 +931,13 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
     elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png", title):
         made += _files("priority_tradeoff.png")
     torus = _sweep_torus_throughput(tables.get("points", empty), summary, swept)
-    if torus_failures(torus) is not None:
+    churn = torus_churn(tables.get("points", empty), summary)
+    if plot_ping_rtt(tables.get("pings"), folder / "ping_rtt.png", title):
+        made += _files("ping_rtt.png")
+    if churn is not None:
+        if plot_torus_churn(churn, folder / "torus_churn.png", title):
+            made += _files("torus_churn.png")
+    elif torus_failures(torus) is not None:
         if plot_torus_failures(torus, folder / "torus_failures.png", title):
             made += _files("torus_failures.png")
     elif plot_torus_throughput(torus, folder / "torus_throughput.png", title):

@@ -132,6 +132,10 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
     let (Some(t), false) = (&v.net.torus, v.udp.streams.is_empty()) else {
         return;
     };
+    if v.net.kbr.as_ref().is_some_and(|k| k.counters.key_sent > 0) {
+        // Traffic to keys (churn): the all-to-all figures would mean nothing.
+        return;
+    }
     let secs = v.now_ps as f64 / 1e12;
     let steady_secs = v.now_ps.saturating_sub(v.udp.steady_from_ps) as f64 / 1e12;
     if steady_secs <= 0.0 {
