@@ -136,6 +136,32 @@ fn install_captures(
     Ok(())
 }
 
+/// Schedules the failures of a run: nodes failing whole and links, down and back up.
+fn schedule_failures(
+    ev: &mut EventQueue<SimEvent>,
+    net: &Network,
+    graph: &crate::topology::Graph,
+    failures: &config::failures::Failures,
+) {
+    for w in &failures.windows {
+        ev.schedule(
+            w.down_ps,
+            SimEvent::Net(NetEvent::NodeDown { node: w.node }),
+        );
+        if w.up_ps != crate::engine::NEVER {
+            ev.schedule(w.up_ps, SimEvent::Net(NetEvent::NodeUp { node: w.node }));
+        }
+    }
+    for f in &failures.links {
+        for port in crate::topology::build::ports_of_link(net, graph, f.link) {
+            ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));
+            if f.up_ps != crate::engine::NEVER {
+                ev.schedule(f.up_ps, SimEvent::Net(NetEvent::LinkUp { port }));
+            }
+        }
+    }
+}
+
 impl Sim {
     /// Builds a simulation from scenario JSON, refusing bad input with a named field.
     pub fn from_json(text: &str) -> Result<Sim, ConfigError> {
@@ -217,23 +243,7 @@ impl Sim {
         net.install_kbr(failures.detection, scenario.seed);
         net.service_queues = service_queues
             .map(|specs| crate::net::service_queues::ServiceQueues::new(net.n_hosts(), specs));
-        for w in &failures.windows {
-            ev.schedule(
-                w.down_ps,
-                SimEvent::Net(NetEvent::NodeDown { node: w.node }),
-            );
-            if w.up_ps != crate::engine::NEVER {
-                ev.schedule(w.up_ps, SimEvent::Net(NetEvent::NodeUp { node: w.node }));
-            }
-        }
-        for f in &failures.links {
-            for port in crate::topology::build::ports_of_link(&net, &graph, f.link) {
-                ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));
-                if f.up_ps != crate::engine::NEVER {
-                    ev.schedule(f.up_ps, SimEvent::Net(NetEvent::LinkUp { port }));
-                }
-            }
-        }
+        schedule_failures(&mut ev, &net, &graph, &failures);
         let failed_hosts = failures
             .nodes
             .iter()

@@ -74,31 +74,35 @@ pub fn stack(name: &str) -> Option<StackPreset> {
             },
             rx_ring_packets: 512,
         },
-        // CamCubeOS's user-space runtime on the paper's servers (Xeon 5520 at 2.27 GHz: give
-        // host.clock_ghz = 2.27 and cores = 8), fitted to the paper, not measured (the
-        // arithmetic is in docs/camcube.md). CPU per packet handled, F(b) = 12.9 us +
-        // 0.92 ns per frame byte, from Figure 4b's six saturated links (above 87% of 8
-        // CPUs at 1,500 bytes, under 22% jumbo: 14.3 and 21.2 us per packet sent plus
-        // received); sending and receiving each take half, forwarding all of it. What the
-        // 15-hop ping leaves per hop beyond F and serialisation (62 and 124 us in all) is
-        // delay that occupies no CPU: 36.5 us + 7.35 ns per byte.
-        "camcube" => StackPreset {
-            costs: StackCosts {
-                tx_packet: 14_642.0,
-                rx_packet: 14_642.0,
-                per_byte: 2.09,
-                syscall: 0.0,
-                wakeup: 0.0,
-                interrupt: 0.0,
-                app_request: 2000.0,
-                forward_packet: 29_283.0,
-                forward_per_byte: 2.09,
-                hop_latency_ns: 36_500.0,
-                hop_latency_ns_per_byte: 7.35,
-            },
-            rx_ring_packets: 4096,
-        },
+        "camcube" => camcube(),
         _ => return None,
     };
     Some(p)
+}
+
+/// CamCubeOS's user-space runtime on the paper's servers (Xeon 5520 at 2.27 GHz: give
+/// host.clock_ghz = 2.27 and cores = 8), fitted to the paper, not measured (the arithmetic
+/// is in docs/camcube.md). CPU per packet handled, F(b) = 12.9 us + 0.92 ns per frame
+/// byte, from Figure 4b's six saturated links (above 87% of 8 CPUs at 1,500 bytes, under
+/// 22% jumbo: 14.3 and 21.2 us per packet sent plus received); sending and receiving each
+/// take half, forwarding all of it. What the 15-hop ping leaves per hop beyond F and
+/// serialisation (62 and 124 us in all) is delay that occupies no CPU: 36.5 us + 7.35 ns
+/// per byte.
+fn camcube() -> StackPreset {
+    StackPreset {
+        costs: StackCosts {
+            tx_packet: 14_642.0,
+            rx_packet: 14_642.0,
+            per_byte: 2.09,
+            syscall: 0.0,
+            wakeup: 0.0,
+            interrupt: 0.0,
+            app_request: 2000.0,
+            forward_packet: 29_283.0,
+            forward_per_byte: 2.09,
+            hop_latency_ns: 36_500.0,
+            hop_latency_ns_per_byte: 7.35,
+        },
+        rx_ring_packets: 4096,
+    }
 }
