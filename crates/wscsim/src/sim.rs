@@ -8,7 +8,7 @@ use crate::host::{HostEvent, Hosts};
 use crate::metrics::{self, Metrics, MetricsEvent, Table};
 use crate::net::{NetEvent, Network, Upcall};
 use crate::scheme::spec::CustomFactory;
-use crate::services::{OnPath, Services, SvcCtx};
+use crate::services::{OnPath, Services, SvcCtx, SvcEvent};
 use crate::topology::build::build_network_with;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
@@ -22,6 +22,7 @@ pub enum SimEvent {
     Tcp(TcpEvent),
     App(AppEvent),
     Metrics(MetricsEvent),
+    Svc(SvcEvent),
 }
 
 macro_rules! layer_events {
@@ -39,7 +40,8 @@ layer_events!(
     Host(HostEvent),
     Tcp(TcpEvent),
     App(AppEvent),
-    Metrics(MetricsEvent)
+    Metrics(MetricsEvent),
+    Svc(SvcEvent)
 );
 
 pub struct Sim {
@@ -375,9 +377,10 @@ impl Sim {
             SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool.get(pkt).dst_host,
             SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool.get(pkt).src_host,
             SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.timer_host(conn, which),
-            SimEvent::Host(HostEvent::AppNote { .. }) | SimEvent::App(_) | SimEvent::Metrics(_) => {
-                return None
-            }
+            SimEvent::Host(HostEvent::AppNote { .. })
+            | SimEvent::App(_)
+            | SimEvent::Metrics(_)
+            | SimEvent::Svc(_) => return None,
         };
         Some(self.net.host_partition(host))
     }
@@ -422,6 +425,14 @@ impl Sim {
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),
+            SimEvent::Svc(e) => {
+                let mut ctx = SvcCtx {
+                    net: &mut self.net,
+                    hosts: &mut self.hosts,
+                    ev: &mut self.ev,
+                };
+                self.services.on_event(&mut ctx, e);
+            }
             SimEvent::Metrics(MetricsEvent::Sample) => {
                 self.metrics.on_sample(&mut self.ev, &self.net)
             }

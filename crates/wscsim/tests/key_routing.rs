@@ -280,3 +280,26 @@ fn neighbours_saturate_the_links_they_use() {
         "workload.destination"
     );
 }
+
+/// A ping whose destination has failed is given up after its timeout and the next leaves:
+/// the run still ends, with the lost ones counted.
+#[test]
+fn pings_to_a_failed_server_time_out_and_the_sequence_goes_on() {
+    let s = run(
+        r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[11,1,1]},
+        "workload":{"kind":"ping","destinations":[3,4],"count":5,"timeout":"20ms"},
+        "failures":[{"node":"h3","at":"0ms"}]}"#,
+    );
+    let p = s.services.ping().unwrap();
+    assert!(p.done() && s.finished());
+    assert_eq!(p.lost, 5);
+    let back: Vec<_> = p
+        .records
+        .iter()
+        .filter(|r| r.rtt_ps != wscsim::engine::NEVER)
+        .collect();
+    assert_eq!(back.len(), 5);
+    assert!(back.iter().all(|r| r.dst == 4));
+    // Server 3 is down from the start: server 4 is reached the other way round, 7 hops.
+    assert!(back.iter().all(|r| r.hops == 14), "{back:?}");
+}

@@ -218,11 +218,22 @@ fn ping_spec(
             ),
         ));
     }
+    let timeout = *w
+        .timeout
+        .get_or_insert(super::Duration(crate::engine::PS_PER_S));
+    if timeout.0 == 0 {
+        return Err(err(
+            "workload.timeout",
+            timeout,
+            "a positive duration such as \"1s\"",
+        ));
+    }
     Ok(WorkloadSpec::Ping(crate::services::ping::PingSpec {
         source,
         destinations,
         count,
         payload_bytes: size as u32,
+        timeout_ps: timeout.0,
     }))
 }
 

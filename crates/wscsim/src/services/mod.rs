@@ -29,9 +29,16 @@ pub struct SvcCtx<'a, S> {
     pub ev: &'a mut S,
 }
 
-/// A scheduler the services can use: the layers below them.
-pub trait SvcSched: Scheduler<NetEvent> + Scheduler<HostEvent> {}
-impl<T: Scheduler<NetEvent> + Scheduler<HostEvent>> SvcSched for T {}
+/// The services' events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SvcEvent {
+    /// A timer of service `service` (its meaning, `tag`, is the service's own).
+    Timer { service: u16, tag: u32 },
+}
+
+/// A scheduler the services can use: their own events and the layers below them.
+pub trait SvcSched: Scheduler<NetEvent> + Scheduler<HostEvent> + Scheduler<SvcEvent> {}
+impl<T: Scheduler<NetEvent> + Scheduler<HostEvent> + Scheduler<SvcEvent>> SvcSched for T {}
 
 /// What a service does with a packet that crosses its server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +96,15 @@ impl Services {
         match self.get(id) {
             Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
             None => OnPath::Forward,
+        }
+    }
+
+    /// A service's timer went off.
+    pub fn on_event(&mut self, ctx: &mut SvcCtx<impl SvcSched>, e: SvcEvent) {
+        let SvcEvent::Timer { service, tag } = e;
+        match self.get(service) {
+            Some(Service::Ping(p)) => p.on_timer(ctx, tag),
+            None => {}
         }
     }
 

@@ -2,7 +2,8 @@
 //! destination adds one, swaps source and destination and sends it back; the source adds
 //! the last and records the round trip. A run's pings go one at a time from one source to
 //! each destination in turn, `count` times each, the next leaving when the last returns
-//! (the paper's 10,000 sequential pings).
+//! (the paper's 10,000 sequential pings) or after `timeout` without a reply (it is lost;
+//! a reply that comes later is ignored).
 //!
 //! Packet fields a ping uses: `seq` its number, `ack` the hop counter, `ts_ps` when it
 //! left, `src_port` 0 on the way out and 1 on the way back.
@@ -27,6 +28,9 @@ pub struct Params {
     /// Payload bytes of a ping (default: what fills the link's MTU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<crate::units::Bytes>,
+    /// How long a ping waits for its reply before the next leaves (default 1 s, as ping).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<crate::units::Duration>,
 }
 
 /// The pings of a run, resolved.
@@ -36,6 +40,7 @@ pub struct PingSpec {
     pub destinations: Vec<u32>,
     pub count: u32,
     pub payload_bytes: u32,
+    pub timeout_ps: TimePs,
 }
 
 /// One ping's outcome (`rtt_ps` NEVER: it did not come back before the run ended).
@@ -54,6 +59,10 @@ pub struct PingRecord {
 pub struct Ping {
     pub spec: PingSpec,
     pub records: Vec<PingRecord>,
+    /// Pings that returned or timed out.
+    resolved: usize,
+    /// Pings given up on.
+    pub lost: u32,
 }
 
 impl Ping {
@@ -61,6 +70,8 @@ impl Ping {
         Ping {
             records: Vec::with_capacity((spec.count as usize) * spec.destinations.len()),
             spec,
+            resolved: 0,
+            lost: 0,
         }
     }
 
@@ -69,7 +80,7 @@ impl Ping {
     }
 
     pub fn done(&self) -> bool {
-        self.records.len() == self.total() && self.records.last().is_none_or(|r| r.rtt_ps != NEVER)
+        self.resolved == self.total()
     }
 
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
@@ -108,6 +119,26 @@ impl Ping {
             ..Default::default()
         });
         ctx.hosts.send(ctx.net, ctx.ev, src, pkt);
+        ctx.ev.schedule(
+            now + self.spec.timeout_ps,
+            super::SvcEvent::Timer {
+                service: PING,
+                tag: i as u32,
+            },
+        );
+    }
+
+    /// Ping `tag`'s wait is over: if it has not returned, it is lost and the next leaves.
+    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
+        let i = tag as usize;
+        if i + 1 != self.records.len() || self.resolved > i {
+            return;
+        }
+        self.resolved += 1;
+        self.lost += 1;
+        if self.records.len() < self.total() {
+            self.send_next(ctx);
+        }
     }
 
     pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, _host: u32, pkt: PktId) -> OnPath {
@@ -129,6 +160,11 @@ impl Ping {
         }
         let (i, hops, sent) = (p.seq as usize, p.ack as u32, p.ts_ps);
         ctx.net.delivered(pkt);
+        if i + 1 != self.records.len() || self.resolved > i {
+            // Back after its timeout: the sequence has moved on.
+            return;
+        }
+        self.resolved += 1;
         let now = ctx.ev.now();
         let r = &mut self.records[i];
         r.rtt_ps = now - sent;
@@ -183,6 +219,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, records: &[P
         .collect();
     h.insert("pings".into(), records.len().into());
     h.insert("pings_returned".into(), back.len().into());
+    h.insert("pings_lost".into(), (records.len() - back.len()).into());
     if !back.is_empty() {
         h.insert(
             "mean_ping_rtt_us".into(),
