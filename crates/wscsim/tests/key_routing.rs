@@ -303,3 +303,98 @@ fn pings_to_a_failed_server_time_out_and_the_sequence_goes_on() {
     // Server 3 is down from the start: server 4 is reached the other way round, 7 hops.
     assert!(back.iter().all(|r| r.hops == 14), "{back:?}");
 }
+
+/// A user's service: it sends packets from server 0 to a first stop, server 2, which sends
+/// them on to server 5 (a route of chained stops); every server on the way counts them,
+/// and one server on the second leg drops every other packet.
+#[test]
+fn a_users_service_sees_its_packets_at_every_server_and_chains_stops() {
+    use wscsim::engine::{Clock, Scheduler};
+    use wscsim::packet::{Packet, PktId, Proto};
+    use wscsim::services::user::{Dyn, ServiceCode};
+    use wscsim::services::{OnPath, SvcCtx, SvcEvent};
+    #[derive(Default)]
+    struct Stops {
+        crossed: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+        delivered: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64)>>>,
+    }
+    const ID: u16 = 7;
+    impl ServiceCode for Stops {
+        fn start(&mut self, ctx: &mut SvcCtx<Dyn>) {
+            ctx.ev.schedule(
+                1000,
+                SvcEvent::Timer {
+                    service: ID,
+                    tag: 0,
+                },
+            );
+        }
+        fn on_timer(&mut self, ctx: &mut SvcCtx<Dyn>, tag: u32) {
+            let frame = ctx.net.frame_bytes(0, 200);
+            let pkt = ctx.net.pool.alloc(Packet {
+                proto: Proto::Service,
+                dst_port: ID,
+                src_host: 0,
+                dst_host: 2,
+                seq: u64::from(tag),
+                frame_bytes: frame,
+                payload_bytes: 168,
+                ..Default::default()
+            });
+            ctx.hosts.send(ctx.net, ctx.ev, 0, pkt);
+            if tag < 9 {
+                let at = ctx.ev.now() + 1_000_000;
+                ctx.ev.schedule(
+                    at,
+                    SvcEvent::Timer {
+                        service: ID,
+                        tag: tag + 1,
+                    },
+                );
+            }
+        }
+        fn on_path(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId) -> OnPath {
+            self.crossed.lock().unwrap().push(host);
+            if host == 4 && ctx.net.pool.get(pkt).seq % 2 == 1 {
+                let now = ctx.ev.now();
+                let port = ctx.net.nic_port(host);
+                ctx.net.drop_packet(now, port, pkt);
+                return OnPath::Taken;
+            }
+            OnPath::Forward
+        }
+        fn deliver(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId) {
+            let seq = ctx.net.pool.get(pkt).seq;
+            self.delivered.lock().unwrap().push((host, seq));
+            if host == 2 {
+                ctx.net.counters.delivered += 1;
+                ctx.net.pool.get_mut(pkt).dst_host = 5;
+                ctx.hosts.send(ctx.net, ctx.ev, 2, pkt);
+            } else {
+                ctx.net.delivered(pkt);
+            }
+        }
+    }
+    let mut s = Sim::from_json(
+        r#"{"duration":"20ms","topology":{"kind":"torus3d","dims":[8,1,1]},"transport":{"kind":"udp"},
+        "workload":{"kind":"udp","sources":[7],"destination":6,"rate":"1Mbps"}}"#,
+    )
+    .unwrap();
+    let svc = Stops::default();
+    let (crossed, delivered) = (svc.crossed.clone(), svc.delivered.clone());
+    s.add_service(ID, Box::new(svc)).unwrap();
+    assert!(
+        s.add_service(0, Box::new(Stops::default())).is_err(),
+        "0 is the transport's"
+    );
+    s.run();
+    assert!(s.invariants().ok());
+    let delivered = delivered.lock().unwrap().clone();
+    let at = |h: u32| delivered.iter().filter(|d| d.0 == h).count();
+    assert_eq!((at(2), at(5)), (10, 5), "{delivered:?}");
+    assert!(delivered.iter().filter(|d| d.0 == 5).all(|d| d.1 % 2 == 0));
+    // Crossed: server 1 on the first leg, 3 and 4 on the second (5 of the 10 stop at 4).
+    let crossed = crossed.lock().unwrap();
+    let n = |h: u32| crossed.iter().filter(|&&x| x == h).count();
+    assert_eq!((n(1), n(3), n(4), n(6)), (10, 10, 10, 0));
+}

@@ -129,6 +129,23 @@ impl ServiceQueues {
         self.specs.len()
     }
 
+    /// Gives services up to id `n - 1` queues of their own (those added get `spec`); only
+    /// while every queue is empty (before a run starts).
+    pub fn grow(&mut self, n: usize, spec: QueueSpec) {
+        let old = self.specs.len();
+        if n <= old {
+            return;
+        }
+        assert!(
+            self.queues.iter().all(|q| q.len == 0),
+            "queues grow before the run"
+        );
+        let servers = self.queues.len() / old;
+        self.specs.resize(n, spec);
+        self.drops.resize(n, 0);
+        self.queues = vec![Queue::default(); servers * n];
+    }
+
     /// Packets waiting at `server` for service `s`.
     pub fn len(&self, server: u32, s: usize) -> u32 {
         self.queues[server as usize * self.services() + s].len

@@ -5,9 +5,11 @@
 //! keep it, or send packets of its own; at its destination the service receives it
 //! (`deliver`). Service 0 is the hosts' own TCP and UDP, which pass through untouched.
 //!
-//! A service is a variant of `Service` (an enum, so a hop costs no dynamic dispatch).
+//! A built-in service is a variant of `Service` (an enum, so a hop costs no dynamic
+//! dispatch); a user's is a `user::ServiceCode` (`Service::User`).
 
 pub mod ping;
+pub mod user;
 
 use crate::engine::Scheduler;
 use crate::host::{HostEvent, Hosts};
@@ -51,6 +53,7 @@ pub enum OnPath {
 
 pub enum Service {
     Ping(ping::Ping),
+    User(Box<dyn user::ServiceCode>),
 }
 
 /// The services of a run, by id (index 0, the transport, holds none).
@@ -67,6 +70,22 @@ impl Services {
         s
     }
 
+    /// Adds a user's service under `id` (not 0, the transport); an id already taken is
+    /// refused.
+    pub fn add(&mut self, id: u16, code: Box<dyn user::ServiceCode>) -> Result<(), String> {
+        let i = usize::from(id);
+        if id == TRANSPORT || self.list.get(i).is_some_and(|s| s.is_some()) {
+            return Err(format!(
+                "service id {id} is taken; allowed: an unused id above 0"
+            ));
+        }
+        if self.list.len() <= i {
+            self.list.resize_with(i + 1, || None);
+        }
+        self.list[i] = Some(Service::User(code));
+        Ok(())
+    }
+
     fn get(&mut self, id: u16) -> Option<&mut Service> {
         self.list.get_mut(usize::from(id))?.as_mut()
     }
@@ -75,13 +94,17 @@ impl Services {
     pub fn ping(&self) -> Option<&ping::Ping> {
         match self.list.get(usize::from(PING))?.as_ref()? {
             Service::Ping(p) => Some(p),
+            Service::User(_) => None,
         }
     }
 
     /// Starts what the services drive by themselves.
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        if let Some(Service::Ping(p)) = self.get(PING) {
-            p.start(ctx);
+        for s in self.list.iter_mut().flatten() {
+            match s {
+                Service::Ping(p) => p.start(ctx),
+                Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
+            }
         }
     }
 
@@ -95,6 +118,7 @@ impl Services {
         let id = ctx.net.pool.get(pkt).dst_port;
         match self.get(id) {
             Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
+            Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
             None => OnPath::Forward,
         }
     }
@@ -104,6 +128,7 @@ impl Services {
         let SvcEvent::Timer { service, tag } = e;
         match self.get(service) {
             Some(Service::Ping(p)) => p.on_timer(ctx, tag),
+            Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
             None => {}
         }
     }
@@ -113,6 +138,7 @@ impl Services {
         let id = ctx.net.pool.get(pkt).dst_port;
         match self.get(id) {
             Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
+            Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),
         }
