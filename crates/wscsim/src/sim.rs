@@ -224,6 +224,9 @@ impl Sim {
             crate::workload::WorkloadSpec::Ping(spec) => {
                 Services::with_ping(crate::services::ping::Ping::new(spec.clone()))
             }
+            crate::workload::WorkloadSpec::Reliable(spec) => {
+                Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
+            }
             _ => Services::default(),
         };
         let apps = Apps::build(
@@ -568,6 +571,9 @@ impl Sim {
         if let Some(p) = self.services.ping() {
             tables.push(crate::services::ping::table(&p.records, &self.net));
         }
+        if let Some(r) = self.services.reliable() {
+            tables.push(crate::services::reliable::table(r));
+        }
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
@@ -594,6 +600,9 @@ impl Sim {
         }
         if let Some(p) = self.services.ping() {
             crate::services::ping::headline(&mut headline, &p.records);
+        }
+        if let Some(r) = self.services.reliable() {
+            crate::services::reliable::headline(&mut headline, r);
         }
         serde_json::json!({
             "scenario": self.scenario,

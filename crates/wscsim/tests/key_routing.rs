@@ -304,21 +304,18 @@ fn pings_to_a_failed_server_time_out_and_the_sequence_goes_on() {
     assert!(back.iter().all(|r| r.hops == 14), "{back:?}");
 }
 
-/// A user's service: it sends packets from server 0 to a first stop, server 2, which sends
-/// them on to server 5 (a route of chained stops); every server on the way counts them,
-/// and one server on the second leg drops every other packet.
-#[test]
-fn a_users_service_sees_its_packets_at_every_server_and_chains_stops() {
+mod stops {
+    //! The user's service of the test below.
     use wscsim::engine::{Clock, Scheduler};
     use wscsim::packet::{Packet, PktId, Proto};
     use wscsim::services::user::{Dyn, ServiceCode};
     use wscsim::services::{OnPath, SvcCtx, SvcEvent};
     #[derive(Default)]
-    struct Stops {
-        crossed: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
-        delivered: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64)>>>,
+    pub struct Stops {
+        pub crossed: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+        pub delivered: std::sync::Arc<std::sync::Mutex<Vec<(u32, u64)>>>,
     }
-    const ID: u16 = 7;
+    pub const ID: u16 = 7;
     impl ServiceCode for Stops {
         fn start(&mut self, ctx: &mut SvcCtx<Dyn>) {
             ctx.ev.schedule(
@@ -375,6 +372,14 @@ fn a_users_service_sees_its_packets_at_every_server_and_chains_stops() {
             }
         }
     }
+}
+
+/// A user's service: it sends packets from server 0 to a first stop, server 2, which sends
+/// them on to server 5 (a route of chained stops); every server on the way counts them,
+/// and one server on the second leg drops every other packet.
+#[test]
+fn a_users_service_sees_its_packets_at_every_server_and_chains_stops() {
+    use stops::{Stops, ID};
     let mut s = Sim::from_json(
         r#"{"duration":"20ms","topology":{"kind":"torus3d","dims":[8,1,1]},"transport":{"kind":"udp"},
         "workload":{"kind":"udp","sources":[7],"destination":6,"rate":"1Mbps"}}"#,
@@ -397,4 +402,37 @@ fn a_users_service_sees_its_packets_at_every_server_and_chains_stops() {
     let crossed = crossed.lock().unwrap();
     let n = |h: u32| crossed.iter().filter(|&&x| x == h).count();
     assert_eq!((n(1), n(3), n(4), n(6)), (10, 10, 10, 0));
+}
+
+/// The reliable transport service: every transfer completes, to a server or to a key, and
+/// across a failure that loses packets (it retransmits after its timeout).
+#[test]
+fn reliable_transfers_complete_across_losses() {
+    let sc = |dest: &str, failures: &str| {
+        format!(
+            r#"{{"duration":"5s","topology":{{"kind":"torus3d","dims":[3,3,3]}},
+            "workload":{{"kind":"reliable","sources":[1,2,5,13],"destination":{dest},"size":"300KB","window":32}}{failures}}}"#
+        )
+    };
+    let clean = run(&sc("0", ""));
+    let r = clean.services.reliable().unwrap();
+    assert!(r.done() && clean.finished());
+    assert!(r
+        .transfers
+        .iter()
+        .all(|t| t.acked == t.packets && t.retransmits == 0));
+    // 300 KB in packets of the jumbo MTU less the 32-byte header.
+    assert_eq!(r.transfers[0].packets, 300_000u32.div_ceil(9000 - 32));
+    let lossy = run(&sc(
+        "0",
+        r#","failures":[{"link":["h1","h0"],"at":"1ms","until":"40ms"}]"#,
+    ));
+    let r = lossy.services.reliable().unwrap();
+    assert!(r.done(), "all complete");
+    assert!(lossy.net.counters.link_down_drops > 0);
+    assert!(r.transfers.iter().map(|t| t.timeouts).sum::<u32>() > 0);
+    let keyed = run(&sc("\"key\"", ""));
+    let r = keyed.services.reliable().unwrap();
+    assert!(r.done());
+    assert_eq!(keyed.net.kbr.as_ref().unwrap().counters.key_misdelivered, 0);
 }

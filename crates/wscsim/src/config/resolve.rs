@@ -89,6 +89,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
         })?,
         "ping" => with_params(w, |p| ping_spec(p, n_hosts, &host_tech))?,
+        "reliable" => with_params(w, |p| reliable_spec(p, &graph, &host_tech, sc.seed))?,
         _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
     };
     if let Some(c) = &sc.metrics.capture {
@@ -149,6 +150,10 @@ pub const WORKLOADS: &[Kind] = &[
         keys: fields_of::<crate::services::ping::Params>,
     },
     Kind {
+        name: "reliable",
+        keys: fields_of::<crate::services::reliable::Params>,
+    },
+    Kind {
         name: "memcached",
         keys: fields_of::<crate::workload::memcached::Params>,
     },
@@ -176,6 +181,99 @@ fn udp_transport_fits(wk: &str, udp_transport: bool) -> Result<(), ConfigError> 
         ));
     }
     Ok(())
+}
+
+/// A reliable transfer's destination: a host, or None for "key" (a torus only).
+fn reliable_destination(
+    w: &mut crate::services::reliable::Params,
+    graph: &Graph,
+) -> Result<Option<u32>, ConfigError> {
+    let n_hosts = graph.n_hosts() as i64;
+    let dest = w.destination.get_or_insert(serde_json::json!(0)).clone();
+    let to_key = dest.as_str() == Some("key");
+    if to_key && graph.torus.is_none() {
+        return Err(err(
+            "workload.destination",
+            "\"key\"",
+            "a host index (keys need a topology.kind = \"torus3d\")",
+        ));
+    }
+    let dst = match (dest.as_i64(), to_key) {
+        (Some(h), _) => Some(int_in("workload.destination", h, 0, n_hosts - 1)?),
+        (None, true) => None,
+        _ => {
+            return Err(err(
+                "workload.destination",
+                &dest,
+                "a host index or \"key\"",
+            ))
+        }
+    };
+    Ok(dst)
+}
+
+/// Transfers over CamCubeOS's reliable transport service.
+fn reliable_spec(
+    w: &mut crate::services::reliable::Params,
+    graph: &Graph,
+    tech: &LinkTech,
+    seed: u64,
+) -> Result<WorkloadSpec, ConfigError> {
+    use crate::services::reliable::{ReliableSpec, To};
+    let n_hosts = graph.n_hosts() as i64;
+    let dst = reliable_destination(w, graph)?;
+    let everyone: Vec<i64> = (0..n_hosts).filter(|&h| Some(h as u32) != dst).collect();
+    w.sources.get_or_insert(everyone);
+    let sources = host_list("workload.sources", &w.sources, n_hosts)?.expect("filled in");
+    if let (Some(d), Some(i)) = (dst, sources.iter().position(|&s| Some(s) == dst)) {
+        return Err(err(
+            &format!("workload.sources[{i}]"),
+            d,
+            "hosts other than the destination",
+        ));
+    }
+    let size = w.size.get_or_insert(super::Bytes(1_000_000)).0;
+    if size == 0 {
+        return Err(err("workload.size", size, "at least 1 byte"));
+    }
+    let max_payload = u64::from(tech.mtu_bytes - crate::services::SERVICE_HEADER_BYTES);
+    let payload = w.packet_size.get_or_insert(super::Bytes(max_payload)).0;
+    if !(1..=max_payload).contains(&payload) {
+        return Err(err(
+            "workload.packet_size",
+            payload,
+            format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)"),
+        ));
+    }
+    let window = int_in("workload.window", *w.window.get_or_insert(64), 1, 1_000_000)?;
+    let rto = *w
+        .rto
+        .get_or_insert(super::Duration(crate::engine::PS_PER_S / 100));
+    if rto.0 == 0 {
+        return Err(err(
+            "workload.rto",
+            rto,
+            "a positive duration such as \"10ms\"",
+        ));
+    }
+    let mut rng = crate::engine::rng::stream(seed, crate::engine::rng::family::WORKLOAD, 7);
+    let transfers = sources
+        .iter()
+        .map(|&s| {
+            let to = match dst {
+                Some(d) => To::Host(d),
+                None => To::Key(rand::Rng::random(&mut rng)),
+            };
+            (s, to)
+        })
+        .collect();
+    Ok(WorkloadSpec::Reliable(ReliableSpec {
+        transfers,
+        size_bytes: size,
+        payload_bytes: payload as u32,
+        window,
+        rto_ps: rto.0,
+    }))
 }
 
 /// Pings from one host to others in turn (CamCubeOS's ping service).

@@ -9,6 +9,7 @@
 //! dispatch); a user's is a `user::ServiceCode` (`Service::User`).
 
 pub mod ping;
+pub mod reliable;
 pub mod user;
 
 use crate::engine::Scheduler;
@@ -19,6 +20,7 @@ use crate::packet::PktId;
 /// Service ids (a packet's `dst_port`). 0 is the hosts' TCP and UDP.
 pub const TRANSPORT: u16 = 0;
 pub const PING: u16 = 1;
+pub const RELIABLE: u16 = 2;
 
 /// Bytes of CamCubeOS's own header in a service packet (service id, source, key): the
 /// paper gives no figure; 32 is the simulator specification's choice.
@@ -53,6 +55,7 @@ pub enum OnPath {
 
 pub enum Service {
     Ping(ping::Ping),
+    Reliable(reliable::Reliable),
     User(Box<dyn user::ServiceCode>),
 }
 
@@ -90,11 +93,27 @@ impl Services {
         self.list.get_mut(usize::from(id))?.as_mut()
     }
 
+    /// Services with the reliable transport driving `spec`'s transfers.
+    pub fn with_reliable(r: reliable::Reliable) -> Services {
+        let mut s = Services::default();
+        s.list.resize_with(usize::from(RELIABLE) + 1, || None);
+        s.list[usize::from(RELIABLE)] = Some(Service::Reliable(r));
+        s
+    }
+
+    /// The reliable transport, if this run drives one.
+    pub fn reliable(&self) -> Option<&reliable::Reliable> {
+        match self.list.get(usize::from(RELIABLE))?.as_ref()? {
+            Service::Reliable(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The ping service, if this run has one.
     pub fn ping(&self) -> Option<&ping::Ping> {
         match self.list.get(usize::from(PING))?.as_ref()? {
             Service::Ping(p) => Some(p),
-            Service::User(_) => None,
+            _ => None,
         }
     }
 
@@ -103,6 +122,7 @@ impl Services {
         for s in self.list.iter_mut().flatten() {
             match s {
                 Service::Ping(p) => p.start(ctx),
+                Service::Reliable(r) => r.start(ctx),
                 Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
             }
         }
@@ -110,7 +130,7 @@ impl Services {
 
     /// Whether a service drives the run and has finished (the run may end).
     pub fn done(&self) -> bool {
-        self.ping().is_some_and(|p| p.done())
+        self.ping().is_some_and(|p| p.done()) || self.reliable().is_some_and(|r| r.done())
     }
 
     /// Service packet `pkt` crosses server `host`.
@@ -118,6 +138,7 @@ impl Services {
         let id = ctx.net.pool.get(pkt).dst_port;
         match self.get(id) {
             Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
+            Some(Service::Reliable(r)) => r.on_path(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
             None => OnPath::Forward,
         }
@@ -128,6 +149,7 @@ impl Services {
         let SvcEvent::Timer { service, tag } = e;
         match self.get(service) {
             Some(Service::Ping(p)) => p.on_timer(ctx, tag),
+            Some(Service::Reliable(r)) => r.on_timer(ctx, tag),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
             None => {}
         }
@@ -138,6 +160,7 @@ impl Services {
         let id = ctx.net.pool.get(pkt).dst_port;
         match self.get(id) {
             Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
+            Some(Service::Reliable(r)) => r.deliver(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),

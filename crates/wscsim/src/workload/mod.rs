@@ -225,4 +225,6 @@ pub enum WorkloadSpec {
     Memcached(crate::workload::memcached::MemcachedSpec),
     /// Pings, driven by the ping service (no application of the workload layer).
     Ping(crate::services::ping::PingSpec),
+    /// Transfers over the reliable transport service.
+    Reliable(crate::services::reliable::ReliableSpec),
 }
