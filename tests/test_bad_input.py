@@ -106,6 +106,8 @@ CASES = [
     ("runtime queues of an unknown kind", TORUS + '[runtime]\nqueues = "per_flow"\n', "runtime.queues"),
     ("weight for an unknown service", TORUS + "[runtime]\nweights = { pong = 2 }\n", "runtime.weights"),
     ("keys on a switch", TORUS.replace('kind = "torus3d"\ndims = [3, 3, 3]', 'kind = "single_switch"\nhosts = 4').replace("load = 0.5", 'rate = "1Mbps"').replace('destination = "random"', 'destination = "random_key"'), "workload.destination"),
+    ("reliable transfer to a key on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "reliable"\ndestination = "key"'), "workload.destination"),
+    ("reliable window of 0", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "reliable"\nwindow = 0').replace('[transport]\nkind = "udp"\n', ""), "workload.window"),
     ("ping to itself", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "ping"\nsource = 2\ndestinations = [1, 2]').replace('[transport]\nkind = "udp"\n', ""), "workload.destinations[1]"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
