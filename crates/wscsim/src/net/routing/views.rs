@@ -81,7 +81,9 @@ impl Adjacency {
 #[derive(Debug, Default)]
 pub struct Views {
     pub adj: Adjacency,
-    views: Vec<Option<View>>,
+    /// Every view ever made, by id (ids are not reused; a forgotten view leaves a None, one
+    /// pointer).
+    views: Vec<Option<Box<View>>>,
     index: HashMap<Vec<u32>, ViewId>,
     /// (view, link, up) to the view that results, so a flood interns each set once.
     transitions: HashMap<(ViewId, u32, bool), ViewId>,
@@ -126,7 +128,7 @@ impl Views {
             dist: vec![None; self.adj.nodes()],
             comp: None,
         };
-        self.views.push(Some(view));
+        self.views.push(Some(Box::new(view)));
         self.index.insert(down, id);
         id
     }
