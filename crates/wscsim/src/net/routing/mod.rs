@@ -12,6 +12,7 @@
 
 pub mod key_based;
 pub mod torus;
+pub mod trees;
 pub mod views;
 
 use std::collections::HashMap;
