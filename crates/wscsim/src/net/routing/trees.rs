@@ -45,7 +45,7 @@ fn attempt(dims: [u32; 3], root: u32, seed: u64) -> Option<Trees> {
     let mut free_in = vec![0x3Fu8; n];
     let mut missing = vec![6u8; n];
     let dist: Vec<u32> = (0..n as u32).map(|v| hops(dims, root, v)).collect();
-    let mut frontier_size = vec![1usize; 6];
+    let mut frontier_size = [1usize; 6];
     for t in 0..6 {
         spanned[t][root as usize] = true;
         let v = neighbour(dims, root, t);
@@ -108,6 +108,11 @@ fn take(
     missing[v as usize] -= 1;
 }
 
+/// An arc (from, to, direction of travel).
+type Arc = (u32, u32, usize);
+/// How an arc ranks: slack, distance from the root, the seed's order.
+type Rank = (i32, u32, u64);
+
 /// Tree t's next arc: (from, to, direction of travel), the target with the least slack,
 /// then nearest the root, then by the seed's order.
 fn best_arc(
@@ -118,8 +123,8 @@ fn best_arc(
     dist: &[u32],
     seed: u64,
     t: usize,
-) -> Option<(u32, u32, usize)> {
-    let mut best: Option<((i32, u32, u64), (u32, u32, usize))> = None;
+) -> Option<Arc> {
+    let mut best: Option<(Rank, Arc)> = None;
     for u in 0..spanned.len() as u32 {
         if !spanned[u as usize] {
             continue;
