@@ -108,6 +108,8 @@ CASES = [
     ("keys on a switch", TORUS.replace('kind = "torus3d"\ndims = [3, 3, 3]', 'kind = "single_switch"\nhosts = 4').replace("load = 0.5", 'rate = "1Mbps"').replace('destination = "random"', 'destination = "random_key"'), "workload.destination"),
     ("reliable transfer to a key on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "reliable"\ndestination = "key"'), "workload.destination"),
     ("reliable window of 0", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "reliable"\nwindow = 0').replace('[transport]\nkind = "udp"\n', ""), "workload.window"),
+    ("multicast on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "multicast"'), "workload.kind"),
+    ("multicast paced at nothing", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "multicast"\nrate_fraction = 0').replace('[transport]\nkind = "udp"\n', ""), "workload.rate_fraction"),
     ("ping to itself", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "ping"\nsource = 2\ndestinations = [1, 2]').replace('[transport]\nkind = "udp"\n', ""), "workload.destinations[1]"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]

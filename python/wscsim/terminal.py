@@ -10,7 +10,8 @@ import re
 FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
          "incast_mean_iteration_us", "mean_fct_us", "median_delivered_gbps_per_live_server", "delivered_gbps_per_server", "expected_gbps_per_server",
          "delivered_fraction_of_expected", "aggregate_goodput_gbps", "key_drop_fraction", "key_packets_misdelivered",
-         "key_packets_sent", "key_packets_dropped", "mean_ping_rtt_us", "pings_returned", "drops", "link_down_drops",
+         "key_packets_sent", "key_packets_dropped", "mean_ping_rtt_us", "pings_returned",
+         "multicast_min_gbps_per_member", "multicast_median_gbps_per_member", "transfers_completed", "drops", "link_down_drops",
          "unroutable_drops", "tcp_timeouts")
 
 

@@ -138,6 +138,34 @@ fn install_captures(
     Ok(())
 }
 
+/// The file distribution of a run, over six disjoint trees of its torus.
+fn multicast_service(
+    net: &Network,
+    spec: &crate::services::multicast::MulticastSpec,
+) -> Result<Services, ConfigError> {
+    let dims = net.torus.as_ref().expect("checked: a torus").dims;
+    let frame = net.frame_bytes(
+        spec.root,
+        spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
+    );
+    let port = &net.ports[net.nic_port(spec.root) as usize];
+    crate::services::multicast::Multicast::new(
+        spec.clone(),
+        dims,
+        frame,
+        port.wire_overhead_bytes,
+        port.rate_bps,
+    )
+    .map(Services::with_multicast)
+    .ok_or_else(|| ConfigError {
+        path: "workload.root".into(),
+        message: format!(
+            "given {}; allowed: a root from which six disjoint trees were found (none was)",
+            spec.root
+        ),
+    })
+}
+
 /// Schedules the failures of a run: nodes failing whole and links, down and back up.
 fn schedule_failures(
     ev: &mut EventQueue<SimEvent>,
@@ -227,6 +255,7 @@ impl Sim {
             crate::workload::WorkloadSpec::Reliable(spec) => {
                 Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
             }
+            crate::workload::WorkloadSpec::Multicast(spec) => multicast_service(&net, spec)?,
             _ => Services::default(),
         };
         let apps = Apps::build(
@@ -574,6 +603,9 @@ impl Sim {
         if let Some(r) = self.services.reliable() {
             tables.push(crate::services::reliable::table(r));
         }
+        if let Some(m) = self.services.multicast() {
+            tables.push(crate::services::multicast::table(m));
+        }
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
@@ -603,6 +635,9 @@ impl Sim {
         }
         if let Some(r) = self.services.reliable() {
             crate::services::reliable::headline(&mut headline, r);
+        }
+        if let Some(m) = self.services.multicast() {
+            crate::services::multicast::headline(&mut headline, m);
         }
         serde_json::json!({
             "scenario": self.scenario,

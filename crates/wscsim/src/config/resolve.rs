@@ -90,6 +90,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         })?,
         "ping" => with_params(w, |p| ping_spec(p, n_hosts, &host_tech))?,
         "reliable" => with_params(w, |p| reliable_spec(p, &graph, &host_tech, sc.seed))?,
+        "multicast" => with_params(w, |p| multicast_spec(p, &graph, &host_tech))?,
         _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
     };
     if let Some(c) = &sc.metrics.capture {
@@ -154,6 +155,10 @@ pub const WORKLOADS: &[Kind] = &[
         keys: fields_of::<crate::services::reliable::Params>,
     },
     Kind {
+        name: "multicast",
+        keys: fields_of::<crate::services::multicast::Params>,
+    },
+    Kind {
         name: "memcached",
         keys: fields_of::<crate::workload::memcached::Params>,
     },
@@ -181,6 +186,49 @@ fn udp_transport_fits(wk: &str, udp_transport: bool) -> Result<(), ConfigError> 
         ));
     }
     Ok(())
+}
+
+/// A file from one server to all others over six disjoint trees (a torus of 3 or more
+/// servers along each axis).
+fn multicast_spec(
+    w: &mut crate::services::multicast::Params,
+    graph: &Graph,
+    tech: &LinkTech,
+) -> Result<WorkloadSpec, ConfigError> {
+    if graph.torus.is_none_or(|d| d.iter().any(|&k| k < 3)) {
+        return Err(err(
+            "workload.kind",
+            "\"multicast\"",
+            "another kind, unless topology.kind = \"torus3d\" with at least 3 servers along each axis (six disjoint trees need six distinct neighbours)",
+        ));
+    }
+    let n_hosts = graph.n_hosts() as i64;
+    let root = int_in("workload.root", *w.root.get_or_insert(0), 0, n_hosts - 1)?;
+    let size = w.size.get_or_insert(super::Bytes(750_000_000)).0;
+    if size == 0 {
+        return Err(err("workload.size", size, "at least 1 byte"));
+    }
+    let max_payload = u64::from(tech.mtu_bytes - crate::services::SERVICE_HEADER_BYTES);
+    let payload = w.packet_size.get_or_insert(super::Bytes(max_payload)).0;
+    if !(1..=max_payload).contains(&payload) {
+        return Err(err(
+            "workload.packet_size",
+            payload,
+            format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)"),
+        ));
+    }
+    let f = *w.rate_fraction.get_or_insert(0.98);
+    if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+        return Err(err("workload.rate_fraction", f, "above 0 and at most 1"));
+    }
+    Ok(WorkloadSpec::Multicast(
+        crate::services::multicast::MulticastSpec {
+            root,
+            size_bytes: size,
+            payload_bytes: payload as u32,
+            rate_fraction_ppm: (f * 1e6).round() as u32,
+        },
+    ))
 }
 
 /// A reliable transfer's destination: a host, or None for "key" (a torus only).

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 /// The services of the runtime, by id (`services::TRANSPORT`, `services::PING`). Service
 /// 0 carries the hosts' TCP and UDP.
-pub const SERVICES: &[&str] = &["transport", "ping", "reliable"];
+pub const SERVICES: &[&str] = &["transport", "ping", "reliable", "multicast"];
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,7 +93,8 @@ mod tests {
             crate::topology::torus3d::build([3, 3, 3], LinkParams::ethernet(1_000_000_000, 0));
         let mut cfg = None;
         let specs = resolve_runtime(&mut cfg, &torus).unwrap().unwrap();
-        assert_eq!(specs, vec![QueueSpec::default(); 3]);
+        assert_eq!(specs, vec![QueueSpec::default(); 4]);
+        assert_eq!(SERVICES[crate::services::MULTICAST as usize], "multicast");
         assert_eq!(SERVICES[crate::services::RELIABLE as usize], "reliable");
         assert_eq!(SERVICES[crate::services::TRANSPORT as usize], "transport");
         assert_eq!(SERVICES[crate::services::PING as usize], "ping");

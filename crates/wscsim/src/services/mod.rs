@@ -8,6 +8,7 @@
 //! A built-in service is a variant of `Service` (an enum, so a hop costs no dynamic
 //! dispatch); a user's is a `user::ServiceCode` (`Service::User`).
 
+pub mod multicast;
 pub mod ping;
 pub mod reliable;
 pub mod user;
@@ -21,6 +22,7 @@ use crate::packet::PktId;
 pub const TRANSPORT: u16 = 0;
 pub const PING: u16 = 1;
 pub const RELIABLE: u16 = 2;
+pub const MULTICAST: u16 = 3;
 
 /// Bytes of CamCubeOS's own header in a service packet (service id, source, key): the
 /// paper gives no figure; 32 is the simulator specification's choice.
@@ -56,6 +58,7 @@ pub enum OnPath {
 pub enum Service {
     Ping(ping::Ping),
     Reliable(reliable::Reliable),
+    Multicast(multicast::Multicast),
     User(Box<dyn user::ServiceCode>),
 }
 
@@ -101,6 +104,22 @@ impl Services {
         s
     }
 
+    /// Services with a file distribution over six trees.
+    pub fn with_multicast(m: multicast::Multicast) -> Services {
+        let mut s = Services::default();
+        s.list.resize_with(usize::from(MULTICAST) + 1, || None);
+        s.list[usize::from(MULTICAST)] = Some(Service::Multicast(m));
+        s
+    }
+
+    /// The file distribution, if this run has one.
+    pub fn multicast(&self) -> Option<&multicast::Multicast> {
+        match self.list.get(usize::from(MULTICAST))?.as_ref()? {
+            Service::Multicast(m) => Some(m),
+            _ => None,
+        }
+    }
+
     /// The reliable transport, if this run drives one.
     pub fn reliable(&self) -> Option<&reliable::Reliable> {
         match self.list.get(usize::from(RELIABLE))?.as_ref()? {
@@ -123,6 +142,7 @@ impl Services {
             match s {
                 Service::Ping(p) => p.start(ctx),
                 Service::Reliable(r) => r.start(ctx),
+                Service::Multicast(m) => m.start(ctx),
                 Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
             }
         }
@@ -130,7 +150,9 @@ impl Services {
 
     /// Whether a service drives the run and has finished (the run may end).
     pub fn done(&self) -> bool {
-        self.ping().is_some_and(|p| p.done()) || self.reliable().is_some_and(|r| r.done())
+        self.ping().is_some_and(|p| p.done())
+            || self.reliable().is_some_and(|r| r.done())
+            || self.multicast().is_some_and(|m| m.done())
     }
 
     /// Service packet `pkt` crosses server `host`.
@@ -139,6 +161,7 @@ impl Services {
         match self.get(id) {
             Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
             Some(Service::Reliable(r)) => r.on_path(ctx, host, pkt),
+            Some(Service::Multicast(m)) => m.on_path(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
             None => OnPath::Forward,
         }
@@ -150,6 +173,7 @@ impl Services {
         match self.get(service) {
             Some(Service::Ping(p)) => p.on_timer(ctx, tag),
             Some(Service::Reliable(r)) => r.on_timer(ctx, tag),
+            Some(Service::Multicast(m)) => m.on_timer(ctx, tag),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
             None => {}
         }
@@ -161,6 +185,7 @@ impl Services {
         match self.get(id) {
             Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
             Some(Service::Reliable(r)) => r.deliver(ctx, host, pkt),
+            Some(Service::Multicast(m)) => m.deliver(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),

@@ -227,4 +227,6 @@ pub enum WorkloadSpec {
     Ping(crate::services::ping::PingSpec),
     /// Transfers over the reliable transport service.
     Reliable(crate::services::reliable::ReliableSpec),
+    /// A file sent to every server over six disjoint trees.
+    Multicast(crate::services::multicast::MulticastSpec),
 }
