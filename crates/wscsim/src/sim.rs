@@ -144,11 +144,12 @@ fn multicast_service(
     spec: &crate::services::multicast::MulticastSpec,
 ) -> Result<Services, ConfigError> {
     let dims = net.torus.as_ref().expect("checked: a torus").dims;
+    let root = spec.roots[0];
     let frame = net.frame_bytes(
-        spec.root,
+        root,
         spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
     );
-    let port = &net.ports[net.nic_port(spec.root) as usize];
+    let port = &net.ports[net.nic_port(root) as usize];
     crate::services::multicast::Multicast::new(
         spec.clone(),
         dims,
@@ -158,10 +159,10 @@ fn multicast_service(
     )
     .map(Services::with_multicast)
     .ok_or_else(|| ConfigError {
-        path: "workload.root".into(),
+        path: "workload.roots".into(),
         message: format!(
-            "given {}; allowed: a root from which six disjoint trees were found (none was)",
-            spec.root
+            "given {:?}; allowed: roots from which six disjoint trees were found (from one, none was)",
+            spec.roots
         ),
     })
 }

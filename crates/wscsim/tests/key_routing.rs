@@ -444,7 +444,7 @@ fn reliable_transfers_complete_across_losses() {
 fn multicast_over_six_trees_reaches_every_member_at_six_links_rate() {
     let s = run(
         r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
-        "workload":{"kind":"multicast","root":4,"size":"30MB"}}"#,
+        "workload":{"kind":"multicast","roots":[4],"size":"30MB"}}"#,
     );
     let m = s.services.multicast().unwrap();
     assert!(m.done() && s.finished());
@@ -452,7 +452,7 @@ fn multicast_over_six_trees_reaches_every_member_at_six_links_rate() {
     let payload = 9000.0 - 32.0;
     let wire = payload + 32.0 + 18.0 + 20.0;
     let bound = 6.0 * 0.98 * payload / wire;
-    for (v, g) in m.member_gbps().into_iter().enumerate() {
+    for (v, g) in m.instances[0].member_gbps(&m.spec).into_iter().enumerate() {
         if v == 4 {
             assert!(g.is_nan());
             continue;
@@ -461,5 +461,29 @@ fn multicast_over_six_trees_reaches_every_member_at_six_links_rate() {
             g <= bound * 1.001 && g > 0.97 * bound,
             "member {v}: {g} of {bound}"
         );
+    }
+}
+
+/// Three instances at once from three roots, each tree paced at under a third of a link:
+/// a link may carry a tree of each, every member of every instance gets the whole file at
+/// that pace (six trees x 0.32 of a link), and nothing is lost.
+#[test]
+fn three_concurrent_multicasts_share_the_links() {
+    let s = run(
+        r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
+        "workload":{"kind":"multicast","roots":[0,13,26],"size":"20MB","rate_fraction":0.32}}"#,
+    );
+    let m = s.services.multicast().unwrap();
+    assert!(m.done());
+    assert_eq!(s.net.counters.dropped, 0);
+    let bound = 6.0 * 0.32 * (9000.0 - 32.0) / 9070.0;
+    for x in &m.instances {
+        for (v, g) in x.member_gbps(&m.spec).into_iter().enumerate() {
+            if v as u32 != x.root {
+                // The paper's measure, the file over the time from the first packet to the
+                // last, leaves out the first packets' own time: a few tenths of a percent.
+                assert!(g <= bound * 1.005 && g > 0.97 * bound, "{g} of {bound}");
+            }
+        }
     }
 }

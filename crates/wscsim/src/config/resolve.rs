@@ -203,7 +203,11 @@ fn multicast_spec(
         ));
     }
     let n_hosts = graph.n_hosts() as i64;
-    let root = int_in("workload.root", *w.root.get_or_insert(0), 0, n_hosts - 1)?;
+    w.roots.get_or_insert_with(|| vec![0]);
+    let roots = host_list("workload.roots", &w.roots, n_hosts)?.expect("filled in");
+    if roots.len() > 64 {
+        return Err(err("workload.roots", roots.len(), "at most 64 instances"));
+    }
     let size = w.size.get_or_insert(super::Bytes(750_000_000)).0;
     if size == 0 {
         return Err(err("workload.size", size, "at least 1 byte"));
@@ -223,7 +227,7 @@ fn multicast_spec(
     }
     Ok(WorkloadSpec::Multicast(
         crate::services::multicast::MulticastSpec {
-            root,
+            roots,
             size_bytes: size,
             payload_bytes: payload as u32,
             rate_fraction_ppm: (f * 1e6).round() as u32,

@@ -5,8 +5,10 @@
 //! link's rate and every member receive at that rate. There is no flow control between
 //! neighbours (as in CamCubeOS): the root paces each tree at `rate_fraction` of its link.
 //!
-//! Simplified: no retransmission (a lost packet is missing at the members below it); one
-//! instance per run.
+//! Several instances may run at once, from different roots (each over its own six trees,
+//! so a link may carry one tree of each); a packet names its instance in `src_port`.
+//!
+//! Simplified: no retransmission (a lost packet is missing at the members below it).
 
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, MULTICAST, SERVICE_HEADER_BYTES};
 use crate::engine::{TimePs, NEVER};
@@ -16,9 +18,9 @@ use crate::packet::{Packet, PktId, Proto};
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// The server that sends (default 0).
+    /// The servers that send, one instance each, all at once (default [0]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub root: Option<i64>,
+    pub roots: Option<Vec<i64>>,
     /// Bytes of the file (default 750 MB, the paper's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<crate::units::Bytes>,
@@ -32,20 +34,19 @@ pub struct Params {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MulticastSpec {
-    pub root: u32,
+    pub roots: Vec<u32>,
     pub size_bytes: u64,
     pub payload_bytes: u32,
     pub rate_fraction_ppm: u32,
 }
 
-pub struct Multicast {
-    pub spec: MulticastSpec,
+/// One file distribution from one root.
+pub struct Instance {
+    pub root: u32,
     /// Per tree, per server, its children.
     children: Vec<Vec<Vec<u32>>>,
-    pub packets: u32,
     /// Per tree, the next packet number it sends (i with i mod 6 = tree).
     next: [u32; 6],
-    interval_ps: TimePs,
     /// Per server: packets received, first and last arrival.
     pub received: Vec<u32>,
     pub first_ps: Vec<TimePs>,
@@ -53,17 +54,9 @@ pub struct Multicast {
     complete: usize,
 }
 
-impl Multicast {
-    /// The service for a torus of `dims` whose links run at `link_bps` with `overhead`
-    /// bytes of framing per frame; None if no six trees were found.
-    pub fn new(
-        spec: MulticastSpec,
-        dims: [u32; 3],
-        frame_bytes: u32,
-        wire_overhead: u32,
-        link_bps: u64,
-    ) -> Option<Multicast> {
-        let trees = crate::net::routing::trees::six_trees(dims, spec.root)?;
+impl Instance {
+    fn new(dims: [u32; 3], root: u32) -> Option<Instance> {
+        let trees = crate::net::routing::trees::six_trees(dims, root)?;
         let n = trees.parent[0].len();
         let mut children = vec![vec![Vec::new(); n]; 6];
         for (t, par) in trees.parent.iter().enumerate() {
@@ -73,6 +66,56 @@ impl Multicast {
                 }
             }
         }
+        Some(Instance {
+            root,
+            children,
+            next: [0, 1, 2, 3, 4, 5],
+            received: vec![0; n],
+            first_ps: vec![NEVER; n],
+            last_ps: vec![NEVER; n],
+            complete: 0,
+        })
+    }
+
+    /// Gbit/s of payload each member received, from its first packet to its last (NaN for
+    /// the root, or a member that got nothing).
+    pub fn member_gbps(&self, spec: &MulticastSpec) -> Vec<f64> {
+        (0..self.received.len())
+            .map(|v| {
+                let (a, b) = (self.first_ps[v], self.last_ps[v]);
+                if v as u32 == self.root || a == NEVER || b <= a {
+                    return f64::NAN;
+                }
+                let bytes = (u64::from(self.received[v]) * u64::from(spec.payload_bytes))
+                    .min(spec.size_bytes);
+                bytes as f64 * 8.0 / ((b - a) as f64 / 1e12) / 1e9
+            })
+            .collect()
+    }
+}
+
+pub struct Multicast {
+    pub spec: MulticastSpec,
+    pub instances: Vec<Instance>,
+    pub packets: u32,
+    interval_ps: TimePs,
+}
+
+impl Multicast {
+    /// The service for a torus of `dims` whose links run at `link_bps` with `overhead`
+    /// bytes of framing per frame; None if six trees were not found from some root.
+    pub fn new(
+        spec: MulticastSpec,
+        dims: [u32; 3],
+        frame_bytes: u32,
+        wire_overhead: u32,
+        link_bps: u64,
+    ) -> Option<Multicast> {
+        let instances = spec
+            .roots
+            .iter()
+            .map(|&r| Instance::new(dims, r))
+            .collect::<Option<Vec<_>>>()?;
         let packets = spec
             .size_bytes
             .div_ceil(u64::from(spec.payload_bytes))
@@ -82,45 +125,44 @@ impl Multicast {
         let interval_ps = (bits / rate * 1e12).ceil() as TimePs;
         Some(Multicast {
             spec,
-            children,
+            instances,
             packets,
-            next: [0, 1, 2, 3, 4, 5],
             interval_ps,
-            received: vec![0; n],
-            first_ps: vec![NEVER; n],
-            last_ps: vec![NEVER; n],
-            complete: 0,
         })
     }
 
-    /// Every member has every packet.
+    /// Every member of every instance has every packet.
     pub fn done(&self) -> bool {
-        self.complete == self.received.len() - 1
+        self.instances
+            .iter()
+            .all(|x| x.complete == x.received.len() - 1)
     }
 
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        for t in 0..6u32 {
+        for tag in 0..6 * self.instances.len() as u32 {
+            let now = ctx.ev.now();
             ctx.ev.schedule(
-                ctx.ev.now(),
+                now,
                 SvcEvent::Timer {
                     service: MULTICAST,
-                    tag: t,
+                    tag,
                 },
             );
         }
     }
 
-    /// Tree `tag`'s pacing timer: the root sends its next packet down that tree.
+    /// Timer `tag` (instance x 6 + tree): that instance's root sends its next packet down
+    /// that tree.
     pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
-        let t = tag as usize;
-        let i = self.next[t];
+        let (k, t) = ((tag / 6) as usize, (tag % 6) as usize);
+        let i = self.instances[k].next[t];
         if i >= self.packets {
             return;
         }
-        self.next[t] += 6;
-        let root = self.spec.root;
-        for c in self.children[t][root as usize].clone() {
-            self.send(ctx, root, c, i);
+        self.instances[k].next[t] += 6;
+        let root = self.instances[k].root;
+        for c in self.instances[k].children[t][root as usize].clone() {
+            self.send(ctx, k, root, c, i);
         }
         let at = ctx.ev.now() + self.interval_ps;
         ctx.ev.schedule(
@@ -132,13 +174,14 @@ impl Multicast {
         );
     }
 
-    fn send(&self, ctx: &mut SvcCtx<impl SvcSched>, from: u32, to: u32, i: u32) {
+    fn send(&self, ctx: &mut SvcCtx<impl SvcSched>, k: usize, from: u32, to: u32, i: u32) {
         let done = u64::from(i) * u64::from(self.spec.payload_bytes);
         let payload = (self.spec.size_bytes - done).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = ctx.net.frame_bytes(from, payload + SERVICE_HEADER_BYTES);
         let pkt = ctx.net.pool.alloc(Packet {
             proto: Proto::Service,
             dst_port: MULTICAST,
+            src_port: k as u16,
             src_host: from,
             dst_host: to,
             seq: u64::from(i),
@@ -156,74 +199,83 @@ impl Multicast {
 
     /// A packet reached server `host`: kept, and sent on to its children in its tree.
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let i = ctx.net.pool.get(pkt).seq as u32;
+        let p = ctx.net.pool.get(pkt);
+        let (i, k) = (p.seq as u32, usize::from(p.src_port));
         ctx.net.delivered(pkt);
         let now = ctx.ev.now();
         let h = host as usize;
-        self.received[h] += 1;
-        if self.first_ps[h] == NEVER {
-            self.first_ps[h] = now;
+        let x = &mut self.instances[k];
+        x.received[h] += 1;
+        if x.first_ps[h] == NEVER {
+            x.first_ps[h] = now;
         }
-        self.last_ps[h] = now;
-        if self.received[h] == self.packets {
-            self.complete += 1;
+        x.last_ps[h] = now;
+        if x.received[h] == self.packets {
+            x.complete += 1;
         }
         let t = (i % 6) as usize;
-        for k in 0..self.children[t][h].len() {
-            let c = self.children[t][h][k];
-            self.send(ctx, host, c, i);
+        for j in 0..self.instances[k].children[t][h].len() {
+            let c = self.instances[k].children[t][h][j];
+            self.send(ctx, k, host, c, i);
         }
-    }
-
-    /// Gbit/s of payload each member received, from its first packet to its last (NaN for
-    /// the root, or a member that got nothing).
-    pub fn member_gbps(&self) -> Vec<f64> {
-        (0..self.received.len())
-            .map(|v| {
-                let (a, b) = (self.first_ps[v], self.last_ps[v]);
-                if v as u32 == self.spec.root || a == NEVER || b <= a {
-                    return f64::NAN;
-                }
-                let bytes = (u64::from(self.received[v]) * u64::from(self.spec.payload_bytes))
-                    .min(self.spec.size_bytes);
-                bytes as f64 * 8.0 / ((b - a) as f64 / 1e12) / 1e9
-            })
-            .collect()
     }
 }
 
-/// One row per member: packets received and its throughput.
+/// One row per instance and member: packets received and throughput.
 pub fn table(m: &Multicast) -> crate::metrics::Table {
     use crate::metrics::{floats, ints};
-    let rows: Vec<usize> = (0..m.received.len())
-        .filter(|&v| v as u32 != m.spec.root)
-        .collect();
-    let gbps = m.member_gbps();
+    let mut rows: Vec<(usize, usize, f64)> = Vec::new();
+    for (k, x) in m.instances.iter().enumerate() {
+        for (v, g) in x.member_gbps(&m.spec).into_iter().enumerate() {
+            if v as u32 != x.root {
+                rows.push((k, v, g));
+            }
+        }
+    }
     crate::metrics::Table {
         name: "multicast",
         columns: vec![
-            ("member", ints(&rows, |&v| v as i64)),
-            ("packets", ints(&rows, |&v| i64::from(m.received[v]))),
+            ("instance", ints(&rows, |r| r.0 as i64)),
+            ("root", ints(&rows, |r| i64::from(m.instances[r.0].root))),
+            ("member", ints(&rows, |r| r.1 as i64)),
+            (
+                "packets",
+                ints(&rows, |r| i64::from(m.instances[r.0].received[r.1])),
+            ),
             ("of_packets", ints(&rows, |_| i64::from(m.packets))),
-            ("gbps", floats(&rows, |&v| gbps[v])),
+            ("gbps", floats(&rows, |r| r.2)),
         ],
     }
 }
 
-/// Headline: the least and median member throughput, members complete.
+/// Headline: the least and median member throughput over every instance, and each
+/// instance's least; members complete.
 pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicast) {
-    let mut g: Vec<f64> = m
-        .member_gbps()
-        .into_iter()
-        .filter(|x| x.is_finite())
-        .collect();
+    let mut g: Vec<f64> = Vec::new();
+    let mut least = Vec::new();
+    for x in &m.instances {
+        let mine: Vec<f64> = x
+            .member_gbps(&m.spec)
+            .into_iter()
+            .filter(|v| v.is_finite())
+            .collect();
+        least.push(mine.iter().copied().fold(f64::NAN, f64::min));
+        g.extend(mine);
+    }
     g.sort_by(f64::total_cmp);
-    h.insert("multicast_members_complete".into(), m.complete.into());
-    if let (Some(&least), false) = (g.first(), g.is_empty()) {
-        h.insert("multicast_min_gbps_per_member".into(), least.into());
+    let complete: usize = m.instances.iter().map(|x| x.complete).sum();
+    h.insert("multicast_members_complete".into(), complete.into());
+    if !g.is_empty() {
+        h.insert("multicast_min_gbps_per_member".into(), g[0].into());
         h.insert(
             "multicast_median_gbps_per_member".into(),
             g[(g.len() - 1) / 2].into(),
+        );
+    }
+    if least.len() > 1 {
+        h.insert(
+            "multicast_min_gbps_per_instance".into(),
+            serde_json::json!(least),
         );
     }
 }
