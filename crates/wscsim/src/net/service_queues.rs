@@ -99,6 +99,8 @@ pub struct ServiceQueues {
     queues: Vec<Queue>,
     /// Per (server, local port) the round robin over services.
     turns: Vec<Turn>,
+    /// Per server, which services have packets queued (bit s: service s; at most 64).
+    busy: Vec<u64>,
     /// Packets each service's queues dropped (full).
     pub drops: Vec<u64>,
     /// The most packets any one queue held.
@@ -116,9 +118,11 @@ pub enum Queued {
 impl ServiceQueues {
     pub fn new(servers: usize, specs: Vec<QueueSpec>) -> ServiceQueues {
         let s = specs.len();
+        assert!((1..=64).contains(&s), "1 to 64 services");
         ServiceQueues {
             queues: vec![Queue::default(); servers * s],
             turns: vec![Turn::default(); servers * 6],
+            busy: vec![0; servers],
             drops: vec![0; s],
             max_len: 0,
             specs,
@@ -136,6 +140,7 @@ impl ServiceQueues {
         if n <= old {
             return;
         }
+        assert!(n <= 64, "at most 64 services");
         assert!(
             self.queues.iter().all(|q| q.len == 0),
             "queues grow before the run"
@@ -175,6 +180,7 @@ impl ServiceQueues {
         }
         pool.get_mut(pkt).enqueued_ps = now;
         q.ring.push_back(Entry { pkt, mask });
+        self.busy[server as usize] |= 1 << s;
         q.len += 1;
         for (p, n) in q.eligible.iter_mut().enumerate() {
             *n += u32::from(mask >> p & 1);
@@ -206,8 +212,11 @@ impl ServiceQueues {
     pub fn prefetch(&self, server: u32, port: usize) {
         crate::engine::prefetch(&self.turns, server as usize * 6 + port);
         let base = server as usize * self.specs.len();
+        let busy = self.busy[server as usize];
         for s in 0..self.specs.len() {
-            crate::engine::prefetch(&self.queues, base + s);
+            if busy >> s & 1 != 0 {
+                crate::engine::prefetch(&self.queues, base + s);
+            }
         }
     }
 
@@ -217,13 +226,23 @@ impl ServiceQueues {
         let n = self.services();
         let t = server as usize * 6 + port;
         let base = server as usize * n;
+        let busy = self.busy[server as usize];
+        if busy == 0 {
+            return None;
+        }
         let Turn { service, used } = self.turns[t];
         let start = service as usize;
         for i in 0..n {
             let s = (start + i) % n;
+            if busy >> s & 1 == 0 {
+                continue;
+            }
             let Some(pkt) = self.pop_oldest(base + s, port) else {
                 continue;
             };
+            if self.queues[base + s].len == 0 {
+                self.busy[server as usize] &= !(1 << s);
+            }
             // The service keeps the turn until it has used its weight.
             let used = if i == 0 { used + 1 } else { 1 };
             self.turns[t] = if used >= self.specs[s].weight {

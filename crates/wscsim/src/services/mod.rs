@@ -76,13 +76,13 @@ impl Services {
         s
     }
 
-    /// Adds a user's service under `id` (not 0, the transport); an id already taken is
-    /// refused.
+    /// Adds a user's service under `id` (1 to 63; not 0, the transport); an id already
+    /// taken is refused.
     pub fn add(&mut self, id: u16, code: Box<dyn user::ServiceCode>) -> Result<(), String> {
         let i = usize::from(id);
-        if id == TRANSPORT || self.list.get(i).is_some_and(|s| s.is_some()) {
+        if id == TRANSPORT || id >= 64 || self.list.get(i).is_some_and(|s| s.is_some()) {
             return Err(format!(
-                "service id {id} is taken; allowed: an unused id above 0"
+                "service id {id} is taken or too large; allowed: an unused id from 1 to 63"
             ));
         }
         if self.list.len() <= i {
