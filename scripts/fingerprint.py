@@ -30,6 +30,7 @@ SHORTER = {
     "camcube_churn": {"duration": "300ms"},
     "camcube_multicast": {"workload.size": "20MB"},
     "camcube_ping": {"workload.count": 3},
+    "camcube_tcp": {"workload.size": "2MB"},
     "diablo_array_flows": {"duration": "100ms"},
     "diablo_incast": {"workload.iterations": 20},
     "diablo_incast_hosts": {"workload.iterations": 5},

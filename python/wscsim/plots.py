@@ -868,6 +868,48 @@ def plot_ping_rtt(pings: pd.DataFrame, path: Path, title: str | None = None) -> 
     return bool(_save(fig, path))
 
 
+# CamCubeOS section 4, the TCP service: median inbound throughput per server, and its bound.
+CAMCUBE_TCP_MEDIAN_GBPS = 1.49
+CAMCUBE_TCP_MAX_GBPS = 2.7
+
+
+def tcp_inbound_per_server(flows: pd.DataFrame, end_us: float) -> pd.Series:
+    """What each receiving server's TCP flows delivered over the span it received, in
+    Gbit/s (the headline's median_inbound_gbps_per_server is this series' lower median):
+    from the first flow's start to its last byte, or `end_us` for a flow that did not finish."""
+    f = flows.assign(end_us=(flows["start_us"] + flows["fct_us"]).fillna(end_us))
+    g = f.groupby("dst").agg(bytes=("bytes_received", "sum"), start=("start_us", "min"), end=("end_us", "max"))
+    g = g[g["end"] > g["start"]]
+    return g["bytes"] * 8 / ((g["end"] - g["start"]) * 1e3)
+
+
+def plot_tcp_inbound(groups: list[tuple[str, pd.Series]], path: Path, title: str | None = None) -> bool:
+    """Inbound TCP throughput per server, one column of points per case, with the median
+    marked and the CamCubeOS TCP service's median and maximum."""
+    groups = [(n, v) for n, v in groups if not v.empty]
+    if not groups:
+        return False
+    fig, ax = subplots(figsize=(6.4, 4.4))
+    for i, (name, v) in enumerate(groups):
+        jitter = np.linspace(-0.15, 0.15, len(v))
+        ax.plot(i + jitter, np.sort(v.to_numpy()), ls="none", marker="o", ms=3, color="C0", alpha=0.6,
+                label="wscsim: one server" if i == 0 else None)
+        med = float(np.sort(v.to_numpy())[(len(v) - 1) // 2])
+        ax.plot([i - 0.25, i + 0.25], [med, med], color="C0", lw=2, label="wscsim: median" if i == 0 else None)
+        ax.annotate(f"{med:.3g}", (i + 0.27, med), va="center", fontsize=8, color="C0")
+    ax.axhline(CAMCUBE_TCP_MEDIAN_GBPS, color="C3", ls="--", lw=1, label=f"CamCubeOS: median {CAMCUBE_TCP_MEDIAN_GBPS} Gbit/s")
+    ax.axhline(CAMCUBE_TCP_MAX_GBPS, color="0.4", ls=":", lw=1, label=f"CamCubeOS: maximum {CAMCUBE_TCP_MAX_GBPS} Gbit/s")
+    ax.set_xticks(range(len(groups)), [n for n, _ in groups], fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylim(0, CAMCUBE_TCP_MAX_GBPS * 1.15)
+    ax.set_ylabel("inbound TCP throughput per server (Gbit/s)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(loc="lower right", fontsize=7)
+    _title(fig, title, "TCP over the torus: what each server receives",
+           "every server sends to every other at once; bytes delivered over the span each server receives")
+    return bool(_save(fig, path))
+
+
 # ---------------------------------------------------------------------------------------
 # What a results folder gets
 
@@ -906,6 +948,10 @@ def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
         made += _files("torus_throughput.png")
     if plot_ping_rtt(frames.get("pings"), folder / "ping_rtt.png", title):
         made += _files("ping_rtt.png")
+    if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and "flows" in frames:
+        inbound = tcp_inbound_per_server(frames["flows"], 1e6 * summary.get("simulated_seconds", 0.0))
+        if plot_tcp_inbound([(title or "run", inbound)], folder / "tcp_inbound.png", title):
+            made += _files("tcp_inbound.png")
     summary["plots"] = made
     return made
 
@@ -934,6 +980,8 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
     churn = torus_churn(tables.get("points", empty), summary)
     if plot_ping_rtt(tables.get("pings"), folder / "ping_rtt.png", title):
         made += _files("ping_rtt.png")
+    if _sweep_tcp_inbound(tables, summary, swept, folder / "tcp_inbound.png", title):
+        made += _files("tcp_inbound.png")
     if churn is not None:
         if plot_torus_churn(churn, folder / "torus_churn.png", title):
             made += _files("torus_churn.png")
@@ -957,3 +1005,17 @@ def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str
     summaries = [per_point[p] if p < len(per_point) else {} for p in points["point"]]
     labels = [_label(swept, [r[k] for k in swept]) for _, r in points.iterrows()]
     return torus_throughput(heads, summaries, labels)
+
+
+def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path, title: str | None) -> bool:
+    """plot_tcp_inbound for a sweep of TCP runs on a torus: a column per point."""
+    points, flows = tables.get("points", pd.DataFrame()), tables.get("flows", pd.DataFrame())
+    if points.empty or flows.empty or "headline_median_inbound_gbps_per_server" not in points.columns:
+        return False
+    per_point = summary.get("point_summaries") or []
+    groups = []
+    for r in points.sort_values("point").to_dict("records"):
+        p = int(r["point"])
+        end_us = 1e6 * (per_point[p] if p < len(per_point) else {}).get("simulated_seconds", 0.0)
+        groups.append((_label(swept, [r[k] for k in swept]), tcp_inbound_per_server(_in(flows, p), end_us)))
+    return plot_tcp_inbound(groups, path, title)

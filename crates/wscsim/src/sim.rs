@@ -237,6 +237,7 @@ impl Sim {
             host,
             failures,
             service_queues,
+            tunnel,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
@@ -249,7 +250,7 @@ impl Sim {
             install_traces(&mut net, &mut tcp, &graph, t);
         }
         let end_ps = scenario.duration.0;
-        let services = match &workload {
+        let mut services = match &workload {
             crate::workload::WorkloadSpec::Ping(spec) => {
                 Services::with_ping(crate::services::ping::Ping::new(spec.clone()))
             }
@@ -259,6 +260,7 @@ impl Sim {
             crate::workload::WorkloadSpec::Multicast(spec) => multicast_service(&net, spec)?,
             _ => Services::default(),
         };
+        services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
         let apps = Apps::build(
             workload,
             &mut tcp,
@@ -484,6 +486,7 @@ impl Sim {
                     ev: &mut self.ev,
                 };
                 self.services.on_event(&mut ctx, e);
+                self.pass_up_from_tunnel();
             }
             SimEvent::Metrics(MetricsEvent::Sample) => {
                 self.metrics.on_sample(&mut self.ev, &self.net)
@@ -527,6 +530,18 @@ impl Sim {
             self.services.deliver(&mut ctx, host, pkt);
             return;
         }
+        if let Some(t) = &mut self.services.tunnel {
+            t.arrive(
+                &mut SvcCtx {
+                    net: &mut self.net,
+                    hosts: &mut self.hosts,
+                    ev: &mut self.ev,
+                },
+                pkt,
+            );
+            self.pass_up_from_tunnel();
+            return;
+        }
         let Sim {
             net,
             hosts,
@@ -536,6 +551,33 @@ impl Sim {
             ..
         } = self;
         transport::receive(net, hosts, ev, tcp, udp, pkt);
+        self.apps.dispatch_notes(&mut stack!(self));
+    }
+
+    /// What the tunnel's reorder buffers let go goes to the hosts' transport, in order.
+    fn pass_up_from_tunnel(&mut self) {
+        let Some(t) = &mut self.services.tunnel else {
+            return;
+        };
+        if t.ready.is_empty() {
+            return;
+        }
+        let ready = std::mem::take(&mut t.ready);
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            udp,
+            ..
+        } = self;
+        for &pkt in &ready {
+            transport::receive(net, hosts, ev, tcp, udp, pkt);
+        }
+        if let Some(t) = &mut self.services.tunnel {
+            t.ready = ready;
+            t.ready.clear();
+        }
         self.apps.dispatch_notes(&mut stack!(self));
     }
 
@@ -639,6 +681,13 @@ impl Sim {
         }
         if let Some(m) = self.services.multicast() {
             crate::services::multicast::headline(&mut headline, m);
+        }
+        if self.net.torus.is_some() && !self.tcp.senders.is_empty() {
+            crate::services::tunnel::headline(
+                &mut headline,
+                self.services.tunnel.as_ref(),
+                metrics::headline::inbound_gbps_per_host(&self.metrics, self.ev.now()),
+            );
         }
         serde_json::json!({
             "scenario": self.scenario,

@@ -49,6 +49,8 @@ pub struct Resolved {
     pub failures: super::failures::Failures,
     /// Per-service queues of a torus's runtime (None: per-link queues, or not a torus).
     pub service_queues: Option<Vec<crate::net::service_queues::QueueSpec>>,
+    /// The TCP/IP tunnel's reorder buffers on a torus (None: off, or not a torus).
+    pub tunnel: Option<crate::services::tunnel::TunnelSpec>,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -107,9 +109,10 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         ));
     }
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
-    let service_queues = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
+    let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     Ok(Resolved {
-        service_queues,
+        service_queues: runtime.queues,
+        tunnel: runtime.tunnel,
         scenario: sc,
         graph,
         switch,

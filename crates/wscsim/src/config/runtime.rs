@@ -5,6 +5,7 @@
 
 use super::{err, ConfigError};
 use crate::net::service_queues::QueueSpec;
+use crate::services::tunnel::TunnelSpec;
 use crate::topology::Graph;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,14 +29,30 @@ pub struct RuntimeCfg {
     /// Turns in a row each service gets at a link (default 1 each: fair queueing).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights: Option<BTreeMap<String, i64>>,
+    /// Segments of a TCP flow the tunnel holds at its destination behind a hole (default
+    /// 64, the simulator specification's choice; 0: no reorder buffers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_packets: Option<i64>,
+    /// How long a hole may hold a flow's later segments back (default 10 ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_hold: Option<crate::units::Duration>,
 }
 
-/// The per-service queues of a torus run (None: per-link queues, or not a torus), with the
-/// defaults written back.
+/// What `[runtime]` resolves to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeSpec {
+    /// Per-service queues (None: per-link queues).
+    pub queues: Option<Vec<QueueSpec>>,
+    /// The tunnel's reorder buffers (None: off).
+    pub tunnel: Option<TunnelSpec>,
+}
+
+/// The runtime of a torus run (nothing for other topologies), with the defaults written
+/// back.
 pub fn resolve_runtime(
     cfg: &mut Option<RuntimeCfg>,
     graph: &Graph,
-) -> Result<Option<Vec<QueueSpec>>, ConfigError> {
+) -> Result<RuntimeSpec, ConfigError> {
     if graph.torus.is_none() {
         if cfg.is_some() {
             return Err(err(
@@ -44,9 +61,10 @@ pub fn resolve_runtime(
                 "only with topology.kind = \"torus3d\"",
             ));
         }
-        return Ok(None);
+        return Ok(RuntimeSpec::default());
     }
     let c = cfg.get_or_insert_with(Default::default);
+    let tunnel = resolve_tunnel(c)?;
     let queues = c.queues.get_or_insert_with(|| "per_service".into()).clone();
     super::checks::one_of("runtime.queues", &queues, &["per_service", "per_link"])?;
     let limit = *c.queue_packets.get_or_insert(1000);
@@ -69,7 +87,10 @@ pub fn resolve_runtime(
         }
     }
     if queues == "per_link" {
-        return Ok(None);
+        return Ok(RuntimeSpec {
+            queues: None,
+            tunnel,
+        });
     }
     let specs = SERVICES
         .iter()
@@ -79,7 +100,35 @@ pub fn resolve_runtime(
             weight: weights.get(*s).copied().unwrap_or(1) as u32,
         })
         .collect();
-    Ok(Some(specs))
+    Ok(RuntimeSpec {
+        queues: Some(specs),
+        tunnel,
+    })
+}
+
+fn resolve_tunnel(c: &mut RuntimeCfg) -> Result<Option<TunnelSpec>, ConfigError> {
+    let limit = *c.reorder_packets.get_or_insert(64);
+    if !(0..=1_000_000).contains(&limit) {
+        return Err(err(
+            "runtime.reorder_packets",
+            limit,
+            "0 (no reorder buffers) to 1000000 segments",
+        ));
+    }
+    let hold = *c
+        .reorder_hold
+        .get_or_insert(crate::units::Duration(10_000_000_000));
+    if hold.0 == 0 {
+        return Err(err(
+            "runtime.reorder_hold",
+            hold,
+            "a positive duration such as \"1ms\"",
+        ));
+    }
+    Ok((limit > 0).then_some(TunnelSpec {
+        limit: limit as u32,
+        hold_ps: hold.0,
+    }))
 }
 
 #[cfg(test)]
@@ -92,8 +141,15 @@ mod tests {
         let torus =
             crate::topology::torus3d::build([3, 3, 3], LinkParams::ethernet(1_000_000_000, 0));
         let mut cfg = None;
-        let specs = resolve_runtime(&mut cfg, &torus).unwrap().unwrap();
-        assert_eq!(specs, vec![QueueSpec::default(); 4]);
+        let spec = resolve_runtime(&mut cfg, &torus).unwrap();
+        assert_eq!(spec.queues, Some(vec![QueueSpec::default(); 4]));
+        assert_eq!(
+            spec.tunnel,
+            Some(TunnelSpec {
+                limit: 64,
+                hold_ps: 10_000_000_000
+            })
+        );
         assert_eq!(SERVICES[crate::services::MULTICAST as usize], "multicast");
         assert_eq!(SERVICES[crate::services::RELIABLE as usize], "reliable");
         assert_eq!(SERVICES[crate::services::TRANSPORT as usize], "transport");
@@ -127,13 +183,37 @@ mod tests {
             "runtime.weights.transport"
         );
         let star = crate::topology::single_switch::build(4, LinkParams::ethernet(1_000_000_000, 0));
-        assert_eq!(resolve_runtime(&mut None, &star), Ok(None));
+        assert_eq!(
+            resolve_runtime(&mut None, &star),
+            Ok(RuntimeSpec::default())
+        );
         assert_eq!(
             resolve_runtime(&mut Some(RuntimeCfg::default()), &star)
                 .unwrap_err()
                 .path,
             "runtime"
         );
-        assert_eq!(resolve_runtime(&mut Some(q("per_link")), &torus), Ok(None));
+        let per_link = resolve_runtime(&mut Some(q("per_link")), &torus).unwrap();
+        assert_eq!(per_link.queues, None);
+        assert!(per_link.tunnel.is_some());
+        let off = RuntimeCfg {
+            reorder_packets: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(resolve_runtime(&mut Some(off), &torus).unwrap().tunnel, None);
+        assert_eq!(
+            bad(RuntimeCfg {
+                reorder_packets: Some(-3),
+                ..Default::default()
+            }),
+            "runtime.reorder_packets"
+        );
+        assert_eq!(
+            bad(RuntimeCfg {
+                reorder_hold: Some(crate::units::Duration(0)),
+                ..Default::default()
+            }),
+            "runtime.reorder_hold"
+        );
     }
 }

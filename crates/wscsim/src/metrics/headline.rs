@@ -124,6 +124,31 @@ fn flows(h: &mut Map<String, Value>, m: &Metrics, now_ps: TimePs) {
     }
 }
 
+/// The lower median of `v` (sorted in place; None if empty): with an even count, the
+/// smaller of the middle two, a value that occurred.
+pub fn lower_median(v: &mut [f64]) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len().checked_sub(1)? / 2).copied()
+}
+
+/// Each receiving host's TCP goodput over the time it was receiving: the bytes its flows
+/// delivered, over the span from the first flow's start to the last byte (`now_ps` when a
+/// flow did not finish), in Gbit/s. CamCubeOS's TCP service experiment reports the median.
+pub fn inbound_gbps_per_host(m: &Metrics, now_ps: TimePs) -> Vec<f64> {
+    let mut span: std::collections::BTreeMap<u32, (u64, TimePs, TimePs)> = Default::default();
+    for f in m.flows.iter().filter(|f| f.tcp) {
+        let end = if f.end_ps == NEVER { now_ps } else { f.end_ps };
+        let e = span.entry(f.dst).or_insert((0, f.start_ps, end));
+        e.0 += f.bytes_received;
+        e.1 = e.1.min(f.start_ps);
+        e.2 = e.2.max(end);
+    }
+    span.values()
+        .filter(|&&(_, a, b)| b > a)
+        .map(|&(bytes, a, b)| bytes as f64 * 8.0 / ((b - a) as f64 / 1e12) / 1e9)
+        .collect()
+}
+
 /// On a torus carrying UDP: what each server receives as the destination (forwarded
 /// traffic not counted), on the wire and as payload, against the expected all-to-all rate
 /// (its links' capacity shared over the mean path length). The per-server rates are over

@@ -636,6 +636,17 @@ impl Network {
                 k.counters.key_dropped += 1;
             }
         }
+        // A segment dropped before it left its own host frees its place in the sender's
+        // small-queue budget just as a departure does (a torus server's service queue can
+        // drop its own segments); otherwise the sender would wait for it forever.
+        if self.track_nic_departures
+            && self.ports[port as usize].switch == NONE
+            && p.hops == 0
+            && p.payload_bytes > 0
+            && p.proto == packet::Proto::Tcp
+        {
+            self.nic_departures.push((p.flow_id, p.frame_bytes));
+        }
         let st = &mut self.ports[port as usize].stats;
         st.drops += 1;
         st.drop_bytes += p.frame_bytes as u64;
@@ -863,7 +874,10 @@ impl Network {
         pt.busy_until_ps = end;
         pt.stats.tx_wire_bytes += wire;
         pt.stats.tx_pkts += 1;
+        // Only a segment leaving its own host: a torus server's ports are host ports too, and
+        // the segments it forwards are not its transport's.
         if pt.switch == NONE
+            && p.hops == 0
             && p.payload_bytes > 0
             && p.proto == packet::Proto::Tcp
             && self.track_nic_departures

@@ -3,14 +3,17 @@
 //! `dst_port`); at every server it crosses, the runtime hands it to that server's instance
 //! of the service (`on_path`), which may let it go on (the default), change it, drop it,
 //! keep it, or send packets of its own; at its destination the service receives it
-//! (`deliver`). Service 0 is the hosts' own TCP and UDP, which pass through untouched.
+//! (`deliver`). Service 0 is the hosts' own TCP and UDP, which no server on the way looks at.
 //!
 //! A built-in service is a variant of `Service` (an enum, so a hop costs no dynamic
-//! dispatch); a user's is a `user::ServiceCode` (`Service::User`).
+//! dispatch); a user's is a `user::ServiceCode` (`Service::User`). The transport's packets
+//! cross the torus in the TCP/IP tunnel (`tunnel`), whose reorder buffers at each
+//! destination put each flow's segments back in order.
 
 pub mod multicast;
 pub mod ping;
 pub mod reliable;
+pub mod tunnel;
 pub mod user;
 
 use crate::engine::Scheduler;
@@ -66,6 +69,8 @@ pub enum Service {
 #[derive(Default)]
 pub struct Services {
     pub list: Vec<Option<Service>>,
+    /// The TCP/IP tunnel's reorder buffers at each destination (a torus's transport).
+    pub tunnel: Option<tunnel::Tunnel>,
 }
 
 impl Services {
@@ -170,6 +175,12 @@ impl Services {
     /// A service's timer went off.
     pub fn on_event(&mut self, ctx: &mut SvcCtx<impl SvcSched>, e: SvcEvent) {
         let SvcEvent::Timer { service, tag } = e;
+        if service == TRANSPORT {
+            if let Some(t) = &mut self.tunnel {
+                t.on_timer(ctx, tag);
+            }
+            return;
+        }
         match self.get(service) {
             Some(Service::Ping(p)) => p.on_timer(ctx, tag),
             Some(Service::Reliable(r)) => r.on_timer(ctx, tag),

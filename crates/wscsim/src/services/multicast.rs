@@ -262,15 +262,11 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
         least.push(mine.iter().copied().fold(f64::NAN, f64::min));
         g.extend(mine);
     }
-    g.sort_by(f64::total_cmp);
     let complete: usize = m.instances.iter().map(|x| x.complete).sum();
     h.insert("multicast_members_complete".into(), complete.into());
-    if !g.is_empty() {
+    if let Some(median) = crate::metrics::headline::lower_median(&mut g) {
         h.insert("multicast_min_gbps_per_member".into(), g[0].into());
-        h.insert(
-            "multicast_median_gbps_per_member".into(),
-            g[(g.len() - 1) / 2].into(),
-        );
+        h.insert("multicast_median_gbps_per_member".into(), median.into());
     }
     if least.len() > 1 {
         h.insert(

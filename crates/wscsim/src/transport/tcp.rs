@@ -393,7 +393,8 @@ impl Tcp {
             for &(conn, bytes) in &batch {
                 let s = &mut self.senders[conn as usize];
                 let was_held = s.nic_bytes >= self.params.tsq_limit_bytes;
-                s.nic_bytes -= bytes as u64;
+                debug_assert!(s.nic_bytes >= u64::from(bytes), "TSQ bytes below zero");
+                s.nic_bytes -= u64::from(bytes);
                 if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
                     if s.in_recovery && self.params.sack {
                         self.sack_recovery_send(net, hosts, ev, conn);
