@@ -418,11 +418,11 @@ fn reliable_transfers_complete_across_losses() {
     let r = clean.services.reliable().unwrap();
     assert!(r.done() && clean.finished());
     assert!(r
-        .transfers
+        .transfers()
         .iter()
         .all(|t| t.acked == t.packets && t.retransmits == 0));
     // 300 KB in packets of the jumbo MTU less the 32-byte header.
-    assert_eq!(r.transfers[0].packets, 300_000u32.div_ceil(9000 - 32));
+    assert_eq!(r.transfers()[0].packets, 300_000u32.div_ceil(9000 - 32));
     let lossy = run(&sc(
         "0",
         r#","failures":[{"link":["h1","h0"],"at":"1ms","until":"40ms"}]"#,
@@ -430,7 +430,7 @@ fn reliable_transfers_complete_across_losses() {
     let r = lossy.services.reliable().unwrap();
     assert!(r.done(), "all complete");
     assert!(lossy.net.counters.link_down_drops > 0);
-    assert!(r.transfers.iter().map(|t| t.timeouts).sum::<u32>() > 0);
+    assert!(r.transfers().iter().map(|t| t.timeouts).sum::<u32>() > 0);
     let keyed = run(&sc("\"key\"", ""));
     let r = keyed.services.reliable().unwrap();
     assert!(r.done());

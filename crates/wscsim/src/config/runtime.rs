@@ -200,7 +200,10 @@ mod tests {
             reorder_packets: Some(0),
             ..Default::default()
         };
-        assert_eq!(resolve_runtime(&mut Some(off), &torus).unwrap().tunnel, None);
+        assert_eq!(
+            resolve_runtime(&mut Some(off), &torus).unwrap().tunnel,
+            None
+        );
         assert_eq!(
             bad(RuntimeCfg {
                 reorder_packets: Some(-3),

@@ -13,6 +13,7 @@
 pub mod multicast;
 pub mod ping;
 pub mod reliable;
+pub mod streams;
 pub mod tunnel;
 pub mod user;
 

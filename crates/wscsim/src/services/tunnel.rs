@@ -78,7 +78,11 @@ impl Tunnel {
             self.ready.push(pkt);
             return;
         }
-        let (flow, seq, end) = (p.flow_id as usize, p.seq, p.seq + u64::from(p.payload_bytes));
+        let (flow, seq, end) = (
+            p.flow_id as usize,
+            p.seq,
+            p.seq + u64::from(p.payload_bytes),
+        );
         if self.streams.len() <= flow {
             self.streams.resize_with(flow + 1, || Stream {
                 deadline_ps: NEVER,
@@ -269,7 +273,11 @@ mod tests {
         // Another flow is not held behind this one's hole.
         assert_eq!(arrive(&mut s, &mut t, 1, 0), [0]);
         assert_eq!(arrive(&mut s, &mut t, 0, 1), [1, 2, 3]);
-        assert_eq!(arrive(&mut s, &mut t, 0, 2), [2], "a duplicate goes up at once");
+        assert_eq!(
+            arrive(&mut s, &mut t, 0, 2),
+            [2],
+            "a duplicate goes up at once"
+        );
         assert_eq!(arrive(&mut s, &mut t, 0, 4), [4]);
         assert_eq!(t.counters.held, 2);
         assert_eq!(t.counters.released_with_hole, 0);
