@@ -258,6 +258,9 @@ impl Sim {
                 Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
             }
             crate::workload::WorkloadSpec::Multicast(spec) => multicast_service(&net, spec)?,
+            crate::workload::WorkloadSpec::Kv(spec) => Services::with_kv(
+                crate::services::kvstore::KvStore::new(spec.clone(), net.n_hosts()),
+            ),
             _ => Services::default(),
         };
         services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
@@ -444,6 +447,10 @@ impl Sim {
     #[inline]
     fn handle(&mut self, e: SimEvent) {
         match e {
+            SimEvent::Net(NetEvent::NodeDown { node }) => {
+                self.net.handle(&mut self.ev, NetEvent::NodeDown { node });
+                self.node_down(node);
+            }
             SimEvent::Net(e) => match self.net.handle(&mut self.ev, e) {
                 None => {}
                 Some(Upcall::Deliver { pkt, host }) => {
@@ -492,6 +499,21 @@ impl Sim {
                 self.metrics.on_sample(&mut self.ev, &self.net)
             }
         }
+    }
+
+    /// Node `node` has failed: if it is a server, the services hear.
+    fn node_down(&mut self, node: u32) {
+        let n = &self.net.nodes[node as usize];
+        if n.kind != crate::net::NodeKind::Host {
+            return;
+        }
+        let host = n.index;
+        let mut ctx = SvcCtx {
+            net: &mut self.net,
+            hosts: &mut self.hosts,
+            ev: &mut self.ev,
+        };
+        self.services.on_server_down(&mut ctx, host);
     }
 
     /// What a host has finished with goes up: to its transport or service, or on its way.
@@ -649,6 +671,9 @@ impl Sim {
         if let Some(m) = self.services.multicast() {
             tables.push(crate::services::multicast::table(m));
         }
+        if let Some(k) = self.services.kv() {
+            tables.push(crate::services::kv_clients::table(&k.clients));
+        }
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
@@ -681,6 +706,9 @@ impl Sim {
         }
         if let Some(m) = self.services.multicast() {
             crate::services::multicast::headline(&mut headline, m);
+        }
+        if let Some(k) = self.services.kv() {
+            crate::services::kvstore::headline(&mut headline, k, &self.net, self.ev.now());
         }
         if self.net.torus.is_some() && !self.tcp.senders.is_empty() {
             crate::services::tunnel::headline(

@@ -7,6 +7,7 @@ pub mod churn;
 pub mod failures;
 pub mod host;
 pub mod kinds;
+pub mod kv;
 pub mod memcached;
 pub mod scheme;
 pub mod topology;

@@ -93,6 +93,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "ping" => with_params(w, |p| ping_spec(p, n_hosts, &host_tech))?,
         "reliable" => with_params(w, |p| reliable_spec(p, &graph, &host_tech, sc.seed))?,
         "multicast" => with_params(w, |p| multicast_spec(p, &graph, &host_tech))?,
+        "kv" => with_params(w, |p| super::kv::resolve_kv(p, &graph, &host_tech, sc.seed))?,
         _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
     };
     if let Some(c) = &sc.metrics.capture {
@@ -160,6 +161,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "multicast",
         keys: fields_of::<crate::services::multicast::Params>,
+    },
+    Kind {
+        name: "kv",
+        keys: fields_of::<crate::services::kv_clients::Params>,
     },
     Kind {
         name: "memcached",

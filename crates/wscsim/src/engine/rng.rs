@@ -26,6 +26,8 @@ pub mod family {
     pub const FAILURE: u64 = 5;
     /// Servers failing and rejoining at random (`[churn]`).
     pub const CHURN: u64 = 6;
+    /// The key-value store's clients (workload kind "kv"), one stream per client.
+    pub const KV: u64 = 7;
 }
 
 /// The random stream of component `index` of family `family` under `seed`.

@@ -27,6 +27,7 @@
 //! the application's reading is not modelled (the socket buffer is as large as
 //! `transport.rcv_window`). With the `ideal` stack every cost is zero and none of this runs.
 
+pub mod disk;
 pub mod nic;
 pub mod presets;
 pub mod threads;

@@ -178,6 +178,35 @@ impl Kbr {
 }
 
 impl Network {
+    /// `GetServersForKey(key, r)` as server `host` sees it at `now`: up to `r` servers of
+    /// the key's succession that `host`'s view reaches (a rejoined server only once it has
+    /// taken its keys back), the root first. Empty off a torus.
+    pub fn servers_for_key(&mut self, host: u32, key: u64, r: usize, now: TimePs) -> Vec<u32> {
+        let Some(k) = self.kbr.as_mut() else {
+            return Vec::new();
+        };
+        let view = k.views.of_node[host as usize];
+        let comp = k.views.components(view);
+        let mine = comp[host as usize];
+        let from = &k.root_from_ps;
+        k.keys.servers_for_key(&Key::new(0, key), r, |s| {
+            comp[s as usize] == mine && from[s as usize] <= now
+        })
+    }
+
+    /// `GetServersForKey(key, r)` by the truth at `now`: the servers that are up (and have
+    /// taken their keys back), whoever looks. Empty off a torus.
+    pub fn servers_for_key_truly(&mut self, key: u64, r: usize, now: TimePs) -> Vec<u32> {
+        let Some(k) = self.kbr.as_mut() else {
+            return Vec::new();
+        };
+        let up = &self.node_up;
+        let from = &k.root_from_ps;
+        k.keys.servers_for_key(&Key::new(0, key), r, |s| {
+            up[s as usize] && from[s as usize] <= now
+        })
+    }
+
     /// Starts the runtime on a torus network (nothing elsewhere).
     pub fn install_kbr(&mut self, detection: Detection, seed: u64) {
         let Some(t) = &self.torus else { return };

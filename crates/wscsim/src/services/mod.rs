@@ -10,6 +10,8 @@
 //! cross the torus in the TCP/IP tunnel (`tunnel`), whose reorder buffers at each
 //! destination put each flow's segments back in order.
 
+pub mod kv_clients;
+pub mod kvstore;
 pub mod multicast;
 pub mod ping;
 pub mod reliable;
@@ -27,6 +29,7 @@ pub const TRANSPORT: u16 = 0;
 pub const PING: u16 = 1;
 pub const RELIABLE: u16 = 2;
 pub const MULTICAST: u16 = 3;
+pub const KVSTORE: u16 = 4;
 
 /// Bytes of CamCubeOS's own header in a service packet (service id, source, key): the
 /// paper gives no figure; 32 is the simulator specification's choice.
@@ -63,6 +66,7 @@ pub enum Service {
     Ping(ping::Ping),
     Reliable(reliable::Reliable),
     Multicast(multicast::Multicast),
+    Kv(Box<kvstore::KvStore>),
     User(Box<dyn user::ServiceCode>),
 }
 
@@ -118,6 +122,29 @@ impl Services {
         s
     }
 
+    /// Services with the key-value store and its clients.
+    pub fn with_kv(k: kvstore::KvStore) -> Services {
+        let mut s = Services::default();
+        s.list.resize_with(usize::from(KVSTORE) + 1, || None);
+        s.list[usize::from(KVSTORE)] = Some(Service::Kv(Box::new(k)));
+        s
+    }
+
+    /// The key-value store, if this run has one.
+    pub fn kv(&self) -> Option<&kvstore::KvStore> {
+        match self.list.get(usize::from(KVSTORE))?.as_ref()? {
+            Service::Kv(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Server `host` has failed (by the truth): the services that act on failures hear.
+    pub fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+        if let Some(Service::Kv(k)) = self.get(KVSTORE) {
+            k.on_server_down(ctx, host);
+        }
+    }
+
     /// The file distribution, if this run has one.
     pub fn multicast(&self) -> Option<&multicast::Multicast> {
         match self.list.get(usize::from(MULTICAST))?.as_ref()? {
@@ -149,6 +176,7 @@ impl Services {
                 Service::Ping(p) => p.start(ctx),
                 Service::Reliable(r) => r.start(ctx),
                 Service::Multicast(m) => m.start(ctx),
+                Service::Kv(k) => k.start(ctx),
                 Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
             }
         }
@@ -159,6 +187,7 @@ impl Services {
         self.ping().is_some_and(|p| p.done())
             || self.reliable().is_some_and(|r| r.done())
             || self.multicast().is_some_and(|m| m.done())
+            || self.kv().is_some_and(|k| k.done())
     }
 
     /// Service packet `pkt` crosses server `host`.
@@ -168,6 +197,7 @@ impl Services {
             Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
             Some(Service::Reliable(r)) => r.on_path(ctx, host, pkt),
             Some(Service::Multicast(m)) => m.on_path(ctx, host, pkt),
+            Some(Service::Kv(k)) => k.on_path(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
             None => OnPath::Forward,
         }
@@ -186,6 +216,7 @@ impl Services {
             Some(Service::Ping(p)) => p.on_timer(ctx, tag),
             Some(Service::Reliable(r)) => r.on_timer(ctx, tag),
             Some(Service::Multicast(m)) => m.on_timer(ctx, tag),
+            Some(Service::Kv(k)) => k.on_timer(ctx, tag),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
             None => {}
         }
@@ -198,6 +229,7 @@ impl Services {
             Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
             Some(Service::Reliable(r)) => r.deliver(ctx, host, pkt),
             Some(Service::Multicast(m)) => m.deliver(ctx, host, pkt),
+            Some(Service::Kv(k)) => k.deliver(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),

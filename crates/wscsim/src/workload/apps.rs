@@ -108,7 +108,10 @@ impl Apps {
                 )));
             }
             WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
-            WorkloadSpec::Ping(_) | WorkloadSpec::Reliable(_) | WorkloadSpec::Multicast(_) => {}
+            WorkloadSpec::Ping(_)
+            | WorkloadSpec::Reliable(_)
+            | WorkloadSpec::Multicast(_)
+            | WorkloadSpec::Kv(_) => {}
         }
         let has_end = list.iter().any(App::ends_by_itself);
         Apps {

@@ -229,4 +229,6 @@ pub enum WorkloadSpec {
     Reliable(crate::services::reliable::ReliableSpec),
     /// A file sent to every server over six disjoint trees.
     Multicast(crate::services::multicast::MulticastSpec),
+    /// Clients of the key-value store.
+    Kv(crate::services::kv_clients::KvSpec),
 }

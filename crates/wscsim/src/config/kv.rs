@@ -1,0 +1,116 @@
+//! `[workload] kind = "kv"`: clients of CamCubeOS's key-value store on a torus.
+
+use super::checks::{host_list, int_in, one_of};
+use super::{err, Bytes, ConfigError};
+use crate::host::disk::DiskParams;
+use crate::net::link::LinkTech;
+use crate::services::kv_clients::{KvSpec, OpKind, Params};
+use crate::topology::Graph;
+use crate::workload::WorkloadSpec;
+
+/// Resolves the store's workload, writing the defaults back.
+pub fn resolve_kv(
+    w: &mut Params,
+    graph: &Graph,
+    tech: &LinkTech,
+    seed: u64,
+) -> Result<WorkloadSpec, ConfigError> {
+    if graph.torus.is_none() {
+        return Err(err(
+            "workload.kind",
+            "\"kv\"",
+            "another kind, unless topology.kind = \"torus3d\" (the store places objects by key)",
+        ));
+    }
+    let n_hosts = graph.n_hosts() as i64;
+    w.clients.get_or_insert_with(|| (0..n_hosts).collect());
+    let clients = host_list("workload.clients", &w.clients, n_hosts)?.expect("filled in");
+    if clients.is_empty() {
+        return Err(err("workload.clients", "[]", "at least one server"));
+    }
+    let outstanding = int_in(
+        "workload.outstanding",
+        *w.outstanding.get_or_insert(1),
+        1,
+        10_000,
+    )?;
+    let operations = int_in(
+        "workload.operations",
+        *w.operations.get_or_insert(100),
+        1,
+        10_000_000,
+    )?;
+    let keys = int_in("workload.keys", *w.keys.get_or_insert(1000), 1, 100_000_000)?;
+    let value = w.value_size.get_or_insert(Bytes(1_470_000)).0;
+    if !(1..=1 << 32).contains(&value) {
+        return Err(err("workload.value_size", value, "1 byte to 4 GiB"));
+    }
+    let replicas = int_in(
+        "workload.replicas",
+        *w.replicas.get_or_insert(3),
+        1,
+        n_hosts.min(64),
+    )?;
+    let disk = w.disk.get_or_insert_with(|| "x25e".into()).clone();
+    one_of("workload.disk", &disk, &["x25e", "none"])?;
+    let rereplicate = w
+        .rereplicate_after
+        .get_or_insert(crate::units::Duration(180 * crate::engine::PS_PER_S))
+        .0;
+    let timeout = w
+        .timeout
+        .get_or_insert(crate::units::Duration(crate::engine::PS_PER_S))
+        .0;
+    if timeout == 0 {
+        return Err(err(
+            "workload.timeout",
+            "0s",
+            "a positive duration such as \"1s\"",
+        ));
+    }
+    Ok(WorkloadSpec::Kv(KvSpec {
+        clients,
+        outstanding,
+        operations,
+        mix: resolve_mix(w)?,
+        keys,
+        value_bytes: value,
+        replicas,
+        disk: (disk == "x25e").then_some(DiskParams::X25_E),
+        rereplicate_ps: rereplicate,
+        timeout_ps: timeout,
+        payload_bytes: tech.mtu_bytes - crate::services::SERVICE_HEADER_BYTES,
+        window: 64,
+        rto_ps: 10 * crate::engine::PS_PER_MS,
+        seed,
+    }))
+}
+
+/// The operation mix: weights by name, normalised.
+fn resolve_mix(w: &mut Params) -> Result<[f64; 4], ConfigError> {
+    let mix = w
+        .mix
+        .get_or_insert_with(|| [("insert".to_string(), 1.0)].into());
+    let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
+    let mut weights = [0.0; 4];
+    for (name, &x) in mix.iter() {
+        one_of("workload.mix", name, &names)?;
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(err(
+                &format!("workload.mix.{name}"),
+                x,
+                "a weight of 0 or more",
+            ));
+        }
+        weights[names.iter().position(|n| n == name).expect("checked")] = x;
+    }
+    let sum: f64 = weights.iter().sum();
+    if sum <= 0.0 {
+        return Err(err(
+            "workload.mix",
+            "weights summing to 0",
+            "at least one weight above 0",
+        ));
+    }
+    Ok(weights.map(|x| x / sum))
+}

@@ -1,0 +1,286 @@
+//! The clients of the key-value store (workload kind "kv"): servers of the torus that each
+//! keep `outstanding` operations in flight (a closed loop: the next leaves when one is
+//! answered), `operations` in all, drawn from a mix of insert, lookup, delete and
+//! compare-and-swap on keys chosen uniformly from `keys`. Each client has its own random
+//! stream. A compare-and-swap expects the version the client last saw of that key (0 if
+//! none). The operations' records make the `kv_ops` table.
+
+use crate::engine::{rng, TimePs, NEVER};
+use crate::host::disk::DiskParams;
+use rand::Rng;
+use std::collections::BTreeMap;
+
+/// `[workload]` parameters of kind "kv" (defaults are filled in by config::kv).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Servers that issue operations (default: every server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<i64>>,
+    /// Operations each client keeps in flight (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outstanding: Option<i64>,
+    /// Operations each client issues (default 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operations: Option<i64>,
+    /// Relative weights of "insert", "lookup", "delete" and "cas" (default insert 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix: Option<BTreeMap<String, f64>>,
+    /// Distinct keys (default 1,000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<i64>,
+    /// Bytes of a value written (default 1.47 MB, the paper's mean image).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_size: Option<crate::units::Bytes>,
+    /// Servers holding each object (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i64>,
+    /// "x25e" (default: the servers' Intel X25-E SSD) or "none" (in memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
+    /// Delay before lost replicas are recreated after a failure (default 180 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rereplicate_after: Option<crate::units::Duration>,
+    /// How long a client waits for an answer before sending again (default 1 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<crate::units::Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Insert,
+    Lookup,
+    Delete,
+    Cas,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 4] = [OpKind::Insert, OpKind::Lookup, OpKind::Delete, OpKind::Cas];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Insert => "insert",
+            OpKind::Lookup => "lookup",
+            OpKind::Delete => "delete",
+            OpKind::Cas => "cas",
+        }
+    }
+}
+
+/// How an operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// A lookup of a key that has no live object.
+    Missing,
+    /// A compare-and-swap whose expected version was not the current one.
+    Conflict,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Missing => "missing",
+            Status::Conflict => "conflict",
+        }
+    }
+}
+
+/// The store's workload, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvSpec {
+    pub clients: Vec<u32>,
+    pub outstanding: u32,
+    pub operations: u32,
+    /// Weights of `OpKind::ALL`, normalised to sum to 1.
+    pub mix: [f64; 4],
+    pub keys: u32,
+    pub value_bytes: u64,
+    pub replicas: u32,
+    /// None: the store is in memory.
+    pub disk: Option<DiskParams>,
+    pub rereplicate_ps: TimePs,
+    pub timeout_ps: TimePs,
+    /// The messages' packets: payload bytes, window, initial retransmission timeout.
+    pub payload_bytes: u32,
+    pub window: u32,
+    pub rto_ps: TimePs,
+    pub seed: u64,
+}
+
+/// One operation and its outcome (`end_ps` NEVER: not answered by the end of the run).
+#[derive(Clone, Copy, Debug)]
+pub struct Op {
+    pub client: u32,
+    pub kind: OpKind,
+    pub key: u32,
+    /// What a compare-and-swap expects.
+    pub expect_version: u32,
+    pub start_ps: TimePs,
+    pub end_ps: TimePs,
+    /// Times sent (1 + retries).
+    pub attempts: u16,
+    /// When the current attempt left.
+    pub sent_ps: TimePs,
+    pub status: Status,
+    /// The version the answer named.
+    pub version: u32,
+}
+
+pub struct Clients {
+    spec_clients: Vec<u32>,
+    operations: u32,
+    keys: u32,
+    /// Cumulative weights of the mix.
+    cumulative: [f64; 4],
+    rngs: Vec<rng::StreamRng>,
+    issued: Vec<u32>,
+    /// Per client: the last version it saw of each key.
+    seen: Vec<BTreeMap<u32, u32>>,
+    pub ops: Vec<Op>,
+    answered: usize,
+    /// The latest acknowledged version of each key written (insert, CAS, delete).
+    pub acknowledged: BTreeMap<u32, u32>,
+}
+
+impl Clients {
+    pub fn new(spec: &KvSpec) -> Clients {
+        let mut cumulative = [0.0; 4];
+        let mut sum = 0.0;
+        for (c, w) in cumulative.iter_mut().zip(spec.mix) {
+            sum += w;
+            *c = sum;
+        }
+        let n = spec.clients.len();
+        Clients {
+            spec_clients: spec.clients.clone(),
+            operations: spec.operations,
+            keys: spec.keys,
+            cumulative,
+            rngs: (0..n)
+                .map(|c| rng::stream(spec.seed, rng::family::KV, c as u64))
+                .collect(),
+            issued: vec![0; n],
+            seen: vec![BTreeMap::new(); n],
+            ops: Vec::with_capacity(n * spec.operations as usize),
+            answered: 0,
+            acknowledged: BTreeMap::new(),
+        }
+    }
+
+    /// Every operation answered.
+    pub fn done(&self) -> bool {
+        self.answered == self.spec_clients.len() * self.operations as usize
+    }
+
+    /// Client `c`'s next operation, recorded (None when it has issued them all).
+    pub fn next_op(&mut self, c: usize, now: TimePs) -> Option<u32> {
+        if self.issued[c] >= self.operations {
+            return None;
+        }
+        self.issued[c] += 1;
+        let r = &mut self.rngs[c];
+        let u: f64 = r.random::<f64>() * self.cumulative[3];
+        let kind = OpKind::ALL[self.cumulative.iter().position(|&x| u < x).unwrap_or(3)];
+        let key = r.random_range(0..self.keys);
+        let expect_version = self.seen[c].get(&key).copied().unwrap_or(0);
+        self.ops.push(Op {
+            client: self.spec_clients[c],
+            kind,
+            key,
+            expect_version,
+            start_ps: now,
+            end_ps: NEVER,
+            attempts: 1,
+            sent_ps: now,
+            status: Status::Ok,
+            version: 0,
+        });
+        Some(self.ops.len() as u32 - 1)
+    }
+
+    /// The answer to attempt `attempt` of `op` came: the client's index if the operation
+    /// is now done (the first answer counts; later ones are ignored).
+    pub fn on_reply(
+        &mut self,
+        op: u32,
+        attempt: u16,
+        status: Status,
+        version: u32,
+        now: TimePs,
+    ) -> Option<usize> {
+        let _ = attempt;
+        let o = &mut self.ops[op as usize];
+        if o.end_ps != NEVER {
+            return None;
+        }
+        o.end_ps = now;
+        o.status = status;
+        o.version = version;
+        self.answered += 1;
+        let c = self
+            .spec_clients
+            .iter()
+            .position(|&x| x == o.client)
+            .expect("a client");
+        if status != Status::Missing {
+            self.seen[c].insert(o.key, version);
+        }
+        if status == Status::Ok && o.kind != OpKind::Lookup {
+            let a = self.acknowledged.entry(o.key).or_insert(0);
+            *a = (*a).max(version);
+        }
+        Some(c)
+    }
+
+    /// Whether `op` has gone unanswered for `timeout_ps` since its last attempt (then it
+    /// counts one more attempt, sent now).
+    pub fn timed_out(&mut self, op: u32, now: TimePs, timeout_ps: TimePs) -> bool {
+        let o = &mut self.ops[op as usize];
+        if o.end_ps != NEVER || now < o.sent_ps + timeout_ps {
+            return false;
+        }
+        o.attempts = o.attempts.saturating_add(1);
+        o.sent_ps = now;
+        true
+    }
+}
+
+/// One row per operation.
+pub fn table(c: &Clients) -> crate::metrics::Table {
+    use crate::metrics::{floats, ints, us, Column};
+    let ops = &c.ops;
+    let latency = |o: &Op| {
+        if o.end_ps == NEVER {
+            f64::NAN
+        } else {
+            us(o.end_ps - o.start_ps)
+        }
+    };
+    crate::metrics::Table {
+        name: "kv_ops",
+        columns: vec![
+            ("client", ints(ops, |o| i64::from(o.client))),
+            (
+                "op",
+                Column::Cat {
+                    levels: &["insert", "lookup", "delete", "cas"],
+                    codes: ops.iter().map(|o| o.kind as u8).collect(),
+                },
+            ),
+            ("key", ints(ops, |o| i64::from(o.key))),
+            ("start_us", floats(ops, |o| us(o.start_ps))),
+            ("latency_us", floats(ops, latency)),
+            (
+                "status",
+                Column::Cat {
+                    levels: &["ok", "missing", "conflict"],
+                    codes: ops.iter().map(|o| o.status as u8).collect(),
+                },
+            ),
+            ("version", ints(ops, |o| i64::from(o.version))),
+            ("attempts", ints(ops, |o| i64::from(o.attempts))),
+        ],
+    }
+}

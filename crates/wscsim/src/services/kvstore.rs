@@ -1,0 +1,600 @@
+//! CamCubeOS's key-value store: each object lives at the `replicas` servers that
+//! `GetServersForKey(key, r)` names, the key's root (the primary) first; the paper's
+//! default r = 3 puts the two copies on the primary's neighbours, over two separate links.
+//!
+//! A client's operation goes to the key (delivered at its root, by key-based routing) as a
+//! reliable message (`streams`). The primary serves it:
+//! - lookup: the object, read from disk if the store has one;
+//! - insert, delete, compare-and-swap: a new version (delete leaves a tombstone with its
+//!   version), written locally and sent to each other server of the key's replica set as
+//!   the primary's view has it; once every copy is written (on disk, when there is one) and
+//!   acknowledged, the primary replies. A write is acknowledged only when all its replicas
+//!   have it, so no acknowledged write is lost while fewer than r of them fail.
+//!
+//! When a primary fails, routing delivers the key's operations to the next server of the
+//! succession, which holds a replica: it is the new primary (promotion needs no message).
+//! `rereplicate_ps` after each server failure, each primary copies the objects whose
+//! replica set lost a member to the server that joined it. A client that has no reply after
+//! `timeout_ps` sends the operation again.
+//!
+//! Simplified: the servers hear of a failure at once for re-replication (routing learns it
+//! by keepalives as usual); a failed server's objects stay in its store and count again if
+//! it rejoins (versions keep a stale copy from winning, but nothing copies what it missed
+//! to it: the paper's background recovery of a rejoined server is not modelled); the
+//! store's CPU work is not charged to the host.
+
+use super::streams::{StreamEvent, StreamParams, Streams, To};
+use super::{OnPath, SvcCtx, SvcEvent, SvcSched};
+use crate::engine::{TimePs, NEVER};
+use crate::host::disk::{Disk, DiskParams};
+use crate::packet::PktId;
+use std::collections::BTreeMap;
+
+pub use super::kv_clients::{KvSpec, Op, OpKind, Status};
+
+/// The store's service id.
+pub const KVSTORE: u16 = super::KVSTORE;
+
+/// Bytes of the store's own header in each message (the 160-bit key, version, operation),
+/// beyond the runtime's: wscsim's choice.
+pub const KV_HEADER_BYTES: u64 = 64;
+
+/// Timer tags below this are the messages' (`streams`).
+const OP_TIMER: u32 = 1 << 30;
+/// Tags from here are delayed actions (`Pending`).
+const PENDING_TIMER: u32 = 1 << 31;
+/// The re-replication pass.
+const REPAIR_TIMER: u32 = u32::MAX;
+
+/// One server's copy of an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Object {
+    pub version: u32,
+    pub bytes: u64,
+    /// Deleted: a tombstone keeps the version.
+    pub deleted: bool,
+}
+
+/// What a message carries.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    /// A client's operation, to the key's root.
+    Request { op: u32, attempt: u16 },
+    /// A copy of a write, from the primary (its write `write`) to a replica.
+    Replicate { write: u32 },
+    /// A replica has written copy `write`.
+    ReplicaAck { write: u32 },
+    /// The answer to attempt `attempt` of operation `op`.
+    Reply { op: u32, attempt: u16 },
+    /// A re-replication copy (no answer: the message's own acknowledgement suffices).
+    Repair,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Msg {
+    body: Body,
+    key: u32,
+    object: Object,
+    status: Status,
+}
+
+/// A write at its primary, waiting for its copies.
+#[derive(Clone, Copy, Debug)]
+struct Write {
+    op: u32,
+    attempt: u16,
+    /// The primary that made it.
+    primary: u32,
+    key: u32,
+    object: Object,
+    /// Copies (the primary's own included) not yet written.
+    waiting: u32,
+}
+
+/// Something a server does when its disk is done.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    /// The primary's own copy of write `write` is on disk.
+    PrimaryWritten { write: u32 },
+    /// A replica's copy (message `msg`) is on disk: acknowledge it.
+    ReplicaWritten { msg: u32, host: u32 },
+    /// A lookup's object has been read: reply.
+    Read { msg: u32, host: u32 },
+}
+
+/// What the store counted over a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KvCounters {
+    /// Copies sent by re-replication.
+    pub repairs: u64,
+    /// Operations sent again after a timeout.
+    pub retries: u64,
+}
+
+pub struct KvStore {
+    pub spec: KvSpec,
+    streams: Streams,
+    msgs: Vec<Msg>,
+    writes: Vec<Write>,
+    pending: Vec<Pending>,
+    /// Per server: its objects by key.
+    pub stores: Vec<BTreeMap<u32, Object>>,
+    disks: Vec<Disk>,
+    /// Each key's routing bits.
+    key_bits: Vec<u64>,
+    pub clients: super::kv_clients::Clients,
+    pub counters: KvCounters,
+    /// Scratch: messages to stop.
+    abandon: Vec<u32>,
+}
+
+impl KvStore {
+    pub fn new(spec: KvSpec, n_servers: usize) -> KvStore {
+        let key_bits = (0..spec.keys)
+            .map(|k| crate::engine::rng::mix64(spec.seed ^ crate::engine::rng::mix64(u64::from(k))))
+            .collect();
+        let disk = spec.disk.unwrap_or(DiskParams::X25_E);
+        KvStore {
+            streams: Streams::new(StreamParams {
+                service: KVSTORE,
+                payload_bytes: spec.payload_bytes,
+                window: spec.window,
+                rto_ps: spec.rto_ps,
+            }),
+            msgs: Vec::new(),
+            writes: Vec::new(),
+            pending: Vec::new(),
+            stores: vec![BTreeMap::new(); n_servers],
+            disks: vec![Disk::new(disk); n_servers],
+            key_bits,
+            clients: super::kv_clients::Clients::new(&spec),
+            counters: KvCounters::default(),
+            abandon: Vec::new(),
+            spec,
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.clients.done()
+    }
+
+    /// The routing bits of key `k`.
+    pub fn key_bits(&self, k: u32) -> u64 {
+        self.key_bits[k as usize]
+    }
+
+    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        for c in 0..self.spec.clients.len() {
+            for _ in 0..self.spec.outstanding {
+                self.issue_next(ctx, c);
+            }
+        }
+    }
+
+    /// Client `c` starts its next operation, if it has one left.
+    fn issue_next(&mut self, ctx: &mut SvcCtx<impl SvcSched>, c: usize) {
+        let now = ctx.ev.now();
+        if let Some(op) = self.clients.next_op(c, now) {
+            self.send_request(ctx, op);
+        }
+    }
+
+    /// Sends (again) operation `op` to its key.
+    fn send_request(&mut self, ctx: &mut SvcCtx<impl SvcSched>, op: u32) {
+        let o = self.clients.ops[op as usize];
+        let now = ctx.ev.now();
+        let bytes = match o.kind {
+            OpKind::Insert | OpKind::Cas => self.spec.value_bytes,
+            OpKind::Lookup | OpKind::Delete => 0,
+        };
+        let object = Object {
+            version: o.expect_version,
+            bytes,
+            deleted: false,
+        };
+        let body = Body::Request {
+            op,
+            attempt: o.attempts,
+        };
+        let to = To::Key(self.key_bits(o.key));
+        self.open(ctx, o.client, to, body, o.key, object, Status::Ok);
+        ctx.ev.schedule(
+            now + self.spec.timeout_ps,
+            SvcEvent::Timer {
+                service: KVSTORE,
+                tag: OP_TIMER + op,
+            },
+        );
+    }
+
+    /// Opens a message of the store carrying `object`'s bytes (when `body` moves a value).
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        from: u32,
+        to: To,
+        body: Body,
+        key: u32,
+        object: Object,
+        status: Status,
+    ) {
+        let value = match body {
+            Body::Request { .. } | Body::Replicate { .. } | Body::Reply { .. } | Body::Repair => {
+                object.bytes
+            }
+            Body::ReplicaAck { .. } => 0,
+        };
+        let id = self.streams.open(ctx, from, to, KV_HEADER_BYTES + value);
+        debug_assert_eq!(id as usize, self.msgs.len());
+        self.msgs.push(Msg {
+            body,
+            key,
+            object,
+            status,
+        });
+        self.after_streams(ctx);
+    }
+
+    /// What the messages did: whole messages arrived are served.
+    fn after_streams(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        while let Some(e) = self.streams.events.pop() {
+            if let StreamEvent::Arrived { id, host } = e {
+                self.arrived(ctx, id, host);
+            }
+        }
+    }
+
+    /// Message `id` has wholly arrived at server `host`.
+    fn arrived(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
+        let m = self.msgs[id as usize];
+        match m.body {
+            Body::Request { op, attempt } => self.serve(ctx, id, host, op, attempt),
+            Body::Replicate { .. } | Body::Repair => self.store_copy(ctx, id, host),
+            Body::ReplicaAck { write } => self.copy_written(ctx, write),
+            Body::Reply { op, attempt } => {
+                let now = ctx.ev.now();
+                let c = self
+                    .clients
+                    .on_reply(op, attempt, m.status, m.object.version, now);
+                if let Some(c) = c {
+                    self.issue_next(ctx, c);
+                }
+            }
+        }
+    }
+
+    /// The primary `host` serves attempt `attempt` of operation `op` (message `id`).
+    fn serve(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        id: u32,
+        host: u32,
+        op: u32,
+        attempt: u16,
+    ) {
+        let o = self.clients.ops[op as usize];
+        let current = self.stores[host as usize].get(&o.key).copied();
+        let live = current.filter(|x| !x.deleted);
+        match o.kind {
+            OpKind::Lookup => {
+                let Some(obj) = live else {
+                    return self.reply(ctx, host, op, attempt, o.key, Status::Missing, None);
+                };
+                match self.spec.disk {
+                    Some(_) => {
+                        let now = ctx.ev.now();
+                        let done = self.disks[host as usize].request(now, obj.bytes, false);
+                        self.later(ctx, done, Pending::Read { msg: id, host });
+                    }
+                    None => self.reply(ctx, host, op, attempt, o.key, Status::Ok, Some(obj)),
+                }
+            }
+            OpKind::Cas if live.map_or(0, |x| x.version) != o.expect_version => {
+                let status = Status::Conflict;
+                self.reply(ctx, host, op, attempt, o.key, status, current);
+            }
+            OpKind::Insert | OpKind::Cas | OpKind::Delete => {
+                let deleted = o.kind == OpKind::Delete;
+                let object = Object {
+                    version: current.map_or(0, |x| x.version) + 1,
+                    bytes: if deleted { 0 } else { self.spec.value_bytes },
+                    deleted,
+                };
+                self.write(ctx, host, op, attempt, o.key, object);
+            }
+        }
+    }
+
+    /// The primary writes `object` and sends its copies.
+    fn write(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        host: u32,
+        op: u32,
+        attempt: u16,
+        key: u32,
+        object: Object,
+    ) {
+        let now = ctx.ev.now();
+        let bits = self.key_bits(key);
+        let set = ctx
+            .net
+            .servers_for_key(host, bits, self.spec.replicas as usize, now);
+        let others: Vec<u32> = set.into_iter().filter(|&s| s != host).collect();
+        let w = self.writes.len() as u32;
+        self.writes.push(Write {
+            op,
+            attempt,
+            primary: host,
+            key,
+            object,
+            waiting: others.len() as u32 + 1,
+        });
+        self.stores[host as usize].insert(key, object);
+        for m in others {
+            let body = Body::Replicate { write: w };
+            self.open(ctx, host, To::Host(m), body, key, object, Status::Ok);
+        }
+        match self.spec.disk {
+            Some(_) => {
+                let done = self.disks[host as usize].request(now, object.bytes, true);
+                self.later(ctx, done, Pending::PrimaryWritten { write: w });
+            }
+            None => self.copy_written(ctx, w),
+        }
+    }
+
+    /// A copy arrived at a replica (or a re-replication target): kept unless it already
+    /// has as new a version; acknowledged once written.
+    fn store_copy(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
+        let m = self.msgs[id as usize];
+        let s = &mut self.stores[host as usize];
+        if s.get(&m.key).is_none_or(|x| x.version < m.object.version) {
+            s.insert(m.key, m.object);
+        }
+        if !matches!(m.body, Body::Replicate { .. }) {
+            return;
+        }
+        match self.spec.disk {
+            Some(_) => {
+                let now = ctx.ev.now();
+                let done = self.disks[host as usize].request(now, m.object.bytes, true);
+                self.later(ctx, done, Pending::ReplicaWritten { msg: id, host });
+            }
+            None => self.ack_copy(ctx, id, host),
+        }
+    }
+
+    fn ack_copy(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
+        let m = self.msgs[id as usize];
+        let Body::Replicate { write } = m.body else {
+            return;
+        };
+        let primary = self.streams.list[id as usize].src;
+        let body = Body::ReplicaAck { write };
+        self.open(
+            ctx,
+            host,
+            To::Host(primary),
+            body,
+            m.key,
+            m.object,
+            Status::Ok,
+        );
+    }
+
+    /// One more copy of write `w` is written; the last lets the primary reply.
+    fn copy_written(&mut self, ctx: &mut SvcCtx<impl SvcSched>, w: u32) {
+        let wr = &mut self.writes[w as usize];
+        wr.waiting -= 1;
+        if wr.waiting > 0 {
+            return;
+        }
+        let wr = *wr;
+        let status = Status::Ok;
+        self.reply(
+            ctx,
+            wr.primary,
+            wr.op,
+            wr.attempt,
+            wr.key,
+            status,
+            Some(wr.object),
+        );
+    }
+
+    /// The primary answers attempt `attempt` of `op`.
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        host: u32,
+        op: u32,
+        attempt: u16,
+        key: u32,
+        status: Status,
+        object: Option<Object>,
+    ) {
+        let o = self.clients.ops[op as usize];
+        let mut object = object.unwrap_or(Object {
+            version: 0,
+            bytes: 0,
+            deleted: false,
+        });
+        if o.kind != OpKind::Lookup {
+            object.bytes = 0;
+        }
+        let body = Body::Reply { op, attempt };
+        self.open(ctx, host, To::Host(o.client), body, key, object, status);
+    }
+
+    /// Runs `what` at `at` (when a disk is done).
+    fn later(&mut self, ctx: &mut SvcCtx<impl SvcSched>, at: TimePs, what: Pending) {
+        let i = self.pending.len() as u32;
+        self.pending.push(what);
+        ctx.ev.schedule(
+            at,
+            SvcEvent::Timer {
+                service: KVSTORE,
+                tag: PENDING_TIMER + i,
+            },
+        );
+    }
+}
+
+impl KvStore {
+    pub fn on_path(&mut self, _ctx: &mut SvcCtx<impl SvcSched>, _h: u32, _p: PktId) -> OnPath {
+        OnPath::Forward
+    }
+
+    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
+        self.streams.deliver(ctx, host, pkt);
+        self.after_streams(ctx);
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
+        match tag {
+            REPAIR_TIMER => self.repair(ctx),
+            t if t >= PENDING_TIMER => self.run_pending(ctx, t - PENDING_TIMER),
+            t if t >= OP_TIMER => {
+                let op = t - OP_TIMER;
+                let now = ctx.ev.now();
+                if self.clients.timed_out(op, now, self.spec.timeout_ps) {
+                    self.counters.retries += 1;
+                    self.send_request(ctx, op);
+                }
+            }
+            t => self.streams.on_timer(ctx, t),
+        }
+        self.after_streams(ctx);
+    }
+
+    fn run_pending(&mut self, ctx: &mut SvcCtx<impl SvcSched>, i: u32) {
+        match self.pending[i as usize] {
+            Pending::PrimaryWritten { write } => self.copy_written(ctx, write),
+            Pending::ReplicaWritten { msg, host } => self.ack_copy(ctx, msg, host),
+            Pending::Read { msg, host } => {
+                let m = self.msgs[msg as usize];
+                let Body::Request { op, attempt } = m.body else {
+                    return;
+                };
+                let obj = self.stores[host as usize].get(&m.key).copied();
+                let live = obj.filter(|x| !x.deleted);
+                let status = if live.is_some() {
+                    Status::Ok
+                } else {
+                    Status::Missing
+                };
+                self.reply(ctx, host, op, attempt, m.key, status, live);
+            }
+        }
+    }
+
+    /// Server `host` has failed: its messages stop, and re-replication is due
+    /// `rereplicate_ps` from now (one pass covers every failure before it).
+    pub fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+        for (id, s) in self.streams.list.iter().enumerate() {
+            if s.src == host && s.end_ps == NEVER {
+                self.abandon.push(id as u32);
+            }
+        }
+        for id in std::mem::take(&mut self.abandon) {
+            self.streams.abandon(id);
+        }
+        let at = ctx.ev.now() + self.spec.rereplicate_ps;
+        ctx.ev.schedule(
+            at,
+            SvcEvent::Timer {
+                service: KVSTORE,
+                tag: REPAIR_TIMER,
+            },
+        );
+    }
+
+    /// Re-replication: every live primary copies each of its objects to the servers of
+    /// its replica set (by the truth now) that lack that version.
+    fn repair(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        let now = ctx.ev.now();
+        let r = self.spec.replicas as usize;
+        let mut copies = Vec::new();
+        for (host, store) in self.stores.iter().enumerate() {
+            if !ctx.net.host_up(host as u32) {
+                continue;
+            }
+            for (&key, &obj) in store {
+                let set = ctx
+                    .net
+                    .servers_for_key_truly(self.key_bits[key as usize], r, now);
+                if set.first() != Some(&(host as u32)) {
+                    continue;
+                }
+                for &m in &set[1..] {
+                    let has = self.stores[m as usize].get(&key).map_or(0, |x| x.version);
+                    if has < obj.version {
+                        copies.push((host as u32, m, key, obj));
+                    }
+                }
+            }
+        }
+        for (from, to, key, obj) in copies {
+            self.counters.repairs += 1;
+            self.open(ctx, from, To::Host(to), Body::Repair, key, obj, Status::Ok);
+        }
+    }
+
+    /// Acknowledged writes no live server holds (at their version or later): the store
+    /// lost them.
+    pub fn lost_writes(&self, net: &crate::net::Network) -> u64 {
+        let mut lost = 0;
+        for (&key, &version) in &self.clients.acknowledged {
+            let held = self.stores.iter().enumerate().any(|(h, s)| {
+                net.host_up(h as u32) && s.get(&key).is_some_and(|x| x.version >= version)
+            });
+            if !held {
+                lost += 1;
+            }
+        }
+        lost
+    }
+}
+
+/// Headline figures: operations answered and their rate, latency percentiles, the bytes
+/// written per second, retries, re-replication copies, and acknowledged writes lost.
+pub fn headline(
+    h: &mut serde_json::Map<String, serde_json::Value>,
+    k: &KvStore,
+    net: &crate::net::Network,
+    now_ps: TimePs,
+) {
+    let ops = &k.clients.ops;
+    let done: Vec<&Op> = ops.iter().filter(|o| o.end_ps != NEVER).collect();
+    h.insert("kv_ops".into(), ops.len().into());
+    h.insert("kv_ops_answered".into(), done.len().into());
+    let secs = now_ps as f64 / 1e12;
+    if secs > 0.0 {
+        h.insert("kv_ops_per_s".into(), (done.len() as f64 / secs).into());
+        let written = done
+            .iter()
+            .filter(|o| matches!(o.kind, OpKind::Insert | OpKind::Cas) && o.status == Status::Ok)
+            .count() as f64;
+        let gbps = written * k.spec.value_bytes as f64 * 8.0 / secs / 1e9;
+        h.insert("kv_write_gbps".into(), gbps.into());
+    }
+    let mut lat: Vec<f64> = done
+        .iter()
+        .map(|o| (o.end_ps - o.start_ps) as f64 / 1e6)
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    if !lat.is_empty() {
+        let at = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize];
+        h.insert("kv_median_latency_us".into(), at(0.5).into());
+        h.insert("kv_p95_latency_us".into(), at(0.95).into());
+    }
+    h.insert("kv_retries".into(), k.counters.retries.into());
+    h.insert("kv_rereplication_copies".into(), k.counters.repairs.into());
+    h.insert(
+        "kv_acknowledged_writes_lost".into(),
+        k.lost_writes(net).into(),
+    );
+}
