@@ -15,19 +15,11 @@ pub fn resolve_kv(
     tech: &LinkTech,
     seed: u64,
 ) -> Result<WorkloadSpec, ConfigError> {
-    if graph.torus.is_none() {
-        return Err(err(
-            "workload.kind",
-            "\"kv\"",
-            "another kind, unless topology.kind = \"torus3d\" (the store places objects by key)",
-        ));
-    }
     let n_hosts = graph.n_hosts() as i64;
-    w.clients.get_or_insert_with(|| (0..n_hosts).collect());
-    let clients = host_list("workload.clients", &w.clients, n_hosts)?.expect("filled in");
-    if clients.is_empty() {
-        return Err(err("workload.clients", "[]", "at least one server"));
-    }
+    let store_dims = resolve_store_dims(w, graph, n_hosts)?;
+    let dims = graph.torus.or(store_dims).expect("one or the other");
+    let servers = i64::from(dims[0] * dims[1] * dims[2]);
+    let (clients, front_ends) = resolve_clients(w, n_hosts, servers)?;
     let outstanding = int_in(
         "workload.outstanding",
         *w.outstanding.get_or_insert(1),
@@ -49,7 +41,7 @@ pub fn resolve_kv(
         "workload.replicas",
         *w.replicas.get_or_insert(3),
         1,
-        n_hosts.min(64),
+        servers.min(64),
     )?;
     let disk = w.disk.get_or_insert_with(|| "x25e".into()).clone();
     one_of("workload.disk", &disk, &["x25e", "none"])?;
@@ -70,6 +62,7 @@ pub fn resolve_kv(
     }
     Ok(WorkloadSpec::Kv(KvSpec {
         clients,
+        front_ends,
         outstanding,
         operations,
         mix: resolve_mix(w)?,
@@ -83,7 +76,43 @@ pub fn resolve_kv(
         window: 64,
         rto_ps: 10 * crate::engine::PS_PER_MS,
         seed,
+        store_dims,
     }))
+}
+
+/// The store's servers off a torus (the switched baseline): `store_dims`, required there
+/// and refused on a torus.
+fn resolve_store_dims(
+    w: &Params,
+    graph: &Graph,
+    n_hosts: i64,
+) -> Result<Option<[u32; 3]>, ConfigError> {
+    match (&w.store_dims, graph.torus) {
+        (None, Some(_)) => Ok(None),
+        (Some(d), Some(_)) => Err(err(
+            "workload.store_dims",
+            format!("{d:?}"),
+            "nothing on a torus (its servers hold the store)",
+        )),
+        (None, None) => Err(err(
+            "workload.kind",
+            "\"kv\"",
+            "on topology.kind = \"torus3d\", or elsewhere with workload.store_dims = [x, y, z] (hosts 0 to x*y*z - 1 hold the store)",
+        )),
+        (Some(d), None) => {
+            let ok = d.len() == 3
+                && d.iter().all(|&k| (1..=64).contains(&k))
+                && d.iter().product::<i64>() < n_hosts;
+            if !ok {
+                return Err(err(
+                    "workload.store_dims",
+                    format!("{d:?}"),
+                    format!("three sizes from 1 to 64 whose product is below the {n_hosts} hosts (the rest are load generators)"),
+                ));
+            }
+            Ok(Some([d[0] as u32, d[1] as u32, d[2] as u32]))
+        }
+    }
 }
 
 /// The operation mix: weights by name, normalised.
@@ -113,4 +142,34 @@ fn resolve_mix(w: &mut Params) -> Result<[f64; 4], ConfigError> {
         ));
     }
     Ok(weights.map(|x| x / sum))
+}
+
+/// Who issues operations (default: the load generators if there are any, else every
+/// server), and the front ends their operations go through (none for servers).
+fn resolve_clients(
+    w: &mut Params,
+    n_hosts: i64,
+    servers: i64,
+) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
+    w.clients.get_or_insert_with(|| match n_hosts > servers {
+        true => (servers..n_hosts).collect(),
+        false => (0..n_hosts).collect(),
+    });
+    let clients = host_list("workload.clients", &w.clients, n_hosts)?.expect("filled in");
+    if clients.is_empty() {
+        return Err(err("workload.clients", "[]", "at least one server"));
+    }
+    // A load generator's operations go through the servers; a server runs its own.
+    let front_ends = match clients.iter().any(|&c| i64::from(c) >= servers) {
+        true if clients.iter().any(|&c| i64::from(c) < servers) => {
+            return Err(err(
+                "workload.clients",
+                format!("{clients:?}"),
+                "servers only or load generators only",
+            ))
+        }
+        true => (0..servers as u32).collect(),
+        false => Vec::new(),
+    };
+    Ok((clients, front_ends))
 }

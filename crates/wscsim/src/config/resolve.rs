@@ -81,6 +81,16 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let wk = w.kind.clone();
     let udp = sc.transport.kind == "udp";
     udp_transport_fits(&wk, udp)?;
+    if let Some(d) = graph.torus {
+        let outside = graph.n_hosts() as u32 - d[0] * d[1] * d[2];
+        if outside > 0 && wk != "kv" {
+            return Err(err(
+                "topology.load_generators",
+                outside,
+                "0 unless workload.kind = \"kv\" (only the key-value store's clients use them)",
+            ));
+        }
+    }
     let workload = match wk.as_str() {
         "incast" => with_params(w, |p| incast_spec(p, n_hosts))?,
         "flows" => with_params(w, |p| flows_spec(p, n_hosts, rate))?,

@@ -210,7 +210,15 @@ fn torus3d_graph(t: &mut torus3d::Params, link: LinkParams) -> Result<Graph, Con
         return Err(bad(format!("{dims:?}")));
     }
     check_fits(&size)?;
-    Ok(torus3d::build(d, link))
+    let generators = *t.load_generators.get_or_insert(0);
+    if !(0..=1000).contains(&generators) {
+        return Err(err(
+            "topology.load_generators",
+            generators,
+            "0 (no external switch) to 1000 hosts on the external switch",
+        ));
+    }
+    Ok(torus3d::build_with_generators(d, link, generators as u32))
 }
 
 fn single_switch_graph(

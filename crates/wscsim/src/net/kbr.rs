@@ -178,6 +178,14 @@ impl Kbr {
 }
 
 impl Network {
+    /// Whether `port` joins the torus to its external switch (or is the switch's).
+    #[inline]
+    pub fn is_external_port(&self, port: u32) -> bool {
+        let Some(t) = &self.torus else { return false };
+        let p = &self.ports[port as usize];
+        p.node >= t.servers() || p.peer_node >= t.servers()
+    }
+
     /// `GetServersForKey(key, r)` as server `host` sees it at `now`: up to `r` servers of
     /// the key's succession that `host`'s view reaches (a rejoined server only once it has
     /// taken its keys back), the root first. Empty off a torus.
@@ -210,6 +218,10 @@ impl Network {
     /// Starts the runtime on a torus network (nothing elsewhere).
     pub fn install_kbr(&mut self, detection: Detection, seed: u64) {
         let Some(t) = &self.torus else { return };
+        // Links to the external switch (and the switch's own) are not the torus's: they
+        // join a node to itself here, so no search crosses them.
+        let servers = t.servers();
+        let outside = |p: &super::Port| p.node >= servers || p.peer_node >= servers;
         let adj = Adjacency {
             port_base: self
                 .nodes
@@ -217,11 +229,19 @@ impl Network {
                 .map(|n| n.port_base)
                 .chain(std::iter::once(self.ports.len() as u32))
                 .collect(),
-            peer_node: self.ports.iter().map(|p| p.peer_node).collect(),
+            peer_node: self
+                .ports
+                .iter()
+                .map(|p| if outside(p) { p.node } else { p.peer_node })
+                .collect(),
             peer_port: self
                 .ports
                 .iter()
-                .map(|p| self.nodes[p.peer_node as usize].port_base + p.peer_in_port)
+                .enumerate()
+                .map(|(i, p)| match outside(p) {
+                    true => i as u32,
+                    false => self.nodes[p.peer_node as usize].port_base + p.peer_in_port,
+                })
                 .collect(),
         };
         self.kbr = Some(Kbr::new(adj, t.dims, detection, seed));
@@ -243,6 +263,9 @@ impl Network {
     ) {
         let now = ev.now();
         let owner = self.ports[port as usize].node;
+        if self.is_external_port(port) {
+            return;
+        }
         let peer_port = {
             let pt = &self.ports[port as usize];
             self.nodes[pt.peer_node as usize].port_base + pt.peer_in_port

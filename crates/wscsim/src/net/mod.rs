@@ -329,6 +329,13 @@ impl Network {
             Forwarder::Torus => {
                 let now = ev.now();
                 let p = self.pool.get(pkt);
+                if p.dst_host != packet::TO_KEY && p.dst_host >= self.torus_servers() {
+                    // Out of the cube: through the server's port to the external switch,
+                    // its last.
+                    let last = nd.port_base + nd.nports - 1;
+                    self.enqueue_at_port(ev, last, pkt, 0);
+                    return;
+                }
                 if p.hops == 0 && p.src_host == host && p.dst_host == packet::TO_KEY {
                     self.kbr.as_mut().expect("torus").counters.key_sent += 1;
                 }
@@ -356,6 +363,12 @@ impl Network {
             _ => base,
         };
         self.enqueue_at_port(ev, port, pkt, 0);
+    }
+
+    /// How many servers the torus has (hosts from this number on are outside it).
+    #[inline]
+    fn torus_servers(&self) -> u32 {
+        self.torus.as_ref().map_or(u32::MAX, |t| t.servers())
     }
 
     /// Of a torus server's candidate links (local ports), the first free one (none queued,

@@ -303,6 +303,10 @@ impl super::Network {
         let node = self.ports[port as usize].node;
         let nd = &self.nodes[node as usize];
         let (host, local) = (nd.index, (port - nd.port_base) as usize);
+        if local >= 6 {
+            // A server's port to the external switch: not a torus link, fed directly.
+            return;
+        }
         loop {
             let Some(sq) = self.service_queues.as_mut() else {
                 return;

@@ -2,7 +2,9 @@
 //! keep `outstanding` operations in flight (a closed loop: the next leaves when one is
 //! answered), `operations` in all, drawn from a mix of insert, lookup, delete and
 //! compare-and-swap on keys chosen uniformly from `keys`. Each client has its own random
-//! stream. A compare-and-swap expects the version the client last saw of that key (0 if
+//! stream. On a torus with load generators (CamCubeOS's image store), the clients are the
+//! generators by default: each operation goes to a front end drawn uniformly from the
+//! servers, which runs it against the store and answers the generator. A compare-and-swap expects the version the client last saw of that key (0 if
 //! none). The operations' records make the `kv_ops` table.
 
 use crate::engine::{rng, TimePs, NEVER};
@@ -14,7 +16,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Servers that issue operations (default: every server).
+    /// Hosts that issue operations (default: the load generators if the torus has them,
+    /// else every server).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clients: Option<Vec<i64>>,
     /// Operations each client keeps in flight (default 1).
@@ -44,6 +47,11 @@ pub struct Params {
     /// How long a client waits for an answer before sending again (default 1 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<crate::units::Duration>,
+    /// Off a torus (the same store through a switch): the store's servers are hosts 0 to
+    /// x*y*z - 1, whose keys map to them as on a torus of these dimensions; the other
+    /// hosts are load generators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_dims: Option<Vec<i64>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +99,9 @@ impl Status {
 #[derive(Clone, Debug, PartialEq)]
 pub struct KvSpec {
     pub clients: Vec<u32>,
+    /// Servers a client's operation goes through (empty: clients are servers and run their
+    /// operations themselves).
+    pub front_ends: Vec<u32>,
     pub outstanding: u32,
     pub operations: u32,
     /// Weights of `OpKind::ALL`, normalised to sum to 1.
@@ -107,12 +118,16 @@ pub struct KvSpec {
     pub window: u32,
     pub rto_ps: TimePs,
     pub seed: u64,
+    /// Off a torus: the store's servers as a torus of these dimensions (None on a torus).
+    pub store_dims: Option<[u32; 3]>,
 }
 
 /// One operation and its outcome (`end_ps` NEVER: not answered by the end of the run).
 #[derive(Clone, Copy, Debug)]
 pub struct Op {
     pub client: u32,
+    /// The server that runs it against the store (the client itself without front ends).
+    pub fe: u32,
     pub kind: OpKind,
     pub key: u32,
     /// What a compare-and-swap expects.
@@ -130,6 +145,7 @@ pub struct Op {
 
 pub struct Clients {
     spec_clients: Vec<u32>,
+    front_ends: Vec<u32>,
     operations: u32,
     keys: u32,
     /// Cumulative weights of the mix.
@@ -155,6 +171,7 @@ impl Clients {
         let n = spec.clients.len();
         Clients {
             spec_clients: spec.clients.clone(),
+            front_ends: spec.front_ends.clone(),
             operations: spec.operations,
             keys: spec.keys,
             cumulative,
@@ -185,8 +202,14 @@ impl Clients {
         let kind = OpKind::ALL[self.cumulative.iter().position(|&x| u < x).unwrap_or(3)];
         let key = r.random_range(0..self.keys);
         let expect_version = self.seen[c].get(&key).copied().unwrap_or(0);
+        let client = self.spec_clients[c];
+        let fe = match self.front_ends.len() {
+            0 => client,
+            n => self.front_ends[r.random_range(0..n)],
+        };
         self.ops.push(Op {
-            client: self.spec_clients[c],
+            client,
+            fe,
             kind,
             key,
             expect_version,
@@ -262,6 +285,7 @@ pub fn table(c: &Clients) -> crate::metrics::Table {
         name: "kv_ops",
         columns: vec![
             ("client", ints(ops, |o| i64::from(o.client))),
+            ("front_end", ints(ops, |o| i64::from(o.fe))),
             (
                 "op",
                 Column::Cat {

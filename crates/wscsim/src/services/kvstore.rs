@@ -3,7 +3,8 @@
 //! default r = 3 puts the two copies on the primary's neighbours, over two separate links.
 //!
 //! A client's operation goes to the key (delivered at its root, by key-based routing) as a
-//! reliable message (`streams`). The primary serves it:
+//! reliable message (`streams`); a load generator's goes first to a front end, a server
+//! that sends it on to the key and passes the answer back. The primary serves it:
 //! - lookup: the object, read from disk if the store has one;
 //! - insert, delete, compare-and-swap: a new version (delete leaves a tombstone with its
 //!   version), written locally and sent to each other server of the key's replica set as
@@ -58,7 +59,11 @@ pub struct Object {
 /// What a message carries.
 #[derive(Clone, Copy, Debug)]
 enum Body {
-    /// A client's operation, to the key's root.
+    /// A load generator's operation, to its front end.
+    Front { op: u32, attempt: u16 },
+    /// The front end's answer to the generator.
+    FrontReply { op: u32, attempt: u16 },
+    /// A client's operation (or a front end's, for a generator), to the key's root.
     Request { op: u32, attempt: u16 },
     /// A copy of a write, from the primary (its write `write`) to a replica.
     Replicate { write: u32 },
@@ -122,6 +127,9 @@ pub struct KvStore {
     disks: Vec<Disk>,
     /// Each key's routing bits.
     key_bits: Vec<u64>,
+    /// Off a torus (the switched baseline): the keyspace of the store's servers laid out
+    /// as a torus of `store_dims`, whose keys the store maps to servers itself.
+    keyspace: Option<crate::net::routing::key_based::KeySpace>,
     pub clients: super::kv_clients::Clients,
     pub counters: KvCounters,
     /// Scratch: messages to stop.
@@ -147,6 +155,9 @@ impl KvStore {
             stores: vec![BTreeMap::new(); n_servers],
             disks: vec![Disk::new(disk); n_servers],
             key_bits,
+            keyspace: spec
+                .store_dims
+                .map(crate::net::routing::key_based::KeySpace::new),
             clients: super::kv_clients::Clients::new(&spec),
             counters: KvCounters::default(),
             abandon: Vec::new(),
@@ -161,6 +172,40 @@ impl KvStore {
     /// The routing bits of key `k`.
     pub fn key_bits(&self, k: u32) -> u64 {
         self.key_bits[k as usize]
+    }
+
+    /// `GetServersForKey(key, r)`: as server `host`'s view has it on a torus (None: by
+    /// the truth); off a torus, the servers that are up.
+    fn replica_set(
+        &mut self,
+        net: &mut crate::net::Network,
+        host: Option<u32>,
+        key: u32,
+        r: usize,
+        now: TimePs,
+    ) -> Vec<u32> {
+        let bits = self.key_bits[key as usize];
+        match (&mut self.keyspace, host) {
+            (Some(ks), _) => {
+                let k = crate::net::routing::key_based::Key::new(0, bits);
+                ks.servers_for_key(&k, r, |s| net.host_up(s))
+            }
+            (None, Some(h)) => net.servers_for_key(h, bits, r, now),
+            (None, None) => net.servers_for_key_truly(bits, r, now),
+        }
+    }
+
+    /// Where a message for key `key`'s root goes: the key itself on a torus (key-based
+    /// routing finds the root on the way); off a torus, the root the store computes.
+    fn key_destination(&mut self, ctx: &mut SvcCtx<impl SvcSched>, key: u32) -> To {
+        if self.keyspace.is_none() {
+            return To::Key(self.key_bits(key));
+        }
+        let now = ctx.ev.now();
+        match self.replica_set(ctx.net, None, key, 1, now).first() {
+            Some(&root) => To::Host(root),
+            None => To::Key(self.key_bits(key)),
+        }
     }
 
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
@@ -192,11 +237,14 @@ impl KvStore {
             bytes,
             deleted: false,
         };
-        let body = Body::Request {
-            op,
-            attempt: o.attempts,
+        let attempt = o.attempts;
+        let (body, to) = match o.fe == o.client {
+            true => (
+                Body::Request { op, attempt },
+                self.key_destination(ctx, o.key),
+            ),
+            false => (Body::Front { op, attempt }, To::Host(o.fe)),
         };
-        let to = To::Key(self.key_bits(o.key));
         self.open(ctx, o.client, to, body, o.key, object, Status::Ok);
         ctx.ev.schedule(
             now + self.spec.timeout_ps,
@@ -220,10 +268,8 @@ impl KvStore {
         status: Status,
     ) {
         let value = match body {
-            Body::Request { .. } | Body::Replicate { .. } | Body::Reply { .. } | Body::Repair => {
-                object.bytes
-            }
             Body::ReplicaAck { .. } => 0,
+            _ => object.bytes,
         };
         let id = self.streams.open(ctx, from, to, KV_HEADER_BYTES + value);
         debug_assert_eq!(id as usize, self.msgs.len());
@@ -252,7 +298,18 @@ impl KvStore {
             Body::Request { op, attempt } => self.serve(ctx, id, host, op, attempt),
             Body::Replicate { .. } | Body::Repair => self.store_copy(ctx, id, host),
             Body::ReplicaAck { write } => self.copy_written(ctx, write),
-            Body::Reply { op, attempt } => {
+            Body::Front { op, attempt } => {
+                let body = Body::Request { op, attempt };
+                let to = self.key_destination(ctx, m.key);
+                self.open(ctx, host, to, body, m.key, m.object, Status::Ok);
+            }
+            Body::Reply { op, attempt } if self.clients.ops[op as usize].client != host => {
+                // A front end passes the answer on to its generator.
+                let client = self.clients.ops[op as usize].client;
+                let body = Body::FrontReply { op, attempt };
+                self.open(ctx, host, To::Host(client), body, m.key, m.object, m.status);
+            }
+            Body::Reply { op, attempt } | Body::FrontReply { op, attempt } => {
                 let now = ctx.ev.now();
                 let c = self
                     .clients
@@ -317,10 +374,7 @@ impl KvStore {
         object: Object,
     ) {
         let now = ctx.ev.now();
-        let bits = self.key_bits(key);
-        let set = ctx
-            .net
-            .servers_for_key(host, bits, self.spec.replicas as usize, now);
+        let set = self.replica_set(ctx.net, Some(host), key, self.spec.replicas as usize, now);
         let others: Vec<u32> = set.into_iter().filter(|&s| s != host).collect();
         let w = self.writes.len() as u32;
         self.writes.push(Write {
@@ -426,7 +480,7 @@ impl KvStore {
             object.bytes = 0;
         }
         let body = Body::Reply { op, attempt };
-        self.open(ctx, host, To::Host(o.client), body, key, object, status);
+        self.open(ctx, host, To::Host(o.fe), body, key, object, status);
     }
 
     /// Runs `what` at `at` (when a disk is done).
@@ -517,23 +571,24 @@ impl KvStore {
     fn repair(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
         let now = ctx.ev.now();
         let r = self.spec.replicas as usize;
+        let held: Vec<(u32, u32, Object)> = (0..self.stores.len() as u32)
+            .filter(|&h| ctx.net.host_up(h))
+            .flat_map(|h| {
+                self.stores[h as usize]
+                    .iter()
+                    .map(move |(&k, &o)| (h, k, o))
+            })
+            .collect();
         let mut copies = Vec::new();
-        for (host, store) in self.stores.iter().enumerate() {
-            if !ctx.net.host_up(host as u32) {
+        for (host, key, obj) in held {
+            let set = self.replica_set(ctx.net, None, key, r, now);
+            if set.first() != Some(&host) {
                 continue;
             }
-            for (&key, &obj) in store {
-                let set = ctx
-                    .net
-                    .servers_for_key_truly(self.key_bits[key as usize], r, now);
-                if set.first() != Some(&(host as u32)) {
-                    continue;
-                }
-                for &m in &set[1..] {
-                    let has = self.stores[m as usize].get(&key).map_or(0, |x| x.version);
-                    if has < obj.version {
-                        copies.push((host as u32, m, key, obj));
-                    }
+            for &m in &set[1..] {
+                let has = self.stores[m as usize].get(&key).map_or(0, |x| x.version);
+                if has < obj.version {
+                    copies.push((host, m, key, obj));
                 }
             }
         }

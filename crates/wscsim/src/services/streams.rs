@@ -6,6 +6,13 @@
 //! so the sender goes back to what it acknowledges). Receivers keep what arrives out of
 //! order within the window and acknowledge every packet.
 //!
+//! Each message paces itself as TCP Tahoe does: its window starts at `INITIAL_WINDOW`
+//! packets, grows by one per packet acknowledged up to a threshold (slow start) and by one
+//! per window beyond it, never past `window`; a timeout halves the threshold and starts
+//! again from one packet. Without it, many messages at once (a hundred images through
+//! the external switch) would overrun the buffers on their way and collapse under
+//! retransmissions. The paper's transport is not described; this is wscsim's choice.
+//!
 //! The owning service hears of progress through `events`: a message that has wholly
 //! arrived at a server (`Arrived`, once per receiving server) and one whose every packet
 //! is acknowledged (`Acked`). CamCubeOS's reliable transport service (`reliable`) and the
@@ -23,6 +30,9 @@ use crate::packet::{Packet, PktId, Proto, TO_KEY};
 /// Bytes of an acknowledgement's payload (message and cumulative count).
 const ACK_PAYLOAD_BYTES: u32 = 16;
 
+/// Packets a message may have in flight before its first acknowledgement.
+const INITIAL_WINDOW: f64 = 4.0;
+
 /// Where a message goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum To {
@@ -38,7 +48,7 @@ pub struct StreamParams {
     pub service: u16,
     /// Payload bytes per packet.
     pub payload_bytes: u32,
-    /// Packets in flight.
+    /// The most packets in flight.
     pub window: u32,
     /// Initial retransmission timeout (doubled on each expiry, up to 1 s).
     pub rto_ps: TimePs,
@@ -64,6 +74,9 @@ pub struct Stream {
     pub acked: u32,
     /// The next packet to send.
     next: u32,
+    /// Packets it may have in flight now, and the slow-start threshold.
+    cwnd: f64,
+    ssthresh: f64,
     rto_ps: TimePs,
     /// When the retransmission timer expires (NEVER: not armed).
     deadline_ps: TimePs,
@@ -115,6 +128,8 @@ impl Streams {
                 .max(1) as u32,
             acked: 0,
             next: 0,
+            cwnd: INITIAL_WINDOW.min(f64::from(self.params.window)),
+            ssthresh: f64::from(self.params.window),
             rto_ps: self.params.rto_ps,
             deadline_ps: NEVER,
             retransmits: 0,
@@ -138,7 +153,8 @@ impl Streams {
         }
         loop {
             let t = &self.list[f];
-            if t.next >= t.packets || t.next >= t.acked + window {
+            let allowed = (t.cwnd as u32).clamp(1, window);
+            if t.next >= t.packets || t.next >= t.acked + allowed {
                 break;
             }
             let seq = t.next;
@@ -247,6 +263,15 @@ impl Streams {
             // A receiver that took over knows less: go back to what it has.
             t.next = ack;
         }
+        if ack > t.acked {
+            let newly = f64::from(ack - t.acked);
+            t.cwnd = if t.cwnd < t.ssthresh {
+                t.cwnd + newly
+            } else {
+                t.cwnd + newly / t.cwnd
+            }
+            .min(f64::from(self.params.window));
+        }
         if ack != t.acked {
             t.acked = ack;
             t.rto_ps = self.params.rto_ps;
@@ -270,6 +295,8 @@ impl Streams {
             return;
         }
         t.timeouts += 1;
+        t.ssthresh = (t.cwnd / 2.0).max(2.0);
+        t.cwnd = 1.0;
         t.retransmits += t.next - t.acked;
         t.next = t.acked;
         t.rto_ps = (t.rto_ps * 2).min(crate::engine::PS_PER_S);

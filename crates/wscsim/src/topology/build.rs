@@ -384,8 +384,13 @@ fn host_technologies(g: &Graph, host_nodes: &[u32], lay: &Layout) -> (Vec<LinkTe
 /// Which local port of each torus server leads in each direction.
 fn torus_routing(g: &Graph, dims: [u32; 3], lay: &Layout) -> TorusRouting {
     let n = g.nodes.len();
+    let servers = dims[0] * dims[1] * dims[2];
     let mut dir_port = vec![[NO_PORT; 6]; n];
     for (p, &(node, peer, _, _)) in lay.port_info.iter().enumerate() {
+        if node >= servers || peer >= servers {
+            // The external switch and its load generators are not in the torus.
+            continue;
+        }
         let local = (p as u32 - lay.port_base[node as usize]) as u8;
         let (a, b) = (torus::coords(dims, node), torus::coords(dims, peer));
         let axis = (0..3)

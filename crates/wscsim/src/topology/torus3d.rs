@@ -2,6 +2,11 @@
 //! server links to its neighbours along each axis, wrapping round. One dimension of 1
 //! makes a 2D torus. Servers are numbered by coordinates, h = x + X (y + Y z), and named
 //! `h{index}`; each z-slab (all servers with the same z) is a partition.
+//!
+//! With `load_generators`, the torus also has CamCubeOS's external switch (`ext`, a
+//! 1 Gbit/s store-and-forward switch in the paper) with one more port on every server and
+//! the load generators (`g0`, `g1`, ..., hosts numbered after the servers) on it: traffic
+//! into and out of the cube crosses it; traffic between servers never does.
 
 use super::{Graph, LinkParams};
 
@@ -12,9 +17,35 @@ pub struct Params {
     /// [x, y, z] servers per axis (default [3, 3, 3]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dims: Option<Vec<i64>>,
+    /// Hosts on an external switch that every server is also linked to (default 0: no
+    /// switch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_generators: Option<i64>,
 }
 
 pub fn build(dims: [u32; 3], link: LinkParams) -> Graph {
+    build_with_generators(dims, link, 0)
+}
+
+/// A torus with `generators` hosts on an external switch joined to every server (none:
+/// no switch). The external links are of the same kind as the torus's.
+pub fn build_with_generators(dims: [u32; 3], link: LinkParams, generators: u32) -> Graph {
+    let mut g = torus_only(dims, link);
+    if generators > 0 {
+        let n = dims[0] * dims[1] * dims[2];
+        let ext = g.add_switch("ext".into(), 0);
+        for h in 0..n {
+            g.link(h, ext, link);
+        }
+        for i in 0..generators {
+            let gen = g.add_host(format!("g{i}"));
+            g.link(gen, ext, link);
+        }
+    }
+    g
+}
+
+fn torus_only(dims: [u32; 3], link: LinkParams) -> Graph {
     let mut g = Graph::default();
     let n = dims[0] * dims[1] * dims[2];
     for h in 0..n {
@@ -59,6 +90,22 @@ pub fn size(dims: [u32; 3]) -> super::size::Size {
 mod tests {
     use super::*;
     use crate::net::NodeKind;
+
+    #[test]
+    fn load_generators_hang_off_a_switch_joined_to_every_server() {
+        let g = build_with_generators([3, 3, 3], LinkParams::ethernet(1_000_000_000, 0), 4);
+        g.check().unwrap();
+        assert_eq!((g.n_hosts(), g.n_switches()), (31, 1));
+        let ext = 27;
+        assert_eq!(g.nodes[ext].name, "ext");
+        assert_eq!(g.nodes[28].name, "g0");
+        // 81 torus links, then one per server and one per generator to the switch.
+        assert_eq!(g.links.len(), 81 + 27 + 4);
+        assert!(g.links[81..]
+            .iter()
+            .all(|l| l.b == ext as u32 || l.a == ext as u32));
+        assert!(g.nodes[28..].iter().all(|x| !x.forwards));
+    }
 
     #[test]
     fn every_server_has_six_links_and_no_switch() {

@@ -112,6 +112,12 @@ pub fn neighbour(dims: [u32; 3], h: u32, dir: usize) -> u32 {
 }
 
 impl TorusRouting {
+    /// The servers of the torus (hosts numbered from 0; any other host is outside it).
+    #[inline]
+    pub fn servers(&self) -> u32 {
+        self.dims[0] * self.dims[1] * self.dims[2]
+    }
+
     /// The routing of a torus of `dims` whose host `h` has its port towards direction `d`
     /// at `dir_port[h][d]`.
     pub fn new(dims: [u32; 3], dir_port: Vec<[u8; 6]>) -> Self {
