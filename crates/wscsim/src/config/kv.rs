@@ -51,7 +51,7 @@ pub fn resolve_kv(
         .0;
     let timeout = w
         .timeout
-        .get_or_insert(crate::units::Duration(crate::engine::PS_PER_S))
+        .get_or_insert(crate::units::Duration(3 * crate::engine::PS_PER_S))
         .0;
     if timeout == 0 {
         return Err(err(

@@ -44,7 +44,7 @@ pub struct Params {
     /// Delay before lost replicas are recreated after a failure (default 180 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rereplicate_after: Option<crate::units::Duration>,
-    /// How long a client waits for an answer before sending again (default 1 s).
+    /// How long a client waits for an answer before sending again (default 3 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<crate::units::Duration>,
     /// Off a torus (the same store through a switch): the store's servers are hosts 0 to

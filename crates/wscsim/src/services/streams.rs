@@ -9,7 +9,11 @@
 //! Each message paces itself as TCP Tahoe does: its window starts at `INITIAL_WINDOW`
 //! packets, grows by one per packet acknowledged up to a threshold (slow start) and by one
 //! per window beyond it, never past `window`; a timeout halves the threshold and starts
-//! again from one packet. Without it, many messages at once (a hundred images through
+//! again from one packet. The retransmission timeout follows the round trips each sending
+//! server measures (RFC 6298: smoothed RTT plus four deviations, from acknowledgements
+//! that echo the data packet's send time), never below the configured one, which is also
+//! where a server starts; a fixed timeout fires early behind a deep queue and resends a
+//! whole window that was only waiting. Without it, many messages at once (a hundred images through
 //! the external switch) would overrun the buffers on their way and collapse under
 //! retransmissions. The paper's transport is not described; this is wscsim's choice.
 //!
@@ -94,9 +98,19 @@ pub struct Stream {
     beyond: Vec<bool>,
 }
 
+/// A sending server's round-trip estimate (RFC 6298), in picoseconds.
+#[derive(Clone, Copy, Debug, Default)]
+struct RttEstimate {
+    srtt: f64,
+    rttvar: f64,
+    sampled: bool,
+}
+
 pub struct Streams {
     pub params: StreamParams,
     pub list: Vec<Stream>,
+    /// Per sending server, its round-trip estimate.
+    rtt: Vec<RttEstimate>,
     /// What happened since the owner last looked (the owner drains it).
     pub events: Vec<StreamEvent>,
 }
@@ -106,6 +120,7 @@ impl Streams {
         Streams {
             params,
             list: Vec::new(),
+            rtt: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -130,7 +145,7 @@ impl Streams {
             next: 0,
             cwnd: INITIAL_WINDOW.min(f64::from(self.params.window)),
             ssthresh: f64::from(self.params.window),
-            rto_ps: self.params.rto_ps,
+            rto_ps: self.rto_for(src),
             deadline_ps: NEVER,
             retransmits: 0,
             timeouts: 0,
@@ -208,6 +223,8 @@ impl Streams {
         ctx.net.delivered(pkt);
         let f = p.flow_id as usize;
         if p.src_port == 1 {
+            let now = ctx.ev.now();
+            self.sample(p.dst_host, now.saturating_sub(p.ts_echo_ps));
             self.on_ack(ctx, f, p.seq as u32);
             return;
         }
@@ -248,13 +265,44 @@ impl Streams {
             payload_bytes: ACK_PAYLOAD_BYTES,
             frame_bytes: frame,
             hash: p.hash,
+            ts_echo_ps: p.ts_ps,
             ..Default::default()
         });
         ctx.hosts.send(ctx.net, ctx.ev, host, a);
     }
 
+    /// The timeout a message from `src` starts with: its round-trip estimate's, or the
+    /// configured one before any sample (never below it).
+    fn rto_for(&self, src: u32) -> TimePs {
+        let floor = self.params.rto_ps;
+        match self.rtt.get(src as usize) {
+            Some(e) if e.sampled => ((e.srtt + 4.0 * e.rttvar) as TimePs).max(floor),
+            _ => floor,
+        }
+    }
+
+    /// A round trip of `sample_ps` measured at `src`.
+    fn sample(&mut self, src: u32, sample_ps: TimePs) {
+        if self.rtt.len() <= src as usize {
+            self.rtt.resize(src as usize + 1, RttEstimate::default());
+        }
+        let e = &mut self.rtt[src as usize];
+        let r = sample_ps as f64;
+        if e.sampled {
+            e.rttvar = 0.75 * e.rttvar + 0.25 * (e.srtt - r).abs();
+            e.srtt = 0.875 * e.srtt + 0.125 * r;
+        } else {
+            *e = RttEstimate {
+                srtt: r,
+                rttvar: r / 2.0,
+                sampled: true,
+            };
+        }
+    }
+
     fn on_ack(&mut self, ctx: &mut SvcCtx<impl SvcSched>, f: usize, ack: u32) {
         let now = ctx.ev.now();
+        let fresh_rto = self.rto_for(self.list[f].src);
         let t = &mut self.list[f];
         if t.end_ps != NEVER || t.abandoned {
             return;
@@ -274,7 +322,7 @@ impl Streams {
         }
         if ack != t.acked {
             t.acked = ack;
-            t.rto_ps = self.params.rto_ps;
+            t.rto_ps = fresh_rto;
             t.deadline_ps = NEVER;
         }
         if t.acked >= t.packets {
