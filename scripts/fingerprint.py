@@ -29,6 +29,8 @@ SHORTER = {
     "camcube_all_to_all": {"duration": "10ms"},  # its 4,096-server case keeps its own 20 ms
     "camcube_churn": {"duration": "300ms"},
     "camcube_multicast": {"workload.size": "20MB"},
+    "camcube_image_store": {"workload.operations": 10},
+    "camcube_image_store_failures": {"duration": "51s", "workload.outstanding": 2},
     "camcube_ping": {"workload.count": 3},
     "camcube_tcp": {"workload.size": "2MB"},
     "diablo_array_flows": {"duration": "100ms"},

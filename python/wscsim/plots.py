@@ -12,6 +12,7 @@ something to show. In a sweep, points are never pooled: each point gets a panel 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import matplotlib
@@ -910,6 +911,113 @@ def plot_tcp_inbound(groups: list[tuple[str, pd.Series]], path: Path, title: str
     return bool(_save(fig, path))
 
 
+# CamCubeOS Figure 6a: inserts at 150 in flight, the cube over the switch.
+CAMCUBE_FIGURE_6A_RATIO = {"disk": 1.31, "no disk": 1.93}
+
+
+def kv_inserts(points: pd.DataFrame, summary: dict) -> pd.DataFrame | None:
+    """The points of a key-value insert sweep (Figure 6a): case, operations in flight in
+    all (per client x clients) and images stored per second in Gbit/s; None unless the
+    sweep has cases and kv_write_gbps."""
+    if points.empty or "headline_kv_write_gbps" not in points.columns or "case" not in points.columns:
+        return None
+    per_point = summary.get("point_summaries") or []
+    rows = []
+    for r in points.sort_values("point").to_dict("records"):
+        p = int(r["point"])
+        w = ((per_point[p] if p < len(per_point) else {}).get("scenario") or {}).get("workload") or {}
+        if "outstanding" not in w or "clients" not in w:
+            return None
+        rows.append({"case": r["case"], "in_flight": int(w["outstanding"]) * len(w["clients"]),
+                     "gbps": float(r["headline_kv_write_gbps"])})
+    return pd.DataFrame(rows)
+
+
+def plot_kv_inserts(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """Insert throughput against operations in flight, a line per case, with the ratios
+    of the cube over the switch at the most in flight beside CamCubeOS Figure 6a's."""
+    fig, ax = subplots(figsize=(6.4, 4.4))
+    for case, g in t.groupby("case", sort=False):
+        g = g.sort_values("in_flight")
+        ls = "-" if "camcube" in case else "--"
+        color = "C1" if "no disk" in case else "C0"
+        ax.plot(g["in_flight"], g["gbps"], marker="o", ms=3, ls=ls, color=color, label=f"wscsim: {case}")
+    top = t[t["in_flight"] == t["in_flight"].max()].set_index("case")["gbps"]
+    notes = []
+    for kind, paper in CAMCUBE_FIGURE_6A_RATIO.items():
+        cube, sw = top.get(f"camcube, {kind}"), top.get(f"switch, {kind}")
+        if cube is not None and sw is not None and sw > 0:
+            notes.append(f"{kind}: cube/switch {cube / sw:.2f} (CamCubeOS {paper})")
+    if notes:
+        ax.text(0.02, 0.97, f"at {int(t['in_flight'].max())} in flight\n" + "\n".join(notes), transform=ax.transAxes,
+                va="top", fontsize=7, bbox={"facecolor": "white", "edgecolor": "0.8"})
+    ax.set_xlabel("inserts in flight (all load generators)")
+    ax.set_ylabel("images stored (Gbit/s)")
+    ax.set_ylim(0, float(t["gbps"].max()) * 1.4)
+    ax.set_xlim(0, None)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=7)
+    _title(fig, title, "image store inserts: the cube against a switch",
+           "1.47 MB images, 3 replicas; load generators on the external switch, front ends drawn at random")
+    return bool(_save(fig, path))
+
+
+# CamCubeOS Figure 6c: insert throughput after nine permanent failures.
+CAMCUBE_FIGURE_6C_DROP_PCT = 38.85
+_TIME_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_SIZE_UNITS = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+
+
+def _bytes(text) -> float | None:
+    """A scenario size ("1470000B", "1.47MB") in bytes."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(B|KB|MB|GB|KiB|MiB|GiB)\s*", str(text))
+    return float(m.group(1)) * _SIZE_UNITS[m.group(2)] if m else None
+
+
+def _seconds(text) -> float | None:
+    """A scenario duration ("50s", "100ms") in seconds."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(ps|ns|us|ms|s)\s*", str(text))
+    return float(m.group(1)) * _TIME_UNITS[m.group(2)] if m else None
+
+
+def kv_timeline(ops: pd.DataFrame, value_bytes: float, end_s: float) -> pd.DataFrame:
+    """Writes (inserts and compare-and-swaps that succeeded) completed in each second of
+    the run, as Gbit/s of values stored."""
+    done = ops[ops["latency_us"].notna() & ops["op"].isin(["insert", "cas"]) & (ops["status"] == "ok")]
+    end = (done["start_us"] + done["latency_us"]) / 1e6
+    edges = np.arange(0.0, math.floor(end_s) + 1.0, 1.0)
+    counts = np.histogram(end, bins=edges)[0] if len(edges) > 1 else np.array([])
+    return pd.DataFrame({"t_s": edges[1:], "gbps": counts * value_bytes * 8 / 1e9})
+
+
+def plot_kv_timeline(t: pd.DataFrame, failures_s: list[float], path: Path, title: str | None = None) -> bool:
+    """Insert throughput per second with the failures marked, and its fall from the ten
+    seconds before the first failure to the seconds after the last, beside CamCubeOS
+    Figure 6c's."""
+    if t.empty or not failures_s:
+        return False
+    fig, ax = subplots(figsize=(6.4, 4.4))
+    ax.plot(t["t_s"], t["gbps"], color="C0", lw=1, label="wscsim: images stored, per second")
+    for i, f in enumerate(sorted(failures_s)):
+        ax.axvline(f, color="C3", lw=0.6, ls=":", label="a server fails" if i == 0 else None)
+    first, last = min(failures_s), max(failures_s)
+    before = t[(t["t_s"] > first - 10) & (t["t_s"] <= first)]["gbps"].mean()
+    after = t[t["t_s"] > last + 1]["gbps"].mean()
+    if np.isfinite(before) and np.isfinite(after) and before > 0:
+        ax.text(0.02, 0.03, f"after {len(failures_s)} failures: {100 * (after / before - 1):+.1f}% "
+                f"(CamCubeOS: -{CAMCUBE_FIGURE_6C_DROP_PCT}%)", transform=ax.transAxes, fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "0.8"})
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("images stored (Gbit/s)")
+    ax.set_ylim(0, float(t["gbps"].max()) * 1.2)
+    ax.set_xlim(0, float(t["t_s"].max()))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize=7)
+    _title(fig, title, "image store inserts as servers fail for good",
+           "150 inserts in flight, store in memory; the load generators pick live front ends")
+    return bool(_save(fig, path))
+
+
 # ---------------------------------------------------------------------------------------
 # What a results folder gets
 
@@ -948,6 +1056,8 @@ def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
         made += _files("torus_throughput.png")
     if plot_ping_rtt(frames.get("pings"), folder / "ping_rtt.png", title):
         made += _files("ping_rtt.png")
+    if _kv_timeline_plot(frames, summary, folder / "kv_timeline.png", title):
+        made += _files("kv_timeline.png")
     if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and "flows" in frames:
         inbound = tcp_inbound_per_server(frames["flows"], 1e6 * summary.get("simulated_seconds", 0.0))
         if plot_tcp_inbound([(title or "run", inbound)], folder / "tcp_inbound.png", title):
@@ -982,6 +1092,9 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
         made += _files("ping_rtt.png")
     if _sweep_tcp_inbound(tables, summary, swept, folder / "tcp_inbound.png", title):
         made += _files("tcp_inbound.png")
+    inserts = kv_inserts(tables.get("points", empty), summary)
+    if inserts is not None and plot_kv_inserts(inserts, folder / "kv_inserts.png", title):
+        made += _files("kv_inserts.png")
     if churn is not None:
         if plot_torus_churn(churn, folder / "torus_churn.png", title):
             made += _files("torus_churn.png")
@@ -1019,3 +1132,16 @@ def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path
         end_us = 1e6 * (per_point[p] if p < len(per_point) else {}).get("simulated_seconds", 0.0)
         groups.append((_label(swept, [r[k] for k in swept]), tcp_inbound_per_server(_in(flows, p), end_us)))
     return plot_tcp_inbound(groups, path, title)
+
+
+def _kv_timeline_plot(frames: dict, summary: dict, path: Path, title: str | None) -> bool:
+    """plot_kv_timeline for a key-value run with failures."""
+    ops, sc = frames.get("kv_ops"), summary.get("scenario") or {}
+    failures = [f for f in (_seconds(x.get("at")) for x in sc.get("failures") or [] if isinstance(x, dict)) if f is not None]
+    if ops is None or ops.empty or not failures:
+        return False
+    value = _bytes((sc.get("workload") or {}).get("value_size", ""))
+    if value is None:
+        return False
+    t = kv_timeline(ops, value, float(summary.get("simulated_seconds", 0.0)))
+    return plot_kv_timeline(t, failures, path, title)

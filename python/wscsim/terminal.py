@@ -8,7 +8,8 @@ import re
 # Headline figures that answer each kind of experiment, in the order a reader wants them;
 # any others follow. A sweep's table shows only these (all of them with -v).
 FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
-         "incast_mean_iteration_us", "median_inbound_gbps_per_server", "min_inbound_gbps_per_server",
+         "incast_mean_iteration_us", "kv_write_gbps", "kv_ops_per_s", "kv_median_latency_us", "kv_p95_latency_us",
+         "kv_acknowledged_writes_lost", "kv_retries", "median_inbound_gbps_per_server", "min_inbound_gbps_per_server",
          "mean_fct_us", "median_delivered_gbps_per_live_server", "delivered_gbps_per_server", "expected_gbps_per_server",
          "delivered_fraction_of_expected", "aggregate_goodput_gbps", "key_drop_fraction", "key_packets_misdelivered",
          "key_packets_sent", "key_packets_dropped", "mean_ping_rtt_us", "pings_returned",

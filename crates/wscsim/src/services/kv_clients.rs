@@ -191,8 +191,26 @@ impl Clients {
         self.answered == self.spec_clients.len() * self.operations as usize
     }
 
-    /// Client `c`'s next operation, recorded (None when it has issued them all).
-    pub fn next_op(&mut self, c: usize, now: TimePs) -> Option<u32> {
+    /// A front end for client `c`: drawn uniformly from those `up` accepts (a generator
+    /// learns at once that a server it cannot connect to is gone), or from all if none is.
+    fn draw_front_end(&mut self, c: usize, up: &impl Fn(u32) -> bool) -> u32 {
+        let n = self.front_ends.len();
+        for _ in 0..64 {
+            let fe = self.front_ends[self.rngs[c].random_range(0..n)];
+            if up(fe) {
+                return fe;
+            }
+        }
+        let live: Vec<u32> = self.front_ends.iter().copied().filter(|&f| up(f)).collect();
+        match live.len() {
+            0 => self.front_ends[0],
+            k => live[self.rngs[c].random_range(0..k)],
+        }
+    }
+
+    /// Client `c`'s next operation, recorded (None when it has issued them all); `up`
+    /// says which servers are up.
+    pub fn next_op(&mut self, c: usize, now: TimePs, up: impl Fn(u32) -> bool) -> Option<u32> {
         if self.issued[c] >= self.operations {
             return None;
         }
@@ -203,9 +221,9 @@ impl Clients {
         let key = r.random_range(0..self.keys);
         let expect_version = self.seen[c].get(&key).copied().unwrap_or(0);
         let client = self.spec_clients[c];
-        let fe = match self.front_ends.len() {
-            0 => client,
-            n => self.front_ends[r.random_range(0..n)],
+        let fe = match self.front_ends.is_empty() {
+            true => client,
+            false => self.draw_front_end(c, &up),
         };
         self.ops.push(Op {
             client,
@@ -241,12 +259,9 @@ impl Clients {
         o.end_ps = now;
         o.status = status;
         o.version = version;
+        let o = *o;
         self.answered += 1;
-        let c = self
-            .spec_clients
-            .iter()
-            .position(|&x| x == o.client)
-            .expect("a client");
+        let c = self.index_of(o.client);
         if status != Status::Missing {
             self.seen[c].insert(o.key, version);
         }
@@ -258,15 +273,35 @@ impl Clients {
     }
 
     /// Whether `op` has gone unanswered for `timeout_ps` since its last attempt (then it
-    /// counts one more attempt, sent now).
-    pub fn timed_out(&mut self, op: u32, now: TimePs, timeout_ps: TimePs) -> bool {
+    /// counts one more attempt, sent now, through a front end drawn afresh: the last may
+    /// have failed).
+    pub fn timed_out(
+        &mut self,
+        op: u32,
+        now: TimePs,
+        timeout_ps: TimePs,
+        up: impl Fn(u32) -> bool,
+    ) -> bool {
         let o = &mut self.ops[op as usize];
         if o.end_ps != NEVER || now < o.sent_ps + timeout_ps {
             return false;
         }
         o.attempts = o.attempts.saturating_add(1);
         o.sent_ps = now;
+        let client = o.client;
+        if !self.front_ends.is_empty() {
+            let c = self.index_of(client);
+            let fe = self.draw_front_end(c, &up);
+            self.ops[op as usize].fe = fe;
+        }
         true
+    }
+
+    fn index_of(&self, client: u32) -> usize {
+        self.spec_clients
+            .iter()
+            .position(|&x| x == client)
+            .expect("a client")
     }
 }
 

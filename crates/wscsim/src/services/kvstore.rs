@@ -219,7 +219,8 @@ impl KvStore {
     /// Client `c` starts its next operation, if it has one left.
     fn issue_next(&mut self, ctx: &mut SvcCtx<impl SvcSched>, c: usize) {
         let now = ctx.ev.now();
-        if let Some(op) = self.clients.next_op(c, now) {
+        let net = &*ctx.net;
+        if let Some(op) = self.clients.next_op(c, now, |h| net.host_up(h)) {
             self.send_request(ctx, op);
         }
     }
@@ -514,7 +515,11 @@ impl KvStore {
             t if t >= OP_TIMER => {
                 let op = t - OP_TIMER;
                 let now = ctx.ev.now();
-                if self.clients.timed_out(op, now, self.spec.timeout_ps) {
+                let net = &*ctx.net;
+                if self
+                    .clients
+                    .timed_out(op, now, self.spec.timeout_ps, |h| net.host_up(h))
+                {
                     self.counters.retries += 1;
                     self.send_request(ctx, op);
                 }
@@ -545,11 +550,12 @@ impl KvStore {
         }
     }
 
-    /// Server `host` has failed: its messages stop, and re-replication is due
+    /// Server `host` has failed: its messages and those to it stop (a write waiting for
+    /// its copy waits until the client sends again), and re-replication is due
     /// `rereplicate_ps` from now (one pass covers every failure before it).
     pub fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
         for (id, s) in self.streams.list.iter().enumerate() {
-            if s.src == host && s.end_ps == NEVER {
+            if (s.src == host || s.to == To::Host(host)) && s.end_ps == NEVER {
                 self.abandon.push(id as u32);
             }
         }
