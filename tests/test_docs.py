@@ -66,6 +66,7 @@ LONG = {
     "wscsim run diablo_memcached_factors": "6 points of 1,984 hosts, about 2 minutes",
     "wscsim run camcube_all_to_all": "3 points of up to 4,096 servers, 10 to 15 s on 2 cores, and named in four places",
     "wscsim run camcube_churn": "5 points of 512 servers for 10 simulated seconds, about 35 s on 2 cores",
+    "wscsim run camcube_image_store_failures": "140 simulated seconds of image inserts, about 90 s",
     "wscsim run camcube_churn --set 'sweep={}' --set churn.rate=30 --set failure_detection.keepalive=100ms": "10 simulated seconds of 512 servers, about 10 s",
     "wscsim run diablo_memcached --set 'sweep={}' --set workload.requests_per_client=30000": "14 minutes and 6 GB",
 }
