@@ -30,7 +30,7 @@ SHORTER = {
     "camcube_churn": {"duration": "300ms"},
     "camcube_multicast": {"workload.size": "20MB"},
     "camcube_image_store": {"workload.operations": 10},
-    "camcube_image_store_failures": {"duration": "51s", "workload.outstanding": 2},
+    "camcube_image_store_failures": {"duration": "51s", "workload.outstanding": 2, "failures": [{"node": "h25", "at": "50s"}]},
     "camcube_ping": {"workload.count": 3},
     "camcube_tcp": {"workload.size": "2MB"},
     "diablo_array_flows": {"duration": "100ms"},
