@@ -120,6 +120,9 @@ CASES = [
     ("load generators for UDP", TORUS.replace("dims = [3, 3, 3]", "dims = [3, 3, 3]\nload_generators = 2"), "topology.load_generators"),
     ("negative load generators", TORUS.replace("dims = [3, 3, 3]", "dims = [3, 3, 3]\nload_generators = -1"), "topology.load_generators"),
     ("tunnel that never lets go", TORUS + '[runtime]\nreorder_hold = "0s"\n', "runtime.reorder_hold"),
+    ("aggregation on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "aggregate"'), "workload.kind"),
+    ("aggregation to a server that is not there", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "aggregate"\nroot = 27').replace('[transport]\nkind = "udp"\n', ""), "workload.root"),
+    ("aggregation paced beyond its links", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "aggregate"\nrate_fraction = 1.5').replace('[transport]\nkind = "udp"\n', ""), "workload.rate_fraction"),
     ("ping to itself", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "ping"\nsource = 2\ndestinations = [1, 2]').replace('[transport]\nkind = "udp"\n', ""), "workload.destinations[1]"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]

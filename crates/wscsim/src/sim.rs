@@ -138,6 +138,29 @@ fn install_captures(
     Ok(())
 }
 
+/// The aggregation of a run, up six disjoint trees of its torus.
+fn aggregate_service(
+    net: &Network,
+    spec: &crate::services::aggregate::AggregateSpec,
+) -> Result<Services, ConfigError> {
+    let dims = net.torus.as_ref().expect("checked: a torus").dims;
+    let frame = net.frame_bytes(
+        spec.root,
+        spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
+    );
+    let port = &net.ports[net.nic_port(spec.root) as usize];
+    let (overhead, rate) = (port.wire_overhead_bytes, port.rate_bps);
+    crate::services::aggregate::Aggregate::new(spec.clone(), dims, frame, overhead, rate)
+        .map(Services::with_aggregate)
+        .ok_or_else(|| ConfigError {
+            path: "workload.root".into(),
+            message: format!(
+                "given {}; allowed: a root from which six disjoint trees were found",
+                spec.root
+            ),
+        })
+}
+
 /// The file distribution of a run, over six disjoint trees of its torus.
 fn multicast_service(
     net: &Network,
@@ -258,6 +281,7 @@ impl Sim {
                 Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
             }
             crate::workload::WorkloadSpec::Multicast(spec) => multicast_service(&net, spec)?,
+            crate::workload::WorkloadSpec::Aggregate(spec) => aggregate_service(&net, spec)?,
             crate::workload::WorkloadSpec::Kv(spec) => Services::with_kv(
                 crate::services::kvstore::KvStore::new(spec.clone(), net.n_hosts()),
             ),
@@ -706,6 +730,9 @@ impl Sim {
         }
         if let Some(m) = self.services.multicast() {
             crate::services::multicast::headline(&mut headline, m);
+        }
+        if let Some(a) = self.services.aggregate() {
+            crate::services::aggregate::headline(&mut headline, a);
         }
         if let Some(k) = self.services.kv() {
             crate::services::kvstore::headline(&mut headline, k, &self.net, self.ev.now());

@@ -522,3 +522,32 @@ fn the_tunnel_puts_multipath_tcp_back_in_order() {
     let held = tunnel.services.tunnel.as_ref().unwrap().counters.held;
     assert!(held > 1000, "{held}");
 }
+
+/// Camdoop-style aggregation on 27 servers: every server's packet i of a tree is merged
+/// on the way into one, so each of the 26 other servers sends each packet of its tree
+/// once and the root receives the whole job at nearly six links' rate (each tree paced at
+/// 98% of a link), the time it would take one server to send its own share.
+#[test]
+fn aggregation_merges_on_the_path_at_six_links_rate() {
+    let s = run(
+        r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
+        "workload":{"kind":"aggregate","root":13,"size":"30MB"}}"#,
+    );
+    let a = s.services.aggregate().unwrap();
+    assert!(a.done() && s.finished());
+    assert_eq!(s.net.counters.dropped, 0);
+    assert_eq!(a.at_root, a.packets);
+    // One packet per server but the root, per packet of the job: merged, not forwarded.
+    assert_eq!(a.sent, 26 * u64::from(a.packets));
+    // Merged into them: each server's own packet and one per child, so the trees' inner
+    // servers merge more than they send.
+    assert!(a.inputs > a.sent);
+    let payload = 9000.0 - 32.0;
+    let wire = payload + 32.0 + 18.0 + 20.0;
+    let root_gbps = 30e6 * 8.0 / (a.end_ps as f64 / 1e12) / 1e9;
+    let bound = 6.0 * 0.98 * payload / wire;
+    assert!(
+        root_gbps <= bound && root_gbps > 0.95 * bound,
+        "{root_gbps} of {bound}"
+    );
+}

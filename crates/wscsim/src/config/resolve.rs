@@ -104,6 +104,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "reliable" => with_params(w, |p| reliable_spec(p, &graph, &host_tech, sc.seed))?,
         "multicast" => with_params(w, |p| multicast_spec(p, &graph, &host_tech))?,
         "kv" => with_params(w, |p| super::kv::resolve_kv(p, &graph, &host_tech, sc.seed))?,
+        "aggregate" => with_params(w, |p| aggregate_spec(p, &graph, &host_tech))?,
         _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
     };
     if let Some(c) = &sc.metrics.capture {
@@ -173,6 +174,10 @@ pub const WORKLOADS: &[Kind] = &[
         keys: fields_of::<crate::services::multicast::Params>,
     },
     Kind {
+        name: "aggregate",
+        keys: fields_of::<crate::services::aggregate::Params>,
+    },
+    Kind {
         name: "kv",
         keys: fields_of::<crate::services::kv_clients::Params>,
     },
@@ -213,13 +218,7 @@ fn multicast_spec(
     graph: &Graph,
     tech: &LinkTech,
 ) -> Result<WorkloadSpec, ConfigError> {
-    if graph.torus.is_none_or(|d| d.iter().any(|&k| k < 3)) {
-        return Err(err(
-            "workload.kind",
-            "\"multicast\"",
-            "another kind, unless topology.kind = \"torus3d\" with at least 3 servers along each axis (six disjoint trees need six distinct neighbours)",
-        ));
-    }
+    check_six_trees(graph, "multicast")?;
     let n_hosts = graph.n_hosts() as i64;
     w.roots.get_or_insert_with(|| vec![0]);
     let roots = host_list("workload.roots", &w.roots, n_hosts)?.expect("filled in");
@@ -230,15 +229,7 @@ fn multicast_spec(
     if size == 0 {
         return Err(err("workload.size", size, "at least 1 byte"));
     }
-    let max_payload = u64::from(tech.mtu_bytes - crate::services::SERVICE_HEADER_BYTES);
-    let payload = w.packet_size.get_or_insert(super::Bytes(max_payload)).0;
-    if !(1..=max_payload).contains(&payload) {
-        return Err(err(
-            "workload.packet_size",
-            payload,
-            format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)"),
-        ));
-    }
+    let payload = service_payload(&mut w.packet_size, tech)?;
     let f = *w.rate_fraction.get_or_insert(0.98);
     if !(f.is_finite() && f > 0.0 && f <= 1.0) {
         return Err(err("workload.rate_fraction", f, "above 0 and at most 1"));
@@ -247,10 +238,67 @@ fn multicast_spec(
         crate::services::multicast::MulticastSpec {
             roots,
             size_bytes: size,
-            payload_bytes: payload as u32,
+            payload_bytes: payload,
             rate_fraction_ppm: (f * 1e6).round() as u32,
         },
     ))
+}
+
+/// Camdoop-style aggregation to one server up six trees.
+fn aggregate_spec(
+    w: &mut crate::services::aggregate::Params,
+    graph: &Graph,
+    tech: &LinkTech,
+) -> Result<WorkloadSpec, ConfigError> {
+    check_six_trees(graph, "aggregate")?;
+    let n_hosts = graph.n_hosts() as i64;
+    let root = int_in("workload.root", *w.root.get_or_insert(0), 0, n_hosts - 1)?;
+    let size = w.size.get_or_insert(super::Bytes(100_000_000)).0;
+    if size == 0 {
+        return Err(err("workload.size", size, "at least 1 byte"));
+    }
+    let payload = service_payload(&mut w.packet_size, tech)?;
+    let f = *w.rate_fraction.get_or_insert(0.98);
+    if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+        return Err(err("workload.rate_fraction", f, "above 0 and at most 1"));
+    }
+    Ok(WorkloadSpec::Aggregate(
+        crate::services::aggregate::AggregateSpec {
+            root,
+            size_bytes: size,
+            payload_bytes: payload,
+            rate_fraction_ppm: (f * 1e6).round() as u32,
+        },
+    ))
+}
+
+/// A service over six disjoint trees needs a torus of at least 3 along each axis.
+fn check_six_trees(graph: &Graph, kind: &str) -> Result<(), ConfigError> {
+    if graph.torus.is_none_or(|d| d.iter().any(|&k| k < 3)) {
+        return Err(err(
+            "workload.kind",
+            format!("\"{kind}\""),
+            "another kind, unless topology.kind = \"torus3d\" with at least 3 servers along each axis (six disjoint trees need six distinct neighbours)",
+        ));
+    }
+    Ok(())
+}
+
+/// A service packet's payload: at most the MTU less CamCubeOS's header (the default).
+fn service_payload(
+    packet_size: &mut Option<super::Bytes>,
+    tech: &LinkTech,
+) -> Result<u32, ConfigError> {
+    let max_payload = u64::from(tech.mtu_bytes - crate::services::SERVICE_HEADER_BYTES);
+    let payload = packet_size.get_or_insert(super::Bytes(max_payload)).0;
+    if !(1..=max_payload).contains(&payload) {
+        return Err(err(
+            "workload.packet_size",
+            payload,
+            format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)"),
+        ));
+    }
+    Ok(payload as u32)
 }
 
 /// A reliable transfer's destination: a host, or None for "key" (a torus only).

@@ -12,7 +12,14 @@ use std::collections::BTreeMap;
 
 /// The services of the runtime, by id (`services::TRANSPORT`, `services::PING`). Service
 /// 0 carries the hosts' TCP and UDP.
-pub const SERVICES: &[&str] = &["transport", "ping", "reliable", "multicast", "kvstore"];
+pub const SERVICES: &[&str] = &[
+    "transport",
+    "ping",
+    "reliable",
+    "multicast",
+    "kvstore",
+    "aggregate",
+];
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -142,7 +149,7 @@ mod tests {
             crate::topology::torus3d::build([3, 3, 3], LinkParams::ethernet(1_000_000_000, 0));
         let mut cfg = None;
         let spec = resolve_runtime(&mut cfg, &torus).unwrap();
-        assert_eq!(spec.queues, Some(vec![QueueSpec::default(); 5]));
+        assert_eq!(spec.queues, Some(vec![QueueSpec::default(); 6]));
         assert_eq!(
             spec.tunnel,
             Some(TunnelSpec {
@@ -155,6 +162,7 @@ mod tests {
         assert_eq!(SERVICES[crate::services::TRANSPORT as usize], "transport");
         assert_eq!(SERVICES[crate::services::PING as usize], "ping");
         assert_eq!(SERVICES[crate::services::KVSTORE as usize], "kvstore");
+        assert_eq!(SERVICES[crate::services::AGGREGATE as usize], "aggregate");
         assert_eq!(cfg.unwrap().queue_packets, Some(1000));
         let bad = |c: RuntimeCfg| resolve_runtime(&mut Some(c), &torus).unwrap_err().path;
         let q = |s: &str| RuntimeCfg {

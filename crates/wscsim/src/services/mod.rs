@@ -10,6 +10,7 @@
 //! cross the torus in the TCP/IP tunnel (`tunnel`), whose reorder buffers at each
 //! destination put each flow's segments back in order.
 
+pub mod aggregate;
 pub mod kv_clients;
 pub mod kvstore;
 pub mod multicast;
@@ -30,6 +31,7 @@ pub const PING: u16 = 1;
 pub const RELIABLE: u16 = 2;
 pub const MULTICAST: u16 = 3;
 pub const KVSTORE: u16 = 4;
+pub const AGGREGATE: u16 = 5;
 
 /// Bytes of CamCubeOS's own header in a service packet (service id, source, key): the
 /// paper gives no figure; 32 is the simulator specification's choice.
@@ -67,6 +69,7 @@ pub enum Service {
     Reliable(reliable::Reliable),
     Multicast(multicast::Multicast),
     Kv(Box<kvstore::KvStore>),
+    Aggregate(aggregate::Aggregate),
     User(Box<dyn user::ServiceCode>),
 }
 
@@ -130,6 +133,22 @@ impl Services {
         s
     }
 
+    /// Services with a Camdoop-style aggregation.
+    pub fn with_aggregate(a: aggregate::Aggregate) -> Services {
+        let mut s = Services::default();
+        s.list.resize_with(usize::from(AGGREGATE) + 1, || None);
+        s.list[usize::from(AGGREGATE)] = Some(Service::Aggregate(a));
+        s
+    }
+
+    /// The aggregation, if this run has one.
+    pub fn aggregate(&self) -> Option<&aggregate::Aggregate> {
+        match self.list.get(usize::from(AGGREGATE))?.as_ref()? {
+            Service::Aggregate(a) => Some(a),
+            _ => None,
+        }
+    }
+
     /// The key-value store, if this run has one.
     pub fn kv(&self) -> Option<&kvstore::KvStore> {
         match self.list.get(usize::from(KVSTORE))?.as_ref()? {
@@ -177,6 +196,7 @@ impl Services {
                 Service::Reliable(r) => r.start(ctx),
                 Service::Multicast(m) => m.start(ctx),
                 Service::Kv(k) => k.start(ctx),
+                Service::Aggregate(a) => a.start(ctx),
                 Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
             }
         }
@@ -188,6 +208,7 @@ impl Services {
             || self.reliable().is_some_and(|r| r.done())
             || self.multicast().is_some_and(|m| m.done())
             || self.kv().is_some_and(|k| k.done())
+            || self.aggregate().is_some_and(|a| a.done())
     }
 
     /// Service packet `pkt` crosses server `host`.
@@ -198,6 +219,7 @@ impl Services {
             Some(Service::Reliable(r)) => r.on_path(ctx, host, pkt),
             Some(Service::Multicast(m)) => m.on_path(ctx, host, pkt),
             Some(Service::Kv(k)) => k.on_path(ctx, host, pkt),
+            Some(Service::Aggregate(a)) => a.on_path(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
             None => OnPath::Forward,
         }
@@ -217,6 +239,7 @@ impl Services {
             Some(Service::Reliable(r)) => r.on_timer(ctx, tag),
             Some(Service::Multicast(m)) => m.on_timer(ctx, tag),
             Some(Service::Kv(k)) => k.on_timer(ctx, tag),
+            Some(Service::Aggregate(a)) => a.on_timer(ctx, tag),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
             None => {}
         }
@@ -230,6 +253,7 @@ impl Services {
             Some(Service::Reliable(r)) => r.deliver(ctx, host, pkt),
             Some(Service::Multicast(m)) => m.deliver(ctx, host, pkt),
             Some(Service::Kv(k)) => k.deliver(ctx, host, pkt),
+            Some(Service::Aggregate(a)) => a.deliver(ctx, host, pkt),
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),

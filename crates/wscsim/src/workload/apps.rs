@@ -111,7 +111,8 @@ impl Apps {
             WorkloadSpec::Ping(_)
             | WorkloadSpec::Reliable(_)
             | WorkloadSpec::Multicast(_)
-            | WorkloadSpec::Kv(_) => {}
+            | WorkloadSpec::Kv(_)
+            | WorkloadSpec::Aggregate(_) => {}
         }
         let has_end = list.iter().any(App::ends_by_itself);
         Apps {

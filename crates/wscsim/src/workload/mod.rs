@@ -231,4 +231,6 @@ pub enum WorkloadSpec {
     Multicast(crate::services::multicast::MulticastSpec),
     /// Clients of the key-value store.
     Kv(crate::services::kv_clients::KvSpec),
+    /// Every server's data combined up six trees to one.
+    Aggregate(crate::services::aggregate::AggregateSpec),
 }
