@@ -138,6 +138,27 @@ fn install_captures(
     Ok(())
 }
 
+/// The CamCubeOS services a workload drives (none for the hosts' own applications).
+fn services_for(
+    workload: &crate::workload::WorkloadSpec,
+    net: &Network,
+) -> Result<Services, ConfigError> {
+    use crate::workload::WorkloadSpec as W;
+    Ok(match workload {
+        W::Ping(spec) => Services::with_ping(crate::services::ping::Ping::new(spec.clone())),
+        W::Reliable(spec) => {
+            Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
+        }
+        W::Multicast(spec) => multicast_service(net, spec)?,
+        W::Aggregate(spec) => aggregate_service(net, spec)?,
+        W::Kv(spec) => Services::with_kv(crate::services::kvstore::KvStore::new(
+            spec.clone(),
+            net.n_hosts(),
+        )),
+        _ => Services::default(),
+    })
+}
+
 /// The aggregation of a run, up six disjoint trees of its torus.
 fn aggregate_service(
     net: &Network,
@@ -273,20 +294,7 @@ impl Sim {
             install_traces(&mut net, &mut tcp, &graph, t);
         }
         let end_ps = scenario.duration.0;
-        let mut services = match &workload {
-            crate::workload::WorkloadSpec::Ping(spec) => {
-                Services::with_ping(crate::services::ping::Ping::new(spec.clone()))
-            }
-            crate::workload::WorkloadSpec::Reliable(spec) => {
-                Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
-            }
-            crate::workload::WorkloadSpec::Multicast(spec) => multicast_service(&net, spec)?,
-            crate::workload::WorkloadSpec::Aggregate(spec) => aggregate_service(&net, spec)?,
-            crate::workload::WorkloadSpec::Kv(spec) => Services::with_kv(
-                crate::services::kvstore::KvStore::new(spec.clone(), net.n_hosts()),
-            ),
-            _ => Services::default(),
-        };
+        let mut services = services_for(&workload, &net)?;
         services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
         let apps = Apps::build(
             workload,
