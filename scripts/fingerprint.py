@@ -29,6 +29,7 @@ SHORTER = {
     "camcube_all_to_all": {"duration": "10ms"},  # its 4,096-server case keeps its own 20 ms
     "camcube_churn": {"duration": "300ms"},
     "camcube_multicast": {"workload.size": "20MB"},
+    "camcube_image_lookups": {"workload.operations": 100},
     "camcube_image_store": {"workload.operations": 10},
     "camcube_image_store_failures": {"duration": "51s", "workload.outstanding": 2, "failures": [{"node": "h25", "at": "50s"}]},
     "camcube_ping": {"workload.count": 3},

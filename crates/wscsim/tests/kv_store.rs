@@ -145,3 +145,30 @@ fn the_store_runs_through_a_switch_too() {
             && o.kind == wscsim::services::kv_clients::OpKind::Lookup));
     assert_eq!(s.summary()["headline"]["kv_acknowledged_writes_lost"], 0);
 }
+
+/// Lookups through the cache on 27 servers, every key stored beforehand: each read goes to
+/// the closest of its key and four derived keys, is answered there from a copy or by the
+/// root from memory, or fills the copy from the root; every read finds the item, and
+/// once the copies are made most reads are hits.
+#[test]
+fn lookups_through_the_cache_fill_copies_and_then_hit_them() {
+    let s = run(
+        r#"{"duration":"60s","seed":4,"topology":{"kind":"torus3d","dims":[3,3,3]},
+        "workload":{"kind":"kv","outstanding":2,"operations":100,"keys":40,"value_size":"3550B",
+        "mix":{"lookup":1},"cache":true,"preload":true}}"#,
+    );
+    let k = s.services.kv().unwrap();
+    assert!(k.done());
+    assert!(k
+        .clients
+        .ops
+        .iter()
+        .all(|o| o.status == wscsim::services::kv_clients::Status::Ok && o.version == 1));
+    let c = k.cache.as_ref().unwrap().counters;
+    assert_eq!(c.hits + c.misses, 2700);
+    // A miss makes a copy at one of at most 4 x 40 derived homes (a home that is the root
+    // needs none); reads of one key that arrive before its copy miss too, at most one per
+    // read in flight at the time (54).
+    assert!(c.misses <= 160 + 54 && c.misses > 0, "{c:?}");
+    assert!(c.hits > 10 * c.misses, "{c:?}");
+}

@@ -77,7 +77,23 @@ pub fn resolve_kv(
         rto_ps: 10 * crate::engine::PS_PER_MS,
         seed,
         store_dims,
+        cache_hot_spots: resolve_cache(w, graph)?,
+        preload: *w.preload.get_or_insert(false),
     }))
+}
+
+/// The cache's hot spots: Some(k) when lookups go through the cache (a torus only).
+fn resolve_cache(w: &mut Params, graph: &Graph) -> Result<Option<u32>, ConfigError> {
+    let k = int_in("workload.hot_spots", *w.hot_spots.get_or_insert(4), 0, 64)?;
+    match (*w.cache.get_or_insert(false), graph.torus) {
+        (false, _) => Ok(None),
+        (true, Some(_)) => Ok(Some(k)),
+        (true, None) => Err(err(
+            "workload.cache",
+            "true",
+            "false off a torus (readers pick the closest copy by torus hops)",
+        )),
+    }
 }
 
 /// The store's servers off a torus (the switched baseline): `store_dims`, required there

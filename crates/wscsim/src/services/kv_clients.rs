@@ -52,6 +52,16 @@ pub struct Params {
     /// hosts are load generators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store_dims: Option<Vec<i64>>,
+    /// Lookups go through CamCubeOS's cache (default false; a torus only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<bool>,
+    /// Keys derived from each key for the cache's hot spots (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_spots: Option<i64>,
+    /// Every key is stored (version 1, at its replicas) before the run starts (default
+    /// false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preload: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +130,9 @@ pub struct KvSpec {
     pub seed: u64,
     /// Off a torus: the store's servers as a torus of these dimensions (None on a torus).
     pub store_dims: Option<[u32; 3]>,
+    /// Lookups through the cache with this many derived keys (None: no cache).
+    pub cache_hot_spots: Option<u32>,
+    pub preload: bool,
 }
 
 /// One operation and its outcome (`end_ps` NEVER: not answered by the end of the run).

@@ -73,6 +73,14 @@ enum Body {
     Reply { op: u32, attempt: u16 },
     /// A re-replication copy (no answer: the message's own acknowledgement suffices).
     Repair,
+    /// A lookup through the cache, to the closest of the key and its derived keys.
+    CacheRead { op: u32, attempt: u16 },
+    /// A cache that missed asks the key's root.
+    CacheFill { op: u32, attempt: u16 },
+    /// The root's answer to a cache, with the item.
+    CacheData { op: u32, attempt: u16 },
+    /// The root tells a cache its copy is stale.
+    Invalidate,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -132,6 +140,8 @@ pub struct KvStore {
     keyspace: Option<crate::net::routing::key_based::KeySpace>,
     pub clients: super::kv_clients::Clients,
     pub counters: KvCounters,
+    /// CamCubeOS's cache in front of lookups (None: lookups go to the store).
+    pub cache: Option<super::kv_cache::Cache>,
     /// Scratch: messages to stop.
     abandon: Vec<u32>,
 }
@@ -159,6 +169,7 @@ impl KvStore {
                 .store_dims
                 .map(crate::net::routing::key_based::KeySpace::new),
             clients: super::kv_clients::Clients::new(&spec),
+            cache: None,
             counters: KvCounters::default(),
             abandon: Vec::new(),
             spec,
@@ -209,6 +220,13 @@ impl KvStore {
     }
 
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, &ctx.net.torus) {
+            let servers = t.servers() as usize;
+            self.cache = Some(super::kv_cache::Cache::new(t.dims, servers, k));
+        }
+        if self.spec.preload {
+            self.preload(ctx);
+        }
         for c in 0..self.spec.clients.len() {
             for _ in 0..self.spec.outstanding {
                 self.issue_next(ctx, c);
@@ -240,10 +258,7 @@ impl KvStore {
         };
         let attempt = o.attempts;
         let (body, to) = match o.fe == o.client {
-            true => (
-                Body::Request { op, attempt },
-                self.key_destination(ctx, o.key),
-            ),
+            true => self.store_request(ctx, op, attempt, o.client),
             false => (Body::Front { op, attempt }, To::Host(o.fe)),
         };
         self.open(ctx, o.client, to, body, o.key, object, Status::Ok);
@@ -300,9 +315,22 @@ impl KvStore {
             Body::Replicate { .. } | Body::Repair => self.store_copy(ctx, id, host),
             Body::ReplicaAck { write } => self.copy_written(ctx, write),
             Body::Front { op, attempt } => {
-                let body = Body::Request { op, attempt };
-                let to = self.key_destination(ctx, m.key);
+                let (body, to) = self.store_request(ctx, op, attempt, host);
                 self.open(ctx, host, to, body, m.key, m.object, Status::Ok);
+            }
+            Body::CacheRead { op, attempt } => self.cache_read(ctx, host, op, attempt),
+            Body::CacheFill { op, attempt } => self.cache_fill(ctx, id, host, op, attempt),
+            Body::CacheData { op, attempt } => {
+                let obj = (m.status == Status::Ok).then_some(m.object);
+                if let (Some(c), Some(o)) = (&mut self.cache, obj) {
+                    c.keep(host, m.key, o.version);
+                }
+                self.reply(ctx, host, op, attempt, m.key, m.status, obj);
+            }
+            Body::Invalidate => {
+                if let Some(c) = &mut self.cache {
+                    c.invalidate(host, m.key);
+                }
             }
             Body::Reply { op, attempt } if self.clients.ops[op as usize].client != host => {
                 // A front end passes the answer on to its generator.
@@ -387,6 +415,19 @@ impl KvStore {
             waiting: others.len() as u32 + 1,
         });
         self.stores[host as usize].insert(key, object);
+        let stale = self.cache.as_mut().map(|c| c.take_holders(host, key));
+        for h in stale.unwrap_or_default() {
+            let none = Object { bytes: 0, ..object };
+            self.open(
+                ctx,
+                host,
+                To::Host(h),
+                Body::Invalidate,
+                key,
+                none,
+                Status::Ok,
+            );
+        }
         for m in others {
             let body = Body::Replicate { write: w };
             self.open(ctx, host, To::Host(m), body, key, object, Status::Ok);
@@ -562,6 +603,9 @@ impl KvStore {
         for id in std::mem::take(&mut self.abandon) {
             self.streams.abandon(id);
         }
+        if let Some(c) = &mut self.cache {
+            c.flush_home(host, &self.key_bits);
+        }
         let at = ctx.ev.now() + self.spec.rereplicate_ps;
         ctx.ev.schedule(
             at,
@@ -653,9 +697,139 @@ pub fn headline(
         h.insert("kv_p95_latency_us".into(), at(0.95).into());
     }
     h.insert("kv_retries".into(), k.counters.retries.into());
+    if let Some(c) = &k.cache {
+        h.insert("kv_cache_hits".into(), c.counters.hits.into());
+        h.insert("kv_cache_misses".into(), c.counters.misses.into());
+    }
     h.insert("kv_rereplication_copies".into(), k.counters.repairs.into());
     h.insert(
         "kv_acknowledged_writes_lost".into(),
         k.lost_writes(net).into(),
     );
+}
+
+/// The cache's side of lookups (`kv_cache`).
+impl KvStore {
+    /// What server `from` sends operation `op` to the store as: a lookup through the cache
+    /// goes to the closest of its key and the derived keys; anything else to the key.
+    fn store_request(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        op: u32,
+        attempt: u16,
+        from: u32,
+    ) -> (Body, To) {
+        let o = self.clients.ops[op as usize];
+        match (&self.cache, o.kind) {
+            (Some(c), OpKind::Lookup) => {
+                let bits = c.closest(from, self.key_bits(o.key));
+                (Body::CacheRead { op, attempt }, To::Key(bits))
+            }
+            _ => (
+                Body::Request { op, attempt },
+                self.key_destination(ctx, o.key),
+            ),
+        }
+    }
+
+    /// A lookup reached server `host` through the cache: answered from a copy, or by the
+    /// root from memory; otherwise the root is asked.
+    fn cache_read(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, op: u32, attempt: u16) {
+        let key = self.clients.ops[op as usize].key;
+        let now = ctx.ev.now();
+        let cache = self.cache.as_mut().expect("a cache read needs the cache");
+        if let Some(version) = cache.copy_at(host, key) {
+            cache.counters.hits += 1;
+            let obj = Object {
+                version,
+                bytes: self.spec.value_bytes,
+                deleted: false,
+            };
+            return self.reply(ctx, host, op, attempt, key, Status::Ok, Some(obj));
+        }
+        let root = self.replica_set(ctx.net, Some(host), key, 1, now);
+        let cache = self.cache.as_mut().expect("checked");
+        if root.first() == Some(&host) {
+            cache.counters.hits += 1;
+            let live = self.stores[host as usize]
+                .get(&key)
+                .copied()
+                .filter(|x| !x.deleted);
+            let status = if live.is_some() {
+                Status::Ok
+            } else {
+                Status::Missing
+            };
+            return self.reply(ctx, host, op, attempt, key, status, live);
+        }
+        cache.counters.misses += 1;
+        let to = To::Key(self.key_bits(key));
+        let none = Object {
+            version: 0,
+            bytes: 0,
+            deleted: false,
+        };
+        self.open(
+            ctx,
+            host,
+            to,
+            Body::CacheFill { op, attempt },
+            key,
+            none,
+            Status::Ok,
+        );
+    }
+
+    /// A cache's request (message `id`) reached the root `host`: it answers from memory
+    /// and records the copy.
+    fn cache_fill(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        id: u32,
+        host: u32,
+        op: u32,
+        attempt: u16,
+    ) {
+        let key = self.msgs[id as usize].key;
+        let asker = self.streams.list[id as usize].src;
+        let live = self.stores[host as usize]
+            .get(&key)
+            .copied()
+            .filter(|x| !x.deleted);
+        let (status, obj) = match live {
+            Some(o) => {
+                if let Some(c) = &mut self.cache {
+                    c.record(host, key, asker);
+                }
+                (Status::Ok, o)
+            }
+            None => (
+                Status::Missing,
+                Object {
+                    version: 0,
+                    bytes: 0,
+                    deleted: false,
+                },
+            ),
+        };
+        let body = Body::CacheData { op, attempt };
+        self.open(ctx, host, To::Host(asker), body, key, obj, status);
+    }
+
+    /// Every key stored at version 1 at its replicas (by the truth at the start), as if
+    /// inserted and acknowledged before the run.
+    fn preload(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+        let r = self.spec.replicas as usize;
+        let obj = Object {
+            version: 1,
+            bytes: self.spec.value_bytes,
+            deleted: false,
+        };
+        for key in 0..self.spec.keys {
+            for s in self.replica_set(ctx.net, None, key, r, 0) {
+                self.stores[s as usize].insert(key, obj);
+            }
+            self.clients.acknowledged.insert(key, 1);
+        }
+    }
 }
