@@ -123,7 +123,7 @@ CASES = [
     ("aggregation on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "aggregate"'), "workload.kind"),
     ("aggregation to a server that is not there", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "aggregate"\nroot = 27').replace('[transport]\nkind = "udp"\n', ""), "workload.root"),
     ("aggregation paced beyond its links", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "aggregate"\nrate_fraction = 1.5').replace('[transport]\nkind = "udp"\n', ""), "workload.rate_fraction"),
-    ("key-value cache on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "kv"\nstore_dims = [1, 1, 2]\ncache = true'), "workload.cache"),
+    ("key-value cache on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "kv"\nstore_dims = [1, 1, 3]\ncache = true'), "workload.cache"),
     ("ping to itself", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "ping"\nsource = 2\ndestinations = [1, 2]').replace('[transport]\nkind = "udp"\n', ""), "workload.destinations[1]"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
