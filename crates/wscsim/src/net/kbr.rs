@@ -221,6 +221,7 @@ impl Network {
         // Links to the external switch (and the switch's own) are not the torus's: they
         // join a node to itself here, so no search crosses them.
         let servers = t.servers();
+        self.torus_servers = servers;
         let outside = |p: &super::Port| p.node >= servers || p.peer_node >= servers;
         let adj = Adjacency {
             port_base: self

@@ -232,6 +232,9 @@ pub struct Network {
     pub torus: Option<routing::torus::TorusRouting>,
     /// CamCubeOS's runtime on a torus: views of failures, keys, detection (None elsewhere).
     pub kbr: Option<kbr::Kbr>,
+    /// Hosts from this index on are outside the torus (its load generators); u32::MAX
+    /// without a torus. Kept here so a hop reads one word, not the torus's dimensions.
+    pub torus_servers: u32,
     /// CamCubeOS's per-service queues with late link choice on torus servers (None: each
     /// packet goes straight to the queue of the first free candidate link).
     pub service_queues: Option<service_queues::ServiceQueues>,
@@ -329,7 +332,7 @@ impl Network {
             Forwarder::Torus => {
                 let now = ev.now();
                 let p = self.pool.get(pkt);
-                if p.dst_host != packet::TO_KEY && p.dst_host >= self.torus_servers() {
+                if p.dst_host >= self.torus_servers && p.dst_host != packet::TO_KEY {
                     // Out of the cube: through the server's port to the external switch,
                     // its last.
                     let last = nd.port_base + nd.nports - 1;
@@ -363,12 +366,6 @@ impl Network {
             _ => base,
         };
         self.enqueue_at_port(ev, port, pkt, 0);
-    }
-
-    /// How many servers the torus has (hosts from this number on are outside it).
-    #[inline]
-    fn torus_servers(&self) -> u32 {
-        self.torus.as_ref().map_or(u32::MAX, |t| t.servers())
     }
 
     /// Of a torus server's candidate links (local ports), the first free one (none queued,

@@ -321,6 +321,7 @@ pub fn build_network_with(
         techs,
         torus,
         kbr: None,
+        torus_servers: u32::MAX,
         service_queues: None,
         node_up: vec![true; g.nodes.len()],
         down_causes: vec![0; total_ports],
