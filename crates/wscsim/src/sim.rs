@@ -584,7 +584,10 @@ impl Sim {
             self.services.deliver(&mut ctx, host, pkt);
             return;
         }
-        if let Some(t) = &mut self.services.tunnel {
+        // Only TCP data can be out of order in a way the tunnel repairs; the rest goes
+        // straight up.
+        let reorder = p.proto == crate::packet::Proto::Tcp && p.payload_bytes > 0;
+        if let Some(t) = self.services.tunnel.as_mut().filter(|_| reorder) {
             t.arrive(
                 &mut SvcCtx {
                     net: &mut self.net,
