@@ -31,6 +31,7 @@ SHORTER = {
     "camcube_multicast": {"workload.size": "20MB"},
     "camcube_image_lookups": {"workload.operations": 100},
     "camcube_image_store": {"workload.operations": 10},
+    "camcube_links": {"duration": "10ms"},
     "camcube_image_store_failures": {"duration": "51s", "workload.outstanding": 2, "failures": [{"node": "h25", "at": "50s"}]},
     "camcube_ping": {"workload.count": 3},
     "camcube_tcp": {"workload.size": "2MB"},

@@ -869,6 +869,54 @@ def plot_ping_rtt(pings: pd.DataFrame, path: Path, title: str | None = None) -> 
     return bool(_save(fig, path))
 
 
+# CamCubeOS Figures 4a and 4b (section 5.1): per-server throughput over its links' capacity
+# (rx + tx), by frame kind and links saturated, and CPU busy at six links (bounds read off
+# the figure: "under 22%", "above 87%", "under 45%").
+CAMCUBE_FIGURE_4A = {"1,500 bytes": {1: 0.97, 2: 0.97, 3: 0.97, 4: 0.97, 5: 0.97, 6: 0.91},
+                     "jumbo": {L: 1.0 for L in range(1, 7)}, "1,500 bytes, packing": {L: 1.0 for L in range(1, 7)}}
+CAMCUBE_FIGURE_4B_SIX_LINKS = {"1,500 bytes": 0.87, "jumbo": 0.22, "1,500 bytes, packing": 0.45}
+
+
+def torus_links(points: pd.DataFrame) -> pd.DataFrame | None:
+    """The points of a links sweep (Figures 4a/4b): case, links, throughput fraction and
+    CPU busy; None unless the points have them."""
+    need = {"case", "links", "headline_median_link_throughput_fraction", "headline_median_cpu_utilisation"}
+    if points.empty or not need <= set(points.columns):
+        return None
+    return pd.DataFrame({"case": points["case"], "links": points["links"].astype(int),
+                         "throughput": points["headline_median_link_throughput_fraction"].astype(float),
+                         "cpu": points["headline_median_cpu_utilisation"].astype(float)})
+
+
+def plot_torus_links(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
+    """Throughput fraction and CPU against links saturated, a line per case, with
+    CamCubeOS Figures 4a and 4b's values as open markers."""
+    fig, (a, b) = subplots(1, 2, figsize=(10, 4.2))
+    for i, (case, g) in enumerate(t.groupby("case", sort=False)):
+        g = g.sort_values("links")
+        a.plot(g["links"], g["throughput"], marker="o", ms=3, color=f"C{i}", label=f"wscsim: {case}")
+        b.plot(g["links"], 100 * g["cpu"], marker="o", ms=3, color=f"C{i}", label=f"wscsim: {case}")
+        paper = CAMCUBE_FIGURE_4A.get(case)
+        if paper:
+            a.plot(list(paper), list(paper.values()), ls="none", marker="s", mfc="none", ms=7, color=f"C{i}",
+                   label=f"CamCubeOS Figure 4a: {case}")
+        if case in CAMCUBE_FIGURE_4B_SIX_LINKS:
+            b.plot([6], [100 * CAMCUBE_FIGURE_4B_SIX_LINKS[case]], ls="none", marker="s", mfc="none", ms=9, color=f"C{i}",
+                   label=f"CamCubeOS Figure 4b at six links: {case}")
+    a.set_ylim(0.8, 1.02)
+    a.set_ylabel("throughput / links' capacity (rx + tx, median server)")
+    b.set_ylim(0, 100)
+    b.set_ylabel("CPU busy, all 8 (%, median server)")
+    for ax in (a, b):
+        ax.set_xlabel("links saturated")
+        ax.set_xticks(range(1, 7))
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right" if ax is a else "upper left", fontsize=7)
+    _title(fig, title, "saturated links: throughput and CPU",
+           "UDP at line rate to L neighbours; camcube host preset (its CPU costs are fitted to Figure 4b at six links)")
+    return bool(_save(fig, path))
+
+
 # CamCubeOS section 4, the TCP service: median inbound throughput per server, and its bound.
 CAMCUBE_TCP_MEDIAN_GBPS = 1.49
 CAMCUBE_TCP_MAX_GBPS = 2.7
@@ -1125,6 +1173,9 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
         made += _files("ping_rtt.png")
     if _sweep_tcp_inbound(tables, summary, swept, folder / "tcp_inbound.png", title):
         made += _files("tcp_inbound.png")
+    links = torus_links(tables.get("points", empty))
+    if links is not None and plot_torus_links(links, folder / "torus_links.png", title):
+        made += _files("torus_links.png")
     inserts = kv_inserts(tables.get("points", empty), summary)
     if inserts is not None and plot_kv_inserts(inserts, folder / "kv_inserts.png", title):
         made += _files("kv_inserts.png")

@@ -11,7 +11,8 @@ FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us
          "incast_mean_iteration_us", "kv_write_gbps", "kv_ops_per_s", "kv_median_latency_us", "kv_p95_latency_us",
          "kv_acknowledged_writes_lost", "kv_retries", "median_inbound_gbps_per_server", "min_inbound_gbps_per_server",
          "mean_fct_us", "median_delivered_gbps_per_live_server", "delivered_gbps_per_server", "expected_gbps_per_server",
-         "delivered_fraction_of_expected", "aggregate_goodput_gbps", "key_drop_fraction", "key_packets_misdelivered",
+         "delivered_fraction_of_expected", "median_link_throughput_fraction", "link_throughput_spread",
+         "median_cpu_utilisation", "aggregate_goodput_gbps", "key_drop_fraction", "key_packets_misdelivered",
          "key_packets_sent", "key_packets_dropped", "mean_ping_rtt_us", "pings_returned",
          "multicast_min_gbps_per_member", "multicast_median_gbps_per_member", "transfers_completed", "drops", "link_down_drops",
          "unroutable_drops", "tcp_timeouts")

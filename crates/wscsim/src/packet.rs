@@ -78,6 +78,9 @@ pub struct Packet {
     pub in_port: u16,
     /// Links crossed so far (saturating; a packet at `MAX_HOPS` is dropped).
     pub hops: u8,
+    /// On the link it last crossed, the packet rode packed in the frame of the packet
+    /// before it (CamCubeOS's packing): no framing of its own, no per-frame work.
+    pub frame_tail: bool,
     /// Flow this packet belongs to (a connection or a UDP stream).
     pub flow_id: u32,
     /// Transport payload bytes.

@@ -282,12 +282,22 @@ impl Sim {
             failures,
             service_queues,
             tunnel,
+            pack,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
             message: m,
         })?;
-        let hosts = Hosts::new(host, net.n_hosts());
+        let mut hosts = Hosts::new(host, net.n_hosts());
+        if pack {
+            let tech = net.techs[net.host_tech[0] as usize];
+            net.pack = Some(crate::net::Pack {
+                header_bytes: tech.header_bytes,
+                mtu_bytes: tech.mtu_bytes,
+            });
+            hosts.packing = hosts.costed;
+            net.record_departures = hosts.packing;
+        }
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
         let mut tcp = Tcp::new(tcp);
         if let Some(t) = &scenario.metrics.trace {
@@ -530,6 +540,11 @@ impl Sim {
             SimEvent::Metrics(MetricsEvent::Sample) => {
                 self.metrics.on_sample(&mut self.ev, &self.net)
             }
+        }
+        if !self.net.frames_out.is_empty() {
+            // Packing: each frame's fixed sending work, now that it has left.
+            self.hosts
+                .frames_sent(&mut self.net.frames_out, self.ev.now());
         }
     }
 

@@ -414,3 +414,103 @@ fn throughput_falls_with_the_fraction_of_servers_failed() {
     let m: Vec<f64> = [0.0, 0.1, 0.2].into_iter().map(median).collect();
     assert!(m[0] > m[1] && m[1] > m[2], "{m:?}");
 }
+
+/// CamCubeOS Figure 4b's arithmetic: servers sending at line rate to their neighbours over
+/// L links each send and receive L x (rate / wire bits per frame) packets a second, each
+/// costing the camcube preset's send and receive paths; with a receive and a transmit
+/// thread per link on any free CPU, the CPU busy is exactly that work, nothing is lost at
+/// the rings and the links run full. Pinning each flow's work to one core instead
+/// overloads the cores that get two links' work.
+#[test]
+fn per_link_threads_carry_saturated_links_at_their_cpu_cost() {
+    let run_links = |links: u32, threads: &str| -> Sim {
+        run(&format!(
+            r#"{{"duration":"20ms","topology":{{"kind":"torus3d","dims":[3,3,3]}},
+            "host":{{"stack":"camcube","clock_ghz":2.27,"cores":8,"threads":"{threads}"}},
+            "workload":{{"kind":"udp","destination":"neighbours","links":{links},"load":1.0,"packet_size":"1472B"}}}}"#
+        ))
+    };
+    // A 1,500-byte IP packet is a 1,518-byte frame and 1,538 bytes on the wire.
+    let pps = 1e9 / (1538.0 * 8.0);
+    let c = wscsim::host::presets::stack("camcube").unwrap().costs;
+    let per_pkt_s = (c.tx_packet + c.rx_packet + 1518.0 * c.packet_per_byte) / 2.27e9;
+    for links in [1, 3, 6] {
+        let s = run_links(links, "per_link");
+        let expected = f64::from(links) * pps * per_pkt_s / 8.0;
+        for h in 0..27 {
+            let cpu = s.hosts.utilisation(h, s.ev.now());
+            assert!(
+                (cpu - expected).abs() < 0.01 * expected,
+                "{links} links: host {h} {cpu} vs {expected}"
+            );
+            assert_eq!(s.hosts.state[h as usize].rx_ring_drops, 0);
+        }
+    }
+    // Pinned by the hash of (source, destination), a server's twelve flows (six out, six
+    // in) land on its 8 cores unevenly; a core with two of them has 1.2 cores' work, and
+    // the links carry less than they could.
+    let received = |s: &Sim| -> u64 { s.udp.received_by_host.iter().map(|r| r.0).sum() };
+    let per_link = received(&run_links(6, "per_link"));
+    let pinned = received(&run_links(6, "per_flow"));
+    assert!(
+        (pinned as f64) < 0.9 * per_link as f64,
+        "pinned {pinned} vs per-link {per_link}"
+    );
+}
+
+/// Packing: a backlogged torus link sends frames that carry several packets back to back,
+/// none beyond the link's MTU. From a port's counters, n packets of 1,500 IP bytes in f
+/// frames take 1,500 n + 38 f bytes on the wire (one Ethernet header and wire overhead
+/// per frame): at most 6 fit in a 9,000-byte frame, so n / 6 <= f; packing must also pack
+/// (f well under n). Without packing f = n.
+#[test]
+fn packing_fills_frames_up_to_the_mtu() {
+    let frames = |pack: bool| -> (u64, u64) {
+        let s = run(&format!(
+            r#"{{"duration":"20ms","topology":{{"kind":"torus3d","dims":[3,3,3]}},
+            "runtime":{{"pack":{pack}}},
+            "workload":{{"kind":"udp","destination":"neighbours","links":6,"load":1.0,"packet_size":"1472B"}}}}"#
+        ));
+        let base = s.net.nodes[s.net.host_nodes[0] as usize].port_base as usize;
+        let (mut n, mut wire) = (0, 0);
+        for pt in &s.net.ports[base..base + 6] {
+            n += pt.stats.tx_pkts;
+            wire += pt.stats.tx_wire_bytes;
+        }
+        assert_eq!((wire - 1500 * n) % 38, 0);
+        (n, (wire - 1500 * n) / 38)
+    };
+    let (n, f) = frames(false);
+    assert_eq!(f, n);
+    let (n, f) = frames(true);
+    assert!(n.div_ceil(6) <= f && f < n / 3, "{n} packets in {f} frames");
+}
+
+/// Packing's CPU accounting: each frame pays the fixed sending and receiving paths once,
+/// each packet its packing, its unpacking and its bytes. Summed over the cube, the CPU
+/// busy is that work for the packets and frames the links carried (less what was still
+/// on the wires at the end).
+#[test]
+fn packed_frames_pay_their_fixed_work_once() {
+    let s = run(
+        r#"{"duration":"20ms","topology":{"kind":"torus3d","dims":[3,3,3]},
+        "host":{"stack":"camcube","clock_ghz":2.27,"cores":8},"runtime":{"pack":true},
+        "workload":{"kind":"udp","destination":"neighbours","links":6,"load":1.0,"packet_size":"1472B"}}"#,
+    );
+    let (mut n, mut wire) = (0u64, 0u64);
+    for pt in &s.net.ports {
+        n += pt.stats.tx_pkts;
+        wire += pt.stats.tx_wire_bytes;
+    }
+    let f = (wire - 1500 * n) / 38;
+    let c = wscsim::host::presets::stack("camcube").unwrap().costs;
+    let ps = |instructions: f64| instructions / 2.27e9 * 1e12;
+    let per_frame = ps(c.tx_packet + c.rx_packet);
+    let per_packet = ps(2.0 * c.pack_packet + 1518.0 * c.packet_per_byte);
+    let expected = f as f64 * per_frame + n as f64 * per_packet;
+    let busy: u64 = s.hosts.state.iter().map(|h| h.busy_ps).sum();
+    assert!(
+        (busy as f64 - expected).abs() < 0.01 * expected,
+        "busy {busy} ps, expected {expected}"
+    );
+}

@@ -3,7 +3,7 @@
 
 use super::{err, ConfigError, HostCfg};
 use crate::host::presets::{stack, STACKS};
-use crate::host::{HostSpec, IoModel, StackCosts};
+use crate::host::{HostSpec, IoModel, StackCosts, Threads};
 
 pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
     let Some(preset) = stack(&h.stack) else {
@@ -20,10 +20,11 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
             ),
         ));
     };
-    if !(h.clock_ghz.is_finite() && h.clock_ghz > 0.0 && h.clock_ghz <= 100.0) {
+    let clock_ghz = *h.clock_ghz.get_or_insert(preset.clock_ghz);
+    if !(clock_ghz.is_finite() && clock_ghz > 0.0 && clock_ghz <= 100.0) {
         return Err(err(
             "host.clock_ghz",
-            h.clock_ghz,
+            clock_ghz,
             "a clock rate above 0 and at most 100 GHz",
         ));
     }
@@ -34,8 +35,9 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
             "cycles per instruction above 0 and at most 100",
         ));
     }
-    if !(1..=1024).contains(&h.cores) {
-        return Err(err("host.cores", h.cores, "1 to 1024 cores"));
+    let cores = *h.cores.get_or_insert(i64::from(preset.cores));
+    if !(1..=1024).contains(&cores) {
+        return Err(err("host.cores", cores, "1 to 1024 cores"));
     }
     let io_model = match h.io_model.as_str() {
         "pthread" => IoModel::Pthread,
@@ -48,6 +50,7 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
             ))
         }
     };
+    let threads = resolve_threads(h.threads.get_or_insert_with(|| preset.threads.into()))?;
     let costs = resolve_costs(&mut h.costs, &preset.costs)?;
     let ring = *h
         .rx_ring_packets
@@ -65,13 +68,27 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
     }
     Ok(HostSpec {
         costs,
-        clock_hz: h.clock_ghz * 1e9,
+        clock_hz: clock_ghz * 1e9,
         cpi: h.cpi,
-        cores: h.cores as u32,
+        cores: cores as u32,
         rx_ring_packets: ring as u32,
         rx_coalesce_ps: h.rx_coalesce.0,
         io_model,
+        threads,
     })
+}
+
+/// `host.threads`: where packet work runs.
+fn resolve_threads(name: &str) -> Result<Threads, ConfigError> {
+    match name {
+        "per_flow" => Ok(Threads::PerFlow),
+        "per_link" => Ok(Threads::PerLink),
+        other => Err(err(
+            "host.threads",
+            format!("{other:?}"),
+            "\"per_flow\" (a flow's work pinned to one core) or \"per_link\" (a receive and a transmit thread per link, on any free core)",
+        )),
+    }
 }
 
 /// `host.costs`: each path's instructions, the preset's unless given, written back.
@@ -95,6 +112,8 @@ fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCos
         wakeup: field("wakeup", &mut c.wakeup, p.wakeup)?,
         interrupt: field("interrupt", &mut c.interrupt, p.interrupt)?,
         app_request: field("app_request", &mut c.app_request, p.app_request)?,
+        packet_per_byte: field("packet_per_byte", &mut c.packet_per_byte, p.packet_per_byte)?,
+        pack_packet: field("pack_packet", &mut c.pack_packet, p.pack_packet)?,
         forward_packet: field("forward_packet", &mut c.forward_packet, p.forward_packet)?,
         forward_per_byte: field(
             "forward_per_byte",

@@ -276,17 +276,23 @@ pub struct HostCfg {
     /// Network stack preset: "ideal" (no costs), "linux_2_6_39", "linux_3_5", "user_space".
     #[serde(default = "d_stack")]
     pub stack: String,
-    /// CPU clock in GHz (DIABLO's servers: 4).
-    #[serde(default = "d_clock_ghz")]
-    pub clock_ghz: f64,
+    /// CPU clock in GHz (default the preset's machine: DIABLO's servers' 4, CamCubeOS's
+    /// Xeon 5520 at 2.27).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_ghz: Option<f64>,
     /// Cycles per instruction of the fixed-CPI timing model.
     #[serde(default = "d_cpi")]
     pub cpi: f64,
-    #[serde(default = "d_cores")]
-    pub cores: i64,
+    /// CPUs (default the preset's machine: 1, or CamCubeOS's 8 logical CPUs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cores: Option<i64>,
     /// "pthread" (a blocking thread per connection) or "epoll" (one thread per application).
     #[serde(default = "d_io_model")]
     pub io_model: String,
+    /// Where packet work runs: "per_flow" (pinned to core hash % cores) or "per_link" (a
+    /// receive and a transmit thread per link, on any free core); default the preset's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<String>,
     /// Receive ring size in packets (default: the stack preset's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rx_ring_packets: Option<i64>,
@@ -320,6 +326,10 @@ pub struct HostCostsCfg {
     pub forward_packet: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_per_byte: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_per_byte: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack_packet: Option<f64>,
     /// Nanoseconds (not instructions) of delay per packet received or forwarded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hop_latency_ns: Option<f64>,
@@ -330,14 +340,8 @@ pub struct HostCostsCfg {
 fn d_stack() -> String {
     "ideal".into()
 }
-fn d_clock_ghz() -> f64 {
-    4.0
-}
 fn d_cpi() -> f64 {
     1.0
-}
-fn d_cores() -> i64 {
-    1
 }
 fn d_io_model() -> String {
     "pthread".into()

@@ -49,6 +49,8 @@ pub struct Resolved {
     pub failures: super::failures::Failures,
     /// Per-service queues of a torus's runtime (None: per-link queues, or not a torus).
     pub service_queues: Option<Vec<crate::net::service_queues::QueueSpec>>,
+    /// Torus servers pack packets waiting for a link into one frame.
+    pub pack: bool,
     /// The TCP/IP tunnel's reorder buffers on a torus (None: off, or not a torus).
     pub tunnel: Option<crate::services::tunnel::TunnelSpec>,
 }
@@ -81,16 +83,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let wk = w.kind.clone();
     let udp = sc.transport.kind == "udp";
     udp_transport_fits(&wk, udp)?;
-    if let Some(d) = graph.torus {
-        let outside = graph.n_hosts() as u32 - d[0] * d[1] * d[2];
-        if outside > 0 && wk != "kv" {
-            return Err(err(
-                "topology.load_generators",
-                outside,
-                "0 unless workload.kind = \"kv\" (only the key-value store's clients use them)",
-            ));
-        }
-    }
+    load_generators_fit(&graph, &wk)?;
     let workload = match wk.as_str() {
         "incast" => with_params(w, |p| incast_spec(p, n_hosts))?,
         "flows" => with_params(w, |p| flows_spec(p, n_hosts, rate))?,
@@ -105,7 +98,11 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "multicast" => with_params(w, |p| multicast_spec(p, &graph, &host_tech))?,
         "kv" => with_params(w, |p| super::kv::resolve_kv(p, &graph, &host_tech, sc.seed))?,
         "aggregate" => with_params(w, |p| aggregate_spec(p, &graph, &host_tech))?,
-        _ => with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech))?,
+        _ => {
+            let packed =
+                graph.torus.is_some() && sc.runtime.as_ref().and_then(|r| r.pack) == Some(true);
+            with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech, packed))?
+        }
     };
     if let Some(c) = &sc.metrics.capture {
         check_capture(c, &graph)?;
@@ -125,6 +122,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     Ok(Resolved {
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
+        pack: runtime.pack,
         scenario: sc,
         graph,
         switch,
@@ -133,6 +131,21 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         host,
         failures,
     })
+}
+
+/// A torus's load generators (hosts outside it) only serve the key-value store's clients.
+fn load_generators_fit(graph: &Graph, kind: &str) -> Result<(), ConfigError> {
+    if let Some(d) = graph.torus {
+        let outside = graph.n_hosts() as u32 - d[0] * d[1] * d[2];
+        if outside > 0 && kind != "kv" {
+            return Err(err(
+                "topology.load_generators",
+                outside,
+                "0 unless workload.kind = \"kv\" (only the key-value store's clients use them)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The workload kinds and their parameters. A new kind adds its line here.
@@ -628,11 +641,14 @@ fn long_lived_spec(
 }
 
 /// The workload of its kind, checked, with defaults filled in.
+/// `packed`: torus servers pack packets into shared frames (`runtime.pack`), so the links
+/// carry more of them.
 fn udp_spec(
     w: &mut crate::workload::udp_source::Params,
     graph: &Graph,
     host_out_bps: u64,
     tech: &LinkTech,
+    packed: bool,
 ) -> Result<WorkloadSpec, ConfigError> {
     let n_hosts = graph.n_hosts() as i64;
     let max_payload = u64::from(tech.mtu_bytes - UDP_IP_HEADER_BYTES);
@@ -650,14 +666,20 @@ fn udp_spec(
     // The rate is counted in IP bytes; on the wire each datagram also carries the link's
     // framing, and the host's links must keep up with both.
     let ip = size + u64::from(UDP_IP_HEADER_BYTES);
-    let wire = u64::from(tech.wire_bytes(tech.frame_bytes(ip as u32)));
+    let mut wire = f64::from(tech.wire_bytes(tech.frame_bytes(ip as u32)));
+    if packed {
+        // Packed as many to a frame as its MTU takes, each packet carries its share of one
+        // frame's header and wire overhead.
+        let per_frame = (u64::from(tech.mtu_bytes) / ip).max(1) as f64;
+        wire = ip as f64 + f64::from(tech.header_bytes + tech.wire_overhead_bytes) / per_frame;
+    }
     // Checked before the rate, which depends on the links used.
     let neighbours = match w.destination {
         Some(super::Destination::Neighbours) => Some(neighbours_target(w, graph)?),
         _ => None,
     };
     let r = udp_rate(w, graph, ip, wire)?;
-    let max_ip_rate = (host_out_bps as f64 * ip as f64 / wire as f64).floor() as u64;
+    let max_ip_rate = (host_out_bps as f64 * ip as f64 / wire).floor() as u64;
     if r > max_ip_rate {
         return Err(err("workload.rate", super::Rate(r), format!("at most {} of IP traffic, what the host's links ({}) carry at this packet size with {:?} framing", super::Rate(max_ip_rate), super::Rate(host_out_bps), tech.name)));
     }
@@ -723,7 +745,7 @@ fn udp_rate(
     w: &mut crate::workload::udp_source::Params,
     graph: &Graph,
     ip: u64,
-    wire: u64,
+    wire: f64,
 ) -> Result<u64, ConfigError> {
     match (w.rate, w.load, graph.torus) {
         (Some(_), Some(l), _) => Err(err(
@@ -766,7 +788,7 @@ fn udp_rate(
                 }
                 _ => crate::net::routing::torus::expected_all_to_all_bps(dims, link_bps),
             };
-            let r = (l * expected * ip as f64 / wire as f64).floor() as u64;
+            let r = (l * expected * ip as f64 / wire).floor() as u64;
             w.rate = Some(super::Rate(r));
             Ok(r)
         }

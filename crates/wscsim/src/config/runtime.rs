@@ -43,6 +43,10 @@ pub struct RuntimeCfg {
     /// How long a hole may hold a flow's later segments back (default 10 ms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_hold: Option<crate::units::Duration>,
+    /// Pack packets waiting for a link into one frame up to the link's MTU (default
+    /// false; needs per-service queues).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack: Option<bool>,
 }
 
 /// What `[runtime]` resolves to.
@@ -52,6 +56,8 @@ pub struct RuntimeSpec {
     pub queues: Option<Vec<QueueSpec>>,
     /// The tunnel's reorder buffers (None: off).
     pub tunnel: Option<TunnelSpec>,
+    /// Packets waiting for a link leave packed into one frame.
+    pub pack: bool,
 }
 
 /// The runtime of a torus run (nothing for other topologies), with the defaults written
@@ -93,10 +99,19 @@ pub fn resolve_runtime(
             return Err(err(&format!("runtime.weights.{name}"), w, "1 to 1000000"));
         }
     }
+    let pack = *c.pack.get_or_insert(false);
     if queues == "per_link" {
+        if pack {
+            return Err(err(
+                "runtime.pack",
+                true,
+                "false with runtime.queues = \"per_link\" (packing takes waiting packets from the per-service queues)",
+            ));
+        }
         return Ok(RuntimeSpec {
             queues: None,
             tunnel,
+            pack,
         });
     }
     let specs = SERVICES
@@ -110,6 +125,7 @@ pub fn resolve_runtime(
     Ok(RuntimeSpec {
         queues: Some(specs),
         tunnel,
+        pack,
     })
 }
 

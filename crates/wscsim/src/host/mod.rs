@@ -22,8 +22,15 @@
 //! - a `send` system call (+ copy) for every application write, and `app_request` for each
 //!   request a server application handles.
 //!
-//! Simplified: cores are FIFO (interrupt work does not preempt a running thread); a flow's
-//! packets and threads are pinned to core (hash % cores); receive-window flow control from
+//! Where work runs (`Threads`): with `per_flow` (kernel stacks, as with receive-side
+//! scaling) a flow's packets and threads are pinned to core (hash % cores). With `per_link`
+//! (CamCubeOS's runtime) each link has a receive thread and a transmit thread and each
+//! application thread is a thread of its own; threads take turns on whichever core can
+//! start them first, as an OS schedules more threads than cores. A thread runs one piece of
+//! work at a time, in the order charged.
+//!
+//! Simplified: cores are FIFO (interrupt work does not preempt a running thread; a piece of
+//! work charged later never fills an idle gap before work charged earlier); receive-window flow control from
 //! the application's reading is not modelled (the socket buffer is as large as
 //! `transport.rcv_window`). With the `ideal` stack every cost is zero and none of this runs.
 
@@ -66,6 +73,13 @@ pub struct StackCosts {
     pub wakeup: f64,
     pub interrupt: f64,
     pub app_request: f64,
+    /// Per frame byte of each packet sent or received, apart from any copy (a runtime's own
+    /// handling of its buffers); half is charged on sending, half on receiving.
+    pub packet_per_byte: f64,
+    /// Per packet packed into, or unpacked from, a shared frame (when the runtime packs):
+    /// charged on sending and on receiving each packet in place of the per-frame paths,
+    /// which each frame pays once.
+    pub pack_packet: f64,
     /// Per packet a server forwards for others (a torus server's software switch).
     pub forward_packet: f64,
     /// Per frame byte a server forwards for others.
@@ -93,6 +107,20 @@ pub enum IoModel {
     Epoll,
 }
 
+/// Where a host's packet and application work runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    /// Pinned: a flow's packets and threads on core hash % cores.
+    PerFlow,
+    /// A receive and a transmit thread per link, application threads of their own, all
+    /// run by whichever core can start them first.
+    PerLink,
+}
+
+/// Per-link threads: local port `l` has receive thread `l` and transmit thread
+/// `MAX_LINKS + l`; application thread `c` (core_of's key) is `2 * MAX_LINKS + c`.
+pub const MAX_LINKS: usize = 8;
+
 /// A host model, resolved from the scenario's `[host]` table.
 #[derive(Clone, Debug)]
 pub struct HostSpec {
@@ -103,6 +131,7 @@ pub struct HostSpec {
     pub rx_ring_packets: u32,
     pub rx_coalesce_ps: TimePs,
     pub io_model: IoModel,
+    pub threads: Threads,
 }
 
 impl HostSpec {
@@ -115,6 +144,7 @@ impl HostSpec {
             rx_ring_packets: u32::MAX,
             rx_coalesce_ps: 0,
             io_model: IoModel::Pthread,
+            threads: Threads::PerFlow,
         }
     }
 
@@ -130,6 +160,8 @@ impl HostSpec {
 pub struct HostState {
     /// When each core finishes the work charged to it so far.
     pub core_free_ps: Vec<TimePs>,
+    /// Per-link threads: when each thread finishes its work (see `MAX_LINKS`).
+    pub thread_free_ps: Vec<TimePs>,
     /// Packets in the receive ring: arrived, not yet handed to the transport.
     pub rx_in_ring: u32,
     /// Packets in the ring that wait for an interrupt.
@@ -163,7 +195,15 @@ pub struct Hosts {
     pub interrupt_ps: TimePs,
     pub app_request_ps: TimePs,
     pub forward_packet_ps: TimePs,
+    pub pack_packet_ps: TimePs,
+    /// The runtime packs packets into shared frames (and hosts cost time): sending work is
+    /// charged as packets leave (`frames_sent`), `pack_packet` per packet and the fixed
+    /// sending path per frame; receiving costs `pack_packet` per packet and the fixed
+    /// receiving path for the first packet of a frame.
+    pub packing: bool,
     per_byte_ps: f64,
+    /// Half of `packet_per_byte` in picoseconds: each of sending and receiving.
+    half_packet_byte_ps: f64,
     forward_per_byte_ps: f64,
     hop_latency_ps: f64,
     hop_latency_ps_per_byte: f64,
@@ -177,6 +217,10 @@ impl Hosts {
             vec![
                 HostState {
                     core_free_ps: vec![0; spec.cores as usize],
+                    thread_free_ps: match spec.threads {
+                        Threads::PerFlow => Vec::new(),
+                        Threads::PerLink => vec![0; 2 * MAX_LINKS + spec.cores as usize],
+                    },
                     ..Default::default()
                 };
                 n_hosts
@@ -192,7 +236,11 @@ impl Hosts {
             interrupt_ps: spec.ps(c.interrupt),
             app_request_ps: spec.ps(c.app_request),
             forward_packet_ps: spec.ps(c.forward_packet),
+            pack_packet_ps: spec.ps(c.pack_packet),
+            packing: false,
             per_byte_ps: c.per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
+            half_packet_byte_ps: c.packet_per_byte / 2.0 * spec.cpi / spec.clock_hz
+                * PS_PER_S as f64,
             forward_per_byte_ps: c.forward_per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
             hop_latency_ps: c.hop_latency_ns * 1000.0,
             hop_latency_ps_per_byte: c.hop_latency_ns_per_byte * 1000.0,
@@ -216,6 +264,12 @@ impl Hosts {
             as TimePs
     }
 
+    /// The per-byte part of sending or of receiving a frame of `frame_bytes`.
+    #[inline]
+    pub fn half_packet_bytes_ps(&self, frame_bytes: u32) -> TimePs {
+        (f64::from(frame_bytes) * self.half_packet_byte_ps).round() as TimePs
+    }
+
     /// Time to copy `bytes` between user and kernel.
     #[inline]
     pub fn copy_ps(&self, bytes: u64) -> TimePs {
@@ -228,16 +282,77 @@ impl Hosts {
         (key % self.spec.cores) as usize
     }
 
-    /// Queues `cost_ps` of work on `core` of `host`, ready at `ready_ps`; returns when it is
-    /// done. Work on one core runs in the order it is charged.
+    /// Queues `cost_ps` of work on `core` of `host` (per-link threads: on application
+    /// thread `core`), ready at `ready_ps`; returns when it is done. Work on one core (or
+    /// thread) runs in the order it is charged.
     #[inline]
     pub fn charge(&mut self, host: u32, core: usize, ready_ps: TimePs, cost_ps: TimePs) -> TimePs {
+        if self.spec.threads == Threads::PerLink {
+            return self.charge_thread(host, 2 * MAX_LINKS + core, ready_ps, cost_ps);
+        }
         let st = &mut self.state[host as usize];
         let start = st.core_free_ps[core].max(ready_ps);
         let done = start + cost_ps;
         st.core_free_ps[core] = done;
         st.busy_ps += cost_ps;
         done
+    }
+
+    /// Queues `cost_ps` of work on thread `thread` of `host` (per-link threads), ready at
+    /// `ready_ps`: it starts when the thread has finished its earlier work and a core is
+    /// free, on the core that can start it first (of those, the one idle the shortest
+    /// time); returns when it is done.
+    pub fn charge_thread(
+        &mut self,
+        host: u32,
+        thread: usize,
+        ready_ps: TimePs,
+        cost_ps: TimePs,
+    ) -> TimePs {
+        let st = &mut self.state[host as usize];
+        let ready = ready_ps.max(st.thread_free_ps[thread]);
+        if cost_ps == 0 {
+            return ready;
+        }
+        let (mut core, mut start, mut free) = (0, TimePs::MAX, 0);
+        for (c, &f) in st.core_free_ps.iter().enumerate() {
+            let s = f.max(ready);
+            if s < start || (s == start && f > free) {
+                (core, start, free) = (c, s, f);
+            }
+        }
+        let done = start + cost_ps;
+        st.core_free_ps[core] = done;
+        st.thread_free_ps[thread] = done;
+        st.busy_ps += cost_ps;
+        done
+    }
+
+    /// Packing: the packets that left hosts' ports pay their sending work now, on the
+    /// link's transmit thread (per-link threads; else the core of the port): each its
+    /// packing and its bytes, and the first of a frame the frame's fixed sending path. As
+    /// in CamCubeOS, whose transmit thread packs what waits for its link, the work is done
+    /// for packets already queued for the link; it occupies the CPU but does not delay the
+    /// frame (the runtime's batched sends overlap the wire).
+    pub fn frames_sent(&mut self, departures: &mut Vec<crate::net::Departure>, now_ps: TimePs) {
+        for d in departures.iter() {
+            let fixed = if d.frame_tail { 0 } else { self.tx_packet_ps };
+            let bytes = if d.own {
+                self.copy_ps(u64::from(d.payload_bytes)) + self.half_packet_bytes_ps(d.frame_bytes)
+            } else {
+                let b = self.forward_ps(d.frame_bytes) - self.forward_packet_ps;
+                b - b / 2
+            };
+            let cost = fixed + self.pack_packet_ps + bytes;
+            let link = usize::from(d.local).min(MAX_LINKS - 1);
+            if self.spec.threads == Threads::PerLink {
+                self.charge_thread(d.host, MAX_LINKS + link, now_ps, cost);
+            } else {
+                let core = self.core_of(link as u32);
+                self.charge(d.host, core, now_ps, cost);
+            }
+        }
+        departures.clear();
     }
 
     /// A system call (plus a copy of `bytes`) by a thread on `core`; returns when it ends.
@@ -315,5 +430,35 @@ mod tests {
         assert_eq!(h.charge(0, 0, 5_000_000, 1_000_000), 6_000_000);
         assert_eq!(h.state[0].busy_ps, 4_000_000);
         assert!((h.utilisation(0, 6_000_000) - 4.0 / 12.0).abs() < 1e-12);
+    }
+
+    /// Per-link threads: a thread runs one piece of work at a time; threads share the
+    /// cores, each piece going to the core that can start it first.
+    #[test]
+    fn threads_take_turns_on_any_free_core() {
+        let spec = HostSpec {
+            costs: StackCosts {
+                rx_packet: 1000.0,
+                ..Default::default()
+            },
+            clock_hz: 1e9,
+            cores: 2,
+            threads: Threads::PerLink,
+            ..HostSpec::ideal()
+        };
+        let mut h = Hosts::new(spec, 1);
+        let us = 1_000_000;
+        // Three threads' work at t=0 on two cores: two start at once, the third waits.
+        assert_eq!(h.charge_thread(0, 0, 0, us), us);
+        assert_eq!(h.charge_thread(0, 1, 0, us), us);
+        assert_eq!(h.charge_thread(0, 2, 0, us), 2 * us);
+        // A thread's next piece waits for its last even when a core is idle.
+        assert_eq!(h.charge_thread(0, 2, 0, us), 3 * us);
+        // Work ready later starts when it is ready, on the core idle the shortest time.
+        assert_eq!(h.charge_thread(0, 0, 5 * us, us), 6 * us);
+        assert_eq!(h.state[0].core_free_ps, vec![6 * us, us]);
+        // Application work (`charge`) is a thread of its own on the same cores.
+        assert_eq!(h.charge(0, 0, 0, us), 2 * us);
+        assert_eq!(h.state[0].busy_ps, 6 * us);
     }
 }

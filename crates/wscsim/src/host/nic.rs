@@ -2,7 +2,7 @@
 //! (the NIC's ring, interrupts with coalescing, NAPI polling, the per-packet receive path).
 //! With the ideal stack none of this costs time and packets pass straight through.
 
-use super::{HostEvent, HostSched, Hosts};
+use super::{HostEvent, HostSched, Hosts, Threads, MAX_LINKS};
 
 /// A packet the host has finished with, for the layers above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,13 +22,23 @@ impl Hosts {
     #[inline]
     pub fn send(&mut self, net: &mut Network, ev: &mut impl HostSched, host: u32, pkt: PktId) {
         net.counters.sent += 1;
-        if self.costed {
+        if self.packing {
+            // Its sending work is charged when it leaves in a frame (`frames_sent`).
+            self.state[host as usize].tx_packets += 1;
+        } else if self.costed {
             let now = ev.now();
             let p = net.pool.get(pkt);
-            let cost = self.tx_packet_ps + self.copy_ps(p.payload_bytes as u64);
+            let cost = self.tx_packet_ps
+                + self.copy_ps(p.payload_bytes as u64)
+                + self.half_packet_bytes_ps(p.frame_bytes);
             let core = self.core_of(p.hash);
             self.state[host as usize].tx_packets += 1;
-            let done = self.charge(host, core, now, cost);
+            let done = if self.spec.threads == Threads::PerLink {
+                let link = net.out_link_hint(host, pkt, now) as usize;
+                self.charge_thread(host, MAX_LINKS + link, now, cost)
+            } else {
+                self.charge(host, core, now, cost)
+            };
             ev.schedule(done, HostEvent::TxDone { pkt });
             return;
         }
@@ -112,14 +122,45 @@ impl Hosts {
         ready_ps: TimePs,
     ) -> TimePs {
         let p = net.pool.get(pkt);
-        let core = self.core_of(p.hash);
-        let done = self.charge(host, core, ready_ps, self.rx_packet_ps);
+        let cost = self.rx_own_ps(p) + self.half_packet_bytes_ps(p.frame_bytes);
+        let done = if self.spec.threads == Threads::PerLink {
+            let link = usize::from(p.in_port).min(MAX_LINKS - 1);
+            self.charge_thread(host, link, ready_ps, cost)
+        } else {
+            let core = self.core_of(p.hash);
+            self.charge(host, core, ready_ps, cost)
+        };
         self.state[host as usize].rx_packets += 1;
         ev.schedule(
             done + self.hop_latency_ps(p.frame_bytes),
             HostEvent::RxDone { pkt },
         );
         done
+    }
+
+    /// A received packet's own fixed work: the receive path, or with packing its
+    /// unpacking plus, for the first packet of a frame, the frame's receive path.
+    #[inline]
+    fn rx_own_ps(&self, p: &crate::packet::Packet) -> TimePs {
+        match (self.packing, p.frame_tail) {
+            (false, _) => self.rx_packet_ps,
+            (true, false) => self.pack_packet_ps + self.rx_packet_ps,
+            (true, true) => self.pack_packet_ps,
+        }
+    }
+
+    /// A forwarded packet's work as (receiving, sending): half the forwarding path each.
+    /// With packing, receiving is its unpacking and half its bytes, plus the fixed half for
+    /// the first packet of a frame; sending is charged when it leaves (`frames_sent`).
+    #[inline]
+    fn forward_halves_ps(&self, p: &crate::packet::Packet) -> (TimePs, TimePs) {
+        let bytes = self.forward_ps(p.frame_bytes) - self.forward_packet_ps;
+        let fixed = self.forward_packet_ps;
+        if !self.packing {
+            return (fixed / 2 + bytes / 2, fixed - fixed / 2 + bytes - bytes / 2);
+        }
+        let rx_fixed = if p.frame_tail { 0 } else { fixed / 2 };
+        (self.pack_packet_ps + rx_fixed + bytes / 2, 0)
     }
 
     /// Host `host` forwards `pkt` for another server: after its CPU's forwarding work (if
@@ -137,15 +178,25 @@ impl Hosts {
             return Some(Ready::Forward { pkt, host });
         }
         let p = net.pool.get(pkt);
-        let (cost, delay) = (
-            self.forward_ps(p.frame_bytes),
+        let ((rx_cost, tx_cost), delay) = (
+            self.forward_halves_ps(p),
             self.hop_latency_ps(p.frame_bytes),
         );
-        if cost == 0 && delay == 0 {
+        if rx_cost + tx_cost == 0 && delay == 0 {
             return Some(Ready::Forward { pkt, host });
         }
-        let core = self.core_of(p.hash);
-        let done = self.charge(host, core, ev.now(), cost);
+        let now = ev.now();
+        let done = if self.spec.threads == Threads::PerLink {
+            // Received on the receive thread of the link it came in by, sent on the
+            // transmit thread of the link it will most likely leave by.
+            let in_link = usize::from(p.in_port).min(MAX_LINKS - 1);
+            let rx_done = self.charge_thread(host, in_link, now, rx_cost);
+            let out_link = net.out_link_hint(host, pkt, now) as usize;
+            self.charge_thread(host, MAX_LINKS + out_link, rx_done, tx_cost)
+        } else {
+            let core = self.core_of(p.hash);
+            self.charge(host, core, now, rx_cost + tx_cost)
+        };
         self.state[host as usize].forwarded += 1;
         ev.schedule(done + delay, HostEvent::ForwardDone { pkt, host });
         None

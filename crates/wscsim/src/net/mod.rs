@@ -268,8 +268,41 @@ pub struct Network {
     pub route_hooks: Vec<u32>,
     /// Packets captured at tapped ports.
     pub captures: capture::Captures,
+    /// Torus servers pack waiting packets into one frame per link (None: a frame each).
+    pub pack: Option<Pack>,
+    /// The packets that ride in the frame being sent (packing), reused.
+    pub pack_tails: Vec<PktId>,
+    /// With packing on costed hosts (`record_departures`), the packets that left hosts'
+    /// ports since the host layer last looked; the host layer charges their sending work
+    /// then.
+    pub frames_out: Vec<Departure>,
+    pub record_departures: bool,
     /// Queue lengths of traced ports at every change.
     pub queue_trace: capture::QueueTrace,
+}
+
+/// Packing (CamCubeOS): a frame on a torus link carries packets back to back, each
+/// without its own link header, up to the link's MTU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pack {
+    /// Link header bytes each packet's `frame_bytes` counts (Ethernet: 18).
+    pub header_bytes: u32,
+    /// The most packet bytes (without link headers) one frame carries.
+    pub mtu_bytes: u32,
+}
+
+/// A packet that left a host's port (recorded with packing, for the host layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    pub host: u32,
+    /// The host's port it left by (a torus link, or the external switch's).
+    pub local: u8,
+    /// It rode in the frame of the packet before it.
+    pub frame_tail: bool,
+    /// The host's own packet (not one it forwarded).
+    pub own: bool,
+    pub frame_bytes: u32,
+    pub payload_bytes: u32,
 }
 
 /// The scheme's view of port `pt`: its queues and bitmap words, the pool and its totals.
@@ -366,6 +399,29 @@ impl Network {
             _ => base,
         };
         self.enqueue_at_port(ev, port, pkt, 0);
+    }
+
+    /// The local port a packet host `host` sends or forwards now would most likely leave
+    /// by: on a torus, the link `host_transmit` would pick if it went now (the first free
+    /// candidate); elsewhere the host's only port. For a host model whose work runs on
+    /// per-link threads, which must pick the transmit thread before the packet is queued.
+    pub fn out_link_hint(&mut self, host: u32, pkt: PktId, now: TimePs) -> u32 {
+        let nd = &self.nodes[self.host_nodes[host as usize] as usize];
+        if nd.forwarder != Forwarder::Torus {
+            return 0;
+        }
+        let (base, last) = (nd.port_base, nd.nports - 1);
+        let dst = self.pool.get(pkt).dst_host;
+        if dst >= self.torus_servers && dst != packet::TO_KEY {
+            return last;
+        }
+        match self.torus_next(host, pkt, now) {
+            kbr::Next::Toward(d) => match self.view_ports(host, d) {
+                Some((cands, n)) => self.first_free(base, &cands[..n], now),
+                None => 0,
+            },
+            _ => 0,
+        }
     }
 
     /// Of a torus server's candidate links (local ports), the first free one (none queued,
@@ -857,23 +913,19 @@ impl Network {
 
     /// Puts `pkt` on the wire out of `port` now: the port is busy for its serialisation,
     /// and it reaches the far end after propagation (its header first, under cut-through)
-    /// plus the far switch's port-to-port latency.
+    /// plus the far switch's port-to-port latency. With packing (`pack`), packets waiting
+    /// for the same torus link ride in its frame, as far as the link's MTU allows.
     #[inline]
     fn transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32, pkt: PktId) {
         let now = ev.now();
-        let Network {
-            pool,
-            ports,
-            wires,
-            counters,
-            captures,
-            queue_trace,
-            nic_departures,
-            ..
-        } = self;
-        let pt = &mut ports[port as usize];
-        let p = pool.get_mut(pkt);
-        let wire = (p.frame_bytes + pt.wire_overhead_bytes) as u64;
+        let tail_bytes = match self.pack {
+            Some(pack) => self.gather_tails(port, pkt, pack),
+            None => 0,
+        };
+        let pt = &mut self.ports[port as usize];
+        let p = self.pool.get_mut(pkt);
+        p.frame_tail = false;
+        let wire = u64::from(p.frame_bytes + pt.wire_overhead_bytes) + tail_bytes;
         let ser = if pt.ps_per_byte != 0 {
             wire * pt.ps_per_byte
         } else {
@@ -883,6 +935,76 @@ impl Network {
         let end = (now + ser).max(p.rx_done_ps);
         pt.busy_until_ps = end;
         pt.stats.tx_wire_bytes += wire;
+        let head_arrival = if pt.peer_cut_through {
+            now + serialisation_ps(CUT_THROUGH_HEADER_BYTES + 8, pt.rate_bps) + pt.prop_ps
+        } else {
+            end + pt.prop_ps
+        };
+        let arrive = head_arrival + pt.peer_delay_ps;
+        self.depart(ev, port, pkt, end, arrive);
+        for i in 0..self.pack_tails.len() {
+            let tail = self.pack_tails[i];
+            self.pool.get_mut(tail).frame_tail = true;
+            self.depart(ev, port, tail, end, arrive);
+        }
+        self.pack_tails.clear();
+        let pt = &mut self.ports[port as usize];
+        if pt.pkts_queued > 0 {
+            pt.wake_at_ps = end;
+            ev.schedule(end, NetEvent::PortWake { port });
+        }
+    }
+
+    /// Packing: takes the packets waiting at `port`'s server that may take its link and
+    /// fit in `head`'s frame (oldest first, services in turn, up to the link's MTU) into
+    /// `pack_tails`; returns the bytes they add to the frame on the wire (each without its
+    /// own link header). Only a torus link with per-service queues packs.
+    fn gather_tails(&mut self, port: u32, head: PktId, pack: Pack) -> u64 {
+        let nd = &self.nodes[self.ports[port as usize].node as usize];
+        let (host, local) = (nd.index, (port - nd.port_base) as usize);
+        let (Forwarder::Torus, true, Some(sq)) =
+            (nd.forwarder, local < 6, self.service_queues.as_mut())
+        else {
+            return 0;
+        };
+        let pool = &self.pool;
+        let content = |pkt: PktId| u64::from(pool.get(pkt).frame_bytes - pack.header_bytes);
+        let mut used = content(head);
+        while let Some(t) = sq.pull_if(host, local, |t| {
+            used + content(t) <= u64::from(pack.mtu_bytes)
+        }) {
+            used += content(t);
+            self.pack_tails.push(t);
+        }
+        used - content(head)
+    }
+
+    /// `pkt` leaves `port` in a frame whose last bit leaves at `end_ps` and which reaches
+    /// the far end at `arrive_ps`: counted, traced, and put on the wire.
+    #[inline]
+    fn depart(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+        pkt: PktId,
+        end_ps: TimePs,
+        arrive_ps: TimePs,
+    ) {
+        let now = ev.now();
+        let Network {
+            pool,
+            ports,
+            wires,
+            counters,
+            captures,
+            queue_trace,
+            nic_departures,
+            nodes,
+            frames_out,
+            ..
+        } = self;
+        let pt = &mut ports[port as usize];
+        let p = pool.get_mut(pkt);
         pt.stats.tx_pkts += 1;
         // Only a segment leaving its own host: a torus server's ports are host ports too, and
         // the segments it forwards are not its transport's.
@@ -896,12 +1018,7 @@ impl Network {
         }
         pt.stats.wait_ps_sum += now - p.enqueued_ps;
         counters.packet_hops += 1;
-        p.rx_done_ps = end + pt.prop_ps;
-        let head_arrival = if pt.peer_cut_through {
-            now + serialisation_ps(CUT_THROUGH_HEADER_BYTES + 8, pt.rate_bps) + pt.prop_ps
-        } else {
-            p.rx_done_ps
-        };
+        p.rx_done_ps = end_ps + pt.prop_ps;
         if pt.taps != 0 {
             capture::on_departure(
                 pt.taps,
@@ -915,16 +1032,22 @@ impl Network {
         }
         p.in_port = pt.peer_in_port as u16;
         p.hops = p.hops.saturating_add(1);
-        let arrive = head_arrival + pt.peer_delay_ps;
+        if self.record_departures && pt.switch == NONE {
+            let nd = &nodes[pt.node as usize];
+            frames_out.push(Departure {
+                host: nd.index,
+                local: (port - nd.port_base) as u8,
+                frame_tail: p.frame_tail,
+                own: p.hops == 1,
+                frame_bytes: p.frame_bytes,
+                payload_bytes: p.payload_bytes,
+            });
+        }
         let w = &mut wires[port as usize];
         let was_idle = w.in_flight.is_empty();
-        w.in_flight.push_back((pkt, arrive));
+        w.in_flight.push_back((pkt, arrive_ps));
         if was_idle {
-            ev.schedule(arrive, NetEvent::LinkArrive { port });
-        }
-        if pt.pkts_queued > 0 {
-            pt.wake_at_ps = end;
-            ev.schedule(end, NetEvent::PortWake { port });
+            ev.schedule(arrive_ps, NetEvent::LinkArrive { port });
         }
     }
 

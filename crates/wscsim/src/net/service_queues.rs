@@ -192,8 +192,9 @@ impl ServiceQueues {
         }
     }
 
-    /// The oldest packet of queue `q` that may take local port `port`, taken out.
-    fn pop_oldest(&mut self, q: usize, port: usize) -> Option<PktId> {
+    /// The oldest packet of queue `q` that may take local port `port`, taken out if `fits`
+    /// (a queue's packets leave in order: a packet that does not fit holds back the rest).
+    fn pop_oldest(&mut self, q: usize, port: usize, fits: impl Fn(PktId) -> bool) -> Option<PktId> {
         let queue = &mut self.queues[q];
         if queue.eligible[port] == 0 {
             return None;
@@ -204,7 +205,7 @@ impl ServiceQueues {
             .iter()
             .position(|e| e.pkt != NO_PKT && e.mask & bit != 0)
             .expect("a packet counted as eligible is queued");
-        Some(queue.take(i))
+        fits(queue.ring[i].pkt).then(|| queue.take(i))
     }
 
     /// Starts loading what `pull(server, port)` will read.
@@ -223,6 +224,17 @@ impl ServiceQueues {
     /// Local port `port` of `server` has room: the next service in turn that has a packet
     /// which may take it gives its oldest such packet.
     pub fn pull(&mut self, server: u32, port: usize) -> Option<PktId> {
+        self.pull_if(server, port, |_| true)
+    }
+
+    /// As `pull`, but a service offers its oldest packet for the link only if `fits` (when
+    /// packing packets into one frame: if it has room for it).
+    pub fn pull_if(
+        &mut self,
+        server: u32,
+        port: usize,
+        fits: impl Fn(PktId) -> bool,
+    ) -> Option<PktId> {
         let n = self.services();
         let t = server as usize * 6 + port;
         let base = server as usize * n;
@@ -237,7 +249,7 @@ impl ServiceQueues {
             if busy >> s & 1 == 0 {
                 continue;
             }
-            let Some(pkt) = self.pop_oldest(base + s, port) else {
+            let Some(pkt) = self.pop_oldest(base + s, port, &fits) else {
                 continue;
             };
             if self.queues[base + s].len == 0 {
@@ -388,6 +400,36 @@ mod tests {
         };
         assert_eq!(shares([1, 1, 1]), [200, 200, 200]);
         assert_eq!(shares([1, 2, 3]), [100, 200, 300]);
+    }
+
+    /// Packing asks for what fits: a service whose oldest packet for the link does not fit
+    /// offers nothing (its packets stay in order); another service's may.
+    #[test]
+    fn pulling_what_fits_keeps_each_queue_in_order() {
+        let mut pool = PacketPool::new();
+        let mut q = ServiceQueues::new(1, vec![QueueSpec::default(); 2]);
+        let mut add = |q: &mut ServiceQueues, s: usize, frame_bytes: u32| {
+            let p = pool.alloc(Packet {
+                frame_bytes,
+                ..Default::default()
+            });
+            q.push(&mut pool, 0, s, 1, p, 0);
+            p
+        };
+        let big = add(&mut q, 0, 900);
+        let small = add(&mut q, 0, 100);
+        let other = add(&mut q, 1, 200);
+        let sizes = [(big, 900), (small, 100), (other, 200)];
+        let size = |p: PktId| sizes.iter().find(|s| s.0 == p).unwrap().1;
+        let fits = |room: u32| move |p: PktId| size(p) <= room;
+        assert_eq!(
+            q.pull_if(0, 0, fits(500)),
+            Some(other),
+            "service 0 waits for room"
+        );
+        assert_eq!(q.pull_if(0, 0, fits(500)), None);
+        assert_eq!(q.pull_if(0, 0, fits(1000)), Some(big));
+        assert_eq!(q.pull_if(0, 0, fits(100)), Some(small));
     }
 
     #[test]
