@@ -942,12 +942,9 @@ impl Network {
         };
         let arrive = head_arrival + pt.peer_delay_ps;
         self.depart(ev, port, pkt, end, arrive);
-        for i in 0..self.pack_tails.len() {
-            let tail = self.pack_tails[i];
-            self.pool.get_mut(tail).frame_tail = true;
-            self.depart(ev, port, tail, end, arrive);
+        if tail_bytes > 0 {
+            self.depart_tails(ev, port, end, arrive);
         }
-        self.pack_tails.clear();
         let pt = &mut self.ports[port as usize];
         if pt.pkts_queued > 0 {
             pt.wake_at_ps = end;
@@ -979,9 +976,25 @@ impl Network {
         used - content(head)
     }
 
+    /// The packets gathered into the frame just sent (packing) leave with it.
+    fn depart_tails(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+        end_ps: TimePs,
+        arrive_ps: TimePs,
+    ) {
+        for i in 0..self.pack_tails.len() {
+            let tail = self.pack_tails[i];
+            self.pool.get_mut(tail).frame_tail = true;
+            self.depart(ev, port, tail, end_ps, arrive_ps);
+        }
+        self.pack_tails.clear();
+    }
+
     /// `pkt` leaves `port` in a frame whose last bit leaves at `end_ps` and which reaches
     /// the far end at `arrive_ps`: counted, traced, and put on the wire.
-    #[inline]
+    #[inline(always)]
     fn depart(
         &mut self,
         ev: &mut impl Scheduler<NetEvent>,
