@@ -252,7 +252,7 @@ def test_every_command_in_the_document_runs_as_written(doc, tmp_path):
     folder = tmp_path / "work"
     folder.mkdir()
     if doc.parent.name == "examples":
-        for f in doc.parent.glob("*.py"):
+        for f in [*doc.parent.glob("*.py"), *doc.parent.glob("*.toml")]:
             shutil.copy(f, folder / f.name)
     run_document(doc, folder)
 

@@ -8,7 +8,8 @@
 from ._native import VERSION as __version__
 from .errors import ScenarioError
 
-__all__ = ["run", "sweep", "read", "Result", "ScenarioError", "Scheme", "register_scheme", "__version__"]
+__all__ = ["run", "sweep", "read", "Result", "ScenarioError", "Scheme", "register_scheme", "Service", "register_service",
+           "__version__"]
 
 
 def __getattr__(name):
@@ -18,10 +19,14 @@ def __getattr__(name):
         from . import api
 
         return getattr(api, name)
-    if name in ("Scheme", "register_scheme"):
+    if name in ("Scheme", "register_scheme", "register_service"):
         from . import schemes
 
         return getattr(schemes, name)
+    if name == "Service":
+        from . import services
+
+        return services.Service
     if name in ("read", "Result"):
         from . import results
 

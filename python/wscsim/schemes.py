@@ -66,6 +66,11 @@ def register_scheme(name: str, cls: type) -> None:
     _registry[name] = cls
 
 
+def register_service(name: str, cls: type) -> None:
+    """Makes service class `cls` available to `[[runtime.services]]` as `class = name`."""
+    _registry[name] = cls
+
+
 ALLOW_HINT = "pass --allow-python (allow_python=True from Python) to run the scheme's code: a scenario runs code only when you say so"
 
 
@@ -154,6 +159,10 @@ def _import(spec: str, where: str) -> type:
 
 
 def _check(cls: type, spec: str, where: str) -> None:
+    if where.startswith("runtime.services"):
+        if not callable(getattr(cls, "deliver", None)):
+            raise ScenarioError(where, f"given {spec!r}; allowed: a class with a deliver method (see wscsim.Service)")
+        return
     missing = [m for m in REQUIRED if not callable(getattr(cls, m, None))]
     if missing:
         raise ScenarioError(where, f"given {spec!r}; allowed: a class with methods classify, enqueue and schedule (missing: {', '.join(missing)})")
@@ -163,19 +172,26 @@ def _check(cls: type, spec: str, where: str) -> None:
 
 
 def python_schemes(sc: dict) -> list[tuple[str, str]]:
-    """(field path, class string) of every `kind = "python"` scheme in scenario `sc`."""
+    """(field path, class string) of every Python class scenario `sc` names: its
+    `kind = "python"` schemes and its runtime's services (`[[runtime.services]]`, whose
+    paths start with "runtime.services")."""
     sw: dict = sc["switch"] if isinstance(sc.get("switch"), dict) else {}
     places = [("switch.scheme", sw.get("scheme"))]
     for i, o in enumerate(sw.get("overrides") or []):
         if isinstance(o, dict):
             places.append((f"switch.overrides[{i}].scheme", o.get("scheme")))
-    return [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
+    found = [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
+    rt = sc.get("runtime") if isinstance(sc.get("runtime"), dict) else {}
+    services = rt.get("services") if isinstance(rt.get("services"), list) else []
+    found += [(f"runtime.services[{i}]", s["class"]) for i, s in enumerate(services) if isinstance(s, dict) and isinstance(s.get("class"), str) and s["class"].strip()]
+    return found
 
 
 def classes_for(sc: dict, allow_python: bool = False) -> dict | None:
-    """Class objects for every `kind = "python"` scheme in scenario `sc`, keyed by their
-    class strings; None if there are none. Without `allow_python`, only schemes given to
-    `register_scheme` (code the caller already ran) are accepted."""
+    """Class objects for every `kind = "python"` scheme and Python service in scenario
+    `sc`, keyed by their class strings; None if there are none. Without `allow_python`,
+    only classes given to `register_scheme` or `register_service` (code the caller already
+    ran) are accepted."""
     found = {}
     for path, spec in python_schemes(sc):
         where = f"{path}.class"

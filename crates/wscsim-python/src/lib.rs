@@ -1,6 +1,7 @@
 //! Python bindings for wscsim: conversion at the boundary only, no models here.
 
 mod py_scheme;
+mod py_service;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -23,22 +24,26 @@ impl Simulation {
     /// `schemes` maps the class strings of `kind = "python"` schemes to class objects.
     #[new]
     #[pyo3(signature = (scenario_json, schemes=None))]
-    fn new(scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
+    fn new(py: Python<'_>, scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
         let error: py_scheme::ErrorSlot = Default::default();
-        let result = match schemes {
+        let result = match &schemes {
             Some(classes) => {
-                let mut f = py_scheme::factory(classes, error.clone());
+                let mut f = py_scheme::factory(classes.clone_ref(py), error.clone());
                 wscsim::Sim::from_json_with(scenario_json, Some(&mut f))
             }
             None => wscsim::Sim::from_json(scenario_json),
         };
-        match result {
-            Ok(sim) => Ok(Simulation {
-                sim,
-                scheme_error: error,
-            }),
-            Err(e) => Err(ScenarioError::new_err((e.path, e.message))),
+        let mut sim = match result {
+            Ok(sim) => sim,
+            Err(e) => return Err(ScenarioError::new_err((e.path, e.message))),
+        };
+        if let Some(classes) = schemes {
+            add_python_services(py, &mut sim, classes.bind(py), &error)?;
         }
+        Ok(Simulation {
+            sim,
+            scheme_error: error,
+        })
     }
 
     /// Runs until simulated time `until_ps`; returns True when the run has ended. A Python
@@ -112,6 +117,39 @@ impl Simulation {
     }
 }
 
+/// Makes each of the scenario's Python services (`runtime.services`), `Class(**params)`
+/// from `classes`, and adds it to the runtime under its id.
+fn add_python_services(
+    py: Python<'_>,
+    sim: &mut wscsim::Sim,
+    classes: &Bound<'_, PyDict>,
+    error: &py_scheme::ErrorSlot,
+) -> PyResult<()> {
+    for (i, s) in sim.python_services.clone().into_iter().enumerate() {
+        let path = format!("runtime.services[{i}].class");
+        let fail = |m: String| ScenarioError::new_err((path.clone(), m));
+        let cls = classes
+            .get_item(&s.class)?
+            .ok_or_else(|| fail(format!("given {:?}; the class was not loaded", s.class)))?;
+        let kwargs = PyDict::new(py);
+        let json = py.import("json")?;
+        for (k, v) in &s.params {
+            kwargs.set_item(k, json.call_method1("loads", (v.to_string(),))?)?;
+        }
+        let obj = cls.call((), Some(&kwargs)).map_err(|e| {
+            fail(format!(
+                "given {:?}; {}(**params) raised {}",
+                s.class,
+                s.class,
+                e.value(py)
+            ))
+        })?;
+        let code = py_service::PyService::new(obj.unbind(), &s.class, s.id, error.clone());
+        sim.add_service(s.id, Box::new(code)).map_err(fail)?;
+    }
+    Ok(())
+}
+
 /// A numeric column as Python bytes of little-endian values, written in place (a column
 /// can have tens of millions of rows: no intermediate copy).
 fn le_bytes<'py, T: Copy, const N: usize>(
@@ -165,6 +203,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SchemeError", m.py().get_type::<SchemeError>())?;
     m.add_class::<py_scheme::PyPacket>()?;
     m.add_class::<py_scheme::PyPort>()?;
+    m.add_class::<py_service::PyServicePacket>()?;
+    m.add_class::<py_service::PyServiceCtx>()?;
     m.add("VERSION", wscsim::VERSION)?;
     Ok(())
 }

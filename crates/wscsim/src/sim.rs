@@ -58,6 +58,8 @@ pub struct Sim {
     pub metrics: Metrics,
     /// Hosts that fail whole at some point of the run (`[[failures]]` node, random_nodes).
     pub failed_hosts: Vec<u32>,
+    /// The runtime's Python services, for the front end that adds them (`add_service`).
+    pub python_services: Vec<crate::config::runtime::PythonService>,
     started: bool,
     finished: bool,
 }
@@ -268,6 +270,12 @@ impl Sim {
         custom: Option<&mut CustomFactory>,
     ) -> Result<Sim, ConfigError> {
         let r = config::resolve(sc)?;
+        if !r.python_services.is_empty() && custom.is_none() {
+            return Err(ConfigError {
+                path: "runtime.services".into(),
+                message: "given Python services; allowed: none here (they run from the Python front end: wscsim run, or wscsim.run)".into(),
+            });
+        }
         Self::build(r, custom)
     }
 
@@ -283,6 +291,7 @@ impl Sim {
             service_queues,
             tunnel,
             pack,
+            python_services,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
@@ -346,6 +355,7 @@ impl Sim {
             services,
             metrics,
             failed_hosts,
+            python_services,
             started: false,
             finished: false,
         })
@@ -789,6 +799,7 @@ impl Sim {
                 "ok": inv.ok(),
             },
             "queue_samples_truncated": self.metrics.queue_samples_truncated,
+            "services": self.services.user_results(),
         })
     }
 }

@@ -548,3 +548,22 @@ fn aggregation_merges_on_the_path_at_six_links_rate() {
         "{root_gbps} of {bound}"
     );
 }
+
+/// Python services (`runtime.services`) take the ids after the built-in services'; a run
+/// built without the Python front end that would make them says so, naming the field.
+#[test]
+fn python_services_need_the_python_front_end() {
+    let json = r#"{"duration":"1ms","topology":{"kind":"torus3d","dims":[3,3,3]},
+        "workload":{"kind":"services"},
+        "runtime":{"services":[{"class":"a.py:A"},{"class":"b:B","params":{"n":1}}]}}"#;
+    let e = Sim::from_json(json).err().expect("refused");
+    assert_eq!(e.path, "runtime.services");
+    let mut none = |_: &str, _: &str, _: &serde_json::Value, _: &wscsim::scheme::spec::PortSite| {
+        Err("no schemes here".to_string())
+    };
+    let s = Sim::from_json_with(json, Some(&mut none)).unwrap();
+    let ids: Vec<u16> = s.python_services.iter().map(|p| p.id).collect();
+    let first = wscsim::config::runtime::SERVICES.len() as u16;
+    assert_eq!(ids, vec![first, first + 1]);
+    assert_eq!(s.python_services[1].params["n"], 1);
+}

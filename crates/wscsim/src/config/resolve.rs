@@ -49,6 +49,8 @@ pub struct Resolved {
     pub failures: super::failures::Failures,
     /// Per-service queues of a torus's runtime (None: per-link queues, or not a torus).
     pub service_queues: Option<Vec<crate::net::service_queues::QueueSpec>>,
+    /// Python services of the runtime: (service id, class string, parameters).
+    pub python_services: Vec<super::runtime::PythonService>,
     /// Torus servers pack packets waiting for a link into one frame.
     pub pack: bool,
     /// The TCP/IP tunnel's reorder buffers on a torus (None: off, or not a torus).
@@ -98,6 +100,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "multicast" => with_params(w, |p| multicast_spec(p, &graph, &host_tech))?,
         "kv" => with_params(w, |p| super::kv::resolve_kv(p, &graph, &host_tech, sc.seed))?,
         "aggregate" => with_params(w, |p| aggregate_spec(p, &graph, &host_tech))?,
+        "services" => with_params(w, |_: &mut crate::services::user::Params| {
+            services_spec(&graph)
+        })?,
         _ => {
             let packed =
                 graph.torus.is_some() && sc.runtime.as_ref().and_then(|r| r.pack) == Some(true);
@@ -123,6 +128,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
         pack: runtime.pack,
+        python_services: runtime.python_services,
         scenario: sc,
         graph,
         switch,
@@ -131,6 +137,18 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         host,
         failures,
     })
+}
+
+/// Kind "services": the runtime's services make the traffic, on a torus.
+fn services_spec(graph: &Graph) -> Result<WorkloadSpec, ConfigError> {
+    if graph.torus.is_none() {
+        return Err(err(
+            "workload.kind",
+            "\"services\"",
+            "another kind (the runtime's services run on a topology.kind = \"torus3d\")",
+        ));
+    }
+    Ok(WorkloadSpec::Services)
 }
 
 /// A torus's load generators (hosts outside it) only serve the key-value store's clients.
@@ -197,6 +215,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "memcached",
         keys: fields_of::<crate::workload::memcached::Params>,
+    },
+    Kind {
+        name: "services",
+        keys: fields_of::<crate::services::user::Params>,
     },
 ];
 

@@ -47,6 +47,27 @@ pub struct RuntimeCfg {
     /// false; needs per-service queues).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pack: Option<bool>,
+    /// Services written in Python, each `{ class = "file.py:Class", params = {...} }`;
+    /// they take the ids after the built-in services', in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<PythonServiceCfg>,
+}
+
+/// One `[[runtime.services]]` entry.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonServiceCfg {
+    pub class: String,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A Python service of the runtime, resolved: its id, class string and parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PythonService {
+    pub id: u16,
+    pub class: String,
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What `[runtime]` resolves to.
@@ -58,6 +79,7 @@ pub struct RuntimeSpec {
     pub tunnel: Option<TunnelSpec>,
     /// Packets waiting for a link leave packed into one frame.
     pub pack: bool,
+    pub python_services: Vec<PythonService>,
 }
 
 /// The runtime of a torus run (nothing for other topologies), with the defaults written
@@ -100,6 +122,7 @@ pub fn resolve_runtime(
         }
     }
     let pack = *c.pack.get_or_insert(false);
+    let python_services = resolve_python_services(&c.services)?;
     if queues == "per_link" {
         if pack {
             return Err(err(
@@ -112,6 +135,7 @@ pub fn resolve_runtime(
             queues: None,
             tunnel,
             pack,
+            python_services,
         });
     }
     let specs = SERVICES
@@ -126,7 +150,40 @@ pub fn resolve_runtime(
         queues: Some(specs),
         tunnel,
         pack,
+        python_services,
     })
+}
+
+/// `runtime.services`: ids after the built-in services', at most 64 services in all.
+fn resolve_python_services(list: &[PythonServiceCfg]) -> Result<Vec<PythonService>, ConfigError> {
+    let room = 64 - SERVICES.len();
+    if list.len() > room {
+        return Err(err(
+            "runtime.services",
+            format!("{} services", list.len()),
+            format!(
+                "at most {room} (64 services in all, {} built in)",
+                SERVICES.len()
+            ),
+        ));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if s.class.trim().is_empty() {
+                return Err(err(
+                    &format!("runtime.services[{i}].class"),
+                    "\"\"",
+                    "\"path/to/file.py:Class\", \"module:Class\" or a name given to wscsim.register_service",
+                ));
+            }
+            Ok(PythonService {
+                id: (SERVICES.len() + i) as u16,
+                class: s.class.clone(),
+                params: s.params.clone(),
+            })
+        })
+        .collect()
 }
 
 fn resolve_tunnel(c: &mut RuntimeCfg) -> Result<Option<TunnelSpec>, ConfigError> {

@@ -203,6 +203,19 @@ impl Services {
         }
     }
 
+    /// What each user service found (`ServiceCode::results`), by service id.
+    pub fn user_results(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut out = serde_json::Map::new();
+        for (id, s) in self.list.iter().enumerate() {
+            if let Some(Service::User(u)) = s {
+                if let Some(v) = u.results() {
+                    out.insert(id.to_string(), v);
+                }
+            }
+        }
+        out
+    }
+
     /// Whether a service drives the run and has finished (the run may end).
     pub fn done(&self) -> bool {
         self.ping().is_some_and(|p| p.done())

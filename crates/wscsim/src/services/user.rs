@@ -74,7 +74,17 @@ pub trait ServiceCode: Send {
     fn deliver(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId);
     /// A timer of this service with `tag` went off.
     fn on_timer(&mut self, _ctx: &mut SvcCtx<Dyn>, _tag: u32) {}
+    /// What the service found, for the run's summary (`services`, by id), if anything.
+    fn results(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
+
+/// `[workload]` parameters of kind "services": none. The run's traffic is what the
+/// runtime's services (`runtime.services`, or services added with `Sim::add_service`) make.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
 
 /// Runs `f` with a context whose scheduler is dynamic.
 pub(super) fn with_dyn<S: SvcSched, R>(

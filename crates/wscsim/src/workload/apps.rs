@@ -112,7 +112,8 @@ impl Apps {
             | WorkloadSpec::Reliable(_)
             | WorkloadSpec::Multicast(_)
             | WorkloadSpec::Kv(_)
-            | WorkloadSpec::Aggregate(_) => {}
+            | WorkloadSpec::Aggregate(_)
+            | WorkloadSpec::Services => {}
         }
         let has_end = list.iter().any(App::ends_by_itself);
         Apps {

@@ -233,4 +233,6 @@ pub enum WorkloadSpec {
     Kv(crate::services::kv_clients::KvSpec),
     /// Every server's data combined up six trees to one.
     Aggregate(crate::services::aggregate::AggregateSpec),
+    /// No traffic of its own: the runtime's services make it.
+    Services,
 }

@@ -1,0 +1,175 @@
+"""Services of CamCubeOS's runtime written in Python (`[[runtime.services]]`): what they
+see on the path and at the destination, what they send, and their bad input."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import wscsim
+from wscsim.errors import ScenarioError
+
+from conftest import run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def torus_distance(dims, a, b):
+    """Hops between servers a and b of a torus, h = x + X (y + Y z)."""
+    def coords(h):
+        return h % dims[0], h // dims[0] % dims[1], h // (dims[0] * dims[1])
+    return sum(min(abs(p - q), k - abs(p - q)) for p, q, k in zip(coords(a), coords(b), dims))
+
+
+def scenario(dims, cls: str, params=None, duration="100ms"):
+    return {"name": "python-service", "duration": duration,
+            "topology": {"kind": "torus3d", "dims": dims},
+            "workload": {"kind": "services"},
+            "runtime": {"services": [{"class": cls, "params": params or {}}]}}
+
+
+class Everyone(wscsim.Service):
+    """Every server sends one packet to every other (or to keys); each server on the path
+    adds one to fields[0]; `drop_at` takes packets off the path at that server."""
+
+    made: list = []
+
+    def __init__(self, drop_at=-1, keys=0):
+        super().__init__()
+        self.drop_at, self.keys = drop_at, keys
+        self.seen = []
+        Everyone.made.append(self)
+
+    def start(self, ctx):
+        ctx.after(1000, tag=0)
+
+    def on_timer(self, ctx, tag):
+        for src in range(ctx.servers):
+            if self.keys:
+                for i in range(self.keys):
+                    ctx.send(src=src, key=(src * 7919 + i * 104729 + 1) * 0x9E3779B97F4A7C15 % 2**64, size=64)
+            else:
+                for dst in range(ctx.servers):
+                    if dst != src:
+                        ctx.send(src=src, dst=dst, size=64, seq=dst)
+
+    def on_path(self, ctx, host, packet):
+        packet.fields = [packet.fields[0] + 1, 0]
+        return "drop" if host == self.drop_at else "forward"
+
+    def deliver(self, ctx, host, packet):
+        self.seen.append((packet.src, host, packet.hops, packet.fields[0], packet.seq, packet.key))
+
+    def results(self):
+        return {"delivered": len(self.seen)}
+
+
+@pytest.mark.parametrize("dims", [[3, 3, 3], [4, 4, 2]])
+def test_every_server_on_the_path_sees_the_packet_once(dims):
+    Everyone.made.clear()
+    wscsim.register_service("everyone", Everyone)
+    res = run(scenario(dims, "everyone"))
+    (svc,) = Everyone.made
+    n = dims[0] * dims[1] * dims[2]
+    assert len(svc.seen) == n * (n - 1)
+    for src, dst, hops, counted, seq, key in svc.seen:
+        d = torus_distance(dims, src, dst)
+        # Every packet takes a shortest path; each server between the ends counts it once.
+        assert (hops, counted, seq, key) == (d, d - 1, dst, 0)
+    assert res.summary["services"] == {"6": {"delivered": n * (n - 1)}}
+
+
+def test_a_service_may_take_packets_off_the_path():
+    Everyone.made.clear()
+    wscsim.register_service("dropper", Everyone)
+    res = run(scenario([3, 3, 3], "dropper", {"drop_at": 13}))
+    (svc,) = Everyone.made
+    inv = res.summary["invariants"]
+    dims = [3, 3, 3]
+    arrived = {(s, d) for s, d, *_ in svc.seen}
+    lost = {(s, d) for s in range(27) for d in range(27) if s != d} - arrived
+    # Only packets that crossed server 13 can have been taken: pairs with 13 on a shortest
+    # path between them, not at either end.
+    for s, d in lost:
+        assert 13 not in (s, d)
+        assert torus_distance(dims, s, 13) + torus_distance(dims, 13, d) == torus_distance(dims, s, d)
+    assert len(lost) == inv["packets_dropped"] > 0
+
+
+def test_packets_to_keys_reach_the_keys_roots():
+    Everyone.made.clear()
+    wscsim.register_service("keys", Everyone)
+    res = run(scenario([4, 4, 4], "keys", {"keys": 20}))
+    (svc,) = Everyone.made
+    h = res.summary["headline"]
+    assert len(svc.seen) == 64 * 20
+    assert h["key_packets_misdelivered"] == 0 and h["key_packets_delivered"] == 64 * 20
+    assert all(key != 0 for *_, key in svc.seen)
+
+
+class Raises(wscsim.Service):
+    def start(self, ctx):
+        ctx.after(10, tag=0)
+
+    def on_timer(self, ctx, tag):
+        ctx.send(src=0, dst=ctx.servers, size=64)  # no such server
+
+    def deliver(self, ctx, host, packet):
+        pass
+
+
+def test_a_service_that_raises_names_its_field():
+    wscsim.register_service("raises", Raises)
+    with pytest.raises(ScenarioError) as e:
+        run(scenario([3, 3, 3], "raises"))
+    assert e.value.path == "runtime.services[0].class"
+    assert "raises.on_timer raised" in e.value.message and "dst given 27" in e.value.message
+
+
+BAD = [
+    ("an empty class", {"class": ""}, "runtime.services[0].class"),
+    ("a file that does not exist", {"class": "no_such_file.py:X"}, "runtime.services[0].class"),
+    ("a class without deliver", {"class": str(ROOT / "examples" / "strict_priority.py") + ":StrictPriority"}, "runtime.services[0].class"),
+    ("an unknown key", {"class": "x.py:Y", "colour": 1}, "runtime.services"),
+]
+
+
+@pytest.mark.parametrize("what,entry,field", BAD, ids=[b[0] for b in BAD])
+def test_bad_service_exits_2_naming_the_field(tmp_path, what, entry, field):
+    fields = ", ".join(f'{k} = "{v}"' if isinstance(v, str) else f"{k} = {v}" for k, v in entry.items())
+    f = tmp_path / "bad.toml"
+    f.write_text(f"""
+name = "bad-service"
+duration = "1ms"
+[topology]
+kind = "torus3d"
+dims = [3, 3, 3]
+[workload]
+kind = "services"
+[[runtime.services]]
+{fields.replace(", ", chr(10))}
+""")
+    p = subprocess.run([sys.executable, "-m", "wscsim.cli", "check", "--allow-python", str(f)], capture_output=True, text=True)
+    assert p.returncode == 2, (what, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0], (what, p.stderr)
+    assert "Traceback" not in p.stderr
+
+
+def test_the_example_runs_only_when_allowed(tmp_path):
+    example = ROOT / "examples" / "hop_count.toml"
+    cmd = [sys.executable, "-m", "wscsim.cli", "run", str(example), "--out", str(tmp_path / "a")]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    assert p.returncode == 2 and "--allow-python" in p.stderr and "runtime.services[0].class" in p.stderr, p.stderr
+    p = subprocess.run(cmd + ["--allow-python"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    import json
+    s = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert s["services"]["6"]["packets"] == 27 * 26
+
+
+def test_services_need_a_torus():
+    with pytest.raises(ScenarioError) as e:
+        wscsim.run({"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2}, "workload": {"kind": "services"}})
+    assert e.value.path == "workload.kind"
