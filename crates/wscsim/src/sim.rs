@@ -161,6 +161,18 @@ fn services_for(
     })
 }
 
+/// Torus links pack waiting packets into one frame (`runtime.pack`); hosts that cost time
+/// charge each frame's sending work as it leaves.
+fn install_packing(net: &mut Network, hosts: &mut Hosts) {
+    let tech = net.techs[net.host_tech[0] as usize];
+    net.pack = Some(crate::net::Pack {
+        header_bytes: tech.header_bytes,
+        mtu_bytes: tech.mtu_bytes,
+    });
+    hosts.packing = hosts.costed;
+    net.record_departures = hosts.packing;
+}
+
 /// The aggregation of a run, up six disjoint trees of its torus.
 fn aggregate_service(
     net: &Network,
@@ -299,13 +311,7 @@ impl Sim {
         })?;
         let mut hosts = Hosts::new(host, net.n_hosts());
         if pack {
-            let tech = net.techs[net.host_tech[0] as usize];
-            net.pack = Some(crate::net::Pack {
-                header_bytes: tech.header_bytes,
-                mtu_bytes: tech.mtu_bytes,
-            });
-            hosts.packing = hosts.costed;
-            net.record_departures = hosts.packing;
+            install_packing(&mut net, &mut hosts);
         }
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
         let mut tcp = Tcp::new(tcp);
@@ -334,6 +340,7 @@ impl Sim {
         net.install_kbr(failures.detection, scenario.seed);
         net.service_queues = service_queues
             .map(|specs| crate::net::service_queues::ServiceQueues::new(net.n_hosts(), specs));
+        net.use_nic_slots();
         schedule_failures(&mut ev, &net, &graph, &failures);
         let failed_hosts = failures
             .nodes

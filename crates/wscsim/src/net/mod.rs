@@ -268,6 +268,10 @@ pub struct Network {
     pub route_hooks: Vec<u32>,
     /// Packets captured at tapped ports.
     pub captures: capture::Captures,
+    /// Per port, the frame waiting at a torus link's NIC behind the one on the wire, for
+    /// ports that hold it here instead of in their scheme's queues (`use_nic_slots`);
+    /// empty when no port does.
+    pub nic_slots: Vec<PktId>,
     /// Torus servers pack waiting packets into one frame per link (None: a frame each).
     pub pack: Option<Pack>,
     /// The packets that ride in the frame being sent (packing), reused.
@@ -280,6 +284,9 @@ pub struct Network {
     /// Queue lengths of traced ports at every change.
     pub queue_trace: capture::QueueTrace,
 }
+
+/// In `nic_slots`: the port keeps its waiting frames in its scheme's queues.
+const NOT_A_SLOT: PktId = packet::NO_PKT - 1;
 
 /// Packing (CamCubeOS): a frame on a torus link carries packets back to back, each
 /// without its own link header, up to the link's MTU.
@@ -758,6 +765,10 @@ impl Network {
             self.drop_on_down_link(now, port, pkt);
             return;
         }
+        if self.slot_free(port) {
+            self.enqueue_in_slot(ev, port, pkt);
+            return;
+        }
         let limit_bytes = self.admission_limit(port, in_port);
         let Network {
             pool,
@@ -797,6 +808,64 @@ impl Network {
                 self.drop_packet(now, port, other);
                 self.try_transmit(ev, port);
             }
+        }
+    }
+
+    /// Whether `port` keeps its waiting frame in `nic_slots` and has room there now (nothing
+    /// queued: a frame queued behind others goes to the scheme's queue, after them).
+    #[inline(always)]
+    fn slot_free(&self, port: u32) -> bool {
+        self.nic_slots
+            .get(port as usize)
+            .is_some_and(|&s| s == packet::NO_PKT)
+            && self.ports[port as usize].pkts_queued == 0
+    }
+
+    /// A torus link's NIC takes `pkt` as its waiting frame: what a DropTail queue with an
+    /// unlimited buffer does with it, without the scheme's queue (the common case under
+    /// late link choice, where a link's NIC holds one frame behind the one on the wire).
+    #[inline]
+    fn enqueue_in_slot(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32, pkt: PktId) {
+        let p = self.pool.get_mut(pkt);
+        p.enqueued_ps = ev.now();
+        let frame = u64::from(p.frame_bytes);
+        let pt = &mut self.ports[port as usize];
+        pt.pkts_queued = 1;
+        pt.bytes_queued = frame;
+        pt.stats.max_queue_bytes = pt.stats.max_queue_bytes.max(frame);
+        self.nic_slots[port as usize] = pkt;
+        self.try_transmit(ev, port);
+    }
+
+    /// Which ports may keep their waiting frame in `nic_slots`: the torus links of servers
+    /// with per-service queues whose NIC scheme is DropTail with an unlimited buffer and no
+    /// packet limit, not observed by a capture or a queue trace (their queue behaves
+    /// exactly as the slot does). Call once the network is complete.
+    pub fn use_nic_slots(&mut self) {
+        if self.service_queues.is_none() {
+            return;
+        }
+        let slot_port = |n: &Network, port: usize| {
+            let pt = &n.ports[port];
+            let nd = &n.nodes[pt.node as usize];
+            let plain = matches!(&n.schemes[port], crate::scheme::Scheme::DropTail(d) if d.limit_packets.is_none());
+            nd.forwarder == Forwarder::Torus
+                && (port as u32 - nd.port_base) < 6
+                && plain
+                && pt.buffer_bytes == u64::MAX
+                && pt.taps == 0
+        };
+        let any = (0..self.ports.len()).any(|p| slot_port(self, p));
+        if any {
+            self.nic_slots = (0..self.ports.len())
+                .map(|p| {
+                    if slot_port(self, p) {
+                        packet::NO_PKT
+                    } else {
+                        NOT_A_SLOT
+                    }
+                })
+                .collect();
         }
     }
 
@@ -868,6 +937,14 @@ impl Network {
         let pt = &mut ports[port as usize];
         if pt.pkts_queued == 0 {
             return None;
+        }
+        if let Some(slot) = self.nic_slots.get_mut(port as usize) {
+            if *slot != packet::NO_PKT && *slot != NOT_A_SLOT {
+                let pkt = std::mem::replace(slot, packet::NO_PKT);
+                pt.pkts_queued -= 1;
+                pt.bytes_queued -= u64::from(pool.get(pkt).frame_bytes);
+                return Some(pkt);
+            }
         }
         let before = pt.bytes_queued;
         let mut ctx = port_ctx(pt, queues, masks, pool, u64::MAX, now);

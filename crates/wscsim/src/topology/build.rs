@@ -323,6 +323,7 @@ pub fn build_network_with(
         kbr: None,
         torus_servers: u32::MAX,
         service_queues: None,
+        nic_slots: Vec::new(),
         pack: None,
         pack_tails: Vec::new(),
         frames_out: Vec::new(),
