@@ -628,10 +628,17 @@ impl Network {
         }
     }
 
-    /// Starts loading the per-service queues that port `port`'s next wake-up will pull
-    /// from (a torus server's late link choice).
+    /// Starts loading the frame that port `port`'s next wake-up sends from its NIC slot and
+    /// the per-service queues it will pull the next from (a torus server's late link
+    /// choice).
     #[inline]
     pub fn prefetch_wake(&self, port: u32) {
+        // The frame waiting at the NIC, which the wake-up sends.
+        if let Some(&pkt) = self.nic_slots.get(port as usize) {
+            if pkt != packet::NO_PKT && pkt != NOT_A_SLOT {
+                self.pool.prefetch(pkt);
+            }
+        }
         if let Some(sq) = &self.service_queues {
             let pt = &self.ports[port as usize];
             let nd = &self.nodes[pt.node as usize];
