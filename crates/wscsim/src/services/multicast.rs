@@ -8,9 +8,25 @@
 //! Several instances may run at once, from different roots (each over its own six trees,
 //! so a link may carry one tree of each); a packet names its instance in `src_port`.
 //!
-//! Simplified: no retransmission (a lost packet is missing at the members below it).
+//! Losses (a full service queue where trees of several instances share a link) are
+//! repaired hop by hop: each tree's packets reach a member in order, so a member that gets
+//! packet i of tree t when it expected an earlier one asks its parent in t for the gap
+//! (a NACK: first packet and count, stride 6); a member that has heard nothing for
+//! `CHECK_PS` while incomplete asks for everything it lacks, 64 packets per tree at a time.
+//! A parent resends what it has to that child, which keeps and forwards it like any other
+//! packet; a copy a server already has is dropped unforwarded. The paper does not describe
+//! its recovery; this is wscsim's (its figure counts retransmissions in the time).
 
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, MULTICAST, SERVICE_HEADER_BYTES};
+
+/// How long an incomplete member waits, hearing nothing, before it asks again.
+pub const CHECK_PS: TimePs = 5_000_000_000;
+/// The most packets one NACK asks for.
+const NACK_MAX: u32 = 64;
+/// `src_port` bit of a NACK (the rest is the instance).
+const NACK: u16 = 0x8000;
+/// Timer tags from here are an instance's completion checks (below: its trees' sending).
+const CHECK_TAG: u32 = 1 << 20;
 use crate::engine::{TimePs, NEVER};
 use crate::packet::{Packet, PktId, Proto};
 
@@ -43,8 +59,9 @@ pub struct MulticastSpec {
 /// One file distribution from one root.
 pub struct Instance {
     pub root: u32,
-    /// Per tree, per server, its children.
+    /// Per tree, per server, its children and its parent (u32::MAX for the root).
     children: Vec<Vec<Vec<u32>>>,
+    parents: Vec<Vec<u32>>,
     /// Per tree, the next packet number it sends (i with i mod 6 = tree).
     next: [u32; 6],
     /// Per server: packets received, first and last arrival.
@@ -52,6 +69,15 @@ pub struct Instance {
     pub first_ps: Vec<TimePs>,
     pub last_ps: Vec<TimePs>,
     complete: usize,
+    /// Per server, which packets it has (a bit each).
+    have: Vec<Vec<u64>>,
+    /// Per server and tree, the packet it expects next in order.
+    expect: Vec<[u32; 6]>,
+    /// Per server, when a packet (new or not) last reached it.
+    heard_ps: Vec<TimePs>,
+    /// Packets sent again in answer to NACKs, and NACKs sent.
+    pub repairs: u64,
+    pub nacks: u64,
 }
 
 impl Instance {
@@ -69,12 +95,45 @@ impl Instance {
         Some(Instance {
             root,
             children,
+            parents: trees.parent.to_vec(),
             next: [0, 1, 2, 3, 4, 5],
             received: vec![0; n],
             first_ps: vec![NEVER; n],
             last_ps: vec![NEVER; n],
             complete: 0,
+            have: vec![Vec::new(); n],
+            expect: vec![[0, 1, 2, 3, 4, 5]; n],
+            heard_ps: vec![0; n],
+            repairs: 0,
+            nacks: 0,
         })
+    }
+
+    fn has(&self, v: u32, i: u32) -> bool {
+        if v == self.root {
+            return i < self.next[(i % 6) as usize];
+        }
+        self.have[v as usize]
+            .get((i / 64) as usize)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    /// Marks packet `i` received at `v`; false if `v` had it already.
+    fn take(&mut self, v: u32, i: u32, packets: u32) -> bool {
+        let bits = &mut self.have[v as usize];
+        if bits.is_empty() {
+            bits.resize(packets.div_ceil(64) as usize, 0);
+        }
+        let (w, b) = ((i / 64) as usize, i % 64);
+        let new = bits[w] >> b & 1 == 0;
+        bits[w] |= 1 << b;
+        new
+    }
+
+    /// The parent of `v` in tree `t` (None for the root).
+    fn parent(&self, t: usize, v: u32) -> Option<u32> {
+        let p = self.parents[t][v as usize];
+        (p != u32::MAX).then_some(p)
     }
 
     /// Gbit/s of payload each member received, from its first packet to its last (NaN for
@@ -152,8 +211,13 @@ impl Multicast {
     }
 
     /// Timer `tag` (instance x 6 + tree): that instance's root sends its next packet down
-    /// that tree.
+    /// that tree; once every tree has sent its last, the instance's completion checks
+    /// begin (`CHECK_TAG` + instance).
     pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
+        if tag >= CHECK_TAG {
+            self.check(ctx, (tag - CHECK_TAG) as usize);
+            return;
+        }
         let (k, t) = ((tag / 6) as usize, (tag % 6) as usize);
         let i = self.instances[k].next[t];
         if i >= self.packets {
@@ -163,6 +227,9 @@ impl Multicast {
         let root = self.instances[k].root;
         for c in self.instances[k].children[t][root as usize].clone() {
             self.send(ctx, k, root, c, i);
+        }
+        if self.instances[k].next.iter().all(|&n| n >= self.packets) {
+            self.schedule_check(ctx, k);
         }
         let at = ctx.ev.now() + self.interval_ps;
         ctx.ev.schedule(
@@ -197,27 +264,136 @@ impl Multicast {
         OnPath::Forward
     }
 
-    /// A packet reached server `host`: kept, and sent on to its children in its tree.
+    /// A packet reached server `host`: a NACK is answered; a packet new to `host` is kept
+    /// and sent on to its children in its tree (a gap before it is asked for); a copy it
+    /// has is dropped.
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
         let p = ctx.net.pool.get(pkt);
-        let (i, k) = (p.seq as u32, usize::from(p.src_port));
+        let (i, k) = (p.seq as u32, usize::from(p.src_port & !NACK));
+        let (nack, asker, count) = (p.src_port & NACK != 0, p.src_host, p.ack as u32);
         ctx.net.delivered(pkt);
+        if nack {
+            self.answer(ctx, k, host, asker, i, count);
+            return;
+        }
         let now = ctx.ev.now();
         let h = host as usize;
+        let packets = self.packets;
         let x = &mut self.instances[k];
+        x.heard_ps[h] = now;
+        if !x.take(host, i, packets) {
+            return;
+        }
         x.received[h] += 1;
         if x.first_ps[h] == NEVER {
             x.first_ps[h] = now;
         }
         x.last_ps[h] = now;
-        if x.received[h] == self.packets {
+        if x.received[h] == packets {
             x.complete += 1;
         }
         let t = (i % 6) as usize;
+        let expected = x.expect[h][t];
+        if i >= expected {
+            x.expect[h][t] = i + 6;
+            if i > expected {
+                // Packets expected..i of this tree were lost on the way here.
+                self.nack(ctx, k, host, t, expected, (i - expected) / 6);
+            }
+        }
         for j in 0..self.instances[k].children[t][h].len() {
             let c = self.instances[k].children[t][h][j];
             self.send(ctx, k, host, c, i);
         }
+    }
+
+    /// Member `host` asks its parent in tree `t` for `count` packets from `first` (stride 6).
+    fn nack(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        k: usize,
+        host: u32,
+        t: usize,
+        first: u32,
+        count: u32,
+    ) {
+        let Some(parent) = self.instances[k].parent(t, host) else {
+            return;
+        };
+        self.instances[k].nacks += 1;
+        let frame = ctx.net.frame_bytes(host, 8 + SERVICE_HEADER_BYTES);
+        let pkt = ctx.net.pool.alloc(Packet {
+            proto: Proto::Service,
+            dst_port: MULTICAST,
+            src_port: k as u16 | NACK,
+            src_host: host,
+            dst_host: parent,
+            seq: u64::from(first),
+            ack: u64::from(count.min(NACK_MAX)),
+            payload_bytes: 8,
+            frame_bytes: frame,
+            hash: first,
+            ..Default::default()
+        });
+        ctx.hosts.send(ctx.net, ctx.ev, host, pkt);
+    }
+
+    /// Server `host` sends `child` what it has of the `count` packets from `first`.
+    fn answer(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        k: usize,
+        host: u32,
+        child: u32,
+        first: u32,
+        count: u32,
+    ) {
+        for j in 0..count {
+            let i = first + 6 * j;
+            if i < self.packets && self.instances[k].has(host, i) {
+                self.instances[k].repairs += 1;
+                self.send(ctx, k, host, child, i);
+            }
+        }
+    }
+
+    fn schedule_check(&self, ctx: &mut SvcCtx<impl SvcSched>, k: usize) {
+        let at = ctx.ev.now() + CHECK_PS;
+        ctx.ev.schedule(
+            at,
+            SvcEvent::Timer {
+                service: MULTICAST,
+                tag: CHECK_TAG + k as u32,
+            },
+        );
+    }
+
+    /// Instance `k`'s completion check: every incomplete member that has heard nothing for
+    /// `CHECK_PS` asks, per tree, for the first packets it lacks; again later while any
+    /// member is incomplete.
+    fn check(&mut self, ctx: &mut SvcCtx<impl SvcSched>, k: usize) {
+        let now = ctx.ev.now();
+        let x = &self.instances[k];
+        if x.complete == x.received.len() - 1 {
+            return;
+        }
+        let idle: Vec<u32> = (0..x.received.len() as u32)
+            .filter(|&v| v != x.root && x.received[v as usize] < self.packets)
+            .filter(|&v| now.saturating_sub(x.heard_ps[v as usize]) >= CHECK_PS)
+            .collect();
+        for v in idle {
+            for t in 0..6 {
+                let x = &self.instances[k];
+                let lacking = (t as u32..self.packets)
+                    .step_by(6)
+                    .filter(|&i| !x.has(v, i));
+                let wanted: Vec<u32> = lacking.take(NACK_MAX as usize).collect();
+                if let (Some(&a), Some(&b)) = (wanted.first(), wanted.last()) {
+                    self.nack(ctx, k, v, t, a, (b - a) / 6 + 1);
+                }
+            }
+        }
+        self.schedule_check(ctx, k);
     }
 }
 
@@ -264,6 +440,10 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
     }
     let complete: usize = m.instances.iter().map(|x| x.complete).sum();
     h.insert("multicast_members_complete".into(), complete.into());
+    let repairs: u64 = m.instances.iter().map(|x| x.repairs).sum();
+    h.insert("multicast_repairs".into(), repairs.into());
+    let nacks: u64 = m.instances.iter().map(|x| x.nacks).sum();
+    h.insert("multicast_nacks".into(), nacks.into());
     if let Some(median) = crate::metrics::headline::lower_median(&mut g) {
         h.insert("multicast_min_gbps_per_member".into(), g[0].into());
         h.insert("multicast_median_gbps_per_member".into(), median.into());
