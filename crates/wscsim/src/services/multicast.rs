@@ -14,8 +14,12 @@
 //! (a NACK: first packet and count, stride 6); a member that has heard nothing for
 //! `CHECK_PS` while incomplete asks for everything it lacks, 64 packets per tree at a time.
 //! A parent resends what it has to that child, which keeps and forwards it like any other
-//! packet; a copy a server already has is dropped unforwarded. The paper does not describe
-//! its recovery; this is wscsim's (its figure counts retransmissions in the time).
+//! packet; a copy a server already has is dropped unforwarded. A gap also sends a "slow
+//! down" notice up the tree to the root (each server passes on at most one per tree every
+//! `SLOW_HOLD_PS`), which halves that tree's pace; the pace then grows back by
+//! `PACE_GAIN_PER_S` of the link per second, up to `rate_fraction` (AIMD). The paper does
+//! not describe its recovery or its rate control; these are wscsim's (its figure counts
+//! retransmissions in the time).
 
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, MULTICAST, SERVICE_HEADER_BYTES};
 
@@ -27,6 +31,17 @@ const NACK_MAX: u32 = 64;
 const NACK: u16 = 0x8000;
 /// Timer tags from here are an instance's completion checks (below: its trees' sending).
 const CHECK_TAG: u32 = 1 << 20;
+/// `src_port` bit of a slow-down notice (the rest is the instance; `seq` the tree).
+const SLOW: u16 = 0x4000;
+/// Each server passes on at most one slow-down notice per tree this often, and a root
+/// halves a tree's pace at most this often.
+pub const SLOW_HOLD_PS: TimePs = 2_000_000_000;
+/// How fast a tree's pace grows back after a halving: this fraction of the link per second.
+pub const PACE_GAIN_PER_S: f64 = 2.0;
+/// What a slow-down notice leaves of a tree's pace.
+const PACE_CUT: f64 = 0.5;
+/// A tree's pace never falls below this fraction of its link.
+const PACE_FLOOR: f64 = 0.01;
 use crate::engine::{TimePs, NEVER};
 use crate::packet::{Packet, PktId, Proto};
 
@@ -78,10 +93,17 @@ pub struct Instance {
     /// Packets sent again in answer to NACKs, and NACKs sent.
     pub repairs: u64,
     pub nacks: u64,
+    /// Per tree, the root's pace as a fraction of the link, and when it last halved.
+    pace: [f64; 6],
+    halved_ps: [TimePs; 6],
+    /// Per server and tree, when it last passed a slow-down notice up.
+    slow_sent_ps: Vec<[TimePs; 6]>,
+    /// Slow-down notices the root acted on.
+    pub slowdowns: u64,
 }
 
 impl Instance {
-    fn new(dims: [u32; 3], root: u32) -> Option<Instance> {
+    fn new(dims: [u32; 3], root: u32, pace: f64) -> Option<Instance> {
         let trees = crate::net::routing::trees::six_trees(dims, root)?;
         let n = trees.parent[0].len();
         let mut children = vec![vec![Vec::new(); n]; 6];
@@ -106,6 +128,10 @@ impl Instance {
             heard_ps: vec![0; n],
             repairs: 0,
             nacks: 0,
+            pace: [pace; 6],
+            halved_ps: [0; 6],
+            slow_sent_ps: vec![[NEVER; 6]; n],
+            slowdowns: 0,
         })
     }
 
@@ -157,7 +183,9 @@ pub struct Multicast {
     pub spec: MulticastSpec,
     pub instances: Vec<Instance>,
     pub packets: u32,
-    interval_ps: TimePs,
+    /// A full frame's bits on the wire, and the links' rate.
+    frame_bits: f64,
+    link_bps: f64,
 }
 
 impl Multicast {
@@ -173,20 +201,19 @@ impl Multicast {
         let instances = spec
             .roots
             .iter()
-            .map(|&r| Instance::new(dims, r))
+            .map(|&r| Instance::new(dims, r, f64::from(spec.rate_fraction_ppm) / 1e6))
             .collect::<Option<Vec<_>>>()?;
         let packets = spec
             .size_bytes
             .div_ceil(u64::from(spec.payload_bytes))
             .max(1) as u32;
         let bits = f64::from(frame_bytes + wire_overhead) * 8.0;
-        let rate = link_bps as f64 * f64::from(spec.rate_fraction_ppm) / 1e6;
-        let interval_ps = (bits / rate * 1e12).ceil() as TimePs;
         Some(Multicast {
             spec,
             instances,
             packets,
-            interval_ps,
+            frame_bits: bits,
+            link_bps: link_bps as f64,
         })
     }
 
@@ -231,7 +258,13 @@ impl Multicast {
         if self.instances[k].next.iter().all(|&n| n >= self.packets) {
             self.schedule_check(ctx, k);
         }
-        let at = ctx.ev.now() + self.interval_ps;
+        // The next packet of this tree after one frame's time at the tree's pace, which
+        // grows back towards `rate_fraction` meanwhile.
+        let ceiling = f64::from(self.spec.rate_fraction_ppm) / 1e6;
+        let x = &mut self.instances[k];
+        let interval = (self.frame_bits / (self.link_bps * x.pace[t]) * 1e12).ceil();
+        x.pace[t] = (x.pace[t] + PACE_GAIN_PER_S * interval / 1e12).min(ceiling);
+        let at = ctx.ev.now() + interval as TimePs;
         ctx.ev.schedule(
             at,
             SvcEvent::Timer {
@@ -269,11 +302,17 @@ impl Multicast {
     /// has is dropped.
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
         let p = ctx.net.pool.get(pkt);
-        let (i, k) = (p.seq as u32, usize::from(p.src_port & !NACK));
+        let i = p.seq as u32;
+        let k = usize::from(p.src_port & !(NACK | SLOW));
         let (nack, asker, count) = (p.src_port & NACK != 0, p.src_host, p.ack as u32);
+        let slow = p.src_port & SLOW != 0;
         ctx.net.delivered(pkt);
         if nack {
             self.answer(ctx, k, host, asker, i, count);
+            return;
+        }
+        if slow {
+            self.slow_down(ctx, k, host, i as usize);
             return;
         }
         let now = ctx.ev.now();
@@ -299,6 +338,7 @@ impl Multicast {
             if i > expected {
                 // Packets expected..i of this tree were lost on the way here.
                 self.nack(ctx, k, host, t, expected, (i - expected) / 6);
+                self.slow_down(ctx, k, host, t);
             }
         }
         for j in 0..self.instances[k].children[t][h].len() {
@@ -321,21 +361,61 @@ impl Multicast {
             return;
         };
         self.instances[k].nacks += 1;
-        let frame = ctx.net.frame_bytes(host, 8 + SERVICE_HEADER_BYTES);
+        self.notice(ctx, k, host, parent, NACK, first, count.min(NACK_MAX));
+    }
+
+    /// Tree `t` of instance `k` lost packets below `host`: the root halves the tree's pace
+    /// (at most once per `SLOW_HOLD_PS`); another server passes the notice to its parent
+    /// (at most once per `SLOW_HOLD_PS`).
+    fn slow_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, k: usize, host: u32, t: usize) {
+        let now = ctx.ev.now();
+        let x = &mut self.instances[k];
+        if host == x.root {
+            if now >= x.halved_ps[t] + SLOW_HOLD_PS || x.slowdowns == 0 {
+                x.pace[t] = (x.pace[t] * PACE_CUT).max(PACE_FLOOR);
+                x.halved_ps[t] = now;
+                x.slowdowns += 1;
+            }
+            return;
+        }
+        let last = x.slow_sent_ps[host as usize][t];
+        if last != NEVER && now < last + SLOW_HOLD_PS {
+            return;
+        }
+        x.slow_sent_ps[host as usize][t] = now;
+        let Some(parent) = x.parent(t, host) else {
+            return;
+        };
+        self.notice(ctx, k, host, parent, SLOW, t as u32, 0);
+    }
+
+    /// A small control packet of instance `k` from `from` to its neighbour `to`.
+    #[allow(clippy::too_many_arguments)]
+    fn notice(
+        &self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        k: usize,
+        from: u32,
+        to: u32,
+        kind: u16,
+        seq: u32,
+        count: u32,
+    ) {
+        let frame = ctx.net.frame_bytes(from, 8 + SERVICE_HEADER_BYTES);
         let pkt = ctx.net.pool.alloc(Packet {
             proto: Proto::Service,
             dst_port: MULTICAST,
-            src_port: k as u16 | NACK,
-            src_host: host,
-            dst_host: parent,
-            seq: u64::from(first),
-            ack: u64::from(count.min(NACK_MAX)),
+            src_port: k as u16 | kind,
+            src_host: from,
+            dst_host: to,
+            seq: u64::from(seq),
+            ack: u64::from(count),
             payload_bytes: 8,
             frame_bytes: frame,
-            hash: first,
+            hash: seq,
             ..Default::default()
         });
-        ctx.hosts.send(ctx.net, ctx.ev, host, pkt);
+        ctx.hosts.send(ctx.net, ctx.ev, from, pkt);
     }
 
     /// Server `host` sends `child` what it has of the `count` packets from `first`.
@@ -444,6 +524,8 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
     h.insert("multicast_repairs".into(), repairs.into());
     let nacks: u64 = m.instances.iter().map(|x| x.nacks).sum();
     h.insert("multicast_nacks".into(), nacks.into());
+    let slow: u64 = m.instances.iter().map(|x| x.slowdowns).sum();
+    h.insert("multicast_slowdowns".into(), slow.into());
     if let Some(median) = crate::metrics::headline::lower_median(&mut g) {
         h.insert("multicast_min_gbps_per_member".into(), g[0].into());
         h.insert("multicast_median_gbps_per_member".into(), median.into());
