@@ -129,7 +129,7 @@ impl Instance {
             repairs: 0,
             nacks: 0,
             pace: [pace; 6],
-            halved_ps: [0; 6],
+            halved_ps: [NEVER; 6],
             slow_sent_ps: vec![[NEVER; 6]; n],
             slowdowns: 0,
         })
@@ -371,7 +371,8 @@ impl Multicast {
         let now = ctx.ev.now();
         let x = &mut self.instances[k];
         if host == x.root {
-            if now >= x.halved_ps[t] + SLOW_HOLD_PS || x.slowdowns == 0 {
+            let last = x.halved_ps[t];
+            if last == NEVER || now >= last + SLOW_HOLD_PS {
                 x.pace[t] = (x.pace[t] * PACE_CUT).max(PACE_FLOOR);
                 x.halved_ps[t] = now;
                 x.slowdowns += 1;
