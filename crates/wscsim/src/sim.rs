@@ -510,6 +510,10 @@ impl Sim {
                 self.net.handle(&mut self.ev, NetEvent::NodeDown { node });
                 self.node_down(node);
             }
+            SimEvent::Net(NetEvent::NodeUp { node }) => {
+                self.net.handle(&mut self.ev, NetEvent::NodeUp { node });
+                self.node_up(node);
+            }
             SimEvent::Net(e) => match self.net.handle(&mut self.ev, e) {
                 None => {}
                 Some(Upcall::Deliver { pkt, host }) => {
@@ -578,6 +582,21 @@ impl Sim {
             ev: &mut self.ev,
         };
         self.services.on_server_down(&mut ctx, host);
+    }
+
+    /// Node `node` has rejoined: if it is a server, the services hear.
+    fn node_up(&mut self, node: u32) {
+        let n = &self.net.nodes[node as usize];
+        if n.kind != crate::net::NodeKind::Host {
+            return;
+        }
+        let host = n.index;
+        let mut ctx = SvcCtx {
+            net: &mut self.net,
+            hosts: &mut self.hosts,
+            ev: &mut self.ev,
+        };
+        self.services.on_server_up(&mut ctx, host);
     }
 
     /// What a host has finished with goes up: to its transport or service, or on its way.

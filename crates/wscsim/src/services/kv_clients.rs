@@ -154,6 +154,9 @@ pub struct Op {
     pub status: Status,
     /// The version the answer named.
     pub version: u32,
+    /// The latest acknowledged version of its key when the operation was issued: a
+    /// lookup answered with an older one read a stale copy.
+    pub floor_version: u32,
 }
 
 pub struct Clients {
@@ -171,6 +174,8 @@ pub struct Clients {
     answered: usize,
     /// The latest acknowledged version of each key written (insert, CAS, delete).
     pub acknowledged: BTreeMap<u32, u32>,
+    /// Lookups answered with a version older than one acknowledged before they were issued.
+    pub stale_reads: u64,
 }
 
 impl Clients {
@@ -196,6 +201,7 @@ impl Clients {
             ops: Vec::with_capacity(n * spec.operations as usize),
             answered: 0,
             acknowledged: BTreeMap::new(),
+            stale_reads: 0,
         }
     }
 
@@ -238,6 +244,7 @@ impl Clients {
             true => client,
             false => self.draw_front_end(c, &up),
         };
+        let floor_version = self.acknowledged.get(&key).copied().unwrap_or(0);
         self.ops.push(Op {
             client,
             fe,
@@ -250,6 +257,7 @@ impl Clients {
             sent_ps: now,
             status: Status::Ok,
             version: 0,
+            floor_version,
         });
         Some(self.ops.len() as u32 - 1)
     }
@@ -277,6 +285,9 @@ impl Clients {
         let c = self.index_of(o.client);
         if status != Status::Missing {
             self.seen[c].insert(o.key, version);
+        }
+        if o.kind == OpKind::Lookup && status == Status::Ok && version < o.floor_version {
+            self.stale_reads += 1;
         }
         if status == Status::Ok && o.kind != OpKind::Lookup {
             let a = self.acknowledged.entry(o.key).or_insert(0);

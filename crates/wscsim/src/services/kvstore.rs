@@ -18,11 +18,17 @@
 //! replica set lost a member to the server that joined it. A client that has no reply after
 //! `timeout_ps` sends the operation again.
 //!
-//! Simplified: the servers hear of a failure at once for re-replication (routing learns it
-//! by keepalives as usual); a failed server's objects stay in its store and count again if
-//! it rejoins (versions keep a stale copy from winning, but nothing copies what it missed
-//! to it: the paper's background recovery of a rejoined server is not modelled); the
-//! store's CPU work is not charged to the host.
+//! A server that rejoins keeps what its store held and is recovered in the background:
+//! once it is a root again (the runtime's join hold), each primary copies it the objects
+//! it should hold and lacks at their newest version (a re-replication pass). Until every
+//! copy has arrived it is recovering: an operation that reaches it as primary goes on to
+//! the next server of the key's replica set that is not recovering (the one that stood in
+//! for it), so reads and writes continue and none sees a stale version.
+//!
+//! Simplified: the servers hear of a failure or a rejoin at once for re-replication and
+//! recovery (routing learns them by keepalives as usual); a recovery whose copies are cut
+//! off by another failure stays open (its server passes operations on until the run
+//! ends); the store's CPU work is not charged to the host.
 
 use super::streams::{StreamEvent, StreamParams, Streams, To};
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched};
@@ -122,6 +128,8 @@ pub struct KvCounters {
     pub repairs: u64,
     /// Operations sent again after a timeout.
     pub retries: u64,
+    /// Operations a recovering primary passed on to the next server of the replica set.
+    pub passed_on: u64,
 }
 
 pub struct KvStore {
@@ -144,6 +152,11 @@ pub struct KvStore {
     pub cache: Option<super::kv_cache::Cache>,
     /// Scratch: messages to stop.
     abandon: Vec<u32>,
+    /// Per server: rejoined and not yet recovered (Some: the recovery copies on their way;
+    /// None before its recovery pass has run).
+    recovering: Vec<Option<u32>>,
+    /// Per server: whether it is recovering.
+    rejoined: Vec<bool>,
 }
 
 impl KvStore {
@@ -172,6 +185,8 @@ impl KvStore {
             cache: None,
             counters: KvCounters::default(),
             abandon: Vec::new(),
+            recovering: vec![None; n_servers],
+            rejoined: vec![false; n_servers],
             spec,
         }
     }
@@ -350,7 +365,8 @@ impl KvStore {
         }
     }
 
-    /// The primary `host` serves attempt `attempt` of operation `op` (message `id`).
+    /// The primary `host` serves attempt `attempt` of operation `op` (message `id`); a
+    /// recovering one passes it on.
     fn serve(
         &mut self,
         ctx: &mut SvcCtx<impl SvcSched>,
@@ -360,6 +376,9 @@ impl KvStore {
         attempt: u16,
     ) {
         let o = self.clients.ops[op as usize];
+        if self.rejoined[host as usize] && self.pass_on(ctx, host, op, attempt) {
+            return;
+        }
         let current = self.stores[host as usize].get(&o.key).copied();
         let live = current.filter(|x| !x.deleted);
         match o.kind {
@@ -441,6 +460,66 @@ impl KvStore {
         }
     }
 
+    /// Recovering primary `host` sends operation `op` to the next server of its key's
+    /// replica set that is not recovering; false if there is none (it serves it itself).
+    fn pass_on(
+        &mut self,
+        ctx: &mut SvcCtx<impl SvcSched>,
+        host: u32,
+        op: u32,
+        attempt: u16,
+    ) -> bool {
+        let key = self.clients.ops[op as usize].key;
+        let (r, now) = (self.spec.replicas as usize, ctx.ev.now());
+        let set = self.replica_set(ctx.net, None, key, r, now);
+        let Some(&next) = set
+            .iter()
+            .find(|&&m| m != host && !self.rejoined[m as usize])
+        else {
+            return false;
+        };
+        self.counters.passed_on += 1;
+        let body = Body::Request { op, attempt };
+        let none = Object {
+            version: 0,
+            bytes: 0,
+            deleted: false,
+        };
+        self.open(ctx, host, To::Host(next), body, key, none, Status::Ok);
+        true
+    }
+
+    /// Server `host` has rejoined: it recovers once it is a root again.
+    pub fn on_server_up(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+        if host as usize >= self.rejoined.len() {
+            return;
+        }
+        self.rejoined[host as usize] = true;
+        self.recovering[host as usize] = None;
+        let root_from = ctx.net.kbr.as_ref().map_or(0, |k| {
+            k.root_from_ps[ctx.net.host_nodes[host as usize] as usize]
+        });
+        ctx.ev.schedule(
+            root_from.max(ctx.ev.now()) + 1,
+            SvcEvent::Timer {
+                service: KVSTORE,
+                tag: REPAIR_TIMER,
+            },
+        );
+    }
+
+    /// A recovery copy reached `host`: recovered once the last has.
+    fn recovered_one(&mut self, host: u32) {
+        let h = host as usize;
+        if let Some(left) = &mut self.recovering[h] {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.rejoined[h] = false;
+                self.recovering[h] = None;
+            }
+        }
+    }
+
     /// A copy arrived at a replica (or a re-replication target): kept unless it already
     /// has as new a version; acknowledged once written.
     fn store_copy(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
@@ -448,6 +527,9 @@ impl KvStore {
         let s = &mut self.stores[host as usize];
         if s.get(&m.key).is_none_or(|x| x.version < m.object.version) {
             s.insert(m.key, m.object);
+        }
+        if matches!(m.body, Body::Repair) {
+            self.recovered_one(host);
         }
         if !matches!(m.body, Body::Replicate { .. }) {
             return;
@@ -616,29 +698,42 @@ impl KvStore {
         );
     }
 
-    /// Re-replication: every live primary copies each of its objects to the servers of
-    /// its replica set (by the truth now) that lack that version.
+    /// Re-replication and recovery: for every object, the live server that holds its newest
+    /// version (the first, by server number) copies it to each server of its replica set
+    /// (by the truth now) that lacks that version.
     fn repair(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
         let now = ctx.ev.now();
         let r = self.spec.replicas as usize;
-        let held: Vec<(u32, u32, Object)> = (0..self.stores.len() as u32)
-            .filter(|&h| ctx.net.host_up(h))
-            .flat_map(|h| {
-                self.stores[h as usize]
-                    .iter()
-                    .map(move |(&k, &o)| (h, k, o))
-            })
-            .collect();
-        let mut copies = Vec::new();
-        for (host, key, obj) in held {
-            let set = self.replica_set(ctx.net, None, key, r, now);
-            if set.first() != Some(&host) {
+        let mut newest: BTreeMap<u32, (u32, Object)> = BTreeMap::new();
+        for h in 0..self.stores.len() as u32 {
+            if !ctx.net.host_up(h) {
                 continue;
             }
-            for &m in &set[1..] {
+            for (&k, &o) in &self.stores[h as usize] {
+                let e = newest.entry(k).or_insert((h, o));
+                if o.version > e.1.version {
+                    *e = (h, o);
+                }
+            }
+        }
+        let mut copies = Vec::new();
+        for (key, (holder, obj)) in newest {
+            for m in self.replica_set(ctx.net, None, key, r, now) {
                 let has = self.stores[m as usize].get(&key).map_or(0, |x| x.version);
-                if has < obj.version {
-                    copies.push((host, m, key, obj));
+                if m != holder && has < obj.version {
+                    copies.push((holder, m, key, obj));
+                }
+            }
+        }
+        // Each rejoined server whose recovery this pass starts counts its copies; one with
+        // nothing to copy is recovered now.
+        for h in 0..self.rejoined.len() {
+            if self.rejoined[h] && self.recovering[h].is_none() && ctx.net.host_up(h as u32) {
+                let n = copies.iter().filter(|c| c.1 as usize == h).count() as u32;
+                self.recovering[h] = Some(n);
+                if n == 0 {
+                    self.rejoined[h] = false;
+                    self.recovering[h] = None;
                 }
             }
         }
@@ -705,6 +800,11 @@ pub fn headline(
     h.insert(
         "kv_acknowledged_writes_lost".into(),
         k.lost_writes(net).into(),
+    );
+    h.insert("kv_stale_reads".into(), k.clients.stale_reads.into());
+    h.insert(
+        "kv_passed_on_while_recovering".into(),
+        k.counters.passed_on.into(),
     );
 }
 

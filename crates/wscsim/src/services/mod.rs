@@ -216,6 +216,13 @@ impl Services {
         out
     }
 
+    /// Server `host` has rejoined: the key-value store recovers it.
+    pub fn on_server_up(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+        if let Some(Some(Service::Kv(k))) = self.list.get_mut(usize::from(KVSTORE)) {
+            k.on_server_up(ctx, host);
+        }
+    }
+
     /// Whether a service drives the run and has finished (the run may end).
     pub fn done(&self) -> bool {
         self.ping().is_some_and(|p| p.done())
