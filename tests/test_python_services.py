@@ -127,6 +127,71 @@ def test_a_service_that_raises_names_its_field():
     assert "raises.on_timer raised" in e.value.message and "dst given 27" in e.value.message
 
 
+class RaisesAt(wscsim.Service):
+    """Raises in deliver when `fail` is set (two entries of one class: only one fails)."""
+
+    def __init__(self, fail=False):
+        super().__init__()
+        self.fail = fail
+
+    def start(self, ctx):
+        ctx.send(src=0, dst=1, size=64)
+
+    def deliver(self, ctx, host, packet):
+        if self.fail:
+            raise RuntimeError("deliberately")
+
+
+def test_an_error_names_the_entry_not_just_the_class():
+    wscsim.register_service("raises_at", RaisesAt)
+    sc = scenario([3, 3, 3], "raises_at")
+    sc["runtime"]["services"] = [{"class": "raises_at"}, {"class": "raises_at", "params": {"fail": True}}]
+    with pytest.raises(ScenarioError) as e:
+        run(sc)
+    assert e.value.path == "runtime.services[1].class", e.value
+    assert "raises_at.deliver raised" in e.value.message
+
+
+class KeepsContext(wscsim.Service):
+    """Keeps the context of `start` and sends through it later, which must be refused."""
+
+    def start(self, ctx):
+        self.kept = ctx
+        ctx.after(1000, tag=0)
+
+    def on_timer(self, ctx, tag):
+        self.kept.send(src=0, dst=1, size=64)
+
+    def deliver(self, ctx, host, packet):
+        pass
+
+
+def test_a_context_kept_past_its_call_refuses_to_act():
+    wscsim.register_service("keeps_context", KeepsContext)
+    with pytest.raises(ScenarioError) as e:
+        run(scenario([3, 3, 3], "keeps_context"))
+    assert e.value.path == "runtime.services[0].class"
+    assert "keeps_context.on_timer raised" in e.value.message and "has returned" in e.value.message
+
+
+class BadResults(wscsim.Service):
+    """Its results are not JSON (NaN)."""
+
+    def deliver(self, ctx, host, packet):
+        pass
+
+    def results(self):
+        return {"mean": float("nan")}
+
+
+def test_results_that_are_not_json_are_an_error_not_a_silent_null():
+    wscsim.register_service("bad_results", BadResults)
+    with pytest.raises(ScenarioError) as e:
+        run(scenario([3, 3, 3], "bad_results", duration="1ms"))
+    assert e.value.path == "runtime.services[0].class"
+    assert "bad_results.results raised" in e.value.message and "JSON" in e.value.message
+
+
 BAD = [
     ("an empty class", {"class": ""}, "runtime.services[0].class"),
     ("a file that does not exist", {"class": "no_such_file.py:X"}, "runtime.services[0].class"),

@@ -38,9 +38,7 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
             try:
                 done = sim.run_until(min(end, sim.now_ps + step))
             except _native.SchemeError as e:
-                # The message starts with the class string; name the field that set it.
-                path = next((f"{p}.class" for p, c in python_schemes(sc) if str(e).startswith(f"{c}.")), "switch.scheme.class")
-                raise ScenarioError(path, str(e).strip()) from None
+                raise _python_error(sc, e) from None
             if done:
                 break
             # Keep slices between about 50 and 200 ms of wall time, so that the progress bar
@@ -62,7 +60,10 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
         if bar is not None:
             bar.stop()
     wall = time.perf_counter() - t0
-    summary = json.loads(sim.summary_json())
+    try:
+        summary = json.loads(sim.summary_json())
+    except _native.SchemeError as e:
+        raise _python_error(sc, e) from None
     summary["wall_seconds"] = wall
     summary["version"] = _native.VERSION
     summary["events_per_second"] = summary["events"] / wall if wall > 0 else None
@@ -73,6 +74,18 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
         summary["captures"] = [{"name": name, "file": f"capture/{name}.pcap", "packets": kept, "packets_seen": seen}
                                for name, _, kept, seen in points]
     return Outcome(summary, frames_from_native(sim.tables()), captures)
+
+
+def _python_error(sc: dict, e: Exception) -> ScenarioError:
+    """A Python scheme's or service's error as a ScenarioError naming the field that set its
+    class. A service's message starts with its entry (`runtime.services[i].class: `); a
+    scheme's with its class string."""
+    msg = str(e).strip()
+    head, sep, rest = msg.partition(": ")
+    if sep and head.startswith("runtime.services["):
+        return ScenarioError(head, rest)
+    path = next((f"{p}.class" for p, c in python_schemes(sc) if msg.startswith(f"{c}.")), "switch.scheme.class")
+    return ScenarioError(path, msg)
 
 
 def _plots_for_run(frames, summary, folder):

@@ -81,9 +81,14 @@ impl Simulation {
             .collect()
     }
 
-    /// Summary as a JSON string.
-    fn summary_json(&self) -> String {
-        self.sim.summary().to_string()
+    /// Summary as a JSON string. A Python service whose `results` raised makes this raise
+    /// SchemeError.
+    fn summary_json(&self) -> PyResult<String> {
+        let text = self.sim.summary().to_string();
+        if let Some(msg) = self.scheme_error.lock().unwrap().take() {
+            return Err(SchemeError::new_err(msg));
+        }
+        Ok(text)
     }
 
     /// Tables as {name: [(column, kind, data)]} where kind is "f8"/"i8"/"i4" (data: bytes
@@ -144,7 +149,8 @@ fn add_python_services(
                 e.value(py)
             ))
         })?;
-        let code = py_service::PyService::new(obj.unbind(), &s.class, s.id, error.clone());
+        let code =
+            py_service::PyService::new(obj.unbind(), &s.class, path.clone(), s.id, error.clone());
         sim.add_service(s.id, Box::new(code)).map_err(fail)?;
     }
     Ok(())

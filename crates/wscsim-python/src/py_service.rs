@@ -3,9 +3,10 @@
 //! cube (as a built-in service's state covers every server), called through the
 //! `ServiceCode` trait. The class sees the packet as a small view and the runtime through a
 //! context whose `send` and `timer` calls are recorded and carried out when the method
-//! returns. For prototyping: every call crosses into the interpreter. A method that raises
-//! stops nothing at once: the first error is kept, later calls are skipped, and the run
-//! slice that saw it raises.
+//! returns (a context kept past its call refuses them). For prototyping: every call
+//! crosses into the interpreter. A method that raises stops nothing at once: the first
+//! error is kept, later calls are skipped, and the run slice that saw it raises (for
+//! `results`, the summary), naming the service's entry in `runtime.services`.
 
 use crate::py_scheme::ErrorSlot;
 use pyo3::prelude::*;
@@ -94,6 +95,20 @@ pub struct PyServiceCtx {
     #[pyo3(get)]
     max_size: u32,
     actions: Vec<Action>,
+    /// False once the call it was made for has returned.
+    open: bool,
+}
+
+impl PyServiceCtx {
+    fn check_open(&self, what: &str) -> PyResult<()> {
+        if self.open {
+            return Ok(());
+        }
+        Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "{what}: this context belongs to a call that has returned; use the ctx of the \
+             call being made"
+        )))
+    }
 }
 
 #[pymethods]
@@ -110,6 +125,7 @@ impl PyServiceCtx {
         seq: u64,
         fields: (u32, u32),
     ) -> PyResult<()> {
+        self.check_open("send")?;
         let bad = |m: String| Err(pyo3::exceptions::PyValueError::new_err(m));
         if src >= self.servers {
             return bad(format!(
@@ -147,6 +163,7 @@ impl PyServiceCtx {
 
     /// Sets a timer: `on_timer(ctx, tag)` is called at `at_ps` (not before now).
     fn timer(&mut self, at_ps: u64, tag: u32) -> PyResult<()> {
+        self.check_open("timer")?;
         if at_ps < self.now_ps {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "timer: at_ps given {at_ps}; allowed: now ({}) or later",
@@ -166,16 +183,19 @@ impl PyServiceCtx {
 pub struct PyService {
     obj: Py<PyAny>,
     class: String,
+    /// Its entry in the scenario (`runtime.services[i].class`), which errors name first.
+    path: String,
     id: u16,
     error: ErrorSlot,
     sent: u64,
 }
 
 impl PyService {
-    pub fn new(obj: Py<PyAny>, class: &str, id: u16, error: ErrorSlot) -> Self {
+    pub fn new(obj: Py<PyAny>, class: &str, path: String, id: u16, error: ErrorSlot) -> Self {
         PyService {
             obj,
             class: class.to_string(),
+            path,
             id,
             error,
             sent: 0,
@@ -194,7 +214,10 @@ impl PyService {
                 .repr()
                 .map(|r| r.to_string())
                 .unwrap_or_default();
-            *slot = Some(format!("{}.{method} raised {what}\n{tb}", self.class));
+            *slot = Some(format!(
+                "{}: {}.{method} raised {what}\n{tb}",
+                self.path, self.class
+            ));
         }
     }
 
@@ -220,6 +243,7 @@ impl PyService {
             service: self.id,
             max_size: tech.mtu_bytes - SERVICE_HEADER_BYTES,
             actions: Vec::new(),
+            open: true,
         };
         let (result, actions) = Python::attach(|py| {
             if !self.obj.bind(py).hasattr(method).unwrap_or(false) {
@@ -236,7 +260,11 @@ impl PyService {
             all.extend(args(py));
             let tuple = pyo3::types::PyTuple::new(py, all).expect("a tuple of objects");
             let r = self.obj.call_method1(py, method, tuple);
-            let actions = std::mem::take(&mut c.borrow_mut(py).actions);
+            let actions = {
+                let mut c = c.borrow_mut(py);
+                c.open = false;
+                std::mem::take(&mut c.actions)
+            };
             match r {
                 Ok(v) => (Some(v), actions),
                 Err(e) => {
@@ -366,16 +394,28 @@ impl ServiceCode for PyService {
             if !obj.hasattr("results").ok()? {
                 return None;
             }
-            let text = obj
-                .call_method0("results")
-                .and_then(|r| py.import("json")?.call_method1("dumps", (r,)))
+            // Strict JSON (no NaN or infinities), as summary.json is.
+            let kwargs = pyo3::types::PyDict::new(py);
+            let text = kwargs
+                .set_item("allow_nan", false)
+                .and_then(|_| obj.call_method0("results"))
+                .and_then(|r| {
+                    let json = py.import("json")?;
+                    json.call_method("dumps", (r,), Some(&kwargs))
+                })
                 .and_then(|s| s.extract::<String>());
-            Some(match text {
-                Ok(t) => serde_json::from_str(&t).unwrap_or(serde_json::Value::Null),
-                Err(e) => serde_json::json!({
-                    "error": format!("{}.results raised {}", self.class, e.value(py))
-                }),
-            })
+            match text.map(|t| serde_json::from_str(&t)) {
+                Ok(Ok(v)) => Some(v),
+                Ok(Err(e)) => {
+                    let e = pyo3::exceptions::PyValueError::new_err(e.to_string());
+                    self.fail(py, "results", e);
+                    None
+                }
+                Err(e) => {
+                    self.fail(py, "results", e);
+                    None
+                }
+            }
         })
     }
 }

@@ -43,6 +43,18 @@ pub mod ecn {
     pub const CE: u8 = 0b11;
 }
 
+/// Bits of `Packet::framing`.
+pub mod framing {
+    /// It crossed a link whose frames carry packets back to back (packing): it was
+    /// unpacked from a frame, and must be packed into one to go on by such a link.
+    pub const PACKED: u8 = 0b001;
+    /// In that frame it rode behind another packet: no framing and no per-frame work of
+    /// its own.
+    pub const TAIL: u8 = 0b010;
+    /// Its host's own send (not a packet it forwards), until it leaves the host.
+    pub const OWN: u8 = 0b100;
+}
+
 /// TCP flag bits used by the model.
 pub mod tcp_flags {
     pub const ACK: u8 = 0x10;
@@ -78,9 +90,9 @@ pub struct Packet {
     pub in_port: u16,
     /// Links crossed so far (saturating; a packet at `MAX_HOPS` is dropped).
     pub hops: u8,
-    /// On the link it last crossed, the packet rode packed in the frame of the packet
-    /// before it (CamCubeOS's packing): no framing of its own, no per-frame work.
-    pub frame_tail: bool,
+    /// How the packet crossed the link it last crossed, and whether its host sent it
+    /// itself: bits of `framing` (CamCubeOS's packing).
+    pub framing: u8,
     /// Flow this packet belongs to (a connection or a UDP stream).
     pub flow_id: u32,
     /// Transport payload bytes.

@@ -376,6 +376,7 @@ impl Sim {
             hosts: &mut self.hosts,
             ev: &mut self.ev,
         });
+        self.charge_departures();
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
             self.ev.schedule(0, MetricsEvent::Sample.into());
         }
@@ -562,8 +563,14 @@ impl Sim {
                 self.metrics.on_sample(&mut self.ev, &self.net)
             }
         }
+        self.charge_departures();
+    }
+
+    /// Packing: the sending work of the packets that have left hosts since the last look,
+    /// now that they have.
+    #[inline]
+    fn charge_departures(&mut self) {
         if !self.net.frames_out.is_empty() {
-            // Packing: each frame's fixed sending work, now that it has left.
             self.hosts
                 .frames_sent(&mut self.net.frames_out, self.ev.now());
         }

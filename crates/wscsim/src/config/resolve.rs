@@ -6,7 +6,7 @@ pub use super::checks::{
     MAX_EDGE_LIST_BYTES, MAX_HOSTS,
 };
 use super::kinds::{fields_of, Kind};
-use super::{err, ConfigError, FlowSize, Scenario};
+use super::{err, ConfigError, FlowSize, MetricsCfg, Scenario};
 use crate::engine::rng::{family, stream};
 use crate::net::link::LinkTech;
 use crate::net::Forwarding;
@@ -109,19 +109,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech, packed))?
         }
     };
-    if let Some(c) = &sc.metrics.capture {
-        check_capture(c, &graph)?;
-    }
-    if let Some(t) = &sc.metrics.trace {
-        check_trace(t, &graph)?;
-    }
-    if sc.metrics.max_queue_samples < 0 {
-        return Err(err(
-            "metrics.max_queue_samples",
-            sc.metrics.max_queue_samples,
-            "0 or more (0 records no samples)",
-        ));
-    }
+    check_metrics(&sc.metrics, &graph)?;
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     Ok(Resolved {
@@ -137,6 +125,25 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         host,
         failures,
     })
+}
+
+/// The `[metrics]` table: captures and traces name ports that exist; sample counts are
+/// not negative.
+fn check_metrics(m: &MetricsCfg, graph: &Graph) -> Result<(), ConfigError> {
+    if let Some(c) = &m.capture {
+        check_capture(c, graph)?;
+    }
+    if let Some(t) = &m.trace {
+        check_trace(t, graph)?;
+    }
+    if m.max_queue_samples < 0 {
+        return Err(err(
+            "metrics.max_queue_samples",
+            m.max_queue_samples,
+            "0 or more (0 records no samples)",
+        ));
+    }
+    Ok(())
 }
 
 /// Kind "services": the runtime's services make the traffic, on a torus.

@@ -298,6 +298,16 @@ impl Hosts {
         done
     }
 
+    /// When the work charged so far to `core` of `host` (`charge`'s: per-link threads, to
+    /// application thread `core`) is done.
+    pub fn free_ps(&self, host: u32, core: usize) -> TimePs {
+        let st = &self.state[host as usize];
+        match self.spec.threads {
+            Threads::PerFlow => st.core_free_ps[core],
+            Threads::PerLink => st.thread_free_ps[2 * MAX_LINKS + core],
+        }
+    }
+
     /// Queues `cost_ps` of work on thread `thread` of `host` (per-link threads), ready at
     /// `ready_ps`: it starts when the thread has finished its earlier work and a core is
     /// free, on the core that can start it first (of those, the one idle the shortest
@@ -329,21 +339,26 @@ impl Hosts {
     }
 
     /// Packing: the packets that left hosts' ports pay their sending work now, on the
-    /// link's transmit thread (per-link threads; else the core of the port): each its
-    /// packing and its bytes, and the first of a frame the frame's fixed sending path. As
-    /// in CamCubeOS, whose transmit thread packs what waits for its link, the work is done
+    /// link's transmit thread (per-link threads; else the core of the port): a host's own
+    /// packet its transmit path, a forwarded one the sending half of forwarding, but a
+    /// packet packed behind another none of the fixed part, and a packed one its packing
+    /// (a port that does not pack, as to an external switch, packs nothing). As in
+    /// CamCubeOS, whose transmit thread packs what waits for its link, the work is done
     /// for packets already queued for the link; it occupies the CPU but does not delay the
     /// frame (the runtime's batched sends overlap the wire).
     pub fn frames_sent(&mut self, departures: &mut Vec<crate::net::Departure>, now_ps: TimePs) {
+        use crate::packet::framing;
         for d in departures.iter() {
-            let fixed = if d.frame_tail { 0 } else { self.tx_packet_ps };
-            let bytes = if d.own {
-                self.copy_ps(u64::from(d.payload_bytes)) + self.half_packet_bytes_ps(d.frame_bytes)
+            let (fixed, bytes) = if d.framing & framing::OWN != 0 {
+                let b = self.copy_ps(u64::from(d.payload_bytes))
+                    + self.half_packet_bytes_ps(d.frame_bytes);
+                (self.tx_packet_ps, b)
             } else {
                 let b = self.forward_ps(d.frame_bytes) - self.forward_packet_ps;
-                b - b / 2
+                let f = self.forward_packet_ps;
+                (f - f / 2, b - b / 2)
             };
-            let cost = fixed + self.pack_packet_ps + bytes;
+            let cost = self.packed_fixed_ps(d.framing, fixed) + bytes;
             let link = usize::from(d.local).min(MAX_LINKS - 1);
             if self.spec.threads == Threads::PerLink {
                 self.charge_thread(d.host, MAX_LINKS + link, now_ps, cost);
@@ -460,5 +475,52 @@ mod tests {
         // Application work (`charge`) is a thread of its own on the same cores.
         assert_eq!(h.charge(0, 0, 0, us), 2 * us);
         assert_eq!(h.state[0].busy_ps, 6 * us);
+    }
+
+    /// Packing's sending work by how a packet leaves: a host's own packet pays its
+    /// transmit path, a forwarded one the sending half of forwarding; only a packet that
+    /// leaves by a packing link pays its packing, and one behind another in its frame no
+    /// fixed path.
+    #[test]
+    fn only_packed_packets_pay_packing() {
+        use crate::net::Departure;
+        use crate::packet::framing::{OWN, PACKED, TAIL};
+        let spec = HostSpec {
+            costs: StackCosts {
+                tx_packet: 1000.0,
+                rx_packet: 1000.0,
+                forward_packet: 3000.0,
+                pack_packet: 100.0,
+                ..Default::default()
+            },
+            clock_hz: 1e9,
+            cores: 1,
+            ..HostSpec::ideal()
+        };
+        let mut h = Hosts::new(spec, 1);
+        h.packing = true;
+        let ns = 1000;
+        let cost = |h: &mut Hosts, framing: u8| {
+            let before = h.state[0].busy_ps;
+            let d = Departure {
+                host: 0,
+                local: 0,
+                framing,
+                frame_bytes: 1518,
+                payload_bytes: 1472,
+            };
+            h.frames_sent(&mut vec![d], 0);
+            h.state[0].busy_ps - before
+        };
+        assert_eq!(cost(&mut h, OWN), 1000 * ns);
+        assert_eq!(cost(&mut h, OWN | PACKED), 1100 * ns);
+        assert_eq!(cost(&mut h, OWN | PACKED | TAIL), 100 * ns);
+        assert_eq!(cost(&mut h, 0), 1500 * ns);
+        assert_eq!(cost(&mut h, PACKED), 1600 * ns);
+        assert_eq!(cost(&mut h, PACKED | TAIL), 100 * ns);
+        // Receiving: the same rule for the fixed receive path.
+        assert_eq!(h.packed_fixed_ps(0, h.rx_packet_ps), 1000 * ns);
+        assert_eq!(h.packed_fixed_ps(PACKED, h.rx_packet_ps), 1100 * ns);
+        assert_eq!(h.packed_fixed_ps(PACKED | TAIL, h.rx_packet_ps), 100 * ns);
     }
 }

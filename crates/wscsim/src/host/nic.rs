@@ -14,7 +14,7 @@ pub enum Ready {
 }
 use crate::engine::TimePs;
 use crate::net::Network;
-use crate::packet::PktId;
+use crate::packet::{framing, PktId};
 
 impl Hosts {
     /// Host `host` sends `pkt`: after the CPU's transmit path (if hosts cost time) it goes
@@ -23,8 +23,10 @@ impl Hosts {
     pub fn send(&mut self, net: &mut Network, ev: &mut impl HostSched, host: u32, pkt: PktId) {
         net.counters.sent += 1;
         if self.packing {
-            // Its sending work is charged when it leaves in a frame (`frames_sent`).
+            // Its sending work is charged when it leaves in a frame (`frames_sent`), as
+            // the host's own.
             self.state[host as usize].tx_packets += 1;
+            net.pool.get_mut(pkt).framing |= framing::OWN;
         } else if self.costed {
             let now = ev.now();
             let p = net.pool.get(pkt);
@@ -97,8 +99,17 @@ impl Hosts {
             self.state[host as usize].rx_waiting = waiting;
             return;
         }
-        let first_core = self.core_of(net.pool.get(waiting[0]).hash);
-        let irq_done = self.charge(host, first_core, now, self.interrupt_ps);
+        let first = net.pool.get(waiting[0]);
+        let irq_done = if self.interrupt_ps == 0 {
+            now
+        } else if self.spec.threads == Threads::PerLink {
+            // The interrupt is the receive thread's, not an application's.
+            let link = usize::from(first.in_port).min(MAX_LINKS - 1);
+            self.charge_thread(host, link, now, self.interrupt_ps)
+        } else {
+            let core = self.core_of(first.hash);
+            self.charge(host, core, now, self.interrupt_ps)
+        };
         let mut last = irq_done;
         for &pkt in &waiting {
             last = last.max(self.receive(net, ev, host, pkt, irq_done));
@@ -138,20 +149,34 @@ impl Hosts {
         done
     }
 
-    /// A received packet's own fixed work: the receive path, or with packing its
-    /// unpacking plus, for the first packet of a frame, the frame's receive path.
+    /// A received packet's own fixed work: the receive path, or if it came packed (see
+    /// `packed_fixed_ps`) its unpacking plus, for the first packet of a frame, the frame's.
     #[inline]
     fn rx_own_ps(&self, p: &crate::packet::Packet) -> TimePs {
-        match (self.packing, p.frame_tail) {
-            (false, _) => self.rx_packet_ps,
-            (true, false) => self.pack_packet_ps + self.rx_packet_ps,
-            (true, true) => self.pack_packet_ps,
-        }
+        self.packed_fixed_ps(p.framing, self.rx_packet_ps)
+    }
+
+    /// The fixed work of a packet that crossed (or leaves by) a link with `framing_bits`,
+    /// whose own frame would cost `frame_ps`: a packet in a packed frame pays its
+    /// (un)packing, and the frame's work only if it leads the frame.
+    #[inline]
+    pub(super) fn packed_fixed_ps(&self, framing_bits: u8, frame_ps: TimePs) -> TimePs {
+        let unpack = if framing_bits & framing::PACKED != 0 {
+            self.pack_packet_ps
+        } else {
+            0
+        };
+        let frame = if framing_bits & framing::TAIL != 0 {
+            0
+        } else {
+            frame_ps
+        };
+        unpack + frame
     }
 
     /// A forwarded packet's work as (receiving, sending): half the forwarding path each.
-    /// With packing, receiving is its unpacking and half its bytes, plus the fixed half for
-    /// the first packet of a frame; sending is charged when it leaves (`frames_sent`).
+    /// With packing, receiving is as `packed_fixed_ps` gives for the fixed half, plus half its
+    /// bytes; sending is charged when it leaves (`frames_sent`).
     #[inline]
     fn forward_halves_ps(&self, p: &crate::packet::Packet) -> (TimePs, TimePs) {
         let bytes = self.forward_ps(p.frame_bytes) - self.forward_packet_ps;
@@ -159,8 +184,7 @@ impl Hosts {
         if !self.packing {
             return (fixed / 2 + bytes / 2, fixed - fixed / 2 + bytes - bytes / 2);
         }
-        let rx_fixed = if p.frame_tail { 0 } else { fixed / 2 };
-        (self.pack_packet_ps + rx_fixed + bytes / 2, 0)
+        (self.packed_fixed_ps(p.framing, fixed / 2) + bytes / 2, 0)
     }
 
     /// Host `host` forwards `pkt` for another server: after its CPU's forwarding work (if
@@ -191,8 +215,13 @@ impl Hosts {
             // transmit thread of the link it will most likely leave by.
             let in_link = usize::from(p.in_port).min(MAX_LINKS - 1);
             let rx_done = self.charge_thread(host, in_link, now, rx_cost);
-            let out_link = net.out_link_hint(host, pkt, now) as usize;
-            self.charge_thread(host, MAX_LINKS + out_link, rx_done, tx_cost)
+            if tx_cost == 0 {
+                // Packing: its sending work waits for its frame (`frames_sent`).
+                rx_done
+            } else {
+                let out_link = net.out_link_hint(host, pkt, now) as usize;
+                self.charge_thread(host, MAX_LINKS + out_link, rx_done, tx_cost)
+            }
         } else {
             let core = self.core_of(p.hash);
             self.charge(host, core, now, rx_cost + tx_cost)

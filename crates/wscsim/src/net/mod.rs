@@ -15,7 +15,7 @@ pub mod service_queues;
 use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
 use link::LinkTech;
-use packet::{PacketPool, PktId, PktQueue};
+use packet::{framing, PacketPool, PktId, PktQueue};
 use routing::Routing;
 
 pub const NONE: u32 = u32::MAX;
@@ -304,10 +304,9 @@ pub struct Departure {
     pub host: u32,
     /// The host's port it left by (a torus link, or the external switch's).
     pub local: u8,
-    /// It rode in the frame of the packet before it.
-    pub frame_tail: bool,
-    /// The host's own packet (not one it forwarded).
-    pub own: bool,
+    /// How it left (`packet::framing`: packed, behind another packet) and whether it was
+    /// the host's own send.
+    pub framing: u8,
     pub frame_bytes: u32,
     pub payload_bytes: u32,
 }
@@ -1002,13 +1001,13 @@ impl Network {
     #[inline]
     fn transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32, pkt: PktId) {
         let now = ev.now();
-        let tail_bytes = match self.pack {
-            Some(pack) => self.gather_tails(port, pkt, pack),
-            None => 0,
-        };
+        let packed = self
+            .pack
+            .and_then(|pack| self.gather_tails(port, pkt, pack));
+        let tail_bytes = packed.unwrap_or(0);
         let pt = &mut self.ports[port as usize];
         let p = self.pool.get_mut(pkt);
-        p.frame_tail = false;
+        p.framing = (p.framing & framing::OWN) | if packed.is_some() { framing::PACKED } else { 0 };
         let wire = u64::from(p.frame_bytes + pt.wire_overhead_bytes) + tail_bytes;
         let ser = if pt.ps_per_byte != 0 {
             wire * pt.ps_per_byte
@@ -1039,14 +1038,15 @@ impl Network {
     /// Packing: takes the packets waiting at `port`'s server that may take its link and
     /// fit in `head`'s frame (oldest first, services in turn, up to the link's MTU) into
     /// `pack_tails`; returns the bytes they add to the frame on the wire (each without its
-    /// own link header). Only a torus link with per-service queues packs.
-    fn gather_tails(&mut self, port: u32, head: PktId, pack: Pack) -> u64 {
+    /// own link header), or None if the port does not pack: only a torus link with
+    /// per-service queues packs (not a server's port to an external switch).
+    fn gather_tails(&mut self, port: u32, head: PktId, pack: Pack) -> Option<u64> {
         let nd = &self.nodes[self.ports[port as usize].node as usize];
         let (host, local) = (nd.index, (port - nd.port_base) as usize);
         let (Forwarder::Torus, true, Some(sq)) =
             (nd.forwarder, local < 6, self.service_queues.as_mut())
         else {
-            return 0;
+            return None;
         };
         let pool = &self.pool;
         let content = |pkt: PktId| u64::from(pool.get(pkt).frame_bytes - pack.header_bytes);
@@ -1057,7 +1057,7 @@ impl Network {
             used += content(t);
             self.pack_tails.push(t);
         }
-        used - content(head)
+        Some(used - content(head))
     }
 
     /// The packets gathered into the frame just sent (packing) leave with it.
@@ -1070,7 +1070,8 @@ impl Network {
     ) {
         for i in 0..self.pack_tails.len() {
             let tail = self.pack_tails[i];
-            self.pool.get_mut(tail).frame_tail = true;
+            let p = self.pool.get_mut(tail);
+            p.framing = (p.framing & framing::OWN) | framing::PACKED | framing::TAIL;
             self.depart(ev, port, tail, end_ps, arrive_ps);
         }
         self.pack_tails.clear();
@@ -1134,12 +1135,12 @@ impl Network {
             frames_out.push(Departure {
                 host: nd.index,
                 local: (port - nd.port_base) as u8,
-                frame_tail: p.frame_tail,
-                own: p.hops == 1,
+                framing: p.framing,
                 frame_bytes: p.frame_bytes,
                 payload_bytes: p.payload_bytes,
             });
         }
+        p.framing &= !framing::OWN;
         let w = &mut wires[port as usize];
         let was_idle = w.in_flight.is_empty();
         w.in_flight.push_back((pkt, arrive_ps));

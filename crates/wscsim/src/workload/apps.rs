@@ -161,7 +161,7 @@ impl Apps {
     /// An application thread got to the delivery held in `slot`.
     pub fn on_thread_ran(&mut self, s: &mut Stack<impl AppSched>, slot: u32) {
         let h = self.threads.take(slot);
-        let core_free = |s: &Stack<_>| s.hosts.state[h.host as usize].core_free_ps[h.core as usize];
+        let core_free = |s: &Stack<_>| s.hosts.free_ps(h.host, h.core as usize);
         let before = core_free(s);
         self.deliver_note(s, h.item);
         let after = core_free(s);
