@@ -390,6 +390,23 @@ impl Hosts {
         self.charge(host, core, now, cost);
     }
 
+    /// A service's own work for one message it handles at `host` (CamCubeOS's services run
+    /// in the runtime, as an application would): `app_request`, plus `per_byte` for each
+    /// byte of content it copies (0 in a zero-copy runtime), on the application thread of
+    /// `key`, ready at `ready_ps`; returns when it is done (`ready_ps` on hosts that cost no
+    /// time).
+    pub fn service_work(&mut self, host: u32, key: u32, ready_ps: TimePs, bytes: u64) -> TimePs {
+        if !self.costed {
+            return ready_ps;
+        }
+        let cost = self.app_request_ps + self.copy_ps(bytes);
+        if cost == 0 {
+            return ready_ps;
+        }
+        let core = self.core_of(key);
+        self.charge(host, core, ready_ps, cost)
+    }
+
     /// Counts `n` system calls made by `host` (whose time the caller charged). A stack whose
     /// system calls cost nothing (polling, user space) makes none.
     pub fn count_syscalls(&mut self, host: u32, n: u64) {

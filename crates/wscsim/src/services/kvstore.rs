@@ -28,7 +28,10 @@
 //! Simplified: the servers hear of a failure or a rejoin at once for re-replication and
 //! recovery (routing learns them by keepalives as usual); a recovery whose copies are cut
 //! off by another failure stays open (its server passes operations on until the run
-//! ends); the store's CPU work is not charged to the host.
+//! ends). The store's own work for each message a server receives is charged to that
+//! server's CPU as an application request (`Hosts::service_work`), and the store acts on
+//! the message when it is done; what it costs beyond the host's `app_request` and
+//! per-byte copy (hashing, serialisation, a managed runtime's overheads) is not modelled.
 
 use super::streams::{StreamEvent, StreamParams, Streams, To};
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched};
@@ -119,6 +122,8 @@ enum Pending {
     ReplicaWritten { msg: u32, host: u32 },
     /// A lookup's object has been read: reply.
     Read { msg: u32, host: u32 },
+    /// The server's CPU has done the store's work for message `msg`: act on it.
+    Handled { msg: u32, host: u32 },
 }
 
 /// What the store counted over a run.
@@ -317,12 +322,31 @@ impl KvStore {
     fn after_streams(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
         while let Some(e) = self.streams.events.pop() {
             if let StreamEvent::Arrived { id, host } = e {
-                self.arrived(ctx, id, host);
+                self.handle(ctx, id, host);
             }
         }
     }
 
-    /// Message `id` has wholly arrived at server `host`.
+    /// Message `id` has wholly arrived at server `host`: the store acts on it once the
+    /// server's CPU has done its work for it (`Hosts::service_work`: the host's
+    /// `app_request`, and its per-byte copy of the value the message carries), at once on
+    /// hosts that cost no time.
+    fn handle(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
+        let m = self.msgs[id as usize];
+        let content = match m.body {
+            Body::ReplicaAck { .. } => 0,
+            _ => m.object.bytes,
+        };
+        let now = ctx.ev.now();
+        let done = ctx.hosts.service_work(host, m.key, now, content);
+        if done == now {
+            self.arrived(ctx, id, host);
+        } else {
+            self.later(ctx, done, Pending::Handled { msg: id, host });
+        }
+    }
+
+    /// The store acts on message `id`, wholly arrived at server `host`.
     fn arrived(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
         let m = self.msgs[id as usize];
         match m.body {
@@ -656,6 +680,9 @@ impl KvStore {
         match self.pending[i as usize] {
             Pending::PrimaryWritten { write } => self.copy_written(ctx, write),
             Pending::ReplicaWritten { msg, host } => self.ack_copy(ctx, msg, host),
+            // A server that failed while working on a message does not act on it.
+            Pending::Handled { msg, host } if ctx.net.host_up(host) => self.arrived(ctx, msg, host),
+            Pending::Handled { .. } => {}
             Pending::Read { msg, host } => {
                 let m = self.msgs[msg as usize];
                 let Body::Request { op, attempt } = m.body else {
