@@ -108,6 +108,7 @@ CASES = [
     ("packing without per-service queues", TORUS + '[runtime]\nqueues = "per_link"\npack = true\n', "runtime.pack"),
     ("packing that is not a boolean", TORUS + '[runtime]\npack = "yes"\n', "runtime.pack"),
     ("weight for an unknown service", TORUS + "[runtime]\nweights = { pong = 2 }\n", "runtime.weights"),
+    ("reachable destinations on a switch", TORUS.replace('kind = "torus3d"\ndims = [3, 3, 3]', 'kind = "single_switch"\nhosts = 4').replace("load = 0.5", 'rate = "1Mbps"').replace('destination = "random"', 'destination = "random_reachable"'), "workload.destination"),
     ("keys on a switch", TORUS.replace('kind = "torus3d"\ndims = [3, 3, 3]', 'kind = "single_switch"\nhosts = 4').replace("load = 0.5", 'rate = "1Mbps"').replace('destination = "random"', 'destination = "random_key"'), "workload.destination"),
     ("reliable transfer to a key on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "reliable"\ndestination = "key"'), "workload.destination"),
     ("reliable window of 0", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "reliable"\nwindow = 0').replace('[transport]\nkind = "udp"\n', ""), "workload.window"),

@@ -168,6 +168,24 @@ def test_a_failed_link_drops_what_it_carries_and_conserves_packets():
     assert clean.headline["drops"] == 0 and "link_down_drops" not in clean.headline
 
 
+def test_reachable_destinations_skip_the_servers_a_sender_knows_have_failed():
+    """With a fifth of the servers failed from the start (known to every view), "random"
+    still draws failed servers, whose datagrams are dropped at the sender; "random_reachable"
+    draws only live ones, so at a load the survivors carry, nothing is lost and more arrives."""
+    failures = [{"random_nodes": 0.2, "at": "0ms"}]
+    res = {}
+    for dest in ("random", "random_reachable"):
+        sc = udp_torus([4, 4, 4], load=0.3, duration="10ms", destination=dest)
+        sc["failures"] = failures
+        res[dest] = run(sc)
+        assert res[dest].summary["invariants"]["ok"]
+    assert res["random"].headline["unroutable_drops"] > 0
+    assert res["random_reachable"].headline["drops"] == 0
+    assert "unroutable_drops" not in res["random_reachable"].headline
+    got = {d: r.headline["delivered_gbps_per_server_whole_run"] for d, r in res.items()}
+    assert got["random_reachable"] > got["random"], got
+
+
 @pytest.mark.parametrize("dims", [[2, 3, 4], [3, 3, 2]])
 def test_an_axis_of_two_has_one_link(dims):
     res = run(udp_torus(dims, load=0.5, duration="2ms"))

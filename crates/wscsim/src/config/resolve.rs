@@ -740,6 +740,16 @@ fn udp_spec(
             }
             Target::RandomKey
         }
+        (None, Some(super::Destination::RandomReachable)) => {
+            if graph.torus.is_none() {
+                return Err(err(
+                    "workload.destination",
+                    "\"random_reachable\"",
+                    "a host index, \"random\" or \"round_robin\" (reachability is a torus server's view: topology.kind = \"torus3d\")",
+                ));
+            }
+            Target::RandomReachable
+        }
         (None, _) => Target::Random,
     };
     Ok(WorkloadSpec::Udp {
@@ -797,6 +807,7 @@ fn udp_rate(
                     super::Destination::Random
                         | super::Destination::RoundRobin
                         | super::Destination::RandomKey
+                        | super::Destination::RandomReachable
                         | super::Destination::Neighbours
                 )
             ) {
@@ -806,7 +817,7 @@ fn udp_rate(
                         Some(d) => serde_json::to_string(d).expect("a destination serialises"),
                         None => "nothing (a single destination, host 0)".into(),
                     },
-                    "\"random\", \"round_robin\", \"random_key\" or \"neighbours\" with workload.load (the expected rate is for all-to-all or one-hop traffic)",
+                    "\"random\", \"round_robin\", \"random_key\", \"random_reachable\" or \"neighbours\" with workload.load (the expected rate is for all-to-all or one-hop traffic)",
                 ));
             }
             let link_bps = graph.links[0].rate_bps;

@@ -402,6 +402,12 @@ impl Network {
         }
     }
 
+    /// Whether torus server `host`'s view has a working path to server `dst` (itself
+    /// included).
+    pub fn reachable_in_view(&mut self, host: u32, dst: u32) -> bool {
+        host == dst || self.view_ports(host, dst).is_some()
+    }
+
     /// The local ports of torus server `host` on a shortest path to `dst` over the links
     /// its view believes up, in direction order; None when its view has `dst` cut off.
     pub(super) fn view_ports(&mut self, host: u32, dst: u32) -> Option<([u8; 6], usize)> {

@@ -159,6 +159,9 @@ pub enum Destination {
     /// A uniformly random key per datagram (a torus of CamCubeOS servers: delivered at the
     /// key's root).
     RandomKey,
+    /// As `Random`, among the servers the sender's own view of a torus can reach (a
+    /// sender that knows a server has failed does not send to it).
+    RandomReachable,
     /// Each torus server's neighbours in turn, over its first `workload.links` links
     /// (+x, -x, +y, -y, +z, -z): one hop, every link used saturated at a high enough rate.
     Neighbours,
@@ -171,6 +174,7 @@ impl Serialize for Destination {
             Destination::Random => s.serialize_str("random"),
             Destination::RoundRobin => s.serialize_str("round_robin"),
             Destination::RandomKey => s.serialize_str("random_key"),
+            Destination::RandomReachable => s.serialize_str("random_reachable"),
             Destination::Neighbours => s.serialize_str("neighbours"),
         }
     }
@@ -185,8 +189,11 @@ impl<'de> Deserialize<'de> for Destination {
             (serde_json::Value::String(s), _) if s == "round_robin" => Ok(Destination::RoundRobin),
             (serde_json::Value::String(s), _) if s == "random_key" => Ok(Destination::RandomKey),
             (serde_json::Value::String(s), _) if s == "neighbours" => Ok(Destination::Neighbours),
+            (serde_json::Value::String(s), _) if s == "random_reachable" => {
+                Ok(Destination::RandomReachable)
+            }
             _ => Err(serde::de::Error::custom(format!(
-                "given {v}; allowed: a host index, \"random\", \"round_robin\", \"random_key\" or \"neighbours\""
+                "given {v}; allowed: a host index, \"random\", \"round_robin\", \"random_key\", \"random_reachable\" or \"neighbours\""
             ))),
         }
     }

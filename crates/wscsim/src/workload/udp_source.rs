@@ -23,7 +23,8 @@ pub struct Params {
     /// Sending hosts (default: all but the destination).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<i64>>,
-    /// A host index, "random", "round_robin", "random_key" or "neighbours" (default 0).
+    /// A host index, "random", "round_robin", "random_key", "random_reachable" or
+    /// "neighbours" (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<crate::workload::Destination>,
     /// With destination "neighbours": how many of each server's links it sends on (1 to 6,
@@ -48,11 +49,18 @@ pub enum Target {
     RoundRobin,
     /// A uniformly random 64-bit key per datagram (a torus: delivered at its root).
     RandomKey,
+    /// As `Random`, redrawn while the source's view of the torus cannot reach the server
+    /// drawn (at most `REACHABLE_DRAWS` draws; the last is sent, and dropped, if none can).
+    RandomReachable,
     /// A torus server's neighbours in turn, over its first `links` directions.
     Neighbours {
         links: u32,
     },
 }
+
+/// Draws of a `RandomReachable` destination before the source gives up looking: with a
+/// fifth of the servers cut off, 64 draws all miss with probability 0.2^64.
+const REACHABLE_DRAWS: u32 = 64;
 
 pub struct UdpSource {
     pub sources: Vec<u32>,
@@ -183,6 +191,17 @@ impl UdpSource {
                 self.streams[i],
                 self.payload_bytes,
             ),
+            Target::RandomReachable => {
+                let dst = self.reachable_destination(ctx.net, i, src);
+                ctx.udp.send_to(
+                    ctx.net,
+                    ctx.hosts,
+                    ctx.ev,
+                    self.streams[i],
+                    dst,
+                    self.payload_bytes,
+                );
+            }
             Target::Random | Target::RoundRobin => {
                 let d = if self.destination == Target::Random {
                     self.rngs[i].random_range(0..self.n_hosts - 1)
@@ -212,6 +231,20 @@ impl UdpSource {
         if next < ctx.end_ps {
             ctx.ev.schedule(next, AppEvent::Timer { app: id, tag });
         }
+    }
+
+    /// A destination for source `i` (host `src`) drawn uniformly among the other hosts,
+    /// again while `src`'s view of the torus cannot reach it.
+    fn reachable_destination(&mut self, net: &mut crate::net::Network, i: usize, src: u32) -> u32 {
+        let mut dst = src;
+        for _ in 0..REACHABLE_DRAWS {
+            let d = self.rngs[i].random_range(0..self.n_hosts - 1);
+            dst = if d >= src { d + 1 } else { d };
+            if net.reachable_in_view(src, dst) {
+                break;
+            }
+        }
+        dst
     }
 
     /// Copies the streams' counters into their flow records (at the end of a run).
