@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The standard speed benchmarks: TCP permutation at 10 Gbit/s on k=4, 8 and 16 fat trees,
+"""The standard speed benchmarks: TCP permutation at 10 Gbit/s on k=4, 8, 12, 16 and 24 fat
+trees (k=12 and k=24 have about as many hosts as the 512- and 4,096-server tori),
 a 1,000-sender incast, CamCube's all-to-all on 512 and 4,096 servers and its churn run. Runs the native `wscsim-bench` binary (no Python in the loop),
 prints events/s, packet-hops/s, simulated-to-wall ratio and peak memory, and with
 --record appends the figures to benchmarks/RESULTS.md with the machine they ran on.
@@ -81,7 +82,9 @@ def churn_512() -> dict:
 BENCHES = {
     "k4": lambda: permutation(4, "200ms"),
     "k8": lambda: permutation(8, "50ms"),
+    "k12": lambda: permutation(12, "20ms"),
     "k16": lambda: permutation(16, "10ms"),
+    "k24": lambda: permutation(24, "5ms"),
     "incast1000": incast_1000,
     "torus512": lambda: torus(8, "100ms"),
     "torus4096": lambda: torus(16, "10ms"),
