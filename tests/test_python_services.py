@@ -127,6 +127,83 @@ def test_a_service_that_raises_names_its_field():
     assert "raises.on_timer raised" in e.value.message and "dst given 27" in e.value.message
 
 
+class AsksTheRuntime(wscsim.Service):
+    """Asks every server's view for the replica sets of a few keys and whether it reaches
+    each other server, at the start and again after the failures below are known."""
+
+    made: list = []
+
+    def __init__(self):
+        super().__init__()
+        self.answers = {}
+        AsksTheRuntime.made.append(self)
+
+    def start(self, ctx):
+        self.ask(ctx, "start")
+        ctx.after(50_000_000_000, tag=0)  # 50 ms: the failure at 1 ms is known everywhere
+
+    def on_timer(self, ctx, tag):
+        self.ask(ctx, "later")
+
+    def ask(self, ctx, when):
+        keys = [(i * 0x9E3779B97F4A7C15 + 12345) % 2**64 for i in range(40)]
+        self.answers[when] = {
+            "sets": {(h, k): ctx.servers_for_key(h, k, r=3) for h in range(ctx.servers) for k in keys},
+            "reach": {(h, d): ctx.reachable(h, d) for h in range(ctx.servers) for d in range(ctx.servers)},
+        }
+
+    def deliver(self, ctx, host, packet):
+        pass
+
+
+def home(dims, key):
+    """The key's home server by the paper's bit fields (x bits 63-60, y 59-56, z 55-52,
+    each mod the axis), h = x + X (y + Y z)."""
+    x, y, z = (((key >> shift) & 0xF) % k for shift, k in zip((60, 56, 52), dims))
+    return x + dims[0] * (y + dims[1] * z)
+
+
+def test_a_service_asks_each_servers_view_for_replica_sets_and_reachability():
+    dims = [3, 3, 3]
+    failed = 13
+    wscsim.register_service("asks", AsksTheRuntime)
+    AsksTheRuntime.made.clear()
+    sc = scenario(dims, "asks")
+    sc["failures"] = [{"node": f"h{failed}", "at": "1ms"}]
+    run(sc)
+    (svc,) = AsksTheRuntime.made
+    start, later = svc.answers["start"], svc.answers["later"]
+    for (h, k), got in start["sets"].items():
+        # The root first, then two of its neighbours; every server agrees.
+        assert got[0] == home(dims, k) and len(set(got)) == 3
+        assert all(torus_distance(dims, got[0], o) == 1 for o in got[1:]), got
+        assert got == start["sets"][(0, k)]
+    assert all(start["reach"].values())
+    for (h, k), got in later["sets"].items():
+        if h == failed:
+            continue
+        # The failed server is in no live server's set; the rest keep their order.
+        before = start["sets"][(h, k)]
+        assert failed not in got and [s for s in before if s != failed] == got[: len(before) - (failed in before)]
+    for (h, d), ok in later["reach"].items():
+        if h != failed:
+            assert ok == (d != failed), (h, d)
+
+
+def test_queries_out_of_range_name_their_argument():
+    class Bad(wscsim.Service):
+        def start(self, ctx):
+            ctx.servers_for_key(ctx.servers, 1)
+
+        def deliver(self, ctx, host, packet):
+            pass
+
+    wscsim.register_service("bad_query", Bad)
+    with pytest.raises(ScenarioError) as e:
+        run(scenario([3, 3, 3], "bad_query"))
+    assert "servers_for_key: host given 27; allowed: 0 to 26" in e.value.message
+
+
 class RaisesAt(wscsim.Service):
     """Raises in deliver when `fail` is set (two entries of one class: only one fails)."""
 

@@ -26,7 +26,9 @@ A scenario runs it on a torus with `[[runtime.services]]` (`class = "file.py:Hop
 the call: `ctx.now_ps`, `ctx.servers`, `ctx.max_size` (payload bytes a packet may carry)
 and `ctx.service` are read-only; `ctx.send(src, size, dst=None, key=None, seq=0,
 fields=(0, 0))`, `ctx.timer(at_ps, tag)` and `ctx.after(delay_ps, tag)` are carried out
-when the method returns. A packet's `seq` and `fields` (two integers) may be changed on the
+when the method returns. Two questions are answered at once, by a server's own view of the
+torus: `ctx.servers_for_key(host, key, r=1)` (GetServersForKey: the key's root first, then
+the servers that would take its keys over in turn) and `ctx.reachable(host, dst)`. A packet's `seq` and `fields` (two integers) may be changed on the
 path; `src`, `dst` (None while addressed to a key), `key` (its routing bits; 0 for a
 packet sent to a server), `size`, `hops` and `sent_ps` are read-only. Running a scenario imports the class only with `--allow-python`
 (`allow_python=True`), as for Python schemes. Each call crosses into the interpreter.

@@ -79,8 +79,10 @@ enum Action {
     },
 }
 
-/// The runtime as a Python service sees it during one call.
-#[pyclass(name = "ServiceContext", module = "wscsim")]
+/// The runtime as a Python service sees it during one call. It lends the service the
+/// network for queries (`servers_for_key`, `reachable`) only while the call runs; the class
+/// stays on the thread that made it (`unsendable`), as the pointer must.
+#[pyclass(name = "ServiceContext", module = "wscsim", unsendable)]
 pub struct PyServiceCtx {
     /// Simulated time now, in picoseconds.
     #[pyo3(get)]
@@ -97,6 +99,8 @@ pub struct PyServiceCtx {
     actions: Vec<Action>,
     /// False once the call it was made for has returned.
     open: bool,
+    /// The network the call borrowed (its runtime's views), null once it has returned.
+    net: *mut wscsim::net::Network,
 }
 
 impl PyServiceCtx {
@@ -108,6 +112,26 @@ impl PyServiceCtx {
             "{what}: this context belongs to a call that has returned; use the ctx of the \
              call being made"
         )))
+    }
+
+    /// `server` is a server of the torus, else a ValueError naming `what`'s `field`.
+    fn check_server(&self, what: &str, field: &str, server: u32) -> PyResult<()> {
+        if server < self.servers {
+            return Ok(());
+        }
+        Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{what}: {field} given {server}; allowed: 0 to {}",
+            self.servers - 1
+        )))
+    }
+
+    /// The network, during the call (`check_open` first).
+    fn net(&mut self) -> &mut wscsim::net::Network {
+        debug_assert!(self.open && !self.net.is_null());
+        // SAFETY: the context is open, so `PyService::call`, which derived the pointer from
+        // its `&mut Network` and does not touch the network until the Python method
+        // returns, is still waiting on this call; the class cannot leave this thread.
+        unsafe { &mut *self.net }
     }
 }
 
@@ -178,6 +202,32 @@ impl PyServiceCtx {
     fn after(&mut self, delay_ps: u64, tag: u32) -> PyResult<()> {
         self.timer(self.now_ps.saturating_add(delay_ps), tag)
     }
+
+    /// `GetServersForKey(key, r)` as server `host`'s view has it now: the key's root
+    /// first, then the servers that would take its keys over in turn (the servers its
+    /// view cannot reach left out).
+    #[pyo3(signature = (host, key, r=1))]
+    fn servers_for_key(&mut self, host: u32, key: u64, r: u32) -> PyResult<Vec<u32>> {
+        self.check_open("servers_for_key")?;
+        self.check_server("servers_for_key", "host", host)?;
+        if !(1..=self.servers).contains(&r) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "servers_for_key: r given {r}; allowed: 1 to {}",
+                self.servers
+            )));
+        }
+        let now = self.now_ps;
+        Ok(self.net().servers_for_key(host, key, r as usize, now))
+    }
+
+    /// Whether server `host`'s view has a working path to server `dst` (a server it knows
+    /// has failed is unreachable).
+    fn reachable(&mut self, host: u32, dst: u32) -> PyResult<bool> {
+        self.check_open("reachable")?;
+        self.check_server("reachable", "host", host)?;
+        self.check_server("reachable", "dst", dst)?;
+        Ok(self.net().reachable_in_view(host, dst))
+    }
 }
 
 pub struct PyService {
@@ -237,13 +287,15 @@ impl PyService {
             return None;
         }
         let tech = ctx.net.host_link(0);
+        let max_size = tech.mtu_bytes - SERVICE_HEADER_BYTES;
         let c = PyServiceCtx {
             now_ps: ctx.ev.now(),
             servers: ctx.net.torus_servers.min(ctx.net.n_hosts() as u32),
             service: self.id,
-            max_size: tech.mtu_bytes - SERVICE_HEADER_BYTES,
+            max_size,
             actions: Vec::new(),
             open: true,
+            net: &mut *ctx.net,
         };
         let (result, actions) = Python::attach(|py| {
             if !self.obj.bind(py).hasattr(method).unwrap_or(false) {
@@ -263,6 +315,7 @@ impl PyService {
             let actions = {
                 let mut c = c.borrow_mut(py);
                 c.open = false;
+                c.net = std::ptr::null_mut();
                 std::mem::take(&mut c.actions)
             };
             match r {
