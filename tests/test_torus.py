@@ -201,3 +201,37 @@ def test_every_ordered_pair_counts_once_in_the_formula():
     n = math.prod(dims)
     total = sum(hops(dims, a, b) for a, b in itertools.product(range(n), repeat=2))
     assert total == n * sum(distances_from_0(dims))
+
+
+def leaf_spine_all_to_all(oversubscription):
+    return {
+        "name": "switched",
+        "duration": "10ms",
+        "topology": {"kind": "leaf_spine", "leaves": 8, "spines": 4, "hosts_per_leaf": 8,
+                     "oversubscription": oversubscription, "link": {"technology": "1gbe_jumbo"}},
+        "transport": {"kind": "udp"},
+        "workload": {"kind": "udp", "destination": "random", "rate": "995Mbps"},
+        "metrics": {"max_queue_samples": 0},
+    }
+
+
+def test_a_switched_all_to_all_delivers_what_its_uplinks_allow(tmp_path):
+    """CamCubeOS Figure 5a's comparison: all-to-all at line rate through a leaf-spine. At
+    1:1 the servers' own links bound it; at 1:2 a leaf's links from the spines (half its
+    servers' capacity) bound what comes from other leaves, and with no flow control the
+    servers of its own leaf still send their share at line rate, so each server gets at
+    most that share plus the spines' links over the servers of a leaf. A plot of switched
+    runs alone is no torus plot."""
+    hosts, per_leaf = 64, 8
+    wire_gbps = 1.0
+    full = run(leaf_spine_all_to_all(1))
+    half = run(leaf_spine_all_to_all(2))
+    same_leaf = (per_leaf - 1) / (hosts - 1) * wire_gbps
+    bound_half = same_leaf + (per_leaf * wire_gbps / 2) / per_leaf
+    assert 0.85 * wire_gbps <= full.headline["delivered_gbps_per_server"] <= wire_gbps
+    assert 0.85 * bound_half <= half.headline["delivered_gbps_per_server"] <= 1.01 * bound_half
+    assert "expected_gbps_per_server" not in full.headline
+    from wscsim import plots
+    t = plots.torus_throughput([full.headline, half.headline], [full.summary, half.summary], ["1:1", "1:2"])
+    assert list(t["switched"]) == [1.0, 2.0]
+    assert not plots.plot_torus_throughput(t, tmp_path / "t.png")

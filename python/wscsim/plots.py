@@ -666,15 +666,19 @@ def _rate_bps(text) -> float | None:
 
 
 def torus_throughput(headlines: list[dict], summaries: list[dict], labels: list[str]) -> pd.DataFrame:
-    """One row per run (or sweep point) that has a torus all-to-all headline: its label,
-    servers and dims (when its summary is known), and the expected, delivered (mean and
-    least over servers) and reported (CamCubeOS Figure 5a, for the paper's cubes of 1 Gbit/s
-    links only) rates per server in Gbit/s."""
+    """One row per run (or sweep point) that has an all-to-all headline: its label,
+    servers and dims (when its summary is known), and the expected (a torus's), delivered
+    (mean and least over servers) and reported (CamCubeOS Figure 5a, for the paper's cubes
+    of 1 Gbit/s links only) rates per server in Gbit/s. A switched network's row (Figure 5a's
+    comparison) has no expected rate, and its leaf-spine oversubscription in `switched`."""
     rows = []
     for head, summary, label in zip(headlines, summaries, labels):
         expected = head.get("expected_gbps_per_server")
+        delivered = head.get("delivered_gbps_per_server")
         if expected is None or not np.isfinite(expected):
-            continue
+            if delivered is None or not np.isfinite(delivered):
+                continue
+            expected = np.nan
         topo = ((summary or {}).get("scenario") or {}).get("topology") or {}
         dims = topo.get("dims") if isinstance(topo.get("dims"), list) else None
         servers = (summary or {}).get("hosts")
@@ -685,9 +689,10 @@ def torus_throughput(headlines: list[dict], summaries: list[dict], labels: list[
                      "least": head.get("min_delivered_gbps_per_server", np.nan),
                      "reported": CAMCUBE_FIGURE_5A_GBPS.get(servers, np.nan) if cube else np.nan,
                      "median_live": head.get("median_delivered_gbps_per_live_server", np.nan),
-                     "failed": head.get("failed_servers", 0) or 0, "n": n})
+                     "failed": head.get("failed_servers", 0) or 0, "n": n,
+                     "switched": (float(topo.get("oversubscription", 1.0)) if topo.get("kind") != "torus3d" else np.nan)})
     return pd.DataFrame(rows, columns=["label", "servers", "dims", "expected", "delivered", "least", "reported",
-                                       "median_live", "failed", "n"])
+                                       "median_live", "failed", "n", "switched"])
 
 
 # CamCubeOS Figure 5b: the median per-server throughput falls about linearly with the
@@ -699,6 +704,7 @@ def torus_failures(t: pd.DataFrame) -> pd.DataFrame | None:
     """The points of a torus run with servers failed (Figure 5b): percent failed and the
     median over surviving servers, relative to the point with none failed; None when no
     point has a failed server or none has zero."""
+    t = t[t["switched"].isna()]
     if t.empty or not (t["failed"] > 0).any() or not (t["failed"] == 0).any() or t["n"].isna().any():
         return None
     t = t.assign(percent=100.0 * t["failed"] / t["n"].astype(float)).sort_values("percent")
@@ -733,42 +739,58 @@ def plot_torus_failures(t: pd.DataFrame, path: Path, title: str | None = None) -
 
 def plot_torus_throughput(t: pd.DataFrame, path: Path, title: str | None = None) -> bool:
     """Delivered against expected throughput per server on a torus under all-to-all traffic
-    (CamCubeOS Figure 5a), against the number of servers when every point has its own
-    (else one position per point), with the paper's reported values where it has them."""
-    if t.empty:
+    (CamCubeOS Figure 5a), against the number of servers when every torus point has its own
+    (else one position per point), with the paper's reported values where it has them and
+    switched networks' points (triangles, by their oversubscription) beside them. Nothing
+    without a torus point."""
+    if t.empty or t["switched"].notna().all():
         return False
-    by_servers = t["servers"].notna().all() and t["servers"].is_unique
-    t = t.sort_values("servers") if by_servers else t
+    tor, sw = t[t["switched"].isna()], t[t["switched"].notna()]
+    by_servers = t["servers"].notna().all() and tor["servers"].is_unique and sw["servers"].is_unique
     if by_servers:
-        x = t["servers"].astype(float).to_numpy()
-        ticks = [f"{int(n):,}" + (f"\n({d})" if d else "") for n, d in zip(t["servers"], t["dims"])]
+        tor = tor.sort_values("servers")
+        x = tor["servers"].astype(float).to_numpy()
+        # A switched point sits right of the torus of its size, clear of its label.
+        x_sw = sw["servers"].astype(float).to_numpy() * 1.9
+        ticks = [f"{int(n):,}" + (f"\n({d})" if d else "") for n, d in zip(tor["servers"], tor["dims"])]
+        tick_x = x
     else:
-        x = np.arange(len(t), dtype=float)
+        pos = {i: float(k) for k, i in enumerate(t.index)}
+        x = np.array([pos[i] for i in tor.index])
+        x_sw = np.array([pos[i] for i in sw.index])
+        tick_x = np.arange(len(t), dtype=float)
         ticks = [f"{r.label}\n({int(r.servers):,} servers)" if pd.notna(r.servers) else r.label for r in t.itertuples()]
-    fig, ax = subplots(figsize=(6.4, 4.6))
-    ax.plot(x, t["expected"], ls="--", color="0.45", marker="o", ms=10, mfc="none", mew=1.2, label="expected: links x rate x (N-1) / sum of hops", zorder=2)
-    ax.plot(x, t["delivered"], color="C0", marker="o", ms=5, label="delivered, mean over servers", zorder=4)
-    if t["least"].notna().any():
+    fig, ax = subplots(figsize=(6.4, 4.8))
+    ax.plot(x, tor["expected"], ls="--", color="0.45", marker="o", ms=10, mfc="none", mew=1.2, label="expected: links x rate x (N-1) / sum of hops", zorder=2)
+    ax.plot(x, tor["delivered"], color="C0", marker="o", ms=5, label="delivered, mean over servers", zorder=4)
+    if tor["least"].notna().any():
         # A whisker from the mean down to the least-served server.
-        low = (t["delivered"] - t["least"]).clip(lower=0).fillna(0).to_numpy()
-        ax.errorbar(x, t["delivered"], yerr=[low, np.zeros(len(t))], fmt="none", ecolor="C0", elinewidth=0.8, capsize=3, alpha=0.6,
+        low = (tor["delivered"] - tor["least"]).clip(lower=0).fillna(0).to_numpy()
+        ax.errorbar(x, tor["delivered"], yerr=[low, np.zeros(len(tor))], fmt="none", ecolor="C0", elinewidth=0.8, capsize=3, alpha=0.6,
                     label="delivered, least-served server", zorder=3)
-    if t["reported"].notna().any():
-        ax.plot(x, t["reported"], ls="none", color="C3", marker="s", ms=8, mfc="none", mew=1.3, label="CamCubeOS Figure 5a (reported)", zorder=3)
-    for xi, r in zip(x, t.itertuples()):
+    if tor["reported"].notna().any():
+        ax.plot(x, tor["reported"], ls="none", color="C3", marker="s", ms=8, mfc="none", mew=1.3, label="CamCubeOS Figure 5a (reported)", zorder=3)
+    for xi, r in zip(x, tor.itertuples()):
         if np.isfinite(r.delivered):
             ax.annotate(f"{r.delivered / r.expected:.1%}", (xi, r.delivered), xytext=(9, 0), textcoords="offset points", va="center", fontsize=7, color="C0")
+    if not sw.empty:
+        ax.plot(x_sw, sw["delivered"], ls="none", color="C2", marker="^", ms=7,
+                label="switched (leaf-spine), all-to-all at line rate: delivered", zorder=4)
+        for xi, r in zip(x_sw, sw.itertuples()):
+            ax.annotate(f"1:{r.switched:g}\n{r.delivered:.3f}", (xi, r.delivered), xytext=(0, -9), textcoords="offset points", ha="center", va="top",
+                        fontsize=7, color="C2")
     if by_servers:
-        if len(t) > 1 and _spans_decades(x):
+        all_x = np.concatenate([x, x_sw])
+        if len(all_x) > 1 and _spans_decades(all_x):
             ax.set_xscale("log")
-            ax.set_xlim(x.min() / 2, x.max() * 2)
+            ax.set_xlim(all_x.min() / 2, all_x.max() * 1.6)
         else:
-            ax.set_xlim(x.min() - max(1.0, 0.6 * x.min()), x.max() + max(1.0, 0.6 * x.max()))
-        ax.set_xlabel("servers in the torus (dims)")
+            ax.set_xlim(all_x.min() - max(1.0, 0.6 * all_x.min()), all_x.max() + max(1.0, 0.6 * all_x.max()))
+        ax.set_xlabel("servers (torus dims)")
     else:
         ax.set_xlim(-0.6, len(t) - 0.4)
         ax.set_xlabel("sweep point")
-    ax.set_xticks(x, ticks, fontsize=7)
+    ax.set_xticks(tick_x, ticks, fontsize=7)
     ax.minorticks_off()
     top = np.nanmax(t[["expected", "delivered", "reported"]].to_numpy(dtype=float))
     ax.set_ylim(0, top * 1.2)
@@ -1196,7 +1218,7 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
 def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str]) -> pd.DataFrame:
     """torus_throughput for a sweep: headline figures from the `points` table, servers and
     dims from each point's summary."""
-    if points.empty or "headline_expected_gbps_per_server" not in points.columns:
+    if points.empty or "headline_delivered_gbps_per_server" not in points.columns:
         return torus_throughput([], [], [])
     points = points.sort_values("point")
     heads = [{k.removeprefix("headline_"): v for k, v in r.items() if k.startswith("headline_")} for r in points.to_dict("records")]

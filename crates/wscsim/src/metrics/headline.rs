@@ -161,26 +161,28 @@ pub fn inbound_gbps_per_host(m: &Metrics, now_ps: TimePs) -> Vec<f64> {
         .collect()
 }
 
-/// On a torus carrying UDP: what each server receives as the destination (forwarded
-/// traffic not counted), on the wire and as payload, against the expected all-to-all rate
-/// (its links' capacity shared over the mean path length). The per-server rates are over
-/// the second half of the run, once paths have filled (whole-run figures beside them).
+/// All-to-all UDP (every stream to random destinations, or a torus's traffic): what each
+/// host receives as the destination (traffic a torus server forwards not counted), on the
+/// wire and as payload, over the second half of the run once paths have filled (whole-run
+/// figures beside them). On a torus, also against the expected all-to-all rate (its links'
+/// capacity shared over the mean path length); elsewhere the switched network's own
+/// figures stand beside a torus's (CamCubeOS Figure 5a's comparison).
 fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
-    let (Some(t), false) = (&v.net.torus, v.udp.streams.is_empty()) else {
-        return;
-    };
-    if v.net.kbr.as_ref().is_some_and(|k| k.counters.key_sent > 0) || one_hop(v) {
-        // Traffic to keys (churn), or to neighbours: the all-to-all figures would mean
-        // nothing.
+    if v.udp.streams.is_empty() {
         return;
     }
+    let all_to_all = match &v.net.torus {
+        // Traffic to keys (churn), or to neighbours: the all-to-all figures would mean
+        // nothing.
+        Some(_) => v.net.kbr.as_ref().is_none_or(|k| k.counters.key_sent == 0) && !one_hop(v),
+        None => v.udp.streams.iter().all(|s| s.dst == crate::net::NONE),
+    };
     let secs = v.now_ps as f64 / 1e12;
     let steady_secs = v.now_ps.saturating_sub(v.udp.steady_from_ps) as f64 / 1e12;
-    if steady_secs <= 0.0 {
+    if !all_to_all || steady_secs <= 0.0 {
         return;
     }
     let n = v.net.n_hosts();
-    let link_bps = v.net.ports.first().map_or(0, |p| p.rate_bps);
     let overhead = v.net.ports.first().map_or(0, |p| p.wire_overhead_bytes) as u64;
     let gbps = |counts: &[(u64, u64)], secs: f64| -> Vec<f64> {
         (0..n)
@@ -193,14 +195,16 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
     let steady = gbps(&v.udp.received_steady, steady_secs);
     let whole = gbps(&v.udp.received_by_host, secs);
     let mean = |x: &[f64]| x.iter().sum::<f64>() / n as f64;
-    let expected = crate::net::routing::torus::expected_all_to_all_bps(t.dims, link_bps) / 1e9;
-    let payload: u64 = v.udp.streams.iter().map(|s| s.recv_bytes).sum();
-    h.insert("expected_gbps_per_server".into(), expected.into());
+    if let Some(t) = &v.net.torus {
+        let link_bps = v.net.ports.first().map_or(0, |p| p.rate_bps);
+        let expected = crate::net::routing::torus::expected_all_to_all_bps(t.dims, link_bps) / 1e9;
+        h.insert("expected_gbps_per_server".into(), expected.into());
+        h.insert(
+            "delivered_fraction_of_expected".into(),
+            (mean(&steady) / expected).into(),
+        );
+    }
     h.insert("delivered_gbps_per_server".into(), mean(&steady).into());
-    h.insert(
-        "delivered_fraction_of_expected".into(),
-        (mean(&steady) / expected).into(),
-    );
     h.insert(
         "min_delivered_gbps_per_server".into(),
         steady.iter().copied().fold(f64::INFINITY, f64::min).into(),
@@ -211,18 +215,15 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
         .filter(|h| v.failed_hosts.binary_search(h).is_err())
         .map(|h| steady[h as usize])
         .collect();
-    live.sort_by(f64::total_cmp);
-    if !live.is_empty() {
-        h.insert(
-            "median_delivered_gbps_per_live_server".into(),
-            live[(live.len() - 1) / 2].into(),
-        );
+    if let Some(m) = lower_median(&mut live) {
+        h.insert("median_delivered_gbps_per_live_server".into(), m.into());
     }
     h.insert("failed_servers".into(), v.failed_hosts.len().into());
     h.insert(
         "delivered_gbps_per_server_whole_run".into(),
         mean(&whole).into(),
     );
+    let payload: u64 = v.udp.streams.iter().map(|s| s.recv_bytes).sum();
     h.insert(
         "goodput_gbps_per_server_whole_run".into(),
         (payload as f64 * 8.0 / secs / 1e9 / n as f64).into(),
