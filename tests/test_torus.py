@@ -235,3 +235,17 @@ def test_a_switched_all_to_all_delivers_what_its_uplinks_allow(tmp_path):
     t = plots.torus_throughput([full.headline, half.headline], [full.summary, half.summary], ["1:1", "1:2"])
     assert list(t["switched"]) == [1.0, 2.0]
     assert not plots.plot_torus_throughput(t, tmp_path / "t.png")
+
+
+def test_one_hop_traffic_gets_the_link_figures_not_the_all_to_all_ones():
+    """CamCubeOS Figure 4a's measure: with destination "neighbours" every packet takes one
+    link, and a saturated link carries IP bytes at most 9,000 of every 9,038 on the wire
+    (jumbo frames and their framing); the all-to-all figures, meaningless here, are absent.
+    Round-robin destinations through a switch are not the random all-to-all either."""
+    res = run(udp_torus([3, 3, 3], load=1.0, duration="5ms", destination="neighbours", links=2))
+    h = res.headline
+    assert 0.97 <= h["median_link_throughput_fraction"] <= 9000 / 9038 + 1e-9
+    assert "expected_gbps_per_server" not in h and "delivered_gbps_per_server" not in h
+    sc = leaf_spine_all_to_all(1)
+    sc["workload"]["destination"] = "round_robin"
+    assert "delivered_gbps_per_server" not in run(sc).headline

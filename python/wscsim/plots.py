@@ -670,7 +670,8 @@ def torus_throughput(headlines: list[dict], summaries: list[dict], labels: list[
     servers and dims (when its summary is known), and the expected (a torus's), delivered
     (mean and least over servers) and reported (CamCubeOS Figure 5a, for the paper's cubes
     of 1 Gbit/s links only) rates per server in Gbit/s. A switched network's row (Figure 5a's
-    comparison) has no expected rate, and its leaf-spine oversubscription in `switched`."""
+    comparison) has no expected rate, and its oversubscription in `switched` (NaN on a
+    torus)."""
     rows = []
     for head, summary, label in zip(headlines, summaries, labels):
         expected = head.get("expected_gbps_per_server")
@@ -690,7 +691,9 @@ def torus_throughput(headlines: list[dict], summaries: list[dict], labels: list[
                      "reported": CAMCUBE_FIGURE_5A_GBPS.get(servers, np.nan) if cube else np.nan,
                      "median_live": head.get("median_delivered_gbps_per_live_server", np.nan),
                      "failed": head.get("failed_servers", 0) or 0, "n": n,
-                     "switched": (float(topo.get("oversubscription", 1.0)) if topo.get("kind") != "torus3d" else np.nan)})
+                     # A switched network's oversubscription (a leaf-spine's own; the others are 1:1).
+                     "switched": (float(topo.get("oversubscription", 1.0)) if topo.get("kind") == "leaf_spine" else 1.0)
+                     if not np.isfinite(expected) else np.nan})
     return pd.DataFrame(rows, columns=["label", "servers", "dims", "expected", "delivered", "least", "reported",
                                        "median_live", "failed", "n", "switched"])
 
@@ -775,7 +778,7 @@ def plot_torus_throughput(t: pd.DataFrame, path: Path, title: str | None = None)
             ax.annotate(f"{r.delivered / r.expected:.1%}", (xi, r.delivered), xytext=(9, 0), textcoords="offset points", va="center", fontsize=7, color="C0")
     if not sw.empty:
         ax.plot(x_sw, sw["delivered"], ls="none", color="C2", marker="^", ms=7,
-                label="switched (leaf-spine), all-to-all at line rate: delivered", zorder=4)
+                label="switched network, all-to-all: delivered", zorder=4)
         for xi, r in zip(x_sw, sw.itertuples()):
             ax.annotate(f"1:{r.switched:g}\n{r.delivered:.3f}", (xi, r.delivered), xytext=(0, -9), textcoords="offset points", ha="center", va="top",
                         fontsize=7, color="C2")

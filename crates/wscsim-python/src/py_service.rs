@@ -311,13 +311,19 @@ impl PyService {
             let mut all = vec![c.clone_ref(py).into_any()];
             all.extend(args(py));
             let tuple = pyo3::types::PyTuple::new(py, all).expect("a tuple of objects");
-            let r = self.obj.call_method1(py, method, tuple);
+            // The context is closed however the method ends, a Rust panic unwinding through
+            // it included, so that one it kept never reaches the network again.
+            let obj = &self.obj;
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                obj.call_method1(py, method, tuple)
+            }));
             let actions = {
                 let mut c = c.borrow_mut(py);
                 c.open = false;
                 c.net = std::ptr::null_mut();
                 std::mem::take(&mut c.actions)
             };
+            let r = r.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             match r {
                 Ok(v) => (Some(v), actions),
                 Err(e) => {

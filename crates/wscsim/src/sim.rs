@@ -785,6 +785,7 @@ impl Sim {
             tcp: &self.tcp,
             udp: &self.udp,
             failed_hosts: &self.failed_hosts,
+            udp_target: self.apps.udp_target(),
             now_ps: self.ev.now(),
         });
         let reqs = self.memcached_requests();

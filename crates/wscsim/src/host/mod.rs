@@ -196,10 +196,11 @@ pub struct Hosts {
     pub app_request_ps: TimePs,
     pub forward_packet_ps: TimePs,
     pub pack_packet_ps: TimePs,
-    /// The runtime packs packets into shared frames (and hosts cost time): sending work is
-    /// charged as packets leave (`frames_sent`), `pack_packet` per packet and the fixed
-    /// sending path per frame; receiving costs `pack_packet` per packet and the fixed
-    /// receiving path for the first packet of a frame.
+    /// The runtime packs packets into shared frames on torus links (and hosts cost time):
+    /// sending work is charged as packets leave (`frames_sent`), receiving work as they
+    /// arrive; a packet that crossed or leaves by a packing link pays `pack_packet`, and the
+    /// fixed path (its own transmit or receive path, or its half of forwarding) only if it
+    /// leads its frame (`packed_fixed_ps`).
     pub packing: bool,
     per_byte_ps: f64,
     /// Half of `packet_per_byte` in picoseconds: each of sending and receiving.

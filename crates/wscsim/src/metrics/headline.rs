@@ -6,6 +6,7 @@ use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::packet::UDP_IP_HEADER_BYTES;
 use crate::transport::{Tcp, Udp};
+use crate::workload::udp_source::Target;
 use serde_json::{Map, Value};
 
 /// What the headline figures are computed from.
@@ -17,6 +18,8 @@ pub struct RunView<'a> {
     pub udp: &'a Udp,
     /// Hosts that failed whole during the run (sorted).
     pub failed_hosts: &'a [u32],
+    /// Where the UDP sources send (None: no UDP source).
+    pub udp_target: Option<Target>,
     pub now_ps: TimePs,
 }
 
@@ -161,7 +164,7 @@ pub fn inbound_gbps_per_host(m: &Metrics, now_ps: TimePs) -> Vec<f64> {
         .collect()
 }
 
-/// All-to-all UDP (every stream to random destinations, or a torus's traffic): what each
+/// All-to-all UDP (sources sending to random destinations, or a torus's traffic): what each
 /// host receives as the destination (traffic a torus server forwards not counted), on the
 /// wire and as payload, over the second half of the run once paths have filled (whole-run
 /// figures beside them). On a torus, also against the expected all-to-all rate (its links'
@@ -175,7 +178,7 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
         // Traffic to keys (churn), or to neighbours: the all-to-all figures would mean
         // nothing.
         Some(_) => v.net.kbr.as_ref().is_none_or(|k| k.counters.key_sent == 0) && !one_hop(v),
-        None => v.udp.streams.iter().all(|s| s.dst == crate::net::NONE),
+        None => v.udp_target == Some(Target::Random),
     };
     let secs = v.now_ps as f64 / 1e12;
     let steady_secs = v.now_ps.saturating_sub(v.udp.steady_from_ps) as f64 / 1e12;
@@ -277,17 +280,7 @@ fn torus_link_throughput(h: &mut Map<String, Value>, v: &RunView) {
     }
 }
 
-/// Whether the UDP traffic went to torus neighbours only (one link per packet): every
-/// stream's ends are one hop apart.
+/// Whether the UDP traffic went to torus neighbours only (one link per packet).
 fn one_hop(v: &RunView) -> bool {
-    let Some(t) = &v.net.torus else {
-        return false;
-    };
-    let servers = t.servers();
-    !v.udp.streams.is_empty()
-        && v.udp.streams.iter().all(|s| {
-            s.src < servers
-                && s.dst < servers
-                && crate::net::routing::torus::hops(t.dims, s.src, s.dst) == 1
-        })
+    v.net.torus.is_some() && matches!(v.udp_target, Some(Target::Neighbours { .. }))
 }

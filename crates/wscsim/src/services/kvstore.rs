@@ -122,8 +122,13 @@ enum Pending {
     ReplicaWritten { msg: u32, host: u32 },
     /// A lookup's object has been read: reply.
     Read { msg: u32, host: u32 },
-    /// The server's CPU has done the store's work for message `msg`: act on it.
-    Handled { msg: u32, host: u32 },
+    /// The server's CPU has done the store's work for message `msg`: act on it, unless the
+    /// server has failed since (its `incarnation` then differs).
+    Handled {
+        msg: u32,
+        host: u32,
+        incarnation: u32,
+    },
 }
 
 /// What the store counted over a run.
@@ -143,6 +148,10 @@ pub struct KvStore {
     msgs: Vec<Msg>,
     writes: Vec<Write>,
     pending: Vec<Pending>,
+    /// Entries of `pending` done with, to reuse (their timers have fired).
+    free_pending: Vec<u32>,
+    /// Per server, how many times it has failed: work begun before a failure is void.
+    incarnation: Vec<u32>,
     /// Per server: its objects by key.
     pub stores: Vec<BTreeMap<u32, Object>>,
     disks: Vec<Disk>,
@@ -180,6 +189,8 @@ impl KvStore {
             msgs: Vec::new(),
             writes: Vec::new(),
             pending: Vec::new(),
+            free_pending: Vec::new(),
+            incarnation: vec![0; n_servers],
             stores: vec![BTreeMap::new(); n_servers],
             disks: vec![Disk::new(disk); n_servers],
             key_bits,
@@ -342,7 +353,13 @@ impl KvStore {
         if done == now {
             self.arrived(ctx, id, host);
         } else {
-            self.later(ctx, done, Pending::Handled { msg: id, host });
+            let incarnation = self.incarnation[host as usize];
+            let what = Pending::Handled {
+                msg: id,
+                host,
+                incarnation,
+            };
+            self.later(ctx, done, what);
         }
     }
 
@@ -633,8 +650,16 @@ impl KvStore {
 
     /// Runs `what` at `at` (when a disk is done).
     fn later(&mut self, ctx: &mut SvcCtx<impl SvcSched>, at: TimePs, what: Pending) {
-        let i = self.pending.len() as u32;
-        self.pending.push(what);
+        let i = match self.free_pending.pop() {
+            Some(i) => {
+                self.pending[i as usize] = what;
+                i
+            }
+            None => {
+                self.pending.push(what);
+                self.pending.len() as u32 - 1
+            }
+        };
         ctx.ev.schedule(
             at,
             SvcEvent::Timer {
@@ -677,11 +702,17 @@ impl KvStore {
     }
 
     fn run_pending(&mut self, ctx: &mut SvcCtx<impl SvcSched>, i: u32) {
-        match self.pending[i as usize] {
+        let what = self.pending[i as usize];
+        self.free_pending.push(i);
+        match what {
             Pending::PrimaryWritten { write } => self.copy_written(ctx, write),
             Pending::ReplicaWritten { msg, host } => self.ack_copy(ctx, msg, host),
             // A server that failed while working on a message does not act on it.
-            Pending::Handled { msg, host } if ctx.net.host_up(host) => self.arrived(ctx, msg, host),
+            Pending::Handled {
+                msg,
+                host,
+                incarnation,
+            } if incarnation == self.incarnation[host as usize] => self.arrived(ctx, msg, host),
             Pending::Handled { .. } => {}
             Pending::Read { msg, host } => {
                 let m = self.msgs[msg as usize];
@@ -704,6 +735,9 @@ impl KvStore {
     /// its copy waits until the client sends again), and re-replication is due
     /// `rereplicate_ps` from now (one pass covers every failure before it).
     pub fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+        if let Some(n) = self.incarnation.get_mut(host as usize) {
+            *n += 1;
+        }
         for (id, s) in self.streams.list.iter().enumerate() {
             if (s.src == host || s.to == To::Host(host)) && s.end_ps == NEVER {
                 self.abandon.push(id as u32);

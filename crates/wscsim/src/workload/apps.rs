@@ -250,6 +250,14 @@ impl Apps {
         }
     }
 
+    /// Where the run's UDP sources send (None: no UDP source).
+    pub fn udp_target(&self) -> Option<udp_source::Target> {
+        self.list.iter().find_map(|a| match a {
+            App::UdpSource(s) => Some(s.destination),
+            _ => None,
+        })
+    }
+
     /// The memcached requests of this run (empty for other workloads).
     pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
         self.list
