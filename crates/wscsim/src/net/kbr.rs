@@ -425,7 +425,9 @@ impl Network {
         if k.views.is_clean(view) {
             return Some(torus.next_ports(host, dst));
         }
-        let dist = k.views.distances(view, host_nodes[dst as usize]);
+        let dst_node = host_nodes[dst as usize];
+        k.views.distances(view, dst_node);
+        let dist = k.views.known_distances(view, dst_node);
         let here = dist[node as usize];
         if here == super::routing::views::UNREACHABLE {
             return None;

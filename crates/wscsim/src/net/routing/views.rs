@@ -41,6 +41,8 @@ struct View {
     holders: u32,
     /// The view this one was derived from by one link's change, to borrow distances.
     parent: Option<(ViewId, u32, bool)>,
+    /// The views derived from this one, which it hands its distances to when forgotten.
+    children: Vec<ViewId>,
     /// Per destination node: hops from every node over the links up in this view.
     dist: Vec<Option<Arc<[u16]>>>,
     /// Connected component of every node (computed when first asked).
@@ -77,6 +79,10 @@ impl Adjacency {
         port.min(self.peer_port[port as usize])
     }
 }
+
+/// How far up a view's chain of parents `Views::borrowed` looks for distances to reuse: a
+/// failed server's six links, and a few changes more.
+const BORROW_DEPTH: usize = 8;
 
 #[derive(Debug, Default)]
 pub struct Views {
@@ -125,12 +131,46 @@ impl Views {
             down: down.clone(),
             holders: 0,
             parent,
+            children: Vec::new(),
             dist: vec![None; self.adj.nodes()],
             comp: None,
         };
         self.views.push(Some(Box::new(view)));
         self.index.insert(down, id);
+        if let Some((p, _, _)) = parent {
+            if let Some(pv) = self.views[p as usize].as_mut() {
+                pv.children.push(id);
+            }
+        }
+        self.inherit(id, parent.map(|p| p.0));
         id
+    }
+
+    /// View `v` takes from its parent (`from`, or `from`'s tables if it is being forgotten)
+    /// every table of distances it lacks that the one changed link cannot alter
+    /// (`unchanged_by`): when it is made, and again when the parent is forgotten (its last
+    /// holder moved on), so that what the parent searched is not searched again.
+    fn inherit(&mut self, v: ViewId, from: Option<ViewId>) {
+        let Some(p) = from.and_then(|p| self.views[p as usize].as_ref()) else {
+            return;
+        };
+        self.inherit_tables(v, &p.dist.clone());
+    }
+
+    fn inherit_tables(&mut self, v: ViewId, tables: &[Option<Arc<[u16]>>]) {
+        let Some(child) = self.views[v as usize].as_ref() else {
+            return;
+        };
+        let kept: Vec<Option<Arc<[u16]>>> = child
+            .dist
+            .iter()
+            .zip(tables)
+            .map(|(own, theirs)| {
+                own.clone()
+                    .or_else(|| theirs.clone().filter(|d| self.unchanged_by(v, d)))
+            })
+            .collect();
+        self.views[v as usize].as_mut().expect("view").dist = kept;
     }
 
     fn view(&self, v: ViewId) -> &View {
@@ -148,6 +188,10 @@ impl Views {
         view.holders -= 1;
         if view.holders == 0 && v != CLEAN {
             let view = self.views[v as usize].take().expect("view");
+            // Its children keep what it searched that still holds for them.
+            for &c in &view.children {
+                self.inherit_tables(c, &view.dist);
+            }
             self.index.remove(&view.down);
             if self.transitions.len() > 1 << 20 {
                 self.transitions.clear();
@@ -207,62 +251,108 @@ impl Views {
         b[port as usize / 64] & (1 << (port % 64)) == 0
     }
 
-    /// Hops from every node to node `dst` over the links up in view `v`.
-    pub fn distances(&mut self, v: ViewId, dst: u32) -> Arc<[u16]> {
-        if let Some(d) = &self.view(v).dist[dst as usize] {
-            return d.clone();
+    /// Hops from every node to node `dst` over the links up in view `v` (searched, or
+    /// borrowed from an ancestor, the first time it is asked). Borrowed, not shared: a hop
+    /// asks on every packet, and counting a shared table's owners costs an atomic add.
+    pub fn distances(&mut self, v: ViewId, dst: u32) -> &[u16] {
+        if self.view(v).dist[dst as usize].is_none() {
+            let d = match self.borrowed(v, dst) {
+                Some(d) => d,
+                None => {
+                    self.searches += 1;
+                    self.search(v, dst).into()
+                }
+            };
+            self.views[v as usize].as_mut().expect("view").dist[dst as usize] = Some(d);
         }
-        let d = match self.borrowed(v, dst) {
-            Some(d) => d,
-            None => {
-                self.searches += 1;
-                self.search(v, dst).into()
-            }
-        };
-        self.views[v as usize].as_mut().expect("view").dist[dst as usize] = Some(d.clone());
-        d
+        self.known_distances(v, dst)
     }
 
-    /// The parent view's distances to `dst`, when the one link that differs cannot change
-    /// any: a link coming up between nodes whose distances differ by at most one, or a link
-    /// going down whose farther end keeps another neighbour one hop closer.
+    /// The distances `distances(v, dst)` has computed (it must have been asked first).
+    #[inline]
+    pub fn known_distances(&self, v: ViewId, dst: u32) -> &[u16] {
+        self.view(v).dist[dst as usize]
+            .as_deref()
+            .expect("distances asked for first")
+    }
+
+    /// The distances to `dst` of the nearest ancestor of view `v` that has them (at most
+    /// `BORROW_DEPTH` views up its chain of parents), when none of the links changed on the
+    /// way down to `v`, one per view, can change any (see `unchanged_by`). A server that
+    /// fails takes its six links down one notice at a time, so the view a flood leaves
+    /// behind is often several steps from the last one whose distances were computed.
     fn borrowed(&self, v: ViewId, dst: u32) -> Option<Arc<[u16]>> {
-        let (parent, link, up) = self.view(v).parent?;
-        let d = self.views[parent as usize].as_ref()?.dist[dst as usize].clone()?;
+        let mut chain = [0 as ViewId; BORROW_DEPTH];
+        let mut cur = v;
+        for depth in 0..BORROW_DEPTH {
+            let (parent, _, _) = self.views[cur as usize].as_ref()?.parent?;
+            chain[depth] = cur;
+            if let Some(d) = self.views[parent as usize].as_ref()?.dist[dst as usize].clone() {
+                return chain[..=depth]
+                    .iter()
+                    .rev()
+                    .all(|&c| self.unchanged_by(c, &d))
+                    .then_some(d);
+            }
+            cur = parent;
+        }
+        None
+    }
+
+    /// Whether distances `d` (its parent's, to some node) hold in view `v` too: the one link
+    /// that differs cannot change any when it comes up between nodes whose distances differ
+    /// by at most one, or goes down while its farther end keeps another neighbour one hop
+    /// closer (over links up in `v`).
+    fn unchanged_by(&self, v: ViewId, d: &[u16]) -> bool {
+        let Some(view) = self.views[v as usize].as_ref() else {
+            return false;
+        };
+        let Some((_, link, up)) = view.parent else {
+            return false;
+        };
         let (a, b) = (
             self.adj.peer_node[self.adj.peer_port[link as usize] as usize],
             self.adj.peer_node[link as usize],
         );
         let (da, db) = (d[a as usize], d[b as usize]);
         if up {
-            return (da.abs_diff(db) <= 1 || (da == UNREACHABLE && db == UNREACHABLE)).then_some(d);
+            return da.abs_diff(db) <= 1 || (da == UNREACHABLE && db == UNREACHABLE);
         }
         if da == db || da == UNREACHABLE {
-            return Some(d);
+            return true;
         }
         let (far, dfar) = if da > db { (a, da) } else { (b, db) };
-        let view = self.view(v);
-        let other_parent = self.adj.ports(far).any(|p| {
+        self.adj.ports(far).any(|p| {
             let up = view.down_bits[p as usize / 64] & (1 << (p % 64)) == 0;
             up && d[self.adj.peer_node[p as usize] as usize] == dfar - 1
-        });
-        other_parent.then_some(d)
+        })
     }
 
+    /// Hops from every node to `dst` over the links up in view `v`: a breadth-first search
+    /// over flat arrays (the queue is a vector read from the front), the hot part of churn.
     fn search(&self, v: ViewId, dst: u32) -> Vec<u16> {
         let view = self.view(v);
+        let (base, peer, down) = (
+            &self.adj.port_base[..],
+            &self.adj.peer_node[..],
+            &view.down_bits[..],
+        );
         let mut dist = vec![UNREACHABLE; self.adj.nodes()];
-        let mut queue = std::collections::VecDeque::from([dst]);
+        let mut queue = Vec::with_capacity(dist.len());
+        queue.push(dst);
         dist[dst as usize] = 0;
-        while let Some(u) = queue.pop_front() {
-            for p in self.adj.ports(u) {
-                if view.down_bits[p as usize / 64] & (1 << (p % 64)) != 0 {
+        let mut head = 0;
+        while let Some(&u) = queue.get(head) {
+            head += 1;
+            let next = dist[u as usize] + 1;
+            for p in base[u as usize] as usize..base[u as usize + 1] as usize {
+                if down[p / 64] >> (p % 64) & 1 != 0 {
                     continue;
                 }
-                let w = self.adj.peer_node[p as usize];
-                if dist[w as usize] == UNREACHABLE {
-                    dist[w as usize] = dist[u as usize] + 1;
-                    queue.push_back(w);
+                let w = peer[p] as usize;
+                if dist[w] == UNREACHABLE {
+                    dist[w] = next;
+                    queue.push(w as u32);
                 }
             }
         }
@@ -395,7 +485,7 @@ mod tests {
         assert_ne!(cut, CLEAN);
         assert_eq!(v.with_link(CLEAN, 0, false), cut, "interned once");
         assert!(!v.port_up(cut, 3) && !v.port_up(cut, 0) && v.port_up(cut, 1));
-        assert_eq!(&*v.distances(cut, 0), &[0, 5, 4, 3, 2, 1]);
+        assert_eq!(v.distances(cut, 0), &[0, 5, 4, 3, 2, 1]);
         assert_eq!(
             v.with_link(cut, 0, true),
             CLEAN,
@@ -411,10 +501,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn borrowed_distances_equal_a_fresh_search() {
-        // On a ring a cut always changes some distance; on a 4 x 4 torus it rarely does.
-        let dims = [4, 4, 1];
+    /// A 4 x 4 torus: node u = x + 4y has ports 4u..4u+4 (+x, -x, +y, -y).
+    fn torus_4x4() -> Adjacency {
         let n = 16u32;
         let mut a = Adjacency {
             port_base: (0..=n).map(|u| 4 * u).collect(),
@@ -432,8 +520,14 @@ mod tests {
                 a.peer_port.push(4 * w + (i as u32 ^ 1));
             }
         }
-        let _ = dims;
-        let mut v = Views::new(a);
+        a
+    }
+
+    #[test]
+    fn borrowed_distances_equal_a_fresh_search() {
+        // On a ring a cut always changes some distance; on a 4 x 4 torus it rarely does.
+        let n = 16u32;
+        let mut v = Views::new(torus_4x4());
         let mut view = CLEAN;
         for port in [0u32, 9, 22, 40, 41] {
             for dst in 0..n {
@@ -443,14 +537,49 @@ mod tests {
             view = v.with_link(view, link, false);
             v.set(0, view);
             for dst in 0..n {
-                let got = v.distances(view, dst);
-                assert_eq!(&*got, &v.search(view, dst)[..], "dst {dst} after {port}");
+                let got = v.distances(view, dst).to_vec();
+                assert_eq!(got, v.search(view, dst), "dst {dst} after {port}");
             }
         }
         assert!(
             v.searches < 6 * 16,
             "some distances were borrowed: {}",
             v.searches
+        );
+    }
+
+    /// A server's six links go down one notice at a time: the views between hold few
+    /// tables, and the view before them is forgotten once nobody holds it. The last view
+    /// still takes every table the changes left alone (from its parent when made, and
+    /// from each view forgotten above it), and they are what a fresh search gives.
+    #[test]
+    fn tables_survive_a_forgotten_parent_and_equal_a_fresh_search() {
+        let n = 16u32;
+        let mut v = Views::new(torus_4x4());
+        let first = v.with_link(CLEAN, v.adj.link_of(0), false);
+        v.set(0, first);
+        for dst in 0..n {
+            v.distances(first, dst);
+        }
+        let searched = v.searches;
+        // Three of node 5's links, learnt one by one; node 0 moves along the chain.
+        let mut view = first;
+        for port in [21u32, 22, 23] {
+            view = v.with_link(view, v.adj.link_of(port), false);
+            v.set(0, view);
+        }
+        assert!(
+            v.views[first as usize].is_none(),
+            "the first view is forgotten"
+        );
+        for dst in 0..n {
+            let got = v.distances(view, dst).to_vec();
+            assert_eq!(got, v.search(view, dst), "dst {dst}");
+        }
+        assert!(
+            v.searches - searched < u64::from(n),
+            "some tables were inherited: {} searches",
+            v.searches - searched
         );
     }
 
