@@ -159,20 +159,6 @@ impl UdpSource {
         let up = ctx.net.host_up(src);
         match self.destination {
             _ if !up => {}
-            Target::Neighbours { links } => {
-                let dims = ctx.net.torus.as_ref().expect("checked: a torus").dims;
-                let dir = (self.sent[i] % links) as usize;
-                self.sent[i] = self.sent[i].wrapping_add(1);
-                let dst = crate::net::routing::torus::neighbour(dims, src, dir);
-                ctx.udp.send_to(
-                    ctx.net,
-                    ctx.hosts,
-                    ctx.ev,
-                    self.streams[i],
-                    dst,
-                    self.payload_bytes,
-                );
-            }
             Target::RandomKey => {
                 let key: u64 = self.rngs[i].random();
                 ctx.udp.send_to_key(
@@ -191,32 +177,8 @@ impl UdpSource {
                 self.streams[i],
                 self.payload_bytes,
             ),
-            Target::RandomReachable => {
-                let dst = self.reachable_destination(ctx.net, i, src);
-                ctx.udp.send_to(
-                    ctx.net,
-                    ctx.hosts,
-                    ctx.ev,
-                    self.streams[i],
-                    dst,
-                    self.payload_bytes,
-                );
-            }
-            Target::Random | Target::RoundRobin => {
-                let d = if self.destination == Target::Random {
-                    self.rngs[i].random_range(0..self.n_hosts - 1)
-                } else {
-                    self.sent[i] % (self.n_hosts - 1)
-                };
-                self.sent[i] = self.sent[i].wrapping_add(1);
-                // d counts the hosts other than the source; round robin starts after it.
-                let dst = if self.destination == Target::RoundRobin {
-                    (src + 1 + d) % self.n_hosts
-                } else if d >= src {
-                    d + 1
-                } else {
-                    d
-                };
+            _ => {
+                let dst = self.next_destination(ctx.net, i, src);
                 ctx.udp.send_to(
                     ctx.net,
                     ctx.hosts,
@@ -230,6 +192,39 @@ impl UdpSource {
         let next = ctx.ev.now() + self.gap_ps(i);
         if next < ctx.end_ps {
             ctx.ev.schedule(next, AppEvent::Timer { app: id, tag });
+        }
+    }
+
+    /// The host source `i` (host `src`) sends its next datagram to, for the targets that
+    /// pick one per datagram: neighbours in turn, a random host, every other host in turn,
+    /// or a random host its view can reach.
+    fn next_destination(&mut self, net: &mut crate::net::Network, i: usize, src: u32) -> u32 {
+        match self.destination {
+            Target::Neighbours { links } => {
+                let dims = net.torus.as_ref().expect("checked: a torus").dims;
+                let dir = (self.sent[i] % links) as usize;
+                self.sent[i] = self.sent[i].wrapping_add(1);
+                crate::net::routing::torus::neighbour(dims, src, dir)
+            }
+            Target::RandomReachable => self.reachable_destination(net, i, src),
+            Target::Random => {
+                let d = self.rngs[i].random_range(0..self.n_hosts - 1);
+                self.sent[i] = self.sent[i].wrapping_add(1);
+                // d counts the hosts other than the source.
+                if d >= src {
+                    d + 1
+                } else {
+                    d
+                }
+            }
+            Target::RoundRobin => {
+                let d = self.sent[i] % (self.n_hosts - 1);
+                self.sent[i] = self.sent[i].wrapping_add(1);
+                // Round robin starts after the source.
+                (src + 1 + d) % self.n_hosts
+            }
+            Target::Host(h) => h,
+            Target::RandomKey => unreachable!("keys are not hosts"),
         }
     }
 
