@@ -167,7 +167,7 @@ impl Views {
             .zip(tables)
             .map(|(own, theirs)| {
                 own.clone()
-                    .or_else(|| theirs.clone().filter(|d| self.unchanged_by(v, d)))
+                    .or_else(|| theirs.as_ref().and_then(|d| self.carried(v, d)))
             })
             .collect();
         self.views[v as usize].as_mut().expect("view").dist = kept;
@@ -291,12 +291,63 @@ impl Views {
                 return chain[..=depth]
                     .iter()
                     .rev()
-                    .all(|&c| self.unchanged_by(c, &d))
-                    .then_some(d);
+                    .try_fold(d, |d, &c| self.carried(c, &d));
             }
             cur = parent;
         }
         None
+    }
+
+    /// Its parent's table `d` (distances to some node) as it is in view `v`: the same table
+    /// when the one link that differs cannot change it (`unchanged_by`); when that link came
+    /// up and shortens some paths, the table with the shorter distances spread from the
+    /// link's farther end (a link coming up only lowers distances, and only through itself:
+    /// a server rejoining brings each of its links up in turn); None when the link went
+    /// down and lengthens some (a search is needed).
+    fn carried(&self, v: ViewId, d: &Arc<[u16]>) -> Option<Arc<[u16]>> {
+        if self.unchanged_by(v, d) {
+            return Some(d.clone());
+        }
+        let view = self.views[v as usize].as_ref()?;
+        let (_, link, up) = view.parent?;
+        if !up {
+            return None;
+        }
+        let (a, b) = (
+            self.adj.peer_node[self.adj.peer_port[link as usize] as usize],
+            self.adj.peer_node[link as usize],
+        );
+        let mut d = d.to_vec();
+        let (near, far) = if d[a as usize] <= d[b as usize] {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        // Not unchanged, so the near end is reachable and the far end more than one hop
+        // further.
+        d[far as usize] = d[near as usize] + 1;
+        let (base, peer, down) = (
+            &self.adj.port_base[..],
+            &self.adj.peer_node[..],
+            &view.down_bits[..],
+        );
+        let mut queue = vec![far];
+        let mut head = 0;
+        while let Some(&u) = queue.get(head) {
+            head += 1;
+            let next = d[u as usize] + 1;
+            for p in base[u as usize] as usize..base[u as usize + 1] as usize {
+                if down[p / 64] >> (p % 64) & 1 != 0 {
+                    continue;
+                }
+                let w = peer[p] as usize;
+                if next < d[w] {
+                    d[w] = next;
+                    queue.push(w as u32);
+                }
+            }
+        }
+        Some(d.into())
     }
 
     /// Whether distances `d` (its parent's, to some node) hold in view `v` too: the one link
@@ -581,6 +632,36 @@ mod tests {
             "some tables were inherited: {} searches",
             v.searches - searched
         );
+    }
+
+    /// A server cut off from everyone rejoins, its links coming up one at a time: each
+    /// view's tables are its parent's with the shorter paths the new link opens spread
+    /// from it, no search needed, and they are what a fresh search gives.
+    #[test]
+    fn links_coming_up_carry_tables_without_searching() {
+        let n = 16u32;
+        let mut v = Views::new(torus_4x4());
+        let links: Vec<u32> = (20..24).map(|p| v.adj.link_of(p)).collect();
+        let mut view = CLEAN;
+        for &l in &links {
+            view = v.with_link(view, l, false);
+        }
+        v.set(0, view);
+        for dst in 0..n {
+            v.distances(view, dst);
+        }
+        let searched = v.searches;
+        // The last link brings back the clean view, which routes without tables.
+        for &l in &links[..links.len() - 1] {
+            view = v.with_link(view, l, true);
+            v.set(0, view);
+            for dst in 0..n {
+                let got = v.distances(view, dst).to_vec();
+                assert_eq!(got, v.search(view, dst), "dst {dst} after link {l} came up");
+            }
+        }
+        assert_eq!(v.with_link(view, links[3], true), CLEAN);
+        assert_eq!(v.searches, searched, "no search after a link came up");
     }
 
     #[test]
