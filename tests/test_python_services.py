@@ -29,6 +29,15 @@ def scenario(dims, cls: str, params=None, duration="100ms"):
             "runtime": {"services": [{"class": cls, "params": params or {}}]}}
 
 
+def refused(name, cls, sc=None, **kw) -> ScenarioError:
+    """Registers `cls` as `name` and runs it (in `sc`, else alone on a 3 x 3 x 3 torus, with
+    `scenario`'s keywords); the error the run must end with."""
+    wscsim.register_service(name, cls)
+    with pytest.raises(ScenarioError) as e:
+        run(sc or scenario([3, 3, 3], name, **kw))
+    return e.value
+
+
 class Everyone(wscsim.Service):
     """Every server sends one packet to every other (or to keys); each server on the path
     adds one to fields[0]; `drop_at` takes packets off the path at that server."""
@@ -120,11 +129,9 @@ class Raises(wscsim.Service):
 
 
 def test_a_service_that_raises_names_its_field():
-    wscsim.register_service("raises", Raises)
-    with pytest.raises(ScenarioError) as e:
-        run(scenario([3, 3, 3], "raises"))
-    assert e.value.path == "runtime.services[0].class"
-    assert "raises.on_timer raised" in e.value.message and "dst given 27" in e.value.message
+    e = refused("raises", Raises)
+    assert e.path == "runtime.services[0].class"
+    assert "raises.on_timer raised" in e.message and "dst given 27" in e.message
 
 
 class AsksTheRuntime(wscsim.Service):
@@ -198,10 +205,8 @@ def test_queries_out_of_range_name_their_argument():
         def deliver(self, ctx, host, packet):
             pass
 
-    wscsim.register_service("bad_query", Bad)
-    with pytest.raises(ScenarioError) as e:
-        run(scenario([3, 3, 3], "bad_query"))
-    assert "servers_for_key: host given 27; allowed: 0 to 26" in e.value.message
+    e = refused("bad_query", Bad)
+    assert "servers_for_key: host given 27; allowed: 0 to 26" in e.message
 
 
 class RaisesAt(wscsim.Service):
@@ -220,13 +225,11 @@ class RaisesAt(wscsim.Service):
 
 
 def test_an_error_names_the_entry_not_just_the_class():
-    wscsim.register_service("raises_at", RaisesAt)
     sc = scenario([3, 3, 3], "raises_at")
     sc["runtime"]["services"] = [{"class": "raises_at"}, {"class": "raises_at", "params": {"fail": True}}]
-    with pytest.raises(ScenarioError) as e:
-        run(sc)
-    assert e.value.path == "runtime.services[1].class", e.value
-    assert "raises_at.deliver raised" in e.value.message
+    e = refused("raises_at", RaisesAt, sc)
+    assert e.path == "runtime.services[1].class", e
+    assert "raises_at.deliver raised" in e.message
 
 
 class KeepsContext(wscsim.Service):
@@ -244,11 +247,9 @@ class KeepsContext(wscsim.Service):
 
 
 def test_a_context_kept_past_its_call_refuses_to_act():
-    wscsim.register_service("keeps_context", KeepsContext)
-    with pytest.raises(ScenarioError) as e:
-        run(scenario([3, 3, 3], "keeps_context"))
-    assert e.value.path == "runtime.services[0].class"
-    assert "keeps_context.on_timer raised" in e.value.message and "has returned" in e.value.message
+    e = refused("keeps_context", KeepsContext)
+    assert e.path == "runtime.services[0].class"
+    assert "keeps_context.on_timer raised" in e.message and "has returned" in e.message
 
 
 class BadResults(wscsim.Service):
@@ -262,11 +263,9 @@ class BadResults(wscsim.Service):
 
 
 def test_results_that_are_not_json_are_an_error_not_a_silent_null():
-    wscsim.register_service("bad_results", BadResults)
-    with pytest.raises(ScenarioError) as e:
-        run(scenario([3, 3, 3], "bad_results", duration="1ms"))
-    assert e.value.path == "runtime.services[0].class"
-    assert "bad_results.results raised" in e.value.message and "JSON" in e.value.message
+    e = refused("bad_results", BadResults, duration="1ms")
+    assert e.path == "runtime.services[0].class"
+    assert "bad_results.results raised" in e.message and "JSON" in e.message
 
 
 BAD = [

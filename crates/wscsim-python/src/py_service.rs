@@ -151,12 +151,7 @@ impl PyServiceCtx {
     ) -> PyResult<()> {
         self.check_open("send")?;
         let bad = |m: String| Err(pyo3::exceptions::PyValueError::new_err(m));
-        if src >= self.servers {
-            return bad(format!(
-                "send: src given {src}; allowed: 0 to {}",
-                self.servers - 1
-            ));
-        }
+        self.check_server("send", "src", src)?;
         if !(1..=self.max_size).contains(&size) {
             return bad(format!(
                 "send: size given {size}; allowed: 1 to {} bytes",
@@ -164,14 +159,11 @@ impl PyServiceCtx {
             ));
         }
         let (dst, key) = match (dst, key) {
-            (Some(d), None) if d < self.servers => (d, 0),
-            (None, Some(k)) => (TO_KEY, k),
             (Some(d), None) => {
-                return bad(format!(
-                    "send: dst given {d}; allowed: 0 to {}",
-                    self.servers - 1
-                ))
+                self.check_server("send", "dst", d)?;
+                (d, 0)
             }
+            (None, Some(k)) => (TO_KEY, k),
             _ => return bad("send: give one of dst (a server) and key".into()),
         };
         self.actions.push(Action::Send {

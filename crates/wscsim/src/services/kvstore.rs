@@ -100,6 +100,17 @@ struct Msg {
     status: Status,
 }
 
+impl Msg {
+    /// The value bytes it carries: its object's, but for an acknowledgement, which names
+    /// the object without carrying it.
+    fn value_bytes(&self) -> u64 {
+        match self.body {
+            Body::ReplicaAck { .. } => 0,
+            _ => self.object.bytes,
+        }
+    }
+}
+
 /// A write at its primary, waiting for its copies.
 #[derive(Clone, Copy, Debug)]
 struct Write {
@@ -314,18 +325,17 @@ impl KvStore {
         object: Object,
         status: Status,
     ) {
-        let value = match body {
-            Body::ReplicaAck { .. } => 0,
-            _ => object.bytes,
-        };
-        let id = self.streams.open(ctx, from, to, KV_HEADER_BYTES + value);
-        debug_assert_eq!(id as usize, self.msgs.len());
-        self.msgs.push(Msg {
+        let msg = Msg {
             body,
             key,
             object,
             status,
-        });
+        };
+        let id = self
+            .streams
+            .open(ctx, from, to, KV_HEADER_BYTES + msg.value_bytes());
+        debug_assert_eq!(id as usize, self.msgs.len());
+        self.msgs.push(msg);
         self.after_streams(ctx);
     }
 
@@ -344,12 +354,8 @@ impl KvStore {
     /// hosts that cost no time.
     fn handle(&mut self, ctx: &mut SvcCtx<impl SvcSched>, id: u32, host: u32) {
         let m = self.msgs[id as usize];
-        let content = match m.body {
-            Body::ReplicaAck { .. } => 0,
-            _ => m.object.bytes,
-        };
         let now = ctx.ev.now();
-        let done = ctx.hosts.service_work(host, m.key, now, content);
+        let done = ctx.hosts.service_work(host, m.key, now, m.value_bytes());
         if done == now {
             self.arrived(ctx, id, host);
         } else {

@@ -208,14 +208,8 @@ impl UdpSource {
             }
             Target::RandomReachable => self.reachable_destination(net, i, src),
             Target::Random => {
-                let d = self.rngs[i].random_range(0..self.n_hosts - 1);
                 self.sent[i] = self.sent[i].wrapping_add(1);
-                // d counts the hosts other than the source.
-                if d >= src {
-                    d + 1
-                } else {
-                    d
-                }
+                self.random_other(i, src)
             }
             Target::RoundRobin => {
                 let d = self.sent[i] % (self.n_hosts - 1);
@@ -233,13 +227,23 @@ impl UdpSource {
     fn reachable_destination(&mut self, net: &mut crate::net::Network, i: usize, src: u32) -> u32 {
         let mut dst = src;
         for _ in 0..REACHABLE_DRAWS {
-            let d = self.rngs[i].random_range(0..self.n_hosts - 1);
-            dst = if d >= src { d + 1 } else { d };
+            dst = self.random_other(i, src);
             if net.reachable_in_view(src, dst) {
                 break;
             }
         }
         dst
+    }
+
+    /// A host drawn uniformly, with source `i`'s generator, among all but its host `src`.
+    fn random_other(&mut self, i: usize, src: u32) -> u32 {
+        // d counts the hosts other than the source.
+        let d = self.rngs[i].random_range(0..self.n_hosts - 1);
+        if d >= src {
+            d + 1
+        } else {
+            d
+        }
     }
 
     /// Copies the streams' counters into their flow records (at the end of a run).

@@ -66,11 +66,20 @@ impl Adjacency {
         self.port_base[u as usize]..self.port_base[u as usize + 1]
     }
 
+    /// The nodes at the two ends of link `link` (its port's node, then the peer).
+    #[inline]
+    pub fn ends(&self, link: u32) -> (u32, u32) {
+        (
+            self.peer_node[self.peer_port[link as usize] as usize],
+            self.peer_node[link as usize],
+        )
+    }
+
     /// Whether canonical link `link` has an end at node `u`.
     #[inline]
     pub fn touches(&self, link: u32, u: u32) -> bool {
-        self.peer_node[link as usize] == u
-            || self.peer_node[self.peer_port[link as usize] as usize] == u
+        let (a, b) = self.ends(link);
+        a == u || b == u
     }
 
     /// The canonical id of the link out of `port`: the lower of its two ports.
@@ -137,26 +146,21 @@ impl Views {
         };
         self.views.push(Some(Box::new(view)));
         self.index.insert(down, id);
-        if let Some((p, _, _)) = parent {
-            if let Some(pv) = self.views[p as usize].as_mut() {
-                pv.children.push(id);
-            }
+        let parent_tables = parent.and_then(|(p, _, _)| {
+            let pv = self.views[p as usize].as_mut()?;
+            pv.children.push(id);
+            Some(pv.dist.clone())
+        });
+        if let Some(tables) = parent_tables {
+            self.inherit_tables(id, &tables);
         }
-        self.inherit(id, parent.map(|p| p.0));
         id
     }
 
-    /// View `v` takes from its parent (`from`, or `from`'s tables if it is being forgotten)
-    /// every table of distances it lacks that the one changed link cannot alter
-    /// (`unchanged_by`): when it is made, and again when the parent is forgotten (its last
-    /// holder moved on), so that what the parent searched is not searched again.
-    fn inherit(&mut self, v: ViewId, from: Option<ViewId>) {
-        let Some(p) = from.and_then(|p| self.views[p as usize].as_ref()) else {
-            return;
-        };
-        self.inherit_tables(v, &p.dist.clone());
-    }
-
+    /// View `v` takes from its parent's `tables` every table of distances it lacks, as the
+    /// one changed link leaves it (`carried`): when it is made, and again when the parent
+    /// is forgotten (its last holder moved on), so that what the parent searched is not
+    /// searched again.
     fn inherit_tables(&mut self, v: ViewId, tables: &[Option<Arc<[u16]>>]) {
         let Some(child) = self.views[v as usize].as_ref() else {
             return;
@@ -313,10 +317,7 @@ impl Views {
         if !up {
             return None;
         }
-        let (a, b) = (
-            self.adj.peer_node[self.adj.peer_port[link as usize] as usize],
-            self.adj.peer_node[link as usize],
-        );
+        let (a, b) = self.adj.ends(link);
         let mut d = d.to_vec();
         let (near, far) = if d[a as usize] <= d[b as usize] {
             (a, b)
@@ -326,12 +327,57 @@ impl Views {
         // Not unchanged, so the near end is reachable and the far end more than one hop
         // further.
         d[far as usize] = d[near as usize] + 1;
+        self.spread(view, &mut d, far);
+        Some(d.into())
+    }
+
+    /// Whether distances `d` (its parent's, to some node) hold in view `v` too: the one link
+    /// that differs cannot change any when it comes up between nodes whose distances differ
+    /// by at most one, or goes down while its farther end keeps another neighbour one hop
+    /// closer (over links up in `v`).
+    fn unchanged_by(&self, v: ViewId, d: &[u16]) -> bool {
+        let Some(view) = self.views[v as usize].as_ref() else {
+            return false;
+        };
+        let Some((_, link, up)) = view.parent else {
+            return false;
+        };
+        let (a, b) = self.adj.ends(link);
+        let (da, db) = (d[a as usize], d[b as usize]);
+        if up {
+            return da.abs_diff(db) <= 1 || (da == UNREACHABLE && db == UNREACHABLE);
+        }
+        if da == db || da == UNREACHABLE {
+            return true;
+        }
+        let (far, dfar) = if da > db { (a, da) } else { (b, db) };
+        self.adj.ports(far).any(|p| {
+            let up = view.down_bits[p as usize / 64] & (1 << (p % 64)) == 0;
+            up && d[self.adj.peer_node[p as usize] as usize] == dfar - 1
+        })
+    }
+
+    /// Hops from every node to `dst` over the links up in view `v`: a breadth-first search,
+    /// the hot part of churn.
+    fn search(&self, v: ViewId, dst: u32) -> Vec<u16> {
+        let mut dist = vec![UNREACHABLE; self.adj.nodes()];
+        dist[dst as usize] = 0;
+        self.spread(self.view(v), &mut dist, dst);
+        dist
+    }
+
+    /// Lowers distances `d` breadth-first from node `from` (whose own distance is set),
+    /// over the links up in `view`: every node a path through `from` brings closer gets the
+    /// shorter distance. From the destination itself, with every other node unreachable,
+    /// this is the whole search. Flat arrays, the queue a vector read from the front.
+    fn spread(&self, view: &View, d: &mut [u16], from: u32) {
         let (base, peer, down) = (
             &self.adj.port_base[..],
             &self.adj.peer_node[..],
             &view.down_bits[..],
         );
-        let mut queue = vec![far];
+        let mut queue = Vec::with_capacity(d.len());
+        queue.push(from);
         let mut head = 0;
         while let Some(&u) = queue.get(head) {
             head += 1;
@@ -347,67 +393,6 @@ impl Views {
                 }
             }
         }
-        Some(d.into())
-    }
-
-    /// Whether distances `d` (its parent's, to some node) hold in view `v` too: the one link
-    /// that differs cannot change any when it comes up between nodes whose distances differ
-    /// by at most one, or goes down while its farther end keeps another neighbour one hop
-    /// closer (over links up in `v`).
-    fn unchanged_by(&self, v: ViewId, d: &[u16]) -> bool {
-        let Some(view) = self.views[v as usize].as_ref() else {
-            return false;
-        };
-        let Some((_, link, up)) = view.parent else {
-            return false;
-        };
-        let (a, b) = (
-            self.adj.peer_node[self.adj.peer_port[link as usize] as usize],
-            self.adj.peer_node[link as usize],
-        );
-        let (da, db) = (d[a as usize], d[b as usize]);
-        if up {
-            return da.abs_diff(db) <= 1 || (da == UNREACHABLE && db == UNREACHABLE);
-        }
-        if da == db || da == UNREACHABLE {
-            return true;
-        }
-        let (far, dfar) = if da > db { (a, da) } else { (b, db) };
-        self.adj.ports(far).any(|p| {
-            let up = view.down_bits[p as usize / 64] & (1 << (p % 64)) == 0;
-            up && d[self.adj.peer_node[p as usize] as usize] == dfar - 1
-        })
-    }
-
-    /// Hops from every node to `dst` over the links up in view `v`: a breadth-first search
-    /// over flat arrays (the queue is a vector read from the front), the hot part of churn.
-    fn search(&self, v: ViewId, dst: u32) -> Vec<u16> {
-        let view = self.view(v);
-        let (base, peer, down) = (
-            &self.adj.port_base[..],
-            &self.adj.peer_node[..],
-            &view.down_bits[..],
-        );
-        let mut dist = vec![UNREACHABLE; self.adj.nodes()];
-        let mut queue = Vec::with_capacity(dist.len());
-        queue.push(dst);
-        dist[dst as usize] = 0;
-        let mut head = 0;
-        while let Some(&u) = queue.get(head) {
-            head += 1;
-            let next = dist[u as usize] + 1;
-            for p in base[u as usize] as usize..base[u as usize + 1] as usize {
-                if down[p / 64] >> (p % 64) & 1 != 0 {
-                    continue;
-                }
-                let w = peer[p] as usize;
-                if dist[w] == UNREACHABLE {
-                    dist[w] = next;
-                    queue.push(w as u32);
-                }
-            }
-        }
-        dist
     }
 
     /// The connected component of every node over the links up in view `v`.
