@@ -6,6 +6,7 @@
 pub mod queue;
 pub mod rng;
 pub mod sched;
+pub mod slots;
 
 pub use queue::{Event, EventQueue};
 pub use rng::{stream, StreamRng};

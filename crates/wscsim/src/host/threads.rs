@@ -8,6 +8,7 @@
 //! the item back when its thread gets to it; it never looks inside.
 
 use super::{HostEvent, Hosts, IoModel};
+use crate::engine::slots::Slots;
 use crate::engine::{Scheduler, TimePs};
 
 /// An application thread: per connection or stream (pthread), or per host (epoll).
@@ -45,8 +46,8 @@ pub struct AppThreads<T> {
     /// What each TCP connection had delivered when its application last read (to price
     /// the copy of what is new).
     conn_delivered: Vec<u64>,
-    held: Vec<Held<T>>,
-    free_slots: Vec<u32>,
+    /// Deliveries waiting for their thread, by the slot their event carries.
+    held: Slots<Held<T>>,
 }
 
 impl<T> Default for AppThreads<T> {
@@ -56,8 +57,7 @@ impl<T> Default for AppThreads<T> {
             stream_busy_until: Vec::new(),
             host_busy_until: Vec::new(),
             conn_delivered: Vec::new(),
-            held: Vec::new(),
-            free_slots: Vec::new(),
+            held: Slots::default(),
         }
     }
 }
@@ -121,28 +121,18 @@ impl<T: Copy> AppThreads<T> {
             core: core as u32,
             thread,
         };
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.held[s as usize] = held;
-                s
-            }
-            None => {
-                self.held.push(held);
-                self.held.len() as u32 - 1
-            }
-        };
+        let slot = self.held.put(held);
         ev.schedule(done, HostEvent::AppNote { slot });
     }
 
     /// The held delivery of `slot` (its thread got to it); the slot is free again.
     pub fn take(&mut self, slot: u32) -> Held<T> {
-        self.free_slots.push(slot);
-        self.held[slot as usize]
+        self.held.take(slot)
     }
 
     /// Looks at the delivery in `slot` without taking it (to prefetch what it will touch).
     pub fn peek(&self, slot: u32) -> Option<&Held<T>> {
-        self.held.get(slot as usize)
+        self.held.peek(slot)
     }
 
     /// The application did work in response to `h` (request work, send calls and the

@@ -35,6 +35,7 @@
 
 use super::streams::{StreamEvent, StreamParams, Streams, To};
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched};
+use crate::engine::slots::Slots;
 use crate::engine::{TimePs, NEVER};
 use crate::host::disk::{Disk, DiskParams};
 use crate::packet::PktId;
@@ -158,9 +159,8 @@ pub struct KvStore {
     streams: Streams,
     msgs: Vec<Msg>,
     writes: Vec<Write>,
-    pending: Vec<Pending>,
-    /// Entries of `pending` done with, to reuse (their timers have fired).
-    free_pending: Vec<u32>,
+    /// What each server does when its disk or CPU is done, by the slot its timer carries.
+    pending: Slots<Pending>,
     /// Per server, how many times it has failed: work begun before a failure is void.
     incarnation: Vec<u32>,
     /// Per server: its objects by key.
@@ -199,8 +199,7 @@ impl KvStore {
             }),
             msgs: Vec::new(),
             writes: Vec::new(),
-            pending: Vec::new(),
-            free_pending: Vec::new(),
+            pending: Slots::default(),
             incarnation: vec![0; n_servers],
             stores: vec![BTreeMap::new(); n_servers],
             disks: vec![Disk::new(disk); n_servers],
@@ -656,16 +655,7 @@ impl KvStore {
 
     /// Runs `what` at `at` (when a disk is done).
     fn later(&mut self, ctx: &mut SvcCtx<impl SvcSched>, at: TimePs, what: Pending) {
-        let i = match self.free_pending.pop() {
-            Some(i) => {
-                self.pending[i as usize] = what;
-                i
-            }
-            None => {
-                self.pending.push(what);
-                self.pending.len() as u32 - 1
-            }
-        };
+        let i = self.pending.put(what);
         ctx.ev.schedule(
             at,
             SvcEvent::Timer {
@@ -708,9 +698,7 @@ impl KvStore {
     }
 
     fn run_pending(&mut self, ctx: &mut SvcCtx<impl SvcSched>, i: u32) {
-        let what = self.pending[i as usize];
-        self.free_pending.push(i);
-        match what {
+        match self.pending.take(i) {
             Pending::PrimaryWritten { write } => self.copy_written(ctx, write),
             Pending::ReplicaWritten { msg, host } => self.ack_copy(ctx, msg, host),
             // A server that failed while working on a message does not act on it.
