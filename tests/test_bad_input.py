@@ -129,6 +129,15 @@ CASES = [
     ("aggregation paced beyond its links", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "aggregate"\nrate_fraction = 1.5').replace('[transport]\nkind = "udp"\n', ""), "workload.rate_fraction"),
     ("key-value cache on a switch", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "kv"\nstore_dims = [1, 1, 3]\ncache = true'), "workload.cache"),
     ("ping to itself", TORUS.replace('kind = "udp"\ndestination = "random"\nload = 0.5', 'kind = "ping"\nsource = 2\ndestinations = [1, 2]').replace('[transport]\nkind = "udp"\n', ""), "workload.destinations[1]"),
+    ("negative NIC power", BASE + "[power]\nnic_w = -2\n", "power.nic_w"),
+    ("power in milliwatts", BASE + "[power]\ncpu_core_w = 9000000\n", "power.cpu_core_w"),
+    ("idle power above the maximum", BASE + "[power]\nidle_fraction = 1.5\n", "power.idle_fraction"),
+    ("unknown power component", BASE + "[power]\ngpu_w = 300\n", "gpu_w"),
+    ("storage power without a device", BASE + "[power]\nstorage_w = 6\n", "power.storage_w"),
+    ("unknown storage device", BASE + '[host]\nstorage = "floppy"\n', "host.storage"),
+    ("PCIe link of three lanes", BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "pcie_gen2", lanes = 3 }'), "topology.link.lanes"),
+    ("lanes on an Ethernet link", BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "10gbe", lanes = 4 }'), "topology.link.lanes"),
+    ("lanes against the technology's width", BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "pcie_gen2_x8", lanes = 4 }'), "topology.link.lanes"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
 

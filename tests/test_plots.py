@@ -87,9 +87,9 @@ def test_a_run_writes_titled_plots_each_as_png_and_svg(tmp_path):
 
 
 def test_no_plot_without_something_to_show(tmp_path):
-    # No queue samples at all, and no flows: only the incast plot.
+    # No queue samples at all, and no flows: only the incast plot and the run's energy.
     res = wscsim.run(_with(INCAST, metrics__queue_sample_interval="0s"), out=tmp_path / "a")
-    assert sorted(res.summary["plots"]) == ["incast_goodput.png", "incast_goodput.svg"]
+    assert sorted(res.summary["plots"]) == ["energy.png", "energy.svg", "incast_goodput.png", "incast_goodput.svg"]
     # One request and one reply at a time never queue behind each other: every sampled port
     # is idle, so no queue plot.
     one = _with(INCAST, workload__senders=1, workload__block="100B", workload__request="30B", workload__iterations=50)
@@ -243,13 +243,16 @@ def test_torus_throughput_leaves_the_paper_out_where_it_has_no_value(tmp_path, c
     # No torus headline, no plot.
     assert plots.torus_throughput([{"drops": 0}], [{}], ["x"]).empty
     assert not plots.plot_torus_throughput(plots.torus_throughput([], [], []), tmp_path / "u.png")
+    from wscsim.plot_energy import plot_energy
+
+    assert not plot_energy(None, tmp_path / "e.png")
 
 
 def test_a_torus_run_and_sweep_get_the_throughput_plot(tmp_path):
     sc = {"name": "tiny-torus", "duration": "2ms", "topology": {"kind": "torus3d", "dims": [3, 3, 3]}, "transport": {"kind": "udp"},
           "workload": {"kind": "udp", "destination": "random", "load": 0.5}, "metrics": {"max_queue_samples": 0}}
     res = wscsim.run(dict(sc), out=tmp_path / "r")
-    assert res.summary["plots"] == ["torus_throughput.png", "torus_throughput.svg"]
+    assert res.summary["plots"] == ["torus_throughput.png", "torus_throughput.svg", "energy.png", "energy.svg"]
     res = wscsim.run(_with(sc, sweep={"topology.dims": [[3, 3, 3], [4, 4, 4]]}), out=tmp_path / "s")
     assert "torus_throughput.png" in res.summary["plots"]
 

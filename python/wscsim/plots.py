@@ -1168,8 +1168,25 @@ def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
         inbound = tcp_inbound_per_server(frames["flows"], 1e6 * summary.get("simulated_seconds", 0.0))
         if plot_tcp_inbound([(title or "run", inbound)], folder / "tcp_inbound.png", title):
             made += _files("tcp_inbound.png")
+    made += _energy_plot(frames.get("energy"), folder, title, [], summary.get("headline") or {})
     summary["plots"] = made
     return made
+
+
+def _energy_plot(energy: pd.DataFrame | None, folder: Path, title: str | None, swept: list[str], headline: dict) -> list[str]:
+    """plot_energy (in its own module), with a single run's totals as the note."""
+    from .plot_energy import plot_energy
+
+    note = None
+    if "energy_j" in headline and "mean_power_w" in headline:
+        note = f"{headline['energy_j']:.4g} J in all, {headline['mean_power_w']:.4g} W mean"
+        if "energy_per_byte_nj" in headline:
+            nj = headline["energy_per_byte_nj"]
+            scale, unit = next(((d, u) for d, u in ((1e6, "mJ"), (1e3, "uJ")) if nj >= d), (1.0, "nJ"))
+            note += f", {nj / scale:.4g} {unit} per byte delivered"
+        if headline.get("power_unsourced"):
+            note += f"\nno power figure for {', '.join(headline['power_unsourced'])} (counted as 0 W)"
+    return _files("energy.png") if plot_energy(energy, folder / "energy.png", title, swept, note) else []
 
 
 def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> list[str]:
@@ -1214,6 +1231,7 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
             made += _files("torus_failures.png")
     elif plot_torus_throughput(torus, folder / "torus_throughput.png", title):
         made += _files("torus_throughput.png")
+    made += _energy_plot(tables.get("energy"), folder, title, swept, {})
     summary["plots"] = made
     return made
 

@@ -60,6 +60,8 @@ pub struct Sim {
     pub failed_hosts: Vec<u32>,
     /// The runtime's Python services, for the front end that adds them (`add_service`).
     pub python_services: Vec<crate::config::runtime::PythonService>,
+    /// What each component draws, for the run's energy.
+    pub power: crate::config::power::PowerSpec,
     started: bool,
     finished: bool,
 }
@@ -304,6 +306,7 @@ impl Sim {
             tunnel,
             pack,
             python_services,
+            power,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
@@ -363,6 +366,7 @@ impl Sim {
             metrics,
             failed_hosts,
             python_services,
+            power,
             started: false,
             finished: false,
         })
@@ -767,11 +771,17 @@ impl Sim {
         if let Some(k) = self.services.kv() {
             tables.push(crate::services::kv_clients::table(&k.clients));
         }
+        tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
         }
         tables
+    }
+
+    /// The run's energy so far, by component and node.
+    pub fn energy(&self) -> metrics::energy::Energy {
+        metrics::energy::energy(&self.net, &self.hosts, &self.power, self.ev.now())
     }
 
     /// Headline figures and run statistics, as JSON (the front end adds wall time and version).
@@ -814,6 +824,12 @@ impl Sim {
                 metrics::headline::inbound_gbps_per_host(&self.metrics, self.ev.now()),
             );
         }
+        metrics::energy::headline(
+            &mut headline,
+            &self.energy(),
+            self.net.n_hosts(),
+            self.net.counters.delivered_bytes,
+        );
         serde_json::json!({
             "scenario": self.scenario,
             "seed": self.scenario.seed,

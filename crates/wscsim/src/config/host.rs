@@ -2,6 +2,7 @@
 //! preset's costs written back so the resolved scenario shows every number used.
 
 use super::{err, ConfigError, HostCfg};
+use crate::host::disk::{StorageDevice, DEVICES};
 use crate::host::presets::{stack, STACKS};
 use crate::host::{HostSpec, IoModel, StackCosts, Threads};
 
@@ -66,7 +67,19 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
             "1 to 1048576 receive descriptors",
         ));
     }
+    let storage = match h.storage.as_deref() {
+        None => None,
+        Some(name) => Some(StorageDevice::by_name(name).ok_or_else(|| {
+            let names: Vec<String> = DEVICES.iter().map(|d| format!("{:?}", d.name)).collect();
+            err(
+                "host.storage",
+                format!("{name:?}"),
+                format!("one of {}", names.join(", ")),
+            )
+        })?),
+    };
     Ok(HostSpec {
+        storage,
         costs,
         clock_hz: clock_ghz * 1e9,
         cpi: h.cpi,

@@ -9,6 +9,7 @@ pub mod host;
 pub mod kinds;
 pub mod kv;
 pub mod memcached;
+pub mod power;
 pub mod scheme;
 pub mod topology;
 pub use crate::units;
@@ -61,6 +62,9 @@ pub struct Scenario {
     pub workload: WorkloadCfg,
     #[serde(default)]
     pub metrics: MetricsCfg,
+    /// What each component draws, for the run's energy (`power::PowerCfg`).
+    #[serde(default)]
+    pub power: power::PowerCfg,
     /// Links that fail, and perhaps come back, at given times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureCfg>,
@@ -113,6 +117,10 @@ pub struct LinkCfg {
     pub rate: Option<Rate>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay: Option<Duration>,
+    /// PCIe only: lanes per link (1, 2, 4, 8, 12, 16 or 32), which picks the width of
+    /// technology "pcie_gen2" (x4 when left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<i64>,
 }
 
 /// `[topology]`: its kind, the links every kind has, and the kind's own parameters
@@ -293,6 +301,10 @@ pub struct HostCfg {
     /// receive and a transmit thread per link, on any free core); default the preset's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<String>,
+    /// The storage device of every server: "hdd", "x25_m", "x25_e", "fusion_io",
+    /// "gordon_flash" or "ramfs" (`host::disk::DEVICES`); none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
     /// Receive ring size in packets (default: the stack preset's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rx_ring_packets: Option<i64>,

@@ -55,6 +55,8 @@ pub struct Resolved {
     pub pack: bool,
     /// The TCP/IP tunnel's reorder buffers on a torus (None: off, or not a torus).
     pub tunnel: Option<crate::services::tunnel::TunnelSpec>,
+    /// What each component draws.
+    pub power: super::power::PowerSpec,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -112,7 +114,16 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     check_metrics(&sc.metrics, &graph)?;
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
+    let power = super::power::resolve_power(&mut sc.power)?;
+    if let (Some(w), None) = (power.storage_w, host.storage) {
+        return Err(err(
+            "power.storage_w",
+            w,
+            "a storage device's power, given only with a device (host.storage)",
+        ));
+    }
     Ok(Resolved {
+        power,
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
         pack: runtime.pack,

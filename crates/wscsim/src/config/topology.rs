@@ -145,6 +145,7 @@ fn link_and_preset(
         .technology
         .get_or_insert_with(|| default_tech.into())
         .clone();
+    let name = pcie_width(lc, name)?;
     let Some(tech) = LinkTech::by_name(&name) else {
         let names: Vec<String> = LinkTech::names().iter().map(|n| format!("{n:?}")).collect();
         return Err(err(
@@ -189,6 +190,44 @@ fn link_and_preset(
         tech,
     };
     Ok((link, preset_latency))
+}
+
+/// The technology a PCIe link's `lanes` picks: "pcie_gen2" (or a width of it) with
+/// `lanes = n` is "pcie_gen2_x{n}"; "pcie_gen2" alone is x4. Lanes are refused elsewhere.
+fn pcie_width(lc: &mut LinkCfg, name: String) -> Result<String, ConfigError> {
+    use crate::net::link::PCIE_LANES;
+    let pcie = name == "pcie_gen2" || name.starts_with("pcie_gen2_x");
+    let Some(lanes) = lc.lanes else {
+        if name == "pcie_gen2" {
+            lc.technology = Some("pcie_gen2_x4".into());
+            return Ok("pcie_gen2_x4".into());
+        }
+        return Ok(name);
+    };
+    if !pcie {
+        return Err(err(
+            "topology.link.lanes",
+            lanes,
+            format!("no lane count for technology {name:?} (lanes are for \"pcie_gen2\")"),
+        ));
+    }
+    if !PCIE_LANES.iter().any(|&l| i64::from(l) == lanes) {
+        return Err(err(
+            "topology.link.lanes",
+            lanes,
+            "a PCIe link width: 1, 2, 4, 8, 12, 16 or 32 lanes",
+        ));
+    }
+    let chosen = format!("pcie_gen2_x{lanes}");
+    if name != "pcie_gen2" && name != chosen {
+        return Err(err(
+            "topology.link.lanes",
+            lanes,
+            format!("the width of technology {name:?}, or technology \"pcie_gen2\" with any width"),
+        ));
+    }
+    lc.technology = Some(chosen.clone());
+    Ok(chosen)
 }
 
 /// A torus of `dims = [x, y, z]` servers (each 1 to 64; at most MAX_HOSTS in all).

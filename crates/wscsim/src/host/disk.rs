@@ -20,13 +20,60 @@ pub struct DiskParams {
 impl DiskParams {
     /// Intel X25-E (32 GB, SATA SLC), the CamCubeOS servers' SSD. Intel's product brief:
     /// sequential reads up to 250 MB/s and writes up to 170 MB/s, read latency 75 us and
-    /// write latency 85 us.
-    pub const X25_E: DiskParams = DiskParams {
-        read_bytes_per_s: 250_000_000,
-        write_bytes_per_s: 170_000_000,
-        read_latency_ps: 75_000_000,
-        write_latency_ps: 85_000_000,
-    };
+    /// write latency 85 us (active power 2.4 W).
+    pub const X25_E: DiskParams = DEVICES[2].params;
+}
+
+/// A storage device a server may have (`[host] storage`), with its speeds and the most
+/// power it draws.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StorageDevice {
+    pub name: &'static str,
+    pub params: DiskParams,
+    pub power_w: f64,
+}
+
+const MB: u64 = 1_000_000;
+const US: TimePs = 1_000_000;
+
+const fn device(
+    name: &'static str,
+    (read_mb_s, write_mb_s): (u64, u64),
+    (read_latency_us, write_latency_us): (u64, u64),
+    power_w: f64,
+) -> StorageDevice {
+    StorageDevice {
+        name,
+        params: DiskParams {
+            read_bytes_per_s: read_mb_s * MB,
+            write_bytes_per_s: write_mb_s * MB,
+            read_latency_ps: read_latency_us * US,
+            write_latency_ps: write_latency_us * US,
+        },
+        power_w,
+    }
+}
+
+/// The devices a scenario may name. Bandwidths and power are Table 1 of Byrne et al.
+/// (HotPower 2011) where it lists the device; access latencies, which Table 1 does not
+/// give, are the makers' figures (a hard drive's average seek plus half a turn at 7,200
+/// rpm; Intel's X25-M and X25-E product briefs; Fusion-io's ioDrive data sheet). The RAM
+/// file system reads and writes at the DRAM bandwidth of Table 1 (12.8 GB/s) and draws
+/// nothing beyond the memory already counted.
+pub const DEVICES: &[StorageDevice] = &[
+    device("hdd", (125, 125), (12_700, 12_700), 15.0),
+    device("x25_m", (250, 100), (85, 115), 2.0),
+    device("x25_e", (250, 170), (75, 85), 2.4),
+    device("fusion_io", (750, 700), (26, 26), 11.0),
+    // The Gordon node's flash (256 GB with its controller, 6 W), the paper's base model.
+    device("gordon_flash", (2_200, 1_100), (50, 50), 6.0),
+    device("ramfs", (12_800, 12_800), (1, 1), 0.0),
+];
+
+impl StorageDevice {
+    pub fn by_name(name: &str) -> Option<StorageDevice> {
+        DEVICES.iter().find(|d| d.name == name).copied()
+    }
 }
 
 /// One device's queue.
@@ -83,5 +130,18 @@ mod tests {
         // An idle device starts at once.
         assert_eq!(d.request(20_000_000_000, 0, false), 20_075_000_000);
         assert_eq!((d.bytes_written, d.bytes_read), (1_700_000, 1_000_000));
+    }
+
+    #[test]
+    fn devices_have_table_1_bandwidths() {
+        let fio = StorageDevice::by_name("fusion_io").unwrap();
+        assert_eq!(fio.params.read_bytes_per_s, 750_000_000);
+        assert_eq!(fio.params.write_bytes_per_s, 700_000_000);
+        assert_eq!(
+            StorageDevice::by_name("x25_e").unwrap().params,
+            DiskParams::X25_E
+        );
+        assert_eq!(StorageDevice::by_name("hdd").unwrap().power_w, 15.0);
+        assert!(StorageDevice::by_name("floppy").is_none());
     }
 }

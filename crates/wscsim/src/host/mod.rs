@@ -132,6 +132,8 @@ pub struct HostSpec {
     pub rx_coalesce_ps: TimePs,
     pub io_model: IoModel,
     pub threads: Threads,
+    /// Every server's storage device (None: no storage).
+    pub storage: Option<disk::StorageDevice>,
 }
 
 impl HostSpec {
@@ -145,6 +147,7 @@ impl HostSpec {
             rx_coalesce_ps: 0,
             io_model: IoModel::Pthread,
             threads: Threads::PerFlow,
+            storage: None,
         }
     }
 
@@ -187,6 +190,11 @@ pub struct Hosts {
     /// False for the ideal stack: packets and deliveries take no time and skip this model.
     pub costed: bool,
     pub state: Vec<HostState>,
+    /// Every server's storage device (empty when servers have none).
+    pub disks: Vec<disk::Disk>,
+    /// Per host, the CPU time of applications' compute phases (charged on every stack,
+    /// the ideal one included: it is the application's work, not the network's).
+    pub compute_ps: Vec<TimePs>,
     /// Precomputed path times.
     pub tx_packet_ps: TimePs,
     pub rx_packet_ps: TimePs,
@@ -245,10 +253,26 @@ impl Hosts {
             forward_per_byte_ps: c.forward_per_byte * spec.cpi / spec.clock_hz * PS_PER_S as f64,
             hop_latency_ps: c.hop_latency_ns * 1000.0,
             hop_latency_ps_per_byte: c.hop_latency_ns_per_byte * 1000.0,
+            disks: spec
+                .storage
+                .map(|d| vec![disk::Disk::new(d.params); n_hosts])
+                .unwrap_or_default(),
+            compute_ps: vec![0; n_hosts],
             spec,
             costed,
             state,
         }
+    }
+
+    /// CPU time host `host` has been busy, summed over its cores: its network stack's work
+    /// (on a costed stack) and its applications' compute phases.
+    pub fn cpu_busy_ps(&self, host: u32) -> TimePs {
+        let stack = if self.costed {
+            self.state[host as usize].busy_ps
+        } else {
+            0
+        };
+        stack + self.compute_ps[host as usize]
     }
 
     /// CPU time to forward a frame of `frame_bytes`.

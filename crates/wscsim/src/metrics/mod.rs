@@ -1,6 +1,7 @@
 //! What a run records, kept in plain vectors during the run and turned into columnar
 //! tables at the end (units in column names).
 
+pub mod energy;
 pub mod pcap;
 
 pub mod headline;

@@ -89,12 +89,25 @@ pub const PRESETS: &[LinkTech] = &[
         mtu_bytes: 4092,
         latency_ps: 100 * PS_PER_NS,
     },
-    // PCIe Gen2 x4: 5 GT/s per lane, 8b/10b, so 16 Gbit/s (2 GB/s) of data each way. A
-    // packet travels as memory-write TLPs of at most 256 payload bytes, each with 24 bytes
-    // of framing, sequence number, 4-DW header and LCRC.
+    pcie_gen2("pcie_gen2_x1", 1),
+    pcie_gen2("pcie_gen2_x2", 2),
+    pcie_gen2("pcie_gen2_x4", 4),
+    pcie_gen2("pcie_gen2_x8", 8),
+    pcie_gen2("pcie_gen2_x12", 12),
+    pcie_gen2("pcie_gen2_x16", 16),
+    pcie_gen2("pcie_gen2_x32", 32),
+];
+
+/// The link widths PCIe defines (lanes per link).
+pub const PCIE_LANES: &[u32] = &[1, 2, 4, 8, 12, 16, 32];
+
+/// PCIe Gen2 with `lanes` lanes: 5 GT/s per lane, 8b/10b, so 4 Gbit/s of data per lane each
+/// way (x4: 2 GB/s, the paper's figure). A packet travels as memory-write TLPs of at most
+/// 256 payload bytes, each with 24 bytes of framing, sequence number, 4-DW header and LCRC.
+const fn pcie_gen2(name: &'static str, lanes: u64) -> LinkTech {
     LinkTech {
-        name: "pcie_gen2_x4",
-        rate_bps: 16 * G,
+        name,
+        rate_bps: 4 * G * lanes,
         encoding: (8, 10),
         header_bytes: 24,
         min_frame_bytes: 0,
@@ -102,7 +115,44 @@ pub const PRESETS: &[LinkTech] = &[
         wire_overhead_bytes: 0,
         mtu_bytes: 4096,
         latency_ps: 100 * PS_PER_NS,
-    },
+    }
+}
+
+/// The most power a link's two ends draw: the NIC (or adapter) at the server and the
+/// switch port at the other end. Maxima, as the sources give them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkPower {
+    pub nic_w: f64,
+    pub switch_port_w: f64,
+}
+
+/// Table 1 of Byrne et al. (HotPower 2011), which lists per-node network power as one NIC
+/// plus one switch port: 1GbE 1.9 + 2.0 W (Intel Gigabit CT; HP ProCurve 2650), 10GbE
+/// 10 + 7.3 W (Intel NE020; Brocade TurboIron 24X), InfiniBand QDR 15.5 + 5.6 W (Mellanox
+/// ConnectX MHQH19; IS5024), PCIe "< 1 W" per x4 node (PEX8609 adapter and a port of the
+/// PEX8696), taken as 1 W split evenly and scaled by lanes.
+const TABLE_1: &[(&str, LinkPower)] = &[
+    (
+        "1gbe",
+        LinkPower {
+            nic_w: 1.9,
+            switch_port_w: 2.0,
+        },
+    ),
+    (
+        "10gbe",
+        LinkPower {
+            nic_w: 10.0,
+            switch_port_w: 7.3,
+        },
+    ),
+    (
+        "ib_qdr_4x",
+        LinkPower {
+            nic_w: 15.5,
+            switch_port_w: 5.6,
+        },
+    ),
 ];
 
 impl LinkTech {
@@ -131,6 +181,24 @@ impl LinkTech {
     #[inline]
     pub fn wire_bytes(&self, frame_bytes: u32) -> u32 {
         frame_bytes + self.wire_overhead_bytes
+    }
+
+    /// This technology's power at `rate_bps` (Table 1), or None where no source gives one
+    /// (2.5, 40 and 100 GbE; generic Ethernet at another rate than 1 or 10 Gbit/s).
+    pub fn power(&self, rate_bps: u64) -> Option<LinkPower> {
+        if let Some(lanes) = self.name.strip_prefix("pcie_gen2_x") {
+            let per_lane_w = 0.5 / 4.0 * lanes.parse::<f64>().ok()?;
+            return Some(LinkPower {
+                nic_w: per_lane_w,
+                switch_port_w: per_lane_w,
+            });
+        }
+        let family = match self.name {
+            "ethernet" | "ethernet_jumbo" if rate_bps == G => "1gbe",
+            "ethernet" | "ethernet_jumbo" if rate_bps == 10 * G => "10gbe",
+            n => n.strip_suffix("_jumbo").unwrap_or(n),
+        };
+        TABLE_1.iter().find(|(n, _)| *n == family).map(|&(_, p)| p)
     }
 
     /// Signalling rate on the line (before encoding).
@@ -173,6 +241,35 @@ mod tests {
         let t = LinkTech::by_name("ib_qdr_4x").unwrap();
         assert_eq!(t.line_rate_bps(), 40_000_000_000);
         assert_eq!(t.frame_bytes(4092), 4092 + 38);
+    }
+
+    #[test]
+    fn table_1_network_power_per_node() {
+        let node_w = |name: &str, rate: u64| {
+            let p = LinkTech::by_name(name).unwrap().power(rate).unwrap();
+            p.nic_w + p.switch_port_w
+        };
+        assert!((node_w("1gbe", G) - 3.9).abs() < 1e-9);
+        assert!((node_w("ethernet", 10 * G) - 17.3).abs() < 1e-9);
+        assert!((node_w("ib_qdr_4x", 32 * G) - 21.1).abs() < 1e-9);
+        assert!(node_w("pcie_gen2_x4", 16 * G) <= 1.0);
+        assert_eq!(
+            node_w("pcie_gen2_x8", 32 * G),
+            2.0 * node_w("pcie_gen2_x4", 16 * G)
+        );
+        assert_eq!(
+            LinkTech::by_name("2.5gbe").unwrap().power(2_500_000_000),
+            None
+        );
+        assert_eq!(LinkTech::by_name("ethernet").unwrap().power(40 * G), None);
+    }
+
+    #[test]
+    fn pcie_widths_carry_4_gbits_per_lane() {
+        for &lanes in PCIE_LANES {
+            let t = LinkTech::by_name(&format!("pcie_gen2_x{lanes}")).unwrap();
+            assert_eq!(t.rate_bps, 4 * G * u64::from(lanes));
+        }
     }
 
     #[test]

@@ -202,6 +202,8 @@ pub struct DropRecord {
 pub struct NetCounters {
     pub sent: u64,
     pub delivered: u64,
+    /// Transport payload bytes of the packets hosts consumed (duplicates included).
+    pub delivered_bytes: u64,
     pub dropped: u64,
     pub packet_hops: u64,
     /// Times a queue was found above its buffer after an enqueue (must stay 0).
@@ -228,6 +230,8 @@ pub struct Network {
     pub host_tech: Vec<u8>,
     /// The distinct technologies of this network's links.
     pub techs: Vec<LinkTech>,
+    /// The technology of each port's link (index into `techs`); cold, for the energy model.
+    pub port_tech: Vec<u8>,
     /// Shortest-path forwarding of torus servers (None without a torus).
     pub torus: Option<routing::torus::TorusRouting>,
     /// CamCubeOS's runtime on a torus: views of failures, keys, detection (None elsewhere).
@@ -696,6 +700,7 @@ impl Network {
     #[inline]
     pub fn delivered(&mut self, pkt: PktId) {
         self.counters.delivered += 1;
+        self.counters.delivered_bytes += u64::from(self.pool.get(pkt).payload_bytes);
         self.pool.free(pkt);
     }
 

@@ -308,7 +308,7 @@ pub fn build_network_with(
             to_port: peer_local,
         })
         .collect();
-    let (techs, host_tech) = host_technologies(g, &host_nodes, &lay);
+    let (techs, host_tech, port_tech) = host_technologies(g, &host_nodes, &lay);
     let torus = g.torus.map(|dims| torus_routing(g, dims, &lay));
     let total_ports = ports.len();
     Ok(Network {
@@ -318,6 +318,7 @@ pub fn build_network_with(
         ports,
         wires,
         host_tech,
+        port_tech,
         techs,
         torus,
         kbr: None,
@@ -363,9 +364,13 @@ pub fn ports_of_link(net: &Network, g: &Graph, link: u32) -> [u32; 2] {
     [port(l.a), port(l.b)]
 }
 
-/// The distinct technologies of the links, and for each host the one of its first link
-/// (which frames what it sends).
-fn host_technologies(g: &Graph, host_nodes: &[u32], lay: &Layout) -> (Vec<LinkTech>, Vec<u8>) {
+/// The distinct technologies of the links; for each host the one of its first link (which
+/// frames what it sends); and for each port its link's.
+fn host_technologies(
+    g: &Graph,
+    host_nodes: &[u32],
+    lay: &Layout,
+) -> (Vec<LinkTech>, Vec<u8>, Vec<u8>) {
     let mut techs: Vec<LinkTech> = Vec::new();
     let mut id_of = |t: LinkTech| match techs.iter().position(|x| *x == t) {
         Some(i) => i as u8,
@@ -381,10 +386,15 @@ fn host_technologies(g: &Graph, host_nodes: &[u32], lay: &Layout) -> (Vec<LinkTe
             id_of(g.links[li].tech)
         })
         .collect();
+    let port_tech = lay
+        .port_info
+        .iter()
+        .map(|&(_, _, _, li)| id_of(g.links[li].tech))
+        .collect();
     if techs.is_empty() {
         techs.push(crate::net::link::ETHERNET);
     }
-    (techs, host_tech)
+    (techs, host_tech, port_tech)
 }
 
 /// Which local port of each torus server leads in each direction.
