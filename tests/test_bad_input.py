@@ -30,6 +30,11 @@ destination = "random"
 load = 0.5
 """
 
+def job_text(params: str) -> str:
+    """A job on the four hosts of BASE with these `[workload]` parameters."""
+    return BASE.replace('kind = "incast"\nsenders = 2', 'kind = "job"\n' + params)
+
+
 # (what is wrong, TOML text or --set overrides, field the message must name)
 CASES = [
     ("unknown top-level key", BASE + "colour = 3\n", "colour"),
@@ -138,6 +143,19 @@ CASES = [
     ("PCIe link of three lanes", BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "pcie_gen2", lanes = 3 }'), "topology.link.lanes"),
     ("lanes on an Ethernet link", BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "10gbe", lanes = 4 }'), "topology.link.lanes"),
     ("lanes against the technology's width", BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "pcie_gen2_x8", lanes = 4 }'), "topology.link.lanes"),
+    ("job without phases", job_text('nodes = [0, 1]'), "workload.phases"),
+    ("job phase of an unknown kind", job_text('phases = [{ kind = "sleep", bytes = "1MB" }]'), "workload.phases[0].kind"),
+    ("job phase without bytes", job_text('phases = [{ kind = "shuffle" }]'), "workload.phases[0].bytes"),
+    ("compute phase of no cycles", job_text('phases = [{ kind = "compute", bytes = "1MB", cycles_per_byte = 0 }]'), "workload.phases[0].cycles_per_byte"),
+    ("compute phase more than parallel", job_text('phases = [{ kind = "compute", bytes = "1MB", cycles_per_byte = 5, parallel_fraction = 2 }]'), "workload.phases[0].parallel_fraction"),
+    ("cycles for a shuffle", job_text('phases = [{ kind = "shuffle", bytes = "1MB", cycles_per_byte = 5 }]'), "workload.phases[0].cycles_per_byte"),
+    ("shuffle of an unknown pattern", job_text('phases = [{ kind = "shuffle", bytes = "1MB", pattern = "ring" }]'), "workload.phases[0].pattern"),
+    ("reduce to a node not in the job", job_text('nodes = [0, 1]\nphases = [{ kind = "shuffle", bytes = "1MB", pattern = "to_one", root = 2 }]'), "workload.phases[0].root"),
+    ("storage phase without storage", job_text('phases = [{ kind = "read", bytes = "1MB" }]'), "workload.phases[0].kind"),
+    ("first phase overlapping nothing", job_text('phases = [{ kind = "shuffle", bytes = "1MB", overlap = true }]'), "workload.phases[0].overlap"),
+    ("two shuffles at once", job_text('phases = [{ kind = "shuffle", bytes = "1MB" }, { kind = "shuffle", bytes = "1MB", overlap = true }]'), "workload.phases[1].overlap"),
+    ("job node twice", job_text('nodes = [1, 1]\nphases = [{ kind = "shuffle", bytes = "1MB" }]'), "workload.nodes[1]"),
+    ("job node out of range", job_text('nodes = [0, 9]\nphases = [{ kind = "shuffle", bytes = "1MB" }]'), "workload.nodes[1]"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
 

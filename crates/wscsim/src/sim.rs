@@ -771,6 +771,9 @@ impl Sim {
         if let Some(k) = self.services.kv() {
             tables.push(crate::services::kv_clients::table(&k.clients));
         }
+        if let Some(j) = self.apps.job() {
+            tables.push(crate::workload::job::table(&j.records));
+        }
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
@@ -823,6 +826,9 @@ impl Sim {
                 self.services.tunnel.as_ref(),
                 metrics::headline::inbound_gbps_per_host(&self.metrics, self.ev.now()),
             );
+        }
+        if let Some(j) = self.apps.job() {
+            crate::workload::job::headline(&mut headline, j);
         }
         metrics::energy::headline(
             &mut headline,

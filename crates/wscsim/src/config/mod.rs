@@ -6,6 +6,7 @@ pub mod checks;
 pub mod churn;
 pub mod failures;
 pub mod host;
+pub mod job;
 pub mod kinds;
 pub mod kv;
 pub mod memcached;

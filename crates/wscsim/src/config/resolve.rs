@@ -94,6 +94,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "permutation" | "all_to_all" | "many_to_one" => {
             with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
         }
+        "job" => with_params(w, |p| {
+            super::job::resolve_job(p, n_hosts, host.storage.is_some()).map(WorkloadSpec::Job)
+        })?,
         "memcached" => with_params(w, |p| {
             super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
         })?,
@@ -229,6 +232,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "kv",
         keys: fields_of::<crate::services::kv_clients::Params>,
+    },
+    Kind {
+        name: "job",
+        keys: fields_of::<crate::workload::job::Params>,
     },
     Kind {
         name: "memcached",

@@ -108,6 +108,7 @@ impl Apps {
                 )));
             }
             WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
+            WorkloadSpec::Job(spec) => list.push(App::Job(Box::new(super::job::Job::new(spec)))),
             WorkloadSpec::Ping(_)
             | WorkloadSpec::Reliable(_)
             | WorkloadSpec::Multicast(_)
@@ -254,6 +255,14 @@ impl Apps {
     pub fn udp_target(&self) -> Option<udp_source::Target> {
         self.list.iter().find_map(|a| match a {
             App::UdpSource(s) => Some(s.destination),
+            _ => None,
+        })
+    }
+
+    /// The job of this run, if its workload is one.
+    pub fn job(&self) -> Option<&super::job::Job> {
+        self.list.iter().find_map(|a| match a {
+            App::Job(j) => Some(&**j),
             _ => None,
         })
     }

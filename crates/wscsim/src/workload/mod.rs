@@ -8,6 +8,7 @@ pub mod cdf;
 pub mod etc;
 pub mod flows;
 pub mod incast;
+pub mod job;
 pub mod long_lived;
 pub mod memcached;
 pub mod udp_source;
@@ -55,6 +56,7 @@ pub enum App {
     LongLived(long_lived::LongLived),
     UdpSource(udp_source::UdpSource),
     Memcached(Box<memcached::Memcached>),
+    Job(Box<job::Job>),
     /// An endpoint that only receives (its transport counts what arrives).
     Sink,
 }
@@ -68,6 +70,7 @@ impl App {
             App::IncastClient(_)
                 | App::FlowGen(_)
                 | App::Memcached(_)
+                | App::Job(_)
                 | App::LongLived(long_lived::LongLived { size: Some(_), .. })
         )
     }
@@ -79,6 +82,7 @@ impl App {
             App::LongLived(a) => a.start(id, ctx),
             App::UdpSource(a) => a.start(id, ctx),
             App::Memcached(a) => a.start(id, ctx),
+            App::Job(a) => a.start(id, ctx),
             App::IncastServer(_) | App::Sink => {}
         }
     }
@@ -88,12 +92,16 @@ impl App {
             App::FlowGen(a) => a.on_timer(id, ctx),
             App::UdpSource(a) => a.on_timer(id, tag, ctx),
             App::Memcached(a) => a.on_timer(tag, ctx),
+            App::Job(a) => a.on_timer(id, tag, ctx),
             _ => {}
         }
     }
 
     pub fn on_note(&mut self, note: Note, ctx: &mut Ctx<impl AppSched>) {
         match (self, note) {
+            (App::Job(a), Note::Delivered { app, conn, total }) => {
+                a.on_delivered(app, conn, total, ctx)
+            }
             (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
                 a.on_delivered(conn, total, ctx)
             }
@@ -230,6 +238,8 @@ pub enum WorkloadSpec {
         poisson: bool,
     },
     Memcached(crate::workload::memcached::MemcachedSpec),
+    /// A data-parallel job in phases (storage, compute, shuffle).
+    Job(job::JobSpec),
     /// Pings, driven by the ping service (no application of the workload layer).
     Ping(crate::services::ping::PingSpec),
     /// Transfers over the reliable transport service.

@@ -1,0 +1,197 @@
+//! `workload.kind = "job"`: the nodes and the phases they run (`workload::job`). Every
+//! phase is checked here, so a bad one is refused naming `workload.phases[i].field`.
+
+use super::checks::host_list;
+use super::{err, ConfigError};
+use crate::workload::job::{JobSpec, Params, Phase, PhaseCfg};
+
+/// The most cycles per byte a compute phase may ask: far beyond any real kernel
+/// (a complex regular expression is a few hundred), still catching a slipped exponent.
+const MAX_CYCLES_PER_BYTE: f64 = 1e6;
+
+pub fn resolve_job(p: &mut Params, n_hosts: i64, storage: bool) -> Result<JobSpec, ConfigError> {
+    let nodes = match host_list("workload.nodes", &p.nodes, n_hosts)? {
+        Some(list) => list,
+        None => (0..n_hosts as u32).collect(),
+    };
+    let mut seen = vec![false; n_hosts as usize];
+    for (i, &h) in nodes.iter().enumerate() {
+        if std::mem::replace(&mut seen[h as usize], true) {
+            return Err(err(
+                &format!("workload.nodes[{i}]"),
+                h,
+                "distinct host indices",
+            ));
+        }
+    }
+    p.nodes = Some(nodes.iter().map(|&h| i64::from(h)).collect());
+    let Some(cfgs) = p.phases.as_mut().filter(|v| !v.is_empty()) else {
+        return Err(err(
+            "workload.phases",
+            "nothing",
+            "a list of phases such as [{ kind = \"read\", bytes = \"1GB\" }, { kind = \"shuffle\", bytes = \"1GB\" }]",
+        ));
+    };
+    let phases: Vec<Phase> = cfgs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, c)| phase(&format!("workload.phases[{i}]"), c, nodes.len(), storage))
+        .collect::<Result<_, _>>()?;
+    let overlap: Vec<bool> = cfgs.iter().map(|c| c.overlap == Some(true)).collect();
+    check_groups(&phases, &overlap)?;
+    Ok(JobSpec {
+        nodes,
+        phases,
+        overlap,
+    })
+}
+
+/// The first phase starts with nothing before it; a group of overlapping phases has at
+/// most one shuffle (its data would otherwise be told apart by nothing).
+fn check_groups(phases: &[Phase], overlap: &[bool]) -> Result<(), ConfigError> {
+    if overlap[0] {
+        return Err(err(
+            "workload.phases[0].overlap",
+            true,
+            "false for the first phase (there is no phase before it to overlap)",
+        ));
+    }
+    let mut shuffle_in_group = false;
+    for (k, p) in phases.iter().enumerate() {
+        if !overlap[k] {
+            shuffle_in_group = false;
+        }
+        if matches!(p, Phase::Shuffle { .. }) {
+            if shuffle_in_group {
+                return Err(err(
+                    &format!("workload.phases[{k}].overlap"),
+                    true,
+                    "at most one shuffle in a group of overlapping phases",
+                ));
+            }
+            shuffle_in_group = true;
+        }
+    }
+    Ok(())
+}
+
+fn phase(path: &str, c: &mut PhaseCfg, n: usize, storage: bool) -> Result<Phase, ConfigError> {
+    let Some(bytes) = c.bytes.map(|b| b.0) else {
+        return Err(err(
+            &format!("{path}.bytes"),
+            "nothing",
+            "a size such as \"1GB\"",
+        ));
+    };
+    let refuse = |key: &str, given: bool| -> Result<(), ConfigError> {
+        if given {
+            return Err(err(
+                &format!("{path}.{key}"),
+                format!("a {key} for a {:?} phase", c.kind),
+                match key {
+                    "cycles_per_byte" | "parallel_fraction" => "it only in a \"compute\" phase",
+                    _ => "it only in a \"shuffle\" phase",
+                },
+            ));
+        }
+        Ok(())
+    };
+    let kind = c.kind.as_str();
+    if kind != "compute" {
+        refuse("cycles_per_byte", c.cycles_per_byte.is_some())?;
+        refuse("parallel_fraction", c.parallel_fraction.is_some())?;
+    }
+    if kind != "shuffle" {
+        refuse("pattern", c.pattern.is_some())?;
+        refuse("root", c.root.is_some())?;
+    }
+    match kind {
+        "read" | "write" => {
+            if !storage {
+                return Err(err(
+                    &format!("{path}.kind"),
+                    format!("{kind:?} without a storage device"),
+                    "a storage phase only with host.storage set",
+                ));
+            }
+            Ok(if kind == "read" {
+                Phase::Read { bytes }
+            } else {
+                Phase::Write { bytes }
+            })
+        }
+        "compute" => compute(path, c, bytes),
+        "shuffle" => shuffle(path, c, bytes, n),
+        _ => Err(err(
+            &format!("{path}.kind"),
+            format!("{kind:?}"),
+            "\"read\", \"write\", \"compute\" or \"shuffle\"",
+        )),
+    }
+}
+
+fn compute(path: &str, c: &mut PhaseCfg, bytes: u64) -> Result<Phase, ConfigError> {
+    let cpb = c.cycles_per_byte.unwrap_or(f64::NAN);
+    if !(cpb.is_finite() && cpb > 0.0 && cpb <= MAX_CYCLES_PER_BYTE) {
+        return Err(err(
+            &format!("{path}.cycles_per_byte"),
+            c.cycles_per_byte
+                .map_or("nothing".into(), |v| v.to_string()),
+            format!("CPU cycles per byte, above 0 and at most {MAX_CYCLES_PER_BYTE}"),
+        ));
+    }
+    let pf = *c.parallel_fraction.get_or_insert(1.0);
+    if !(0.0..=1.0).contains(&pf) {
+        return Err(err(
+            &format!("{path}.parallel_fraction"),
+            pf,
+            "a fraction from 0 (one core does it all) to 1 (it spreads over every core)",
+        ));
+    }
+    Ok(Phase::Compute {
+        cycles: bytes as f64 * cpb,
+        parallel_fraction: pf,
+    })
+}
+
+fn shuffle(path: &str, c: &mut PhaseCfg, bytes: u64, n: usize) -> Result<Phase, ConfigError> {
+    let pattern = c.pattern.get_or_insert_with(|| "all_to_all".into()).clone();
+    let to_one = match pattern.as_str() {
+        "all_to_all" => {
+            if let Some(r) = c.root {
+                return Err(err(
+                    &format!("{path}.root"),
+                    r,
+                    "a root only with pattern \"to_one\"",
+                ));
+            }
+            None
+        }
+        "to_one" => {
+            let r = *c.root.get_or_insert(0);
+            if !(0..n as i64).contains(&r) {
+                return Err(err(
+                    &format!("{path}.root"),
+                    r,
+                    format!("an index into workload.nodes, 0 to {}", n - 1),
+                ));
+            }
+            Some(r as u32)
+        }
+        other => {
+            return Err(err(
+                &format!("{path}.pattern"),
+                format!("{other:?}"),
+                "\"all_to_all\" or \"to_one\"",
+            ))
+        }
+    };
+    if n < 2 {
+        return Err(err(
+            &format!("{path}.kind"),
+            "a shuffle on one node",
+            "a shuffle with 2 or more nodes",
+        ));
+    }
+    Ok(Phase::Shuffle { bytes, to_one })
+}
