@@ -5,6 +5,7 @@ paper's question: what a faster network costs and saves in energy)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,16 @@ def _joules(unit_j: float) -> tuple[float, str]:
         if unit_j >= scale:
             return scale, unit
     return 1e-9, "nJ"
+
+
+def _sweep_size(points: int) -> tuple[float, float]:
+    """A figure wide enough for a bar per point, and tall enough for slanted labels."""
+    return min(11.0, max(4.5, 0.45 * points + 3.0)), 4.4
+
+
+def _point_ticks(ax, labels: list[str]) -> None:
+    slanted = len(labels) > 3
+    ax.set_xticks(range(len(labels)), labels, rotation=40 if slanted else 0, ha="right" if slanted else "center", rotation_mode="anchor", fontsize=6.5)
 
 
 def by_component(energy: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -46,12 +57,12 @@ def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = Non
     scale, unit = _joules(float(t.sum(axis=1).max()))
     if keys:
         labels = [_label(keys, k if isinstance(k, tuple) else (k,)) for k in t.index]
-        fig, ax = subplots(figsize=(max(4.5, 0.7 * len(labels) + 2.5), 3.6))
+        fig, ax = subplots(figsize=_sweep_size(len(labels)))
         bottom = np.zeros(len(t))
         for c in t.columns:
             ax.bar(range(len(t)), t[c] / scale, bottom=bottom, color=COLOURS[c], label=c, width=0.7)
             bottom += t[c].to_numpy() / scale
-        ax.set_xticks(range(len(t)), labels, rotation=30 if len(labels) > 3 else 0, ha="right" if len(labels) > 3 else "center", fontsize=7)
+        _point_ticks(ax, labels)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     else:
         row = t.iloc[0]
@@ -63,5 +74,47 @@ def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = Non
     ax.set_ylabel(f"energy ({unit})")
     ax.grid(axis="y", alpha=0.3)
     _title(fig, title, "energy by component", note)
+    _save(fig, path)
+    return True
+
+
+def _same_work_baselines(p: pd.DataFrame, summaries: list[dict]) -> list[int]:
+    """For each point (rows of `p`), the row of the first point that ran the same job: the
+    same [workload] table. Points of other jobs did other work and are not compared."""
+    first: dict[str, int] = {}
+    out = []
+    for row, point in enumerate(p["point"]):
+        s = summaries[point] if point < len(summaries) else {}
+        work = json.dumps((s.get("scenario") or {}).get("workload"), sort_keys=True)
+        out.append(first.setdefault(work, row))
+    return out
+
+
+def plot_job_efficiency(points: pd.DataFrame | None, swept: list[str], path: Path, title: str | None = None, summaries: list[dict] | None = None) -> bool:
+    """For a sweep of jobs: each point's energy-efficiency gain, E_base / E - 1, as bars,
+    and its speedup, T_base / T - 1, as markers, over the first point that ran the same job
+    (the same work): the PCIe paper's Tables 2 and 3 and its speedups, for any job."""
+    need = {"headline_energy_j", "headline_job_seconds"}
+    if points is None or points.empty or not need <= set(points.columns) or len(points) < 2:
+        return False
+    p = points.sort_values("point").reset_index(drop=True)
+    keys = [k for k in swept if k in p.columns]
+    labels = [_label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
+    base = _same_work_baselines(p, summaries or [])
+    energy, seconds = p["headline_energy_j"].to_numpy(), p["headline_job_seconds"].to_numpy()
+    gain = 100 * (energy[base] / energy - 1)
+    speedup = 100 * (seconds[base] / seconds - 1)
+    fig, ax = subplots(figsize=_sweep_size(len(p)))
+    x = np.arange(len(p))
+    ax.bar(x, gain, width=0.7, color=["#4c72b0" if g >= 0 else "#c44e52" for g in gain], label="energy-efficiency gain")
+    ax.plot(x, speedup, "k_", ms=14, mew=2, ls="none", label="speedup")
+    ax.axhline(0, color="black", lw=0.8)
+    _point_ticks(ax, labels)
+    ax.set_ylabel("% over the job's first point")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, frameon=False)
+    bases = sorted(set(base))
+    note = "over " + "; ".join(labels[b] for b in bases[:3]) + (" ..." if len(bases) > 3 else "")
+    _title(fig, title, "energy-efficiency gain (E_base / E - 1) and speedup (T_base / T - 1)", note)
     _save(fig, path)
     return True

@@ -1232,6 +1232,10 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
     elif plot_torus_throughput(torus, folder / "torus_throughput.png", title):
         made += _files("torus_throughput.png")
     made += _energy_plot(tables.get("energy"), folder, title, swept, {})
+    from .plot_energy import plot_job_efficiency
+
+    if plot_job_efficiency(tables.get("points"), swept, folder / "job_efficiency.png", title, summary.get("point_summaries")):
+        made += _files("job_efficiency.png")
     summary["plots"] = made
     return made
 
