@@ -243,7 +243,7 @@ def test_torus_throughput_leaves_the_paper_out_where_it_has_no_value(tmp_path, c
     # No torus headline, no plot.
     assert plots.torus_throughput([{"drops": 0}], [{}], ["x"]).empty
     assert not plots.plot_torus_throughput(plots.torus_throughput([], [], []), tmp_path / "u.png")
-    from wscsim.plot_energy import plot_energy
+    from wscsim.plots_pcie import plot_energy
 
     assert not plot_energy(None, tmp_path / "e.png")
 

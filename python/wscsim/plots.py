@@ -1175,7 +1175,7 @@ def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
 
 def _energy_plot(energy: pd.DataFrame | None, folder: Path, title: str | None, swept: list[str], headline: dict) -> list[str]:
     """plot_energy (in its own module), with a single run's totals as the note."""
-    from .plot_energy import plot_energy
+    from .plots_pcie import plot_energy
 
     note = None
     if "energy_j" in headline and "mean_power_w" in headline:
@@ -1232,8 +1232,10 @@ def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> li
     elif plot_torus_throughput(torus, folder / "torus_throughput.png", title):
         made += _files("torus_throughput.png")
     made += _energy_plot(tables.get("energy"), folder, title, swept, {})
-    from .plot_energy import plot_job_efficiency
+    from .plots_pcie import plot_dma, plot_job_efficiency
 
+    if plot_dma(tables.get("points"), swept, folder / "dma.png", title):
+        made += _files("dma.png")
     if plot_job_efficiency(tables.get("points"), swept, folder / "job_efficiency.png", title, summary.get("point_summaries")):
         made += _files("job_efficiency.png")
     summary["plots"] = made

@@ -8,7 +8,8 @@ import re
 # Headline figures that answer each kind of experiment, in the order a reader wants them;
 # any others follow. A sweep's table shows only these (all of them with -v).
 FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
-         "incast_mean_iteration_us", "kv_write_gbps", "kv_ops_per_s", "kv_median_latency_us", "kv_p95_latency_us",
+         "incast_mean_iteration_us", "dma_write_gbytes_per_s", "dma_read_gbytes_per_s", "dma_load_mean_us",
+         "dma_write_mean_us", "dma_remaps", "dma_packets_dropped", "job_seconds", "kv_write_gbps", "kv_ops_per_s", "kv_median_latency_us", "kv_p95_latency_us",
          "kv_acknowledged_writes_lost", "kv_retries", "median_inbound_gbps_per_server", "min_inbound_gbps_per_server",
          "mean_fct_us", "median_delivered_gbps_per_live_server", "delivered_gbps_per_server", "expected_gbps_per_server",
          "delivered_fraction_of_expected", "median_link_throughput_fraction", "link_throughput_spread",
@@ -27,9 +28,14 @@ def fmt_value(v) -> str:
     return str(v)
 
 
+# A job does the same work at every point, so its energy is its efficiency: shown too.
+JOB_ENERGY = ("energy_j", "mean_power_w")
+
+
 def headline_keys(keys) -> list[str]:
     keys = list(keys)
-    return [k for k in FIRST if k in keys] + sorted(k for k in keys if k not in FIRST)
+    first = FIRST + (JOB_ENERGY if "job_seconds" in keys else ())
+    return [k for k in first if k in keys] + sorted(k for k in keys if k not in first)
 
 
 def points_columns(pts) -> tuple[list[str], list[str]]:

@@ -34,6 +34,9 @@ pub enum Proto {
     /// A CamCubeOS service's packet (`dst_port` is the service's id; not IP: 253 is a
     /// protocol number set aside for experiments, RFC 3692).
     Service = 253,
+    /// A PCIe transaction-layer packet of the DMA library (`transport::dma`): a posted
+    /// write, a read request or a completion; not IP (254, RFC 3692's second number).
+    Dma = 254,
 }
 
 /// ECN codepoints (RFC 3168), as two bits in `Packet::ecn`.

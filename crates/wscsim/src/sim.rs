@@ -10,6 +10,7 @@ use crate::net::{NetEvent, Network, Upcall};
 use crate::scheme::spec::CustomFactory;
 use crate::services::{OnPath, Services, SvcCtx, SvcEvent};
 use crate::topology::build::build_network_with;
+use crate::transport::dma::DmaEvent;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
 
@@ -23,6 +24,7 @@ pub enum SimEvent {
     App(AppEvent),
     Metrics(MetricsEvent),
     Svc(SvcEvent),
+    Dma(DmaEvent),
 }
 
 macro_rules! layer_events {
@@ -41,7 +43,8 @@ layer_events!(
     Tcp(TcpEvent),
     App(AppEvent),
     Metrics(MetricsEvent),
-    Svc(SvcEvent)
+    Svc(SvcEvent),
+    Dma(DmaEvent)
 );
 
 pub struct Sim {
@@ -62,6 +65,8 @@ pub struct Sim {
     pub python_services: Vec<crate::config::runtime::PythonService>,
     /// What each component draws, for the run's energy.
     pub power: crate::config::power::PowerSpec,
+    /// The PCIe fabric's DMA engines and their transfers.
+    pub dma: crate::transport::Dma,
     started: bool,
     finished: bool,
 }
@@ -75,6 +80,7 @@ macro_rules! stack {
             hosts: &mut $s.hosts,
             tcp: &mut $s.tcp,
             udp: &mut $s.udp,
+            dma: &mut $s.dma,
             metrics: &mut $s.metrics,
         }
     };
@@ -307,6 +313,7 @@ impl Sim {
             pack,
             python_services,
             power,
+            dma,
         } = r;
         let mut net = build_network_with(&graph, &switch, custom).map_err(|m| ConfigError {
             path: "switch.scheme".into(),
@@ -351,6 +358,7 @@ impl Sim {
             .filter(|&&n| net.nodes[n as usize].kind == crate::net::NodeKind::Host)
             .map(|&n| net.nodes[n as usize].index)
             .collect();
+        let dma = crate::transport::Dma::new(dma, net.n_hosts());
         Ok(Sim {
             scenario,
             ev,
@@ -367,6 +375,7 @@ impl Sim {
             failed_hosts,
             python_services,
             power,
+            dma,
             started: false,
             finished: false,
         })
@@ -501,7 +510,8 @@ impl Sim {
             SimEvent::Host(HostEvent::AppNote { .. })
             | SimEvent::App(_)
             | SimEvent::Metrics(_)
-            | SimEvent::Svc(_) => return None,
+            | SimEvent::Svc(_)
+            | SimEvent::Dma(_) => return None,
         };
         Some(self.net.host_partition(host))
     }
@@ -565,6 +575,10 @@ impl Sim {
             }
             SimEvent::Metrics(MetricsEvent::Sample) => {
                 self.metrics.on_sample(&mut self.ev, &self.net)
+            }
+            SimEvent::Dma(e) => {
+                self.dma.on_timer(&mut self.net, &mut self.ev, e);
+                self.apps.dispatch_notes(&mut stack!(self));
             }
         }
         self.charge_departures();
@@ -636,6 +650,11 @@ impl Sim {
     #[inline]
     fn receive(&mut self, pkt: crate::packet::PktId) {
         let p = self.net.pool.get(pkt);
+        if p.proto == crate::packet::Proto::Dma {
+            self.dma.on_packet(&mut self.net, &mut self.ev, pkt);
+            self.apps.dispatch_notes(&mut stack!(self));
+            return;
+        }
         if p.proto == crate::packet::Proto::Service {
             let host = p.dst_host;
             let mut ctx = SvcCtx {
@@ -774,6 +793,9 @@ impl Sim {
         if let Some(j) = self.apps.job() {
             tables.push(crate::workload::job::table(&j.records));
         }
+        if !self.dma.transfers.is_empty() {
+            tables.push(crate::transport::dma::table(&self.dma));
+        }
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
@@ -830,6 +852,13 @@ impl Sim {
         if let Some(j) = self.apps.job() {
             crate::workload::job::headline(&mut headline, j);
         }
+        let dma_dropped = self
+            .net
+            .drop_log
+            .iter()
+            .filter(|d| d.proto == crate::packet::Proto::Dma)
+            .count() as u64;
+        crate::transport::dma::headline(&mut headline, &self.dma, dma_dropped);
         metrics::energy::headline(
             &mut headline,
             &self.energy(),

@@ -104,6 +104,7 @@ fn phase(path: &str, c: &mut PhaseCfg, n: usize, storage: bool) -> Result<Phase,
     if kind != "shuffle" {
         refuse("pattern", c.pattern.is_some())?;
         refuse("root", c.root.is_some())?;
+        refuse("via", c.via.is_some())?;
     }
     match kind {
         "read" | "write" => {
@@ -186,6 +187,17 @@ fn shuffle(path: &str, c: &mut PhaseCfg, bytes: u64, n: usize) -> Result<Phase, 
             ))
         }
     };
+    let dma = match c.via.get_or_insert_with(|| "tcp".into()).as_str() {
+        "tcp" => false,
+        "dma" => true,
+        other => {
+            return Err(err(
+                &format!("{path}.via"),
+                format!("{other:?}"),
+                "\"tcp\" (sockets) or \"dma\" (the PCIe DMA library)",
+            ))
+        }
+    };
     if n < 2 {
         return Err(err(
             &format!("{path}.kind"),
@@ -193,5 +205,5 @@ fn shuffle(path: &str, c: &mut PhaseCfg, bytes: u64, n: usize) -> Result<Phase, 
             "a shuffle with 2 or more nodes",
         ));
     }
-    Ok(Phase::Shuffle { bytes, to_one })
+    Ok(Phase::Shuffle { bytes, to_one, dma })
 }

@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod churn;
+pub mod dma;
 pub mod failures;
 pub mod host;
 pub mod job;
@@ -66,6 +67,9 @@ pub struct Scenario {
     /// What each component draws, for the run's energy (`power::PowerCfg`).
     #[serde(default)]
     pub power: power::PowerCfg,
+    /// The PCIe fabric's DMA engines and windows (`dma::DmaCfg`).
+    #[serde(default)]
+    pub dma: dma::DmaCfg,
     /// Links that fail, and perhaps come back, at given times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureCfg>,

@@ -57,6 +57,8 @@ pub struct Resolved {
     pub tunnel: Option<crate::services::tunnel::TunnelSpec>,
     /// What each component draws.
     pub power: super::power::PowerSpec,
+    /// The PCIe fabric's DMA engines.
+    pub dma: crate::transport::dma::DmaParams,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -94,6 +96,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "permutation" | "all_to_all" | "many_to_one" => {
             with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
         }
+        "dma" => with_params(w, |p| dma_bench_spec(p, n_hosts))?,
         "job" => with_params(w, |p| {
             super::job::resolve_job(p, n_hosts, host.storage.is_some()).map(WorkloadSpec::Job)
         })?,
@@ -118,6 +121,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     let power = super::power::resolve_power(&mut sc.power)?;
+    let dma = super::dma::resolve_dma(&mut sc.dma)?;
     if let (Some(w), None) = (power.storage_w, host.storage) {
         return Err(err(
             "power.storage_w",
@@ -127,6 +131,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     }
     Ok(Resolved {
         power,
+        dma,
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
         pack: runtime.pack,
@@ -158,6 +163,56 @@ fn check_metrics(m: &MetricsCfg, graph: &Graph) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// Kind "dma": the PCIe paper's DMA microbenchmarks.
+fn dma_bench_spec(
+    p: &mut crate::workload::dma_bench::Params,
+    n_hosts: i64,
+) -> Result<WorkloadSpec, ConfigError> {
+    use crate::transport::dma::Op;
+    let op = match p.op.get_or_insert_with(|| "write".into()).as_str() {
+        "write" => Op::Write,
+        "read" => Op::Read,
+        "load" => Op::Load,
+        other => {
+            return Err(err(
+                "workload.op",
+                format!("{other:?}"),
+                "\"write\", \"read\" or \"load\"",
+            ))
+        }
+    };
+    let size = p.size.get_or_insert(crate::units::Bytes(64 << 20)).0;
+    if size == 0 {
+        return Err(err("workload.size", 0, "1 byte or more"));
+    }
+    let count = super::checks::int_in("workload.count", *p.count.get_or_insert(10), 1, 10_000_000)?;
+    let initiator = super::checks::int_in(
+        "workload.initiator",
+        *p.initiator.get_or_insert(0),
+        0,
+        n_hosts - 1,
+    )?;
+    let peers = super::checks::host_list("workload.peers", &p.peers, n_hosts)?
+        .unwrap_or_else(|| vec![u32::from(initiator == 0)]);
+    if let Some(i) = peers.iter().position(|&q| q == initiator) {
+        return Err(err(
+            &format!("workload.peers[{i}]"),
+            initiator,
+            "a host other than the initiator",
+        ));
+    }
+    p.peers = Some(peers.iter().map(|&q| i64::from(q)).collect());
+    Ok(WorkloadSpec::DmaBench(
+        crate::workload::dma_bench::DmaBenchSpec {
+            op,
+            size_bytes: size,
+            count,
+            initiator,
+            peers,
+        },
+    ))
 }
 
 /// Kind "services": the runtime's services make the traffic, on a torus.
@@ -232,6 +287,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "kv",
         keys: fields_of::<crate::services::kv_clients::Params>,
+    },
+    Kind {
+        name: "dma",
+        keys: fields_of::<crate::workload::dma_bench::Params>,
     },
     Kind {
         name: "job",

@@ -59,7 +59,8 @@ impl Hosts {
         host: u32,
         pkt: PktId,
     ) -> Option<PktId> {
-        if !self.costed {
+        // DMA's TLPs go to memory through the adapter, not through the network stack.
+        if !self.costed || net.pool.get(pkt).proto == crate::packet::Proto::Dma {
             return Some(pkt);
         }
         let now = ev.now();

@@ -5,11 +5,13 @@
 //! host; they meet only through packets, like real endpoints.
 
 pub mod cc;
+pub mod dma;
 pub mod scoreboard;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
 
+pub use dma::Dma;
 pub use tcp::{Tcp, TcpParams};
 pub use udp::Udp;
 
@@ -43,6 +45,8 @@ pub enum Note {
         payload_bytes: u32,
         tag: u64,
     },
+    /// DMA transfer `xfer` is complete (its last byte arrived; for a load, reached the core).
+    Dma { app: u32, xfer: u32, tag: u32 },
 }
 
 /// A packet reached its destination host's transport (after the host's receive path).
@@ -60,7 +64,7 @@ pub fn receive(
     match p.proto {
         crate::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
         crate::packet::Proto::Udp => udp.on_packet(&p),
-        // Services' packets go to the services (the caller routes them there).
-        crate::packet::Proto::Service => {}
+        // Services' and DMA packets go to their own layers (the caller routes them there).
+        crate::packet::Proto::Service | crate::packet::Proto::Dma => {}
     }
 }

@@ -11,7 +11,7 @@ use crate::host::threads::{AppThreads, Delivery};
 use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
-use crate::transport::{Note, Tcp, Udp};
+use crate::transport::{Dma, Note, Tcp, Udp};
 
 /// memcached with its random streams: 1000 + i for client i; 999 fills the servers' pools.
 fn memcached_app(spec: memcached::MemcachedSpec, seed: u64) -> App {
@@ -29,6 +29,7 @@ pub struct Stack<'a, S> {
     pub hosts: &'a mut Hosts,
     pub tcp: &'a mut Tcp,
     pub udp: &'a mut Udp,
+    pub dma: &'a mut Dma,
     pub metrics: &'a mut Metrics,
 }
 
@@ -108,6 +109,9 @@ impl Apps {
                 )));
             }
             WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
+            WorkloadSpec::DmaBench(spec) => {
+                list.push(App::DmaBench(super::dma_bench::DmaBench::new(spec)))
+            }
             WorkloadSpec::Job(spec) => list.push(App::Job(Box::new(super::job::Job::new(spec)))),
             WorkloadSpec::Ping(_)
             | WorkloadSpec::Reliable(_)
@@ -138,6 +142,7 @@ impl Apps {
             hosts: &mut *s.hosts,
             tcp: &mut *s.tcp,
             udp: &mut *s.udp,
+            dma: &mut *s.dma,
             metrics: &mut *s.metrics,
             active,
             end_ps,
@@ -173,7 +178,7 @@ impl Apps {
     /// Hands transport notes to their applications (which may cause more notes).
     #[inline]
     pub fn dispatch_notes(&mut self, s: &mut Stack<impl AppSched>) {
-        if s.tcp.notes.is_empty() && s.udp.notes.is_empty() {
+        if s.tcp.notes.is_empty() && s.udp.notes.is_empty() && s.dma.notes.is_empty() {
             return;
         }
         self.dispatch_pending(s);
@@ -181,9 +186,10 @@ impl Apps {
 
     #[inline(never)]
     fn dispatch_pending(&mut self, s: &mut Stack<impl AppSched>) {
-        while !s.tcp.notes.is_empty() || !s.udp.notes.is_empty() {
+        while !s.tcp.notes.is_empty() || !s.udp.notes.is_empty() || !s.dma.notes.is_empty() {
             let mut notes = std::mem::take(&mut s.tcp.notes);
             notes.append(&mut s.udp.notes);
+            notes.append(&mut s.dma.notes);
             for n in notes.drain(..) {
                 if s.hosts.costed {
                     self.hold_for_thread(s, n);
@@ -199,7 +205,7 @@ impl Apps {
 
     fn deliver_note(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
         let app = match n {
-            Note::Delivered { app, .. } | Note::Datagram { app, .. } => app,
+            Note::Delivered { app, .. } | Note::Datagram { app, .. } | Note::Dma { app, .. } => app,
         };
         let mut ctx = Self::ctx(s, &mut self.active, self.end_ps);
         self.list[app as usize].on_note(n, &mut ctx);
@@ -225,6 +231,8 @@ impl Apps {
                 tcp: false,
                 bytes: payload_bytes as u64,
             },
+            // A DMA completion needs no thread of the stack to reach the library.
+            Note::Dma { .. } => return self.deliver_note(s, n),
         };
         self.threads.hold(s.hosts, s.ev, n, d);
     }
@@ -232,12 +240,14 @@ impl Apps {
     /// Starts loading the connection state the delivery in `slot` will touch.
     pub fn prefetch_held(&self, slot: u32) {
         if let Some(h) = self.threads.peek(slot) {
-            let (Note::Delivered { app, conn, .. }
+            if let Note::Delivered { app, conn, .. }
             | Note::Datagram {
                 app, stream: conn, ..
-            }) = h.item;
-            if let Some(App::Memcached(m)) = self.list.get(app as usize) {
-                m.prefetch_conn(conn);
+            } = h.item
+            {
+                if let Some(App::Memcached(m)) = self.list.get(app as usize) {
+                    m.prefetch_conn(conn);
+                }
             }
         }
     }

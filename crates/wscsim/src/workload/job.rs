@@ -25,6 +25,7 @@
 use super::{AppEvent, AppSched, Ctx};
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 use crate::metrics::{Column, Table};
+use crate::transport::dma::Op;
 
 /// `[workload]` parameters of kind "job" (defaults are filled in by config::job).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -60,6 +61,10 @@ pub struct PhaseCfg {
     /// shuffle "to_one": the receiving node, an index into `nodes` (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root: Option<i64>,
+    /// shuffle: "tcp" (sockets, default) or "dma" (the PCIe data-transfer library's DMA
+    /// writes through the fabric's windows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Start together with the phase before (default false: start when it is done).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overlap: Option<bool>,
@@ -78,10 +83,12 @@ pub enum Phase {
         cycles: f64,
         parallel_fraction: f64,
     },
-    /// Node i sends `bytes / n` to every other node (all_to_all) or `bytes` to `root`.
+    /// Node i sends `bytes / n` to every other node (all_to_all) or `bytes` to `root`, by
+    /// TCP or (`dma`) by the PCIe DMA library's writes.
     Shuffle {
         bytes: u64,
         to_one: Option<u32>,
+        dma: bool,
     },
 }
 
@@ -101,7 +108,7 @@ impl Phase {
     /// Bytes node `i` of `n` sends to node `j` in this phase.
     fn share(&self, i: usize, j: usize, n: usize) -> u64 {
         match *self {
-            Phase::Shuffle { bytes, to_one } if i != j => match to_one {
+            Phase::Shuffle { bytes, to_one, .. } if i != j => match to_one {
                 Some(r) => u64::from(r as usize == j) * bytes,
                 // An even split, the remainder to the first nodes, so shares sum to bytes.
                 None => bytes / n as u64 + u64::from((j as u64) < bytes % n as u64),
@@ -199,17 +206,17 @@ impl Job {
         }
     }
 
-    fn shuffles(&self) -> bool {
+    fn tcp_shuffles(&self) -> bool {
         self.spec
             .phases
             .iter()
-            .any(|p| matches!(p, Phase::Shuffle { .. }))
+            .any(|p| matches!(p, Phase::Shuffle { dma: false, .. }))
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         *ctx.active += 1;
         let n = self.spec.nodes.len();
-        if self.shuffles() {
+        if self.tcp_shuffles() {
             self.first_conn = ctx.tcp.senders.len() as u32;
             for i in 0..n {
                 for j in (0..n).filter(|&j| j != i) {
@@ -242,7 +249,7 @@ impl Job {
             self.begin_phase(id, i, k, ctx);
         }
         if let Some(k) = self.nodes[i].shuffle {
-            self.send_shares(i, self.spec.phases[k], ctx);
+            self.send_shares(id, i, self.spec.phases[k], ctx);
             self.check_shuffle(id, i, ctx);
         }
     }
@@ -278,7 +285,7 @@ impl Job {
         ctx.ev.schedule(done, AppEvent::Timer { app: id, tag });
     }
 
-    fn send_shares(&mut self, i: usize, phase: Phase, ctx: &mut Ctx<impl AppSched>) {
+    fn send_shares(&mut self, id: u32, i: usize, phase: Phase, ctx: &mut Ctx<impl AppSched>) {
         let n = self.spec.nodes.len();
         for j in 0..n {
             let bytes = phase.share(i, j, n);
@@ -286,8 +293,15 @@ impl Job {
                 continue;
             }
             self.nodes[i].sent_pending += bytes;
-            let conn = self.first_conn + pair(i, j, n) as u32;
-            ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, bytes);
+            let k = pair(i, j, n);
+            if matches!(phase, Phase::Shuffle { dma: true, .. }) {
+                let (a, b) = (self.spec.nodes[i], self.spec.nodes[j]);
+                ctx.dma
+                    .submit(ctx.net, ctx.ev, Op::Write, a, b, bytes, id, k as u32);
+            } else {
+                let conn = self.first_conn + k as u32;
+                ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, bytes);
+            }
         }
     }
 
@@ -325,6 +339,13 @@ impl Job {
         self.phase_done(id, i, k, ctx);
     }
 
+    /// A shuffle's DMA write of pair `tag` has arrived.
+    pub fn on_dma(&mut self, id: u32, xfer: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
+        let bytes = ctx.dma.transfers[xfer as usize].bytes;
+        let (i, j) = unpair(tag as usize, self.spec.nodes.len());
+        self.arrived(id, i, j, bytes, ctx);
+    }
+
     pub fn on_delivered(&mut self, id: u32, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let n = self.spec.nodes.len();
         let Some(k) = conn
@@ -337,6 +358,11 @@ impl Job {
         let new = total.saturating_sub(self.conn_seen[k]);
         self.conn_seen[k] = total;
         let (i, j) = unpair(k, n);
+        self.arrived(id, i, j, new, ctx);
+    }
+
+    /// `new` bytes from node `i` have reached node `j`.
+    fn arrived(&mut self, id: u32, i: usize, j: usize, new: u64, ctx: &mut Ctx<impl AppSched>) {
         self.nodes[i].sent_pending -= new;
         self.nodes[j].received += new;
         self.check_shuffle(id, i, ctx);
@@ -429,6 +455,7 @@ mod tests {
         let p = Phase::Shuffle {
             bytes: 1_000_001,
             to_one: None,
+            dma: false,
         };
         let n = 3;
         let sent: u64 = (0..n).map(|j| p.share(0, j, n)).sum();
@@ -467,6 +494,7 @@ mod tests {
         let p = Phase::Shuffle {
             bytes: 500,
             to_one: Some(2),
+            dma: false,
         };
         assert_eq!(p.share(0, 2, 4), 500);
         assert_eq!(p.share(0, 1, 4), 0);
@@ -476,17 +504,19 @@ mod tests {
     #[test]
     fn a_node_needs_what_every_other_sends_it_by_each_shuffle() {
         let job = Job::new(JobSpec {
-            overlap: vec![false, false, true],
+            overlap: vec![false; 3],
             nodes: vec![0, 1, 2],
             phases: vec![
                 Phase::Read { bytes: 10 },
                 Phase::Shuffle {
                     bytes: 300,
                     to_one: None,
+                    dma: false,
                 },
                 Phase::Shuffle {
                     bytes: 50,
                     to_one: Some(0),
+                    dma: true,
                 },
             ],
         });

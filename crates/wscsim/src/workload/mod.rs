@@ -5,6 +5,7 @@
 //! Applications act through `Ctx` and hear from transports through `Note`s.
 
 pub mod cdf;
+pub mod dma_bench;
 pub mod etc;
 pub mod flows;
 pub mod incast;
@@ -21,7 +22,7 @@ use crate::engine::{Scheduler, TimePs};
 use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
-use crate::transport::{Note, Tcp, TransportSched, Udp};
+use crate::transport::{Dma, Note, Tcp, Udp};
 use serde::{Deserialize, Serialize};
 
 /// The workload layer's events.
@@ -32,8 +33,8 @@ pub enum AppEvent {
 }
 
 /// What applications schedule through: their own timers and everything below.
-pub trait AppSched: TransportSched + Scheduler<AppEvent> {}
-impl<T: TransportSched + Scheduler<AppEvent>> AppSched for T {}
+pub trait AppSched: crate::transport::dma::DmaSched + Scheduler<AppEvent> {}
+impl<T: crate::transport::dma::DmaSched + Scheduler<AppEvent>> AppSched for T {}
 
 /// What an application may touch.
 pub struct Ctx<'a, S> {
@@ -42,6 +43,7 @@ pub struct Ctx<'a, S> {
     pub hosts: &'a mut Hosts,
     pub tcp: &'a mut Tcp,
     pub udp: &'a mut Udp,
+    pub dma: &'a mut Dma,
     pub metrics: &'a mut Metrics,
     /// Number of driver applications still working; the run ends when it reaches 0.
     pub active: &'a mut u32,
@@ -57,6 +59,7 @@ pub enum App {
     UdpSource(udp_source::UdpSource),
     Memcached(Box<memcached::Memcached>),
     Job(Box<job::Job>),
+    DmaBench(dma_bench::DmaBench),
     /// An endpoint that only receives (its transport counts what arrives).
     Sink,
 }
@@ -71,6 +74,7 @@ impl App {
                 | App::FlowGen(_)
                 | App::Memcached(_)
                 | App::Job(_)
+                | App::DmaBench(_)
                 | App::LongLived(long_lived::LongLived { size: Some(_), .. })
         )
     }
@@ -83,6 +87,7 @@ impl App {
             App::UdpSource(a) => a.start(id, ctx),
             App::Memcached(a) => a.start(id, ctx),
             App::Job(a) => a.start(id, ctx),
+            App::DmaBench(a) => a.start(id, ctx),
             App::IncastServer(_) | App::Sink => {}
         }
     }
@@ -102,6 +107,8 @@ impl App {
             (App::Job(a), Note::Delivered { app, conn, total }) => {
                 a.on_delivered(app, conn, total, ctx)
             }
+            (App::DmaBench(a), Note::Dma { app, .. }) => a.on_done(app, ctx),
+            (App::Job(a), Note::Dma { app, xfer, tag }) => a.on_dma(app, xfer, tag, ctx),
             (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
                 a.on_delivered(conn, total, ctx)
             }
@@ -240,6 +247,8 @@ pub enum WorkloadSpec {
     Memcached(crate::workload::memcached::MemcachedSpec),
     /// A data-parallel job in phases (storage, compute, shuffle).
     Job(job::JobSpec),
+    /// DMA microbenchmarks on a PCIe fabric.
+    DmaBench(dma_bench::DmaBenchSpec),
     /// Pings, driven by the ping service (no application of the workload layer).
     Ping(crate::services::ping::PingSpec),
     /// Transfers over the reliable transport service.

@@ -1,7 +1,7 @@
-"""The energy plot: where a run's joules went, by component (CPU, memory, storage, NICs,
-switch ports, chassis), from the `energy` table. A single run gets one bar per component;
-a sweep gets a stacked bar per point, so configurations compare at a glance (the PCIe
-paper's question: what a faster network costs and saves in energy)."""
+"""The PCIe paper's plots: where a run's joules went, by component (CPU, memory, storage,
+NICs, switch ports, chassis), from the `energy` table (a bar per component, or in a sweep
+a stacked bar per point); a job sweep's energy-efficiency gain and speedup; and a DMA
+sweep's sustained rate and transfer time per point."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plots import _label, _save, _title, subplots
+from .plots import DECADES_RATIO, _label, _save, _title, subplots
 
 # Components in the order the native core lists them, with a fixed colour each.
 COMPONENTS = ["cpu", "memory", "storage", "nic", "chassis", "switch_ports", "switch_chassis"]
@@ -116,5 +116,48 @@ def plot_job_efficiency(points: pd.DataFrame | None, swept: list[str], path: Pat
     bases = sorted(set(base))
     note = "over " + "; ".join(labels[b] for b in bases[:3]) + (" ..." if len(bases) > 3 else "")
     _title(fig, title, "energy-efficiency gain (E_base / E - 1) and speedup (T_base / T - 1)", note)
+    _save(fig, path)
+    return True
+
+
+def _first_present(p: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Per row, the first of `cols` that has a value, and which operation it names."""
+    values, ops = [], []
+    for _, r in p.iterrows():
+        c = next((c for c in cols if c in p.columns and pd.notna(r[c])), None)
+        values.append(float(r[c]) if c else np.nan)
+        ops.append(c.removeprefix("headline_dma_").split("_")[0] if c else "")
+    return np.array(values), ops
+
+
+def plot_dma(points: pd.DataFrame | None, swept: list[str], path: Path, title: str | None = None) -> bool:
+    """A DMA sweep: per point, the sustained rate of its writes or reads (GB/s) and the
+    mean time of one transfer or load (us, on a log axis when they span decades), with the
+    windows remapped."""
+    if points is None or points.empty or len(points) < 2 or not any(c.startswith("headline_dma_") for c in points.columns):
+        return False
+    p = points.sort_values("point").reset_index(drop=True)
+    keys = [k for k in swept if k in p.columns]
+    labels = [_label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
+    rates, rate_ops = _first_present(p, ["headline_dma_write_gbytes_per_s", "headline_dma_read_gbytes_per_s"])
+    times, time_ops = _first_present(p, ["headline_dma_write_mean_us", "headline_dma_read_mean_us", "headline_dma_load_mean_us"])
+    colours = {"write": "#4c72b0", "read": "#dd8452", "load": "#55a868", "": "#999999"}
+    fig, (ax_rate, ax_time) = subplots(1, 2, figsize=(min(11.0, 3.0 + 0.8 * len(p)), 3.8))
+    x = np.arange(len(p))
+    for ax, values, ops, unit in ((ax_rate, rates, rate_ops, "sustained rate (GB/s, decimal)"), (ax_time, times, time_ops, "mean time of one (us)")):
+        ax.bar(x, np.nan_to_num(values), width=0.7, color=[colours[o] for o in ops])
+        for i, (v, o) in enumerate(zip(values, ops)):
+            if np.isfinite(v):
+                ax.annotate(f"{o} {v:.3g}", (i, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=6.5)
+        _point_ticks(ax, labels)
+        ax.set_ylabel(unit)
+        ax.grid(axis="y", alpha=0.3)
+    finite = times[np.isfinite(times) & (times > 0)]
+    if len(finite) and finite.max() / finite.min() >= DECADES_RATIO:
+        ax_time.set_yscale("log")
+    note = None
+    if "headline_dma_remaps" in p.columns:
+        note = "windows remapped, point by point: " + ", ".join(str(int(r)) for r in p["headline_dma_remaps"])
+    _title(fig, title, "DMA through the PCIe fabric", note)
     _save(fig, path)
     return True
