@@ -182,7 +182,8 @@ def test_bad_topology_files(tmp_path):
     cases = {
         "disconnected": ("switch s\nswitch t\nhost a\nhost b\nlink a s\nlink b t\n", "disconnected"),
         "undeclared node": ("switch s\nhost a\nlink a s\nlink b s\n", "line 4"),
-        "host with two links": ("switch s\nswitch t\nhost a\nhost b\nlink a s\nlink a t\nlink b s\nlink s t\n", "exactly one"),
+        "host with two links to one switch": ("switch s\nhost a\nhost b\nlink a s\nlink a s\nlink b s\n", "same switch"),
+        "host with five NICs": ("".join(f"switch s{i}\nlink a s{i}\n" for i in range(5)).replace("switch s0\n", "switch s0\nhost a\nhost b\nlink b s0\n"), "1 to 4"),
         "bad rate": ("switch s\nhost a\nhost b\nlink a s 10Gbs\nlink b s\n", "line 4"),
     }
     for name, (edges, words) in cases.items():

@@ -141,6 +141,8 @@ def plot_dma(points: pd.DataFrame | None, swept: list[str], path: Path, title: s
     labels = [_label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
     rates, rate_ops = _first_present(p, ["headline_dma_write_gbytes_per_s", "headline_dma_read_gbytes_per_s"])
     times, time_ops = _first_present(p, ["headline_dma_write_mean_us", "headline_dma_read_mean_us", "headline_dma_load_mean_us"])
+    if not np.isfinite(times).all():
+        return False  # a sweep over networks, some without DMA: not a DMA experiment
     colours = {"write": "#4c72b0", "read": "#dd8452", "load": "#55a868", "": "#999999"}
     fig, (ax_rate, ax_time) = subplots(1, 2, figsize=(min(11.0, 3.0 + 0.8 * len(p)), 3.8))
     x = np.arange(len(p))
@@ -157,7 +159,7 @@ def plot_dma(points: pd.DataFrame | None, swept: list[str], path: Path, title: s
         ax_time.set_yscale("log")
     note = None
     if "headline_dma_remaps" in p.columns:
-        note = "windows remapped, point by point: " + ", ".join(str(int(r)) for r in p["headline_dma_remaps"])
+        note = "windows remapped, point by point: " + ", ".join(f"{r:.0f}" for r in p["headline_dma_remaps"])
     _title(fig, title, "DMA through the PCIe fabric", note)
     _save(fig, path)
     return True

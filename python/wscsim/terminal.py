@@ -7,7 +7,7 @@ import re
 
 # Headline figures that answer each kind of experiment, in the order a reader wants them;
 # any others follow. A sweep's table shows only these (all of them with -v).
-FIRST = ("p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
+FIRST = ("rpc_mean_us", "rpc_min_us", "rpc_max_us", "rpc_mib_per_s", "rpcs_unfinished", "p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
          "incast_mean_iteration_us", "dma_write_gbytes_per_s", "dma_read_gbytes_per_s", "dma_load_mean_us",
          "dma_write_mean_us", "dma_remaps", "dma_packets_dropped", "job_seconds", "kv_write_gbps", "kv_ops_per_s", "kv_median_latency_us", "kv_p95_latency_us",
          "kv_acknowledged_writes_lost", "kv_retries", "median_inbound_gbps_per_server", "min_inbound_gbps_per_server",
@@ -29,12 +29,17 @@ def fmt_value(v) -> str:
 
 
 # A job does the same work at every point, so its energy is its efficiency: shown too.
-JOB_ENERGY = ("energy_j", "mean_power_w")
+JOB_ENERGY = ("energy_j", "mean_power_w", "network_power_per_server_w")
+
+
+def first_keys(keys: list[str]) -> tuple[str, ...]:
+    """The figures shown first (in a sweep's table, the only ones without -v)."""
+    return FIRST + (JOB_ENERGY if "job_seconds" in keys else ())
 
 
 def headline_keys(keys) -> list[str]:
     keys = list(keys)
-    first = FIRST + (JOB_ENERGY if "job_seconds" in keys else ())
+    first = first_keys(keys)
     return [k for k in first if k in keys] + sorted(k for k in keys if k not in first)
 
 
@@ -60,7 +65,8 @@ def print_summary(res, verbose: bool = False, console=None) -> None:
             table = Table(show_edge=False, header_style="bold")
             swept, heads = points_columns(pts)
             if not verbose:
-                heads = [h for h in heads if h in FIRST]
+                first = first_keys(heads)
+                heads = [h for h in heads if h in first]
             for c in swept + heads:
                 table.add_column(c, justify="right" if c in heads else "left", overflow="fold")
             for _, row in pts.iterrows():

@@ -796,6 +796,9 @@ impl Sim {
         if !self.dma.transfers.is_empty() {
             tables.push(crate::transport::dma::table(&self.dma));
         }
+        if let Some(r) = self.apps.ramcloud() {
+            tables.push(crate::workload::ramcloud::table(r));
+        }
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
@@ -851,6 +854,9 @@ impl Sim {
         }
         if let Some(j) = self.apps.job() {
             crate::workload::job::headline(&mut headline, j);
+        }
+        if let Some(r) = self.apps.ramcloud() {
+            crate::workload::ramcloud::headline(&mut headline, r);
         }
         let dma_dropped = self
             .net

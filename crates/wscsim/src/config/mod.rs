@@ -12,6 +12,7 @@ pub mod kinds;
 pub mod kv;
 pub mod memcached;
 pub mod power;
+pub mod ramcloud;
 pub mod scheme;
 pub mod topology;
 pub use crate::units;

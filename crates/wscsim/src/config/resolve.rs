@@ -97,6 +97,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
         }
         "dma" => with_params(w, |p| dma_bench_spec(p, n_hosts))?,
+        "ramcloud" => with_params(w, |p| super::ramcloud::resolve_ramcloud(p, n_hosts))?,
         "job" => with_params(w, |p| {
             super::job::resolve_job(p, n_hosts, host.storage.is_some()).map(WorkloadSpec::Job)
         })?,
@@ -287,6 +288,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "kv",
         keys: fields_of::<crate::services::kv_clients::Params>,
+    },
+    Kind {
+        name: "ramcloud",
+        keys: fields_of::<crate::workload::ramcloud::Params>,
     },
     Kind {
         name: "dma",

@@ -10,7 +10,7 @@ use crate::engine::{TimePs, PS_PER_NS, PS_PER_US};
 use crate::net::link::LinkTech;
 use crate::topology::size::Size;
 use crate::topology::{
-    diablo, edge_list, fat_tree, leaf_spine, single_switch, torus3d, Graph, LinkParams,
+    chassis, diablo, edge_list, fat_tree, leaf_spine, single_switch, torus3d, Graph, LinkParams,
 };
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -30,6 +30,10 @@ pub const TOPOLOGIES: &[Kind] = &[
     Kind {
         name: "single_switch",
         keys: fields_of::<single_switch::Params>,
+    },
+    Kind {
+        name: "chassis",
+        keys: fields_of::<chassis::Params>,
     },
     Kind {
         name: "leaf_spine",
@@ -89,6 +93,7 @@ pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError>
     let (graph, link, preset_latency_ps) = match k {
         "single_switch" => with_params(t, |p, lc| plain(k, lc, |l| single_switch_graph(p, l)))?,
         "fat_tree" => with_params(t, |p, lc| plain(k, lc, |l| fat_tree_graph(p, l)))?,
+        "chassis" => with_params(t, |p, lc| plain(k, lc, |l| chassis_graph(p, l)))?,
         "leaf_spine" => with_params(t, |p, lc| plain(k, lc, |l| leaf_spine_graph(p, l)))?,
         "torus3d" => with_params(t, |p, lc| plain(k, lc, |l| torus3d_graph(p, l)))?,
         "edge_list" => with_params(t, |p, lc| plain(k, lc, |l| edge_list_graph(p, l)))?,
@@ -279,6 +284,25 @@ fn single_switch_graph(
         edge_switches: 1,
     })?;
     Ok(single_switch::build(h, link))
+}
+
+fn chassis_graph(t: &mut chassis::Params, link: LinkParams) -> Result<Graph, ConfigError> {
+    let servers = int_in("topology.servers", *t.servers.get_or_insert(46), 2, 100_000)?;
+    let switches = int_in(
+        "topology.switches",
+        *t.switches.get_or_insert(2),
+        1,
+        i64::from(crate::topology::MAX_NICS),
+    )?;
+    let hosts = u64::from(servers);
+    check_fits(&Size {
+        hosts,
+        switches: u64::from(switches),
+        links: hosts * u64::from(switches),
+        max_switch_ports: hosts,
+        edge_switches: u64::from(switches),
+    })?;
+    Ok(chassis::build(servers, switches, link))
 }
 
 fn fat_tree_graph(t: &mut fat_tree::Params, link: LinkParams) -> Result<Graph, ConfigError> {

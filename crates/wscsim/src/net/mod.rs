@@ -406,6 +406,8 @@ impl Network {
                 }
                 base + self.first_free(base, &cands[..n], now)
             }
+            // A server with several NICs spreads its flows over them by flow hash.
+            _ if nd.nports > 1 => base + self.pool.get(pkt).hash % nd.nports,
             _ => base,
         };
         self.enqueue_at_port(ev, port, pkt, 0);

@@ -456,18 +456,27 @@ fn compute_routes(g: &Graph, lay: &Layout) -> Routing {
     edge_switches.sort_unstable();
     let mut host_edge = vec![0u32; nh];
     let mut host_port = vec![0u32; nh];
+    let mut nics = vec![0u32; nh];
     for (ei, e) in edge_switches.iter().enumerate() {
         for &(h, local) in &attached[e] {
             host_edge[h as usize] = ei as u32;
             host_port[h as usize] = local;
+            nics[h as usize] += 1;
         }
     }
+    let multi_homed: Vec<(u32, u32, u32)> = edge_switches
+        .iter()
+        .flat_map(|e| attached[e].iter().map(move |&(h, local)| (*e, h, local)))
+        .filter(|&(_, h, _)| nics[h as usize] > 1)
+        .map(|(e, h, local)| (index[e as usize], h, local))
+        .collect();
     let mut routing = Routing::new(
         ns,
         edge_switches.iter().map(|&e| index[e as usize]).collect(),
         host_edge,
         host_port,
     );
+    routing.set_multi_homed(multi_homed);
     let mut intern = HashMap::new();
     let mut dist = vec![u32::MAX; n];
     let mut ports_buf = Vec::new();

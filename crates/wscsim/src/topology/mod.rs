@@ -2,6 +2,7 @@
 //! step that turns a graph into a `Network` with its routing tables.
 
 pub mod build;
+pub mod chassis;
 pub mod diablo;
 pub mod edge_list;
 pub mod fat_tree;
@@ -43,6 +44,9 @@ pub struct Graph {
     /// Set by the torus builder: its dimensions (hosts are numbered by coordinates).
     pub torus: Option<[u32; 3]>,
 }
+
+/// The most NICs a server that does not forward may have (a dual-homed micro-server has 2).
+pub const MAX_NICS: u32 = 4;
 
 /// Rate, one-way propagation delay and technology of a link.
 #[derive(Clone, Copy, Debug)]
@@ -111,8 +115,8 @@ impl Graph {
     }
 
     /// Checks that every node can reach every other and that each host that does not
-    /// forward has exactly one link, to a switch. Returns a description of the first
-    /// problem found.
+    /// forward has 1 to `MAX_NICS` links, each to a different switch. Returns a
+    /// description of the first problem found.
     pub fn check(&self) -> Result<(), String> {
         if self.n_hosts() < 2 {
             return Err(format!(
@@ -139,16 +143,27 @@ impl Graph {
             if nd.kind != NodeKind::Host || nd.forwards {
                 continue;
             }
-            if degree[i] != 1 {
+            if degree[i] == 0 || degree[i] > MAX_NICS {
                 return Err(format!(
-                    "host {} has {} links; a host has exactly one",
+                    "host {} has {} links; a host has 1 to {MAX_NICS}, each to a switch",
                     nd.name, degree[i]
                 ));
             }
-            if self.nodes[adj[i][0] as usize].kind == NodeKind::Host {
+            if let Some(&h) = adj[i]
+                .iter()
+                .find(|&&v| self.nodes[v as usize].kind == NodeKind::Host)
+            {
                 return Err(format!(
                     "host {} is linked to host {}; hosts attach to switches",
-                    nd.name, self.nodes[adj[i][0] as usize].name
+                    nd.name, self.nodes[h as usize].name
+                ));
+            }
+            let mut peers = adj[i].clone();
+            peers.sort_unstable();
+            if peers.windows(2).any(|w| w[0] == w[1]) {
+                return Err(format!(
+                    "host {} has two links to the same switch; its NICs go to different switches",
+                    nd.name
                 ));
             }
         }

@@ -109,6 +109,9 @@ impl Apps {
                 )));
             }
             WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
+            WorkloadSpec::Ramcloud(spec) => list.push(App::Ramcloud(Box::new(
+                super::ramcloud::Ramcloud::new(spec),
+            ))),
             WorkloadSpec::DmaBench(spec) => {
                 list.push(App::DmaBench(super::dma_bench::DmaBench::new(spec)))
             }
@@ -265,6 +268,14 @@ impl Apps {
     pub fn udp_target(&self) -> Option<udp_source::Target> {
         self.list.iter().find_map(|a| match a {
             App::UdpSource(s) => Some(s.destination),
+            _ => None,
+        })
+    }
+
+    /// The RAMCloud benchmark of this run, if its workload is one.
+    pub fn ramcloud(&self) -> Option<&super::ramcloud::Ramcloud> {
+        self.list.iter().find_map(|a| match a {
+            App::Ramcloud(r) => Some(&**r),
             _ => None,
         })
     }

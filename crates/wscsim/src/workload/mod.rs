@@ -12,6 +12,7 @@ pub mod incast;
 pub mod job;
 pub mod long_lived;
 pub mod memcached;
+pub mod ramcloud;
 pub mod udp_source;
 
 mod apps;
@@ -60,6 +61,7 @@ pub enum App {
     Memcached(Box<memcached::Memcached>),
     Job(Box<job::Job>),
     DmaBench(dma_bench::DmaBench),
+    Ramcloud(Box<ramcloud::Ramcloud>),
     /// An endpoint that only receives (its transport counts what arrives).
     Sink,
 }
@@ -75,6 +77,7 @@ impl App {
                 | App::Memcached(_)
                 | App::Job(_)
                 | App::DmaBench(_)
+                | App::Ramcloud(_)
                 | App::LongLived(long_lived::LongLived { size: Some(_), .. })
         )
     }
@@ -88,6 +91,7 @@ impl App {
             App::Memcached(a) => a.start(id, ctx),
             App::Job(a) => a.start(id, ctx),
             App::DmaBench(a) => a.start(id, ctx),
+            App::Ramcloud(a) => a.start(id, ctx),
             App::IncastServer(_) | App::Sink => {}
         }
     }
@@ -108,6 +112,10 @@ impl App {
                 a.on_delivered(app, conn, total, ctx)
             }
             (App::DmaBench(a), Note::Dma { app, .. }) => a.on_done(app, ctx),
+            (App::Ramcloud(a), Note::Datagram { tag, .. }) => a.on_datagram(tag, ctx),
+            (App::Ramcloud(a), Note::Delivered { conn, total, .. }) => {
+                a.on_delivered(conn, total, ctx)
+            }
             (App::Job(a), Note::Dma { app, xfer, tag }) => a.on_dma(app, xfer, tag, ctx),
             (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
                 a.on_delivered(conn, total, ctx)
@@ -249,6 +257,8 @@ pub enum WorkloadSpec {
     Job(job::JobSpec),
     /// DMA microbenchmarks on a PCIe fabric.
     DmaBench(dma_bench::DmaBenchSpec),
+    /// RAMCloud's ClusterPerf client and master.
+    Ramcloud(ramcloud::RamcloudSpec),
     /// Pings, driven by the ping service (no application of the workload layer).
     Ping(crate::services::ping::PingSpec),
     /// Transfers over the reliable transport service.

@@ -1,4 +1,5 @@
-//! Precomputed routes. A host hangs off exactly one switch (its edge switch), so a route
+//! Precomputed routes. A host hangs off one switch (its edge switch; a multi-homed host's
+//! other switches reach it directly, `set_multi_homed`), so a route
 //! is found in two steps: at the destination's edge switch, the port to the host; anywhere
 //! else, the set of equal-cost ports towards that edge switch, chosen per packet by the
 //! 5-tuple hash (ECMP). Tables are indexed by edge switch, not by host, which keeps them
@@ -33,6 +34,10 @@ pub struct Routing {
     set_ports: Vec<u32>,
     /// Per-switch salt so that consecutive tiers do not make correlated choices.
     salts: Vec<u32>,
+    /// Hosts with NICs on several switches (a dual-homed chassis server): every (switch,
+    /// host, port at that switch), sorted. A switch a host hangs off sends to it directly;
+    /// empty (and never searched) when every host has one NIC.
+    also_attached: Vec<(u32, u32, u32)>,
 }
 
 impl Routing {
@@ -56,7 +61,26 @@ impl Routing {
             salts: (0..n_switches)
                 .map(|s| (crate::engine::rng::mix64(s as u64 ^ 0x5EED) >> 32) as u32)
                 .collect(),
+            also_attached: Vec::new(),
         }
+    }
+
+    /// Records hosts that hang off several switches: (switch, host, port at the switch).
+    pub fn set_multi_homed(&mut self, mut attachments: Vec<(u32, u32, u32)>) {
+        attachments.sort_unstable();
+        self.also_attached = attachments;
+    }
+
+    /// The port of `switch` to `dst_host` if the host hangs off it (multi-homed hosts only).
+    #[inline]
+    fn direct(&self, switch: u32, dst_host: u32) -> Option<&u32> {
+        if self.also_attached.is_empty() {
+            return None;
+        }
+        let a = &self.also_attached;
+        a.binary_search_by(|&(s, h, _)| (s, h).cmp(&(switch, dst_host)))
+            .ok()
+            .map(|i| &a[i].2)
     }
 
     /// Records the ports of `switch` that lead to edge switch `edge` (each with equal cost).
@@ -83,6 +107,9 @@ impl Routing {
 
     /// Equal-cost ports of `switch` towards `dst_host`.
     pub fn ports(&self, switch: u32, dst_host: u32) -> &[u32] {
+        if let Some(p) = self.direct(switch, dst_host) {
+            return std::slice::from_ref(p);
+        }
         let e = self.host_edge[dst_host as usize];
         if self.edge_switch[e as usize] == switch {
             return std::slice::from_ref(&self.host_port[dst_host as usize]);
@@ -98,6 +125,9 @@ impl Routing {
     /// The output port (local index) for a packet to `dst_host` with 5-tuple hash `hash`.
     #[inline]
     pub fn next_port(&self, switch: u32, dst_host: u32, hash: u32) -> u32 {
+        if let Some(&p) = self.direct(switch, dst_host) {
+            return p;
+        }
         let e = self.host_edge[dst_host as usize];
         if self.edge_switch[e as usize] == switch {
             return self.host_port[dst_host as usize];

@@ -1,0 +1,146 @@
+//! `workload.kind = "ramcloud"`: RAMCloud's ClusterPerf benchmark (`workload::ramcloud`).
+
+use super::checks::int_in;
+use super::{err, ConfigError};
+use crate::workload::ramcloud::{Params, RamcloudSpec};
+use crate::workload::WorkloadSpec;
+
+/// Fitted on the Atom of `ramcloud_rpc` (CPI 2.39 at 2.4 GHz: about 1 ns an instruction;
+/// docs/ramcloud.md shows the arithmetic), store-and-forward, user-space driver: the RPC
+/// layer to the slides' 100-byte read (13.8 us), a write's fixed cost to the 100-byte write
+/// (18.2 us), its cost per byte to the 1 MB write less the 1 MB read (4.7 - 3.9 ms).
+pub const RPC_INSTRUCTIONS: f64 = 2_100.0;
+pub const WRITE_INSTRUCTIONS: f64 = 4_400.0;
+pub const WRITE_INSTRUCTIONS_PER_BYTE: f64 = 0.8;
+
+pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, ConfigError> {
+    let write = match p.op.get_or_insert_with(|| "read".into()).as_str() {
+        "read" => false,
+        "write" => true,
+        other => {
+            return Err(err(
+                "workload.op",
+                format!("{other:?}"),
+                "\"read\" or \"write\"",
+            ))
+        }
+    };
+    let tcp = match p.transport.get_or_insert_with(|| "fast".into()).as_str() {
+        "fast" => false,
+        "tcp" => true,
+        other => {
+            return Err(err(
+                "workload.transport",
+                format!("{other:?}"),
+                "\"fast\" (RAMCloud's own transport) or \"tcp\"",
+            ))
+        }
+    };
+    let size = p.size.get_or_insert(crate::units::Bytes(100)).0;
+    if !(1..=1 << 30).contains(&size) {
+        return Err(err("workload.size", size, "1 byte to 1 GiB"));
+    }
+    let key = p.key.get_or_insert(crate::units::Bytes(30)).0;
+    if !(1..=65_535).contains(&key) {
+        return Err(err(
+            "workload.key",
+            key,
+            "1 to 65,535 bytes (RAMCloud's key length)",
+        ));
+    }
+    let count = int_in(
+        "workload.count",
+        *p.count.get_or_insert(1000),
+        1,
+        100_000_000,
+    )?;
+    let client = int_in(
+        "workload.client",
+        *p.client.get_or_insert(0),
+        0,
+        n_hosts - 1,
+    )?;
+    let master = int_in(
+        "workload.master",
+        *p.master.get_or_insert(1),
+        0,
+        n_hosts - 1,
+    )?;
+    if master == client {
+        return Err(err(
+            "workload.master",
+            master,
+            "a host other than the client",
+        ));
+    }
+    let window = int_in("workload.window", *p.window.get_or_insert(10), 1, 65_535)?;
+    let ack_after = int_in(
+        "workload.ack_after",
+        *p.ack_after.get_or_insert(5),
+        1,
+        65_535,
+    )?;
+    if ack_after > window {
+        return Err(err(
+            "workload.ack_after",
+            ack_after,
+            format!("at most the window ({window}), or the sender would wait forever"),
+        ));
+    }
+    let instructions = |path: &str, v: &mut Option<f64>, default: f64, most: f64| {
+        let x = *v.get_or_insert(default);
+        if !(x.is_finite() && (0.0..=most).contains(&x)) {
+            return Err(err(path, x, format!("0 to {most} instructions")));
+        }
+        Ok(x)
+    };
+    let rpc_instructions = instructions(
+        "workload.rpc_instructions",
+        &mut p.rpc_instructions,
+        RPC_INSTRUCTIONS,
+        1e9,
+    )?;
+    let write_instructions = instructions(
+        "workload.write_instructions",
+        &mut p.write_instructions,
+        WRITE_INSTRUCTIONS,
+        1e9,
+    )?;
+    let write_instructions_per_byte = instructions(
+        "workload.write_instructions_per_byte",
+        &mut p.write_instructions_per_byte,
+        WRITE_INSTRUCTIONS_PER_BYTE,
+        1e6,
+    )?;
+    let replicas = *p.replicas.get_or_insert(0);
+    let spare = n_hosts - 2;
+    let replicas = int_in("workload.replicas", replicas, 0, spare.max(0))?;
+    if replicas > 0 && tcp {
+        return Err(err(
+            "workload.replicas",
+            replicas,
+            "0 with transport \"tcp\" (replication runs over RAMCloud's own transport)",
+        ));
+    }
+    // Backups: the hosts after the master, skipping the client.
+    let backups: Vec<u32> = (1..n_hosts as u32)
+        .map(|d| (master + d) % n_hosts as u32)
+        .filter(|&h| h != client)
+        .take(replicas as usize)
+        .collect();
+    Ok(WorkloadSpec::Ramcloud(RamcloudSpec {
+        write,
+        size_bytes: size,
+        count,
+        client,
+        master,
+        backups,
+        tcp,
+        key_bytes: key,
+        window,
+        ack_after,
+        rpc_instructions,
+        write_instructions,
+        write_instructions_per_byte,
+    }))
+}
