@@ -30,6 +30,9 @@ destination = "random"
 load = 0.5
 """
 
+PCIE = BASE.replace("hosts = 4", 'hosts = 4\nlink = { technology = "pcie_gen2" }')
+
+
 def job_text(params: str) -> str:
     """A job on the four hosts of BASE with these `[workload]` parameters."""
     return BASE.replace('kind = "incast"\nsenders = 2', 'kind = "job"\n' + params)
@@ -156,6 +159,22 @@ CASES = [
     ("two shuffles at once", job_text('phases = [{ kind = "shuffle", bytes = "1MB" }, { kind = "shuffle", bytes = "1MB", overlap = true }]'), "workload.phases[1].overlap"),
     ("job node twice", job_text('nodes = [1, 1]\nphases = [{ kind = "shuffle", bytes = "1MB" }]'), "workload.nodes[1]"),
     ("job node out of range", job_text('nodes = [0, 9]\nphases = [{ kind = "shuffle", bytes = "1MB" }]'), "workload.nodes[1]"),
+    ("no DMA windows", BASE + "[dma]\nwindows = 0\n", "dma.windows"),
+    ("odd read request", BASE + '[dma]\nread_request = "500B"\n', "dma.read_request"),
+    ("remap of an hour", BASE + '[dma]\nremap = "1h"\n', "dma.remap"),
+    ("unknown DMA key", BASE + "[dma]\nlanes = 4\n", "lanes"),
+    ("DMA op of another kind", PCIE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"\nop = "copy"'), "workload.op"),
+    ("DMA to itself", PCIE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"\ninitiator = 1\npeers = [1]'), "workload.peers[0]"),
+    ("DMA over Ethernet", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"'), "workload.kind"),
+    ("shuffle by DMA over Ethernet", job_text('phases = [{ kind = "shuffle", bytes = "1MB", via = "dma" }]'), "workload.phases[0].via"),
+    ("shuffle by carrier pigeon", job_text('phases = [{ kind = "shuffle", bytes = "1MB", via = "pigeon" }]'), "workload.phases[0].via"),
+    ("chassis of one switch too many", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "chassis"\nswitches = 5'), "topology.switches"),
+    ("RAMCloud write of nothing", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\nop = "write"\nsize = "0B"'), "workload.size"),
+    ("RAMCloud master as its own client", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\nmaster = 0'), "workload.master"),
+    ("RAMCloud over carrier pigeon", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\ntransport = "pigeon"'), "workload.transport"),
+    ("RAMCloud acknowledging after the window", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\nwindow = 4\nack_after = 5'), "workload.ack_after"),
+    ("RAMCloud replicas over TCP", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\ntransport = "tcp"\nreplicas = 1'), "workload.replicas"),
+    ("more RAMCloud replicas than hosts", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\nreplicas = 3'), "workload.replicas"),
     ("a million-point sweep", BASE + '[sweep]\n"workload.senders" = ' + str(list(range(1000))) + '\n"workload.block" = ' + str(list(range(1000, 2000))) + "\n", "sweep"),
 ]
 

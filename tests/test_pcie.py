@@ -26,7 +26,7 @@ def dma(op, size="64MiB", count=4, peers=None, dma_cfg=None, forwarding="store_a
     sc = {
         "name": "dma", "seed": 1, "duration": "10s",
         "topology": {"kind": "single_switch", "hosts": 4, "link": {"technology": "pcie_gen2", "delay": "5ns"}},
-        "switch": {"forwarding": forwarding, "port_to_port_latency": "140ns", "buffer_per_port": "16MiB"},
+        "switch": {"forwarding": forwarding, "port_to_port_latency": "140ns"},
         "workload": {"kind": "dma", "op": op, "size": size, "count": count},
     }
     if peers:
@@ -101,7 +101,7 @@ def test_a_shuffle_by_dma_moves_every_share():
     sc = {
         "name": "dma-shuffle", "seed": 1, "duration": "10s",
         "topology": {"kind": "single_switch", "hosts": 3, "link": {"technology": "pcie_gen2", "delay": "5ns"}},
-        "switch": {"forwarding": "cut_through", "port_to_port_latency": "140ns", "buffer_per_port": "16MiB"},
+        "switch": {"forwarding": "cut_through", "port_to_port_latency": "140ns"},
         "workload": {"kind": "job", "phases": phases},
     }
     res = run(sc)
@@ -111,3 +111,22 @@ def test_a_shuffle_by_dma_moves_every_share():
     assert res.headline["dma_packets_dropped"] == 0
     # Each node sends 20 MB and receives 20 MB; its link carries at most 512/560 of 2 GB/s.
     assert res.headline["job_seconds"] > 20e6 / (REQUEST / ser_s(REQUEST))
+
+
+def test_credits_hold_senders_back_instead_of_dropping():
+    """Two nodes write to a third at once, each faster than half its link: PCIe drops
+    nothing, so the receiver's link is shared, not overrun, with the switch's default
+    buffers."""
+    phases = [{"kind": "shuffle", "bytes": "40MB", "pattern": "to_one", "root": 0, "via": "dma"}]
+    sc = {
+        "name": "dma-incast", "seed": 1, "duration": "10s",
+        "topology": {"kind": "single_switch", "hosts": 3, "link": {"technology": "pcie_gen2", "delay": "5ns"}},
+        "workload": {"kind": "job", "phases": phases},
+    }
+    res = run(sc)
+    h = res.headline
+    assert h["dma_packets_dropped"] == 0 and h["drops"] == 0
+    link_gbs = REQUEST / ser_s(REQUEST) / 1e9
+    # Each sender gets about half the receiver's link; together they fill it.
+    assert h["dma_write_gbytes_per_s"] == pytest.approx(link_gbs / 2, rel=0.03)
+    assert h["job_seconds"] == pytest.approx(80e6 / (link_gbs * 1e9), rel=0.03)

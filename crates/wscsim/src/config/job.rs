@@ -9,7 +9,13 @@ use crate::workload::job::{JobSpec, Params, Phase, PhaseCfg};
 /// (a complex regular expression is a few hundred), still catching a slipped exponent.
 const MAX_CYCLES_PER_BYTE: f64 = 1e6;
 
-pub fn resolve_job(p: &mut Params, n_hosts: i64, storage: bool) -> Result<JobSpec, ConfigError> {
+/// `pcie`: the hosts' links are PCIe (a shuffle `via = "auto"` then uses DMA).
+pub fn resolve_job(
+    p: &mut Params,
+    n_hosts: i64,
+    storage: bool,
+    pcie: bool,
+) -> Result<JobSpec, ConfigError> {
     let nodes = match host_list("workload.nodes", &p.nodes, n_hosts)? {
         Some(list) => list,
         None => (0..n_hosts as u32).collect(),
@@ -35,7 +41,13 @@ pub fn resolve_job(p: &mut Params, n_hosts: i64, storage: bool) -> Result<JobSpe
     let phases: Vec<Phase> = cfgs
         .iter_mut()
         .enumerate()
-        .map(|(i, c)| phase(&format!("workload.phases[{i}]"), c, nodes.len(), storage))
+        .map(|(i, c)| {
+            phase(
+                &format!("workload.phases[{i}]"),
+                c,
+                (nodes.len(), storage, pcie),
+            )
+        })
         .collect::<Result<_, _>>()?;
     let overlap: Vec<bool> = cfgs.iter().map(|c| c.overlap == Some(true)).collect();
     check_groups(&phases, &overlap)?;
@@ -75,7 +87,9 @@ fn check_groups(phases: &[Phase], overlap: &[bool]) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn phase(path: &str, c: &mut PhaseCfg, n: usize, storage: bool) -> Result<Phase, ConfigError> {
+/// One phase; `(nodes, storage, pcie)` say what the job runs on.
+fn phase(path: &str, c: &mut PhaseCfg, on: (usize, bool, bool)) -> Result<Phase, ConfigError> {
+    let (n, storage, pcie) = on;
     let Some(bytes) = c.bytes.map(|b| b.0) else {
         return Err(err(
             &format!("{path}.bytes"),
@@ -122,7 +136,7 @@ fn phase(path: &str, c: &mut PhaseCfg, n: usize, storage: bool) -> Result<Phase,
             })
         }
         "compute" => compute(path, c, bytes),
-        "shuffle" => shuffle(path, c, bytes, n),
+        "shuffle" => shuffle(path, c, bytes, n, pcie),
         _ => Err(err(
             &format!("{path}.kind"),
             format!("{kind:?}"),
@@ -155,7 +169,13 @@ fn compute(path: &str, c: &mut PhaseCfg, bytes: u64) -> Result<Phase, ConfigErro
     })
 }
 
-fn shuffle(path: &str, c: &mut PhaseCfg, bytes: u64, n: usize) -> Result<Phase, ConfigError> {
+fn shuffle(
+    path: &str,
+    c: &mut PhaseCfg,
+    bytes: u64,
+    n: usize,
+    pcie: bool,
+) -> Result<Phase, ConfigError> {
     let pattern = c.pattern.get_or_insert_with(|| "all_to_all".into()).clone();
     let to_one = match pattern.as_str() {
         "all_to_all" => {
@@ -189,12 +209,22 @@ fn shuffle(path: &str, c: &mut PhaseCfg, bytes: u64, n: usize) -> Result<Phase, 
     };
     let dma = match c.via.get_or_insert_with(|| "tcp".into()).as_str() {
         "tcp" => false,
-        "dma" => true,
+        "dma" if pcie => true,
+        "dma" => {
+            return Err(err(
+                &format!("{path}.via"),
+                "\"dma\" on links that are not PCIe",
+                "\"dma\" only with topology.link.technology = \"pcie_gen2\" (or \"auto\")",
+            ))
+        }
+        // The data-transfer library where the fabric is PCIe, sockets elsewhere (as the
+        // paper ported its applications).
+        "auto" => pcie,
         other => {
             return Err(err(
                 &format!("{path}.via"),
                 format!("{other:?}"),
-                "\"tcp\" (sockets) or \"dma\" (the PCIe DMA library)",
+                "\"tcp\" (sockets), \"dma\" (the PCIe DMA library) or \"auto\" (DMA on PCIe links, TCP elsewhere)",
             ))
         }
     };

@@ -96,10 +96,11 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         "permutation" | "all_to_all" | "many_to_one" => {
             with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
         }
-        "dma" => with_params(w, |p| dma_bench_spec(p, n_hosts))?,
+        "dma" => with_params(w, |p| dma_bench_spec(p, n_hosts, host_tech.name))?,
         "ramcloud" => with_params(w, |p| super::ramcloud::resolve_ramcloud(p, n_hosts))?,
         "job" => with_params(w, |p| {
-            super::job::resolve_job(p, n_hosts, host.storage.is_some()).map(WorkloadSpec::Job)
+            let pcie = host_tech.name.starts_with("pcie");
+            super::job::resolve_job(p, n_hosts, host.storage.is_some(), pcie).map(WorkloadSpec::Job)
         })?,
         "memcached" => with_params(w, |p| {
             super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
@@ -170,8 +171,16 @@ fn check_metrics(m: &MetricsCfg, graph: &Graph) -> Result<(), ConfigError> {
 fn dma_bench_spec(
     p: &mut crate::workload::dma_bench::Params,
     n_hosts: i64,
+    technology: &str,
 ) -> Result<WorkloadSpec, ConfigError> {
     use crate::transport::dma::Op;
+    if !technology.starts_with("pcie") {
+        return Err(err(
+            "workload.kind",
+            format!("\"dma\" on {technology:?} links"),
+            "\"dma\" only with topology.link.technology = \"pcie_gen2\"",
+        ));
+    }
     let op = match p.op.get_or_insert_with(|| "write".into()).as_str() {
         "write" => Op::Write,
         "read" => Op::Read,

@@ -25,9 +25,12 @@
 //! `Dma`): they queue at switch ports and cross links at the link's rate with the TLP
 //! framing of the link's technology. They cost no CPU time.
 //!
-//! Simplified: PCIe's credit-based flow control is not modelled, so a switch port must be
-//! given buffers deep enough that nothing is dropped (a dropped DMA packet is counted in
-//! `dma_packets_dropped` and its transfer never completes); the DMA engine's descriptor
+//! Simplified: PCIe's credit-based flow control is modelled at the receiver only: a chunk
+//! leaves its engine when the chunks granted to the same receiver before it are within two
+//! chunks of arriving there, so on the paper's star (one switch) the switch port to a busy
+//! receiver holds about two chunks per sender and nothing is dropped; credits per hop in
+//! deeper fabrics are not modelled (a dropped DMA packet is counted in
+//! `dma_packets_dropped`, and its transfer never completes); the DMA engine's descriptor
 //! fetches are taken as prefetched (PEX 8609's prefetch descriptor mode); completions come
 //! in TLPs of the link's payload, not at read-completion boundaries; doorbells and mailboxes
 //! are not modelled (a transfer is complete when its last byte arrives).
@@ -135,8 +138,13 @@ pub struct Dma {
     pub params: DmaParams,
     pub transfers: Vec<Transfer>,
     engines: Vec<Engine>,
+    /// Per host: until when the chunks already granted to it will be arriving on its link
+    /// (PCIe's credits, seen from the receiver: see `on_timer`).
+    rx_free_ps: Vec<TimePs>,
     pub notes: Vec<Note>,
     pub remaps: u64,
+    /// Times a chunk waited for the receiver's link (credits).
+    pub credit_waits: u64,
 }
 
 impl Dma {
@@ -145,8 +153,10 @@ impl Dma {
             params,
             transfers: Vec::new(),
             engines: vec![Engine::default(); n_hosts],
+            rx_free_ps: vec![0; n_hosts],
             notes: Vec::new(),
             remaps: 0,
+            credit_waits: 0,
         }
     }
 
@@ -272,9 +282,25 @@ impl Dma {
         let t = &self.transfers[x as usize];
         let chunk_bytes = self.params.read_request_bytes;
         let len = t.chunk_len(e.step, chunk_bytes);
+        let (src, dst) = match t.op {
+            Op::Write => (t.initiator, t.peer),
+            Op::Read | Op::Load => (t.peer, t.initiator),
+        };
+        // Credits: PCIe never drops; a full receiver holds its senders back. Modelled at
+        // the receiver's link: a chunk goes when what was granted before it is within two
+        // chunks of arriving, so the switch port to the receiver holds no more than that.
+        let slack = 2 * self.chunk_wire_ps(net, dst, chunk_bytes);
+        let granted = self.rx_free_ps[dst as usize].saturating_sub(slack);
+        if granted > ev.now() {
+            self.credit_waits += 1;
+            ev.schedule(granted, e);
+            return;
+        }
+        let rx_ps = self.chunk_wire_ps(net, dst, len);
+        let rx = &mut self.rx_free_ps[dst as usize];
+        *rx = (*rx).max(ev.now()) + rx_ps;
         match t.op {
             Op::Write => {
-                let (src, dst) = (t.initiator, t.peer);
                 let sent_ps = self.send_chunk(net, ev, x, src, dst, WRITE, e.step, len);
                 // The fetch's tag is free now, but the adapter buffers at most `read_tags`
                 // chunks for its link: the next fetch starts when there is room for it.
@@ -290,7 +316,6 @@ impl Dma {
                 }
             }
             Op::Read | Op::Load => {
-                let (src, dst) = (t.peer, t.initiator);
                 self.send_chunk(net, ev, x, src, dst, COMPLETION, e.step, len);
             }
         }

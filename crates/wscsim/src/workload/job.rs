@@ -61,8 +61,8 @@ pub struct PhaseCfg {
     /// shuffle "to_one": the receiving node, an index into `nodes` (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root: Option<i64>,
-    /// shuffle: "tcp" (sockets, default) or "dma" (the PCIe data-transfer library's DMA
-    /// writes through the fabric's windows).
+    /// shuffle: "tcp" (sockets, default), "dma" (the PCIe data-transfer library's DMA
+    /// writes through the fabric's windows) or "auto" (DMA where the links are PCIe).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Start together with the phase before (default false: start when it is done).
