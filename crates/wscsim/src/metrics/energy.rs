@@ -217,14 +217,14 @@ pub fn table(e: &Energy, net: &Network) -> Table {
 /// The headline's energy figures: the total, its split, mean power, network power per
 /// server, and energy per payload byte delivered.
 pub fn headline(h: &mut Map<String, Value>, e: &Energy, servers: usize, delivered_bytes: u64) {
+    // Sums start from 0.0 (an empty f64 sum is -0.0, which would print as "-0").
     let by = |names: &[&str]| -> f64 {
         e.rows
             .iter()
             .filter(|r| names.contains(&COMPONENTS[r.component as usize]))
-            .map(|r| r.joules)
-            .sum()
+            .fold(0.0, |a, r| a + r.joules)
     };
-    let total: f64 = e.rows.iter().map(|r| r.joules).sum();
+    let total: f64 = e.rows.iter().fold(0.0, |a, r| a + r.joules);
     let network = by(&["nic", "switch_ports", "switch_chassis"]);
     h.insert("energy_j".into(), total.into());
     h.insert("energy_cpu_j".into(), by(&["cpu"]).into());

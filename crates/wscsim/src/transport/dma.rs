@@ -507,6 +507,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, d: &Dma, dro
         }
     }
     if !d.transfers.is_empty() {
+        h.insert("dma_transfers_unfinished".into(), d.pending().into());
         h.insert("dma_remaps".into(), d.remaps.into());
         h.insert("dma_packets_dropped".into(), dropped.into());
     }
