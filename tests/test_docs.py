@@ -69,12 +69,17 @@ LONG = {
     "wscsim run camcube_image_store_failures": "140 simulated seconds of image inserts, about 90 s",
     "wscsim run camcube_churn --set 'sweep={}' --set churn.rate=30 --set failure_detection.keepalive=100ms": "10 simulated seconds of 512 servers, about 10 s",
     "wscsim run diablo_memcached --set 'sweep={}' --set workload.requests_per_client=30000": "14 minutes and 6 GB",
+    "wscsim run pcie_sort": "18 points of seconds-long jobs, about 25 s on 2 cores",
+    "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
+    "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
 }
 
-# A documented benchmark: it takes minutes and `--record` rewrites benchmarks/RESULTS.md,
-# so the test runs it with `--help` instead, which loads the script and its options.
+# Documented developer tools that take minutes (a benchmark, whose `--record` rewrites
+# benchmarks/RESULTS.md; a fit that runs two sweeps): the test runs each with `--help`
+# instead, which loads the script and its options.
 BENCHMARKS = {
     "python3 benchmarks/schemes.py --record": "python3 benchmarks/schemes.py --help",
+    "python3 scripts/fit_pcie_jobs.py": "python3 scripts/fit_pcie_jobs.py --help",
 }
 
 # Options that only a run or a sweep takes, with whether each takes a value.
