@@ -69,6 +69,11 @@ LONG = {
     "wscsim run camcube_image_store_failures": "140 simulated seconds of image inserts, about 90 s",
     "wscsim run camcube_churn --set 'sweep={}' --set churn.rate=30 --set failure_detection.keepalive=100ms": "10 simulated seconds of 512 servers, about 10 s",
     "wscsim run diablo_memcached --set 'sweep={}' --set workload.requests_per_client=30000": "14 minutes and 6 GB",
+    "wscsim run camcube_image_store": "16 points of image inserts, about 16 s on 2 cores",
+    "wscsim run camcube_image_store --set 'host.stack=\"camcube\"'": "the same 16 points with costed hosts, about 16 s",
+    "wscsim run camcube_tcp": "27 servers all-to-all over TCP, two points, about 14 s",
+    "wscsim run camcube_links": "18 points, about 10 s on 2 cores",
+    "wscsim run camcube_image_lookups": "3 points of 23,300 stored images, about 9 s",
     "wscsim run pcie_sort": "18 points of seconds-long jobs, about 25 s on 2 cores",
     "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
     "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
@@ -80,6 +85,7 @@ LONG = {
 BENCHMARKS = {
     "python3 benchmarks/schemes.py --record": "python3 benchmarks/schemes.py --help",
     "python3 scripts/fit_pcie_jobs.py": "python3 scripts/fit_pcie_jobs.py --help",
+    "python3 benchmarks/run.py --only torus512 --only torus4096 --only churn512 --only k12 --only k24": "python3 benchmarks/run.py --help",
 }
 
 # Options that only a run or a sweep takes, with whether each takes a value.
