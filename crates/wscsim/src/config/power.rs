@@ -68,24 +68,27 @@ impl Default for PowerSpec {
 /// given in milliwatts or a typo of several digits.
 const MAX_W: f64 = 100_000.0;
 
-fn watts(path: &str, given: Option<f64>) -> Result<Option<f64>, ConfigError> {
-    match given {
-        Some(w) if !(w.is_finite() && (0.0..=MAX_W).contains(&w)) => {
-            Err(err(path, w, format!("watts from 0 to {MAX_W}")))
-        }
-        _ => Ok(given),
+/// A power figure in range: watts from 0 to `MAX_W`.
+fn watts(path: &str, w: f64) -> Result<f64, ConfigError> {
+    if !(w.is_finite() && (0.0..=MAX_W).contains(&w)) {
+        return Err(err(path, w, format!("watts from 0 to {MAX_W}")));
     }
+    Ok(w)
+}
+
+/// A figure whose default depends on the component: checked only when given.
+fn watts_if_given(path: &str, given: Option<f64>) -> Result<Option<f64>, ConfigError> {
+    given.map(|w| watts(path, w)).transpose()
 }
 
 pub fn resolve_power(p: &mut PowerCfg) -> Result<PowerSpec, ConfigError> {
-    let cpu_core_w = *p.cpu_core_w.get_or_insert(95.0 / 6.0);
-    let memory_w = *p.memory_w.get_or_insert(6.0);
-    let switch_chassis_w = *p.switch_chassis_w.get_or_insert(0.0);
-    let chassis_w = *p.chassis_w.get_or_insert(0.0);
-    watts("power.cpu_core_w", Some(cpu_core_w))?;
-    watts("power.memory_w", Some(memory_w))?;
-    watts("power.switch_chassis_w", Some(switch_chassis_w))?;
-    watts("power.chassis_w", Some(chassis_w))?;
+    let cpu_core_w = watts("power.cpu_core_w", *p.cpu_core_w.get_or_insert(95.0 / 6.0))?;
+    let memory_w = watts("power.memory_w", *p.memory_w.get_or_insert(6.0))?;
+    let switch_chassis_w = watts(
+        "power.switch_chassis_w",
+        *p.switch_chassis_w.get_or_insert(0.0),
+    )?;
+    let chassis_w = watts("power.chassis_w", *p.chassis_w.get_or_insert(0.0))?;
     let idle_fraction = *p.idle_fraction.get_or_insert(1.0);
     if !(idle_fraction.is_finite() && (0.0..=1.0).contains(&idle_fraction)) {
         return Err(err(
@@ -97,9 +100,9 @@ pub fn resolve_power(p: &mut PowerCfg) -> Result<PowerSpec, ConfigError> {
     Ok(PowerSpec {
         cpu_core_w,
         memory_w,
-        storage_w: watts("power.storage_w", p.storage_w)?,
-        nic_w: watts("power.nic_w", p.nic_w)?,
-        switch_port_w: watts("power.switch_port_w", p.switch_port_w)?,
+        storage_w: watts_if_given("power.storage_w", p.storage_w)?,
+        nic_w: watts_if_given("power.nic_w", p.nic_w)?,
+        switch_port_w: watts_if_given("power.switch_port_w", p.switch_port_w)?,
         switch_chassis_w,
         chassis_w,
         idle_fraction,

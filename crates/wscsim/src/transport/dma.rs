@@ -122,12 +122,19 @@ impl Transfer {
     }
 }
 
-/// A node's engine: its windows (peer, last use) and its waiting transfers.
+/// A mapping window: the peer it maps, when it was last used, and the running transfers
+/// that use it (a window in use is never remapped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Window {
+    peer: u32,
+    last_use_ps: TimePs,
+    transfers: u32,
+}
+
+/// A node's engine: its windows and its waiting transfers.
 #[derive(Clone, Debug, Default)]
 struct Engine {
-    windows: Vec<(u32, TimePs)>,
-    /// Transfers using each window now (by the window's peer).
-    busy: Vec<(u32, u32)>,
+    windows: Vec<Window>,
     waiting: std::collections::VecDeque<u32>,
     active: u32,
     /// When the adapter's link will have sent what the engine gave it.
@@ -143,8 +150,6 @@ pub struct Dma {
     rx_free_ps: Vec<TimePs>,
     pub notes: Vec<Note>,
     pub remaps: u64,
-    /// Times a chunk waited for the receiver's link (credits).
-    pub credit_waits: u64,
 }
 
 impl Dma {
@@ -156,7 +161,6 @@ impl Dma {
             rx_free_ps: vec![0; n_hosts],
             notes: Vec::new(),
             remaps: 0,
-            credit_waits: 0,
         }
     }
 
@@ -242,32 +246,37 @@ impl Dma {
         }
     }
 
-    /// Asks for the transfer's next chunk: a local fetch (write) or a read request (read).
-    fn issue(&mut self, net: &mut Network, ev: &mut impl DmaSched, x: u32) {
-        let chunk_bytes = self.params.read_request_bytes;
+    /// The index of transfer `x`'s next chunk to ask for, counted as asked; None when every
+    /// chunk has been.
+    fn next_chunk(&mut self, x: u32) -> Option<u32> {
         let t = &mut self.transfers[x as usize];
-        if t.chunks_issued >= t.chunks(chunk_bytes) {
+        if t.chunks_issued >= t.chunks(self.params.read_request_bytes) {
+            return None;
+        }
+        t.chunks_issued += 1;
+        Some(t.chunks_issued - 1)
+    }
+
+    /// A write's local fetch of chunk `k`, started at `start_ps`, is done a local round
+    /// trip later.
+    fn fetch(&self, ev: &mut impl DmaSched, x: u32, k: u32, start_ps: TimePs) {
+        let at = start_ps + self.params.local_read_ps();
+        ev.schedule(at, DmaEvent { xfer: x, step: k });
+    }
+
+    /// Asks for the transfer's next chunk now: a local fetch (write) or a read request
+    /// (read, load).
+    fn issue(&mut self, net: &mut Network, ev: &mut impl DmaSched, x: u32) {
+        let Some(k) = self.next_chunk(x) else { return };
+        let t = &self.transfers[x as usize];
+        if t.op == Op::Write {
+            self.fetch(ev, x, k, ev.now());
             return;
         }
-        let k = t.chunks_issued;
-        t.chunks_issued += 1;
-        let now = ev.now();
-        match t.op {
-            Op::Write => {
-                ev.schedule(
-                    now + self.params.local_read_ps(),
-                    DmaEvent { xfer: x, step: k },
-                );
-            }
-            Op::Read | Op::Load => {
-                let len = t.chunk_len(k, chunk_bytes);
-                let (src, dst) = (t.initiator, t.peer);
-                let mut p = dma_packet(net, src, dst, x, READ_REQUEST, 0);
-                p.seq = u64::from(k);
-                p.ack = u64::from(len);
-                emit(net, ev, src, p);
-            }
-        }
+        let (src, dst) = (t.initiator, t.peer);
+        let mut p = dma_packet(net, src, dst, x, READ_REQUEST, 0);
+        p.seq = u64::from(k);
+        emit(net, ev, src, p);
     }
 
     /// A transfer's step is due: a remap is done, a write's chunk is fetched, or a read
@@ -292,7 +301,6 @@ impl Dma {
         let slack = 2 * self.chunk_wire_ps(net, dst, chunk_bytes);
         let granted = self.rx_free_ps[dst as usize].saturating_sub(slack);
         if granted > ev.now() {
-            self.credit_waits += 1;
             ev.schedule(granted, e);
             return;
         }
@@ -307,12 +315,8 @@ impl Dma {
                 let room_ps =
                     self.chunk_wire_ps(net, src, chunk_bytes) * u64::from(self.params.read_tags);
                 let start = ev.now().max(sent_ps.saturating_sub(room_ps));
-                let t = &mut self.transfers[x as usize];
-                if t.chunks_issued < t.chunks(chunk_bytes) {
-                    let k = t.chunks_issued;
-                    t.chunks_issued += 1;
-                    let at = start + self.params.local_read_ps();
-                    ev.schedule(at, DmaEvent { xfer: x, step: k });
+                if let Some(k) = self.next_chunk(x) {
+                    self.fetch(ev, x, k, start);
                 }
             }
             Op::Read | Op::Load => {
@@ -414,8 +418,8 @@ impl Dma {
         });
         let e = &mut self.engines[node as usize];
         e.active -= 1;
-        if let Some(b) = e.busy.iter_mut().find(|b| b.0 == peer) {
-            b.1 -= 1;
+        if let Some(w) = e.windows.iter_mut().find(|w| w.peer == peer) {
+            w.transfers -= 1;
         }
         self.admit(net, ev, node);
     }
@@ -517,26 +521,25 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, d: &Dma, dro
 /// remapped (Some(true)), or a new one while fewer than `windows` exist; None when every
 /// window serves another peer's running transfer. Marks the window in use.
 fn take_window(e: &mut Engine, peer: u32, now: TimePs, windows: u32) -> Option<bool> {
-    let in_use = |e: &Engine, p: u32| e.busy.iter().any(|&(q, n)| q == p && n > 0);
-    let remap = if let Some(w) = e.windows.iter_mut().find(|w| w.0 == peer) {
-        w.1 = now;
-        false
-    } else if (e.windows.len() as u32) < windows {
-        e.windows.push((peer, now));
-        true
+    if let Some(w) = e.windows.iter_mut().find(|w| w.peer == peer) {
+        w.last_use_ps = now;
+        w.transfers += 1;
+        return Some(false);
+    }
+    let mapped = Window {
+        peer,
+        last_use_ps: now,
+        transfers: 1,
+    };
+    if (e.windows.len() as u32) < windows {
+        e.windows.push(mapped);
     } else {
         let victim = (0..e.windows.len())
-            .filter(|&i| !in_use(e, e.windows[i].0))
-            .min_by_key(|&i| (e.windows[i].1, i))?;
-        e.windows[victim] = (peer, now);
-        true
-    };
-    match e.busy.iter_mut().find(|b| b.0 == peer) {
-        Some(b) => b.1 += 1,
-        None => e.busy.push((peer, 1)),
+            .filter(|&i| e.windows[i].transfers == 0)
+            .min_by_key(|&i| (e.windows[i].last_use_ps, i))?;
+        e.windows[victim] = mapped;
     }
-    e.busy.retain(|&(q, n)| n > 0 || q == peer);
-    Some(remap)
+    Some(true)
 }
 
 /// Puts a DMA packet on `src`'s link (its adapter: no CPU, no host queue of its own).
@@ -574,8 +577,13 @@ mod tests {
         // Both windows serve running transfers: a third peer waits.
         assert_eq!(take_window(&mut e, 9, 3, 2), None);
         // Peer 8's transfer ends: its window (older than 7's) is the one remapped.
-        e.busy.iter_mut().find(|b| b.0 == 8).unwrap().1 = 0;
+        e.windows
+            .iter_mut()
+            .find(|w| w.peer == 8)
+            .unwrap()
+            .transfers = 0;
         assert_eq!(take_window(&mut e, 9, 4, 2), Some(true));
-        assert!(e.windows.contains(&(9, 4)) && e.windows.iter().any(|w| w.0 == 7));
+        assert!(e.windows.iter().any(|w| (w.peer, w.last_use_ps) == (9, 4)));
+        assert!(e.windows.iter().any(|w| w.peer == 7));
     }
 }
