@@ -38,6 +38,12 @@ def job_text(params: str) -> str:
     return BASE.replace('kind = "incast"\nsenders = 2', 'kind = "job"\n' + params)
 
 
+def mapreduce_text(params: str, storage: bool = True) -> str:
+    """A MapReduce job on the four hosts of BASE (with Fusion-IO) with these parameters."""
+    text = BASE.replace('kind = "incast"\nsenders = 2', 'kind = "mapreduce"\n' + params)
+    return text + ('[host]\nstorage = "fusion_io"\n' if storage else "")
+
+
 # (what is wrong, TOML text or --set overrides, field the message must name)
 CASES = [
     ("unknown top-level key", BASE + "colour = 3\n", "colour"),
@@ -52,7 +58,7 @@ CASES = [
     ("unknown topology", BASE.replace('kind = "single_switch"', 'kind = "torus"'), "topology.kind"),
     ("key of another topology kind", BASE.replace("hosts = 4", "hosts = 4\nk = 4"), "topology.k"),
     ("too many senders", BASE.replace("senders = 2", "senders = 10"), "workload.senders"),
-    ("unknown workload", BASE.replace('kind = "incast"', 'kind = "mapreduce"'), "workload.kind"),
+    ("unknown workload", BASE.replace('kind = "incast"', 'kind = "hadoop"'), "workload.kind"),
     ("negative load", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nload = -0.5'), "workload.load"),
     ("missing CDF file", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nsize_cdf = "/nonexistent/sizes.csv"'), "workload.size_cdf"),
     ("unknown transport variant", BASE + '[transport]\nvariant = "vegas"\n', "transport.variant"),
@@ -167,6 +173,17 @@ CASES = [
     ("DMA to itself", PCIE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"\ninitiator = 1\npeers = [1]'), "workload.peers[0]"),
     ("DMA over Ethernet", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"'), "workload.kind"),
     ("shuffle by DMA over Ethernet", job_text('phases = [{ kind = "shuffle", bytes = "1MB", via = "dma" }]'), "workload.phases[0].via"),
+    ("mapreduce without storage", mapreduce_text("", storage=False), "workload.kind"),
+    ("mapreduce of no data", mapreduce_text('data = "0B"'), "workload.data"),
+    ("HDFS block below 1 KiB", mapreduce_text('block = "100B"'), "workload.block"),
+    ("splits by the million", mapreduce_text('data = "1GB"\nsplit = "2KiB"'), "workload.split"),
+    ("no map slots", mapreduce_text("map_slots = 0"), "workload.map_slots"),
+    ("reduces by the thousand", mapreduce_text('reduces = 2000'), "workload.reduces"),
+    ("segments by the billion", mapreduce_text('data = "100GB"\nsplit = "1MB"\nreduces = 1000'), "workload.reduces"),
+    ("negative map cost", mapreduce_text("map_cycles_per_byte = -1"), "workload.map_cycles_per_byte"),
+    ("task start-up of a day", mapreduce_text('task_startup = "86400s"'), "workload.task_startup"),
+    ("mapreduce shuffle by DMA over Ethernet", mapreduce_text('via = "dma"'), "workload.via"),
+    ("mapreduce node twice", mapreduce_text("nodes = [2, 2]"), "workload.nodes[1]"),
     ("shuffle by carrier pigeon", job_text('phases = [{ kind = "shuffle", bytes = "1MB", via = "pigeon" }]'), "workload.phases[0].via"),
     ("chassis of one switch too many", BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "chassis"\nswitches = 5'), "topology.switches"),
     ("RAMCloud write of nothing", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "ramcloud"\nop = "write"\nsize = "0B"'), "workload.size"),

@@ -793,6 +793,9 @@ impl Sim {
         if let Some(j) = self.apps.job() {
             tables.push(crate::workload::job::table(&j.records));
         }
+        if let Some(m) = self.apps.mapreduce() {
+            tables.push(crate::workload::mapreduce::table(m));
+        }
         if !self.dma.transfers.is_empty() {
             tables.push(crate::transport::dma::table(&self.dma));
         }
@@ -854,6 +857,9 @@ impl Sim {
         }
         if let Some(j) = self.apps.job() {
             crate::workload::job::headline(&mut headline, j);
+        }
+        if let Some(m) = self.apps.mapreduce() {
+            crate::workload::mapreduce::headline(&mut headline, m);
         }
         if let Some(r) = self.apps.ramcloud() {
             crate::workload::ramcloud::headline(&mut headline, r);

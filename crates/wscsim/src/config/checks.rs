@@ -133,3 +133,22 @@ pub fn host_list(
     }
     Ok(Some(out))
 }
+
+/// The hosts a job runs on at `path`: each in range and none twice; every host when the
+/// list is not given.
+pub fn distinct_hosts(
+    path: &str,
+    v: &Option<Vec<i64>>,
+    n_hosts: i64,
+) -> Result<Vec<u32>, ConfigError> {
+    let Some(list) = host_list(path, v, n_hosts)? else {
+        return Ok((0..n_hosts as u32).collect());
+    };
+    let mut seen = vec![false; n_hosts as usize];
+    for (i, &h) in list.iter().enumerate() {
+        if std::mem::replace(&mut seen[h as usize], true) {
+            return Err(err(&format!("{path}[{i}]"), h, "distinct host indices"));
+        }
+    }
+    Ok(list)
+}

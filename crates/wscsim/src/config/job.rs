@@ -1,7 +1,7 @@
 //! `workload.kind = "job"`: the nodes and the phases they run (`workload::job`). Every
 //! phase is checked here, so a bad one is refused naming `workload.phases[i].field`.
 
-use super::checks::host_list;
+use super::checks::distinct_hosts;
 use super::{err, ConfigError};
 use crate::workload::job::{JobSpec, Params, Phase, PhaseCfg};
 
@@ -16,20 +16,7 @@ pub fn resolve_job(
     storage: bool,
     pcie: bool,
 ) -> Result<JobSpec, ConfigError> {
-    let nodes = match host_list("workload.nodes", &p.nodes, n_hosts)? {
-        Some(list) => list,
-        None => (0..n_hosts as u32).collect(),
-    };
-    let mut seen = vec![false; n_hosts as usize];
-    for (i, &h) in nodes.iter().enumerate() {
-        if std::mem::replace(&mut seen[h as usize], true) {
-            return Err(err(
-                &format!("workload.nodes[{i}]"),
-                h,
-                "distinct host indices",
-            ));
-        }
-    }
+    let nodes = distinct_hosts("workload.nodes", &p.nodes, n_hosts)?;
     p.nodes = Some(nodes.iter().map(|&h| i64::from(h)).collect());
     let Some(cfgs) = p.phases.as_mut().filter(|v| !v.is_empty()) else {
         return Err(err(
@@ -207,27 +194,7 @@ fn shuffle(
             ))
         }
     };
-    let dma = match c.via.get_or_insert_with(|| "tcp".into()).as_str() {
-        "tcp" => false,
-        "dma" if pcie => true,
-        "dma" => {
-            return Err(err(
-                &format!("{path}.via"),
-                "\"dma\" on links that are not PCIe",
-                "\"dma\" only with topology.link.technology = \"pcie_gen2\" (or \"auto\")",
-            ))
-        }
-        // The data-transfer library where the fabric is PCIe, sockets elsewhere (as the
-        // paper ported its applications).
-        "auto" => pcie,
-        other => {
-            return Err(err(
-                &format!("{path}.via"),
-                format!("{other:?}"),
-                "\"tcp\" (sockets), \"dma\" (the PCIe DMA library) or \"auto\" (DMA on PCIe links, TCP elsewhere)",
-            ))
-        }
-    };
+    let dma = transfer_via(&format!("{path}.via"), &mut c.via, "tcp", pcie)?;
     if n < 2 {
         return Err(err(
             &format!("{path}.kind"),
@@ -236,4 +203,31 @@ fn shuffle(
         ));
     }
     Ok(Phase::Shuffle { bytes, to_one, dma })
+}
+
+/// How a job's data crosses the network: `true` for the PCIe data-transfer library's DMA,
+/// `false` for sockets. `pcie`: the hosts' links are PCIe.
+pub fn transfer_via(
+    path: &str,
+    via: &mut Option<String>,
+    default: &str,
+    pcie: bool,
+) -> Result<bool, ConfigError> {
+    match via.get_or_insert_with(|| default.into()).as_str() {
+        "tcp" => Ok(false),
+        "dma" if pcie => Ok(true),
+        "dma" => Err(err(
+            path,
+            "\"dma\" on links that are not PCIe",
+            "\"dma\" only with topology.link.technology = \"pcie_gen2\" (or \"auto\")",
+        )),
+        // The data-transfer library where the fabric is PCIe, sockets elsewhere (as the
+        // paper ported its applications).
+        "auto" => Ok(pcie),
+        other => Err(err(
+            path,
+            format!("{other:?}"),
+            "\"tcp\" (sockets), \"dma\" (the PCIe DMA library) or \"auto\" (DMA on PCIe links, TCP elsewhere)",
+        )),
+    }
 }

@@ -10,6 +10,7 @@ pub mod host;
 pub mod job;
 pub mod kinds;
 pub mod kv;
+pub mod mapreduce;
 pub mod memcached;
 pub mod power;
 pub mod ramcloud;

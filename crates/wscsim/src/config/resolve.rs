@@ -102,6 +102,12 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             let pcie = host_tech.name.starts_with("pcie");
             super::job::resolve_job(p, n_hosts, host.storage.is_some(), pcie).map(WorkloadSpec::Job)
         })?,
+        "mapreduce" => with_params(w, |p| {
+            let pcie = host_tech.name.starts_with("pcie");
+            let storage = host.storage.is_some();
+            super::mapreduce::resolve_mapreduce(p, n_hosts, storage, host.cores, pcie)
+                .map(WorkloadSpec::MapReduce)
+        })?,
         "memcached" => with_params(w, |p| {
             super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
         })?,
@@ -309,6 +315,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "job",
         keys: fields_of::<crate::workload::job::Params>,
+    },
+    Kind {
+        name: "mapreduce",
+        keys: fields_of::<crate::workload::mapreduce::Params>,
     },
     Kind {
         name: "memcached",

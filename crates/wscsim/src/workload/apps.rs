@@ -116,6 +116,9 @@ impl Apps {
                 list.push(App::DmaBench(super::dma_bench::DmaBench::new(spec)))
             }
             WorkloadSpec::Job(spec) => list.push(App::Job(Box::new(super::job::Job::new(spec)))),
+            WorkloadSpec::MapReduce(spec) => list.push(App::MapReduce(Box::new(
+                super::mapreduce::MapReduce::new(spec),
+            ))),
             WorkloadSpec::Ping(_)
             | WorkloadSpec::Reliable(_)
             | WorkloadSpec::Multicast(_)
@@ -284,6 +287,14 @@ impl Apps {
     pub fn job(&self) -> Option<&super::job::Job> {
         self.list.iter().find_map(|a| match a {
             App::Job(j) => Some(&**j),
+            _ => None,
+        })
+    }
+
+    /// The MapReduce job of this run, if its workload is one.
+    pub fn mapreduce(&self) -> Option<&super::mapreduce::MapReduce> {
+        self.list.iter().find_map(|a| match a {
+            App::MapReduce(m) => Some(&**m),
             _ => None,
         })
     }

@@ -11,6 +11,7 @@ pub mod flows;
 pub mod incast;
 pub mod job;
 pub mod long_lived;
+pub mod mapreduce;
 pub mod memcached;
 pub mod ramcloud;
 pub mod udp_source;
@@ -60,6 +61,7 @@ pub enum App {
     UdpSource(udp_source::UdpSource),
     Memcached(Box<memcached::Memcached>),
     Job(Box<job::Job>),
+    MapReduce(Box<mapreduce::MapReduce>),
     DmaBench(dma_bench::DmaBench),
     Ramcloud(Box<ramcloud::Ramcloud>),
     /// An endpoint that only receives (its transport counts what arrives).
@@ -76,6 +78,7 @@ impl App {
                 | App::FlowGen(_)
                 | App::Memcached(_)
                 | App::Job(_)
+                | App::MapReduce(_)
                 | App::DmaBench(_)
                 | App::Ramcloud(_)
                 | App::LongLived(long_lived::LongLived { size: Some(_), .. })
@@ -90,6 +93,7 @@ impl App {
             App::UdpSource(a) => a.start(id, ctx),
             App::Memcached(a) => a.start(id, ctx),
             App::Job(a) => a.start(id, ctx),
+            App::MapReduce(a) => a.start(id, ctx),
             App::DmaBench(a) => a.start(id, ctx),
             App::Ramcloud(a) => a.start(id, ctx),
             App::IncastServer(_) | App::Sink => {}
@@ -102,6 +106,7 @@ impl App {
             App::UdpSource(a) => a.on_timer(id, tag, ctx),
             App::Memcached(a) => a.on_timer(tag, ctx),
             App::Job(a) => a.on_timer(id, tag, ctx),
+            App::MapReduce(a) => a.on_timer(id, tag, ctx),
             _ => {}
         }
     }
@@ -117,6 +122,10 @@ impl App {
                 a.on_delivered(conn, total, ctx)
             }
             (App::Job(a), Note::Dma { app, xfer, tag }) => a.on_dma(app, xfer, tag, ctx),
+            (App::MapReduce(a), Note::Dma { app, xfer, tag }) => a.on_dma(app, xfer, tag, ctx),
+            (App::MapReduce(a), Note::Delivered { app, conn, total }) => {
+                a.on_delivered(app, conn, total, ctx)
+            }
             (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
                 a.on_delivered(conn, total, ctx)
             }
@@ -255,6 +264,8 @@ pub enum WorkloadSpec {
     Memcached(crate::workload::memcached::MemcachedSpec),
     /// A data-parallel job in phases (storage, compute, shuffle).
     Job(job::JobSpec),
+    /// A Hadoop-style sort: maps, a shuffle, reduces.
+    MapReduce(mapreduce::MapReduceSpec),
     /// DMA microbenchmarks on a PCIe fabric.
     DmaBench(dma_bench::DmaBenchSpec),
     /// RAMCloud's ClusterPerf client and master.
