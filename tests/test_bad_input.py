@@ -173,6 +173,7 @@ CASES = [
     ("DMA to itself", PCIE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"\ninitiator = 1\npeers = [1]'), "workload.peers[0]"),
     ("DMA over Ethernet", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "dma"'), "workload.kind"),
     ("shuffle by DMA over Ethernet", job_text('phases = [{ kind = "shuffle", bytes = "1MB", via = "dma" }]'), "workload.phases[0].via"),
+    ("unknown switch model", BASE + '[switch]\nmodel = "catalyst"\n', "switch.model"),
     ("mapreduce without storage", mapreduce_text("", storage=False), "workload.kind"),
     ("mapreduce of no data", mapreduce_text('data = "0B"'), "workload.data"),
     ("HDFS block below 1 KiB", mapreduce_text('block = "100B"'), "workload.block"),

@@ -75,6 +75,7 @@ LONG = {
     "wscsim run camcube_links": "18 points, about 10 s on 2 cores",
     "wscsim run camcube_image_lookups": "3 points of 23,300 stored images, about 9 s",
     "wscsim run pcie_sort": "18 points of seconds-long jobs, about 25 s on 2 cores",
+    "wscsim run pcie_hadoop": "8 points of minute-long jobs, about 3 minutes on 2 cores",
     "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
     "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
 }
@@ -85,6 +86,7 @@ LONG = {
 BENCHMARKS = {
     "python3 benchmarks/schemes.py --record": "python3 benchmarks/schemes.py --help",
     "python3 scripts/fit_pcie_jobs.py": "python3 scripts/fit_pcie_jobs.py --help",
+    "python3 scripts/fit_pcie_jobs.py hadoop": "python3 scripts/fit_pcie_jobs.py --help",
     "python3 benchmarks/run.py --only torus512 --only torus4096 --only churn512 --only k12 --only k24": "python3 benchmarks/run.py --help",
 }
 

@@ -130,3 +130,23 @@ def test_credits_hold_senders_back_instead_of_dropping():
     # Each sender gets about half the receiver's link; together they fill it.
     assert h["dma_write_gbytes_per_s"] == pytest.approx(link_gbs / 2, rel=0.03)
     assert h["job_seconds"] == pytest.approx(80e6 / (link_gbs * 1e9), rel=0.03)
+
+
+@pytest.mark.parametrize("model, technology, cut_through_s", [("pex8696", "pcie_gen2", 140e-9), ("is5024", "ib_qdr_4x", 100e-9)])
+def test_a_switch_model_sets_forwarding_and_latency_unless_given(model, technology, cut_through_s):
+    def resolved(switch):
+        sc = {
+            "name": "model", "seed": 1, "duration": "1ms",
+            "topology": {"kind": "single_switch", "hosts": 2, "link": {"technology": technology}},
+            "switch": switch,
+            "workload": {"kind": "job", "phases": [{"kind": "shuffle", "bytes": "10KB"}]},
+        }
+        return run(sc).summary["scenario"]["switch"]
+
+    s = resolved({"model": model})
+    assert (s["forwarding"], s["port_to_port_latency"]) == ("cut_through", f"{cut_through_s * 1e9:.0f}ns")
+    s = resolved({"model": model, "forwarding": "store_and_forward", "port_to_port_latency": "2us"})
+    assert (s["forwarding"], s["port_to_port_latency"]) == ("store_and_forward", "2us")
+    # Without a model, DIABLO's store-and-forward gigabit switch.
+    s = resolved({})
+    assert (s["model"], s["forwarding"], s["port_to_port_latency"]) == ("generic", "store_and_forward", "1us")

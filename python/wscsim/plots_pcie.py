@@ -114,7 +114,10 @@ def plot_job_efficiency(points: pd.DataFrame | None, swept: list[str], path: Pat
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, frameon=False)
     bases = sorted(set(base))
-    note = "over " + "; ".join(labels[b] for b in bases[:3]) + (" ..." if len(bases) > 3 else "")
+    if len(bases) == 1:
+        note = "over " + labels[bases[0]]
+    else:  # one label each would run off the figure
+        note = f"each over the first point with the same workload ({len(bases)} such baselines, at 0)"
     _title(fig, title, "energy-efficiency gain (E_base / E - 1) and speedup (T_base / T - 1)", note)
     _save(fig, path)
     return True

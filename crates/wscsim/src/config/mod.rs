@@ -15,6 +15,7 @@ pub mod memcached;
 pub mod power;
 pub mod ramcloud;
 pub mod scheme;
+pub mod switch_model;
 pub mod topology;
 pub use crate::units;
 
@@ -155,8 +156,12 @@ pub struct SwitchCfg {
     pub dt_alpha: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port_to_port_latency: Option<Duration>,
-    #[serde(default = "d_forwarding")]
-    pub forwarding: String,
+    /// "store_and_forward" or "cut_through" (default: the model's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarding: Option<String>,
+    /// A named switch whose figures are the defaults of the keys above (`config::switch_model`).
+    #[serde(default = "d_model")]
+    pub model: String,
     /// The data-plane scheme of every switch port: a name or a table (`config::scheme`).
     #[serde(default = "d_scheme")]
     pub scheme: serde_json::Value,
@@ -187,8 +192,8 @@ fn d_buffer_per_port() -> Bytes {
 fn d_alpha() -> f64 {
     1.0
 }
-fn d_forwarding() -> String {
-    "store_and_forward".into()
+fn d_model() -> String {
+    "generic".into()
 }
 fn d_scheme() -> serde_json::Value {
     serde_json::Value::String("droptail".into())

@@ -1037,11 +1037,26 @@ fn resolve_switch(
         &s.buffer,
         &["per_port", "per_input_port", "shared"],
     )?;
+    let names: Vec<&str> = super::switch_model::SWITCH_MODELS
+        .iter()
+        .map(|m| m.name)
+        .collect();
+    one_of("switch.model", &s.model, &names)?;
+    let model = super::switch_model::by_name(&s.model).expect("checked above");
+    let forwarding = s.forwarding.get_or_insert_with(|| {
+        if model.cut_through {
+            "cut_through"
+        } else {
+            "store_and_forward"
+        }
+        .into()
+    });
     one_of(
         "switch.forwarding",
-        &s.forwarding,
+        forwarding,
         &["store_and_forward", "cut_through"],
     )?;
+    let cut_through = forwarding == "cut_through";
     let scheme = super::scheme::resolve_scheme("switch.scheme", &mut s.scheme)?;
     let nic_scheme = super::scheme::resolve_scheme("host.nic_scheme", &mut sc.host.nic_scheme)?;
     if matches!(nic_scheme, crate::scheme::SchemeSpec::Custom { .. }) {
@@ -1055,7 +1070,9 @@ fn resolve_switch(
     let shared = buffers(s, graph, tcp.mss_bytes, tech)?;
     let p2p = s
         .port_to_port_latency
-        .get_or_insert(super::Duration(preset_latency))
+        .get_or_insert(super::Duration(
+            model.port_to_port_ps.unwrap_or(preset_latency),
+        ))
         .0;
     Ok(SwitchParams {
         buffer_per_port_bytes: s.buffer_per_port.0,
@@ -1063,7 +1080,7 @@ fn resolve_switch(
         ingress_buffers: s.buffer == "per_input_port",
         dt_alpha: s.dt_alpha,
         port_to_port_ps: p2p,
-        forwarding: if s.forwarding == "cut_through" {
+        forwarding: if cut_through {
             Forwarding::CutThrough
         } else {
             Forwarding::StoreAndForward
