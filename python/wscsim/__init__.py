@@ -8,14 +8,14 @@
 from ._native import VERSION as __version__
 from .errors import ScenarioError
 
-__all__ = ["run", "sweep", "read", "Result", "ScenarioError", "Scheme", "register_scheme", "Service", "register_service",
+__all__ = ["run", "sweep", "emulate", "read", "Result", "ScenarioError", "Scheme", "register_scheme", "Service", "register_service",
            "__version__"]
 
 
 def __getattr__(name):
     # pandas and matplotlib load only when results are needed, so that `wscsim check`
     # and error paths answer at once.
-    if name in ("run", "sweep"):
+    if name in ("run", "sweep", "emulate"):
         from . import api
 
         return getattr(api, name)

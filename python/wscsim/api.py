@@ -61,6 +61,28 @@ def run(
     return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots)
 
 
+def emulate(
+    scenario: Scenario = None,
+    *,
+    out: str | Path | None = None,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    overwrite: bool = False,
+    allow_python: bool = False,
+) -> Result:
+    """Runs a scenario in real time: its hosts are Linux network namespaces, its
+    `[[emulation.apps]]` real programs in them, its fabric carries their frames (needs
+    root; docs/emulation.md). Returns the Result, whose summary has an "emulation" part
+    (lateness, frames, each program's exit status). No sweeps."""
+    from . import emulation as em
+    from .errors import ScenarioError
+
+    base, axes = _prepare(scenario, overrides, seed)
+    if axes:
+        raise ScenarioError("sweep", "given a sweep; allowed: none with emulate (one real-time run at a time)")
+    return em.run(base, _destination(out, overwrite), allow_python=allow_python)
+
+
 def sweep(scenario: Scenario = None, vary: dict[str, list] | None = None, **kwargs: Any) -> Result:
     """Like `run`, adding (or replacing) sweep axes: `vary={"workload.senders": [1, 8, 24]}`."""
     sc = apply_overrides(load(scenario), kwargs.pop("overrides", None))

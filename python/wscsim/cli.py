@@ -1,4 +1,4 @@
-"""The `wscsim` command: run, sweep, check, list.
+"""The `wscsim` command: run, sweep, check, list, emulate.
 
 Every error a user can cause is one line on stderr, `error: FIELD: given X; allowed: Y`,
 with exit status 2; an interrupted run (Ctrl-C, SIGTERM) exits 130 and leaves nothing
@@ -112,6 +112,40 @@ def cmd_check(args) -> int:
     return 0
 
 
+def cmd_emulate(args) -> int:
+    from . import api
+    from . import emulation as em
+
+    if args.cleanup:
+        if args.scenario is not None:
+            raise ScenarioError("--cleanup", f"given with scenario {args.scenario!r}; allowed: --cleanup alone")
+        em.check_privileges()
+        removed = em.cleanup()
+        print(f"removed {len(removed)} namespace{'s' if len(removed) != 1 else ''} of wscsim runs no longer running")
+        return 0
+    from .scenario import apply_overrides, load
+
+    sc = apply_overrides(load(args.scenario), args.overrides)
+    res = api.emulate(sc, out=_destination(args, sc) if args.out or not args.no_write else None, seed=args.seed,
+                      allow_python=args.allow_python, overwrite=args.force)
+    e = res.summary["emulation"]
+    if args.quiet:
+        print(res.path)
+    else:
+        print(f"{sc.get('name', 'emulation')}: {e['frames_in']:,} frames in, {e['frames_out']:,} out; lateness median "
+              f"{e['lateness_p50_us']:.1f} us, p99 {e['lateness_p99_us']:.1f} us, {100 * e['late_fraction']:.2f}% over "
+              f"{e['lateness_bound_us']:g} us ({'within' if e['within_bound'] else 'OVER'} bound)")
+        for r in e["programs"]:
+            status = "ok" if r["ok"] else f"FAILED (exit {r['exit_status']})"
+            print(f"  host {r['host']}: {r['command']}: {status}")
+        print(f"results: {res.path}")
+    bad = [r for r in e["programs"] if not r["ok"]]
+    if bad:
+        print(f"error: {len(bad)} program{'s' if len(bad) > 1 else ''} failed (output under {res.path}/programs)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_list(args) -> int:
     from .terminal import print_catalogue
 
@@ -136,6 +170,13 @@ def _parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--show", action="store_true", help="print the scenario with every default filled in")
     sub.add_parser("list", help="bundled scenarios, topologies, presets")
+    p = sub.add_parser("emulate", help="run a scenario in real time with real programs in network namespaces (root)")
+    _common(p)
+    p.add_argument("--out", default=None, help="results folder (default: results/NAME, numbered if it exists)")
+    p.add_argument("--force", action="store_true", help="replace the --out folder if it holds an earlier wscsim run")
+    p.add_argument("--no-write", action="store_true", help="write no results folder")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
+    p.add_argument("--cleanup", action="store_true", help="remove what crashed runs left (namespaces and their programs), then exit")
     return parser
 
 
@@ -145,6 +186,12 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def _missing_privilege() -> type[Exception]:
+    from .emulation import MissingPrivilege
+
+    return MissingPrivilege
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt
 
@@ -152,19 +199,23 @@ def _terminated(signum, frame):
 def main(argv=None) -> int:
     parser = _parser()
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in ("run", "sweep", "check", "list", "-h", "--help", "--version"):
+    if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "-h", "--help", "--version"):
         argv = ["run"] + argv
     args = parser.parse_args(argv)
     # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130.
     signal.signal(signal.SIGTERM, _terminated)
     try:
-        return {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list}[args.command](args)
+        commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate}
+        return commands[args.command](args)
     except ScenarioError as e:
         print(f"error: {_printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: no results were written", file=sys.stderr)
         return 130
+    except _missing_privilege() as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except WorkerDied as e:
         print(f"error: {e}; no results were written", file=sys.stderr)
         return 1

@@ -25,25 +25,8 @@ impl Simulation {
     #[new]
     #[pyo3(signature = (scenario_json, schemes=None))]
     fn new(py: Python<'_>, scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
-        let error: py_scheme::ErrorSlot = Default::default();
-        let result = match &schemes {
-            Some(classes) => {
-                let mut f = py_scheme::factory(classes.clone_ref(py), error.clone());
-                wscsim::Sim::from_json_with(scenario_json, Some(&mut f))
-            }
-            None => wscsim::Sim::from_json(scenario_json),
-        };
-        let mut sim = match result {
-            Ok(sim) => sim,
-            Err(e) => return Err(ScenarioError::new_err((e.path, e.message))),
-        };
-        if let Some(classes) = schemes {
-            add_python_services(py, &mut sim, classes.bind(py), &error)?;
-        }
-        Ok(Simulation {
-            sim,
-            scheme_error: error,
-        })
+        let (sim, scheme_error) = build(py, scenario_json, schemes)?;
+        Ok(Simulation { sim, scheme_error })
     }
 
     /// Runs until simulated time `until_ps`; returns True when the run has ended. A Python
@@ -72,6 +55,20 @@ impl Simulation {
         self.sim.finished()
     }
 
+    /// How many hosts the topology has.
+    #[getter]
+    fn hosts(&self) -> usize {
+        self.sim.net.n_hosts()
+    }
+
+    /// Each host's link MTU (bytes of IP packet), by host index.
+    #[getter]
+    fn host_mtus(&self) -> Vec<u32> {
+        (0..self.sim.net.n_hosts() as u32)
+            .map(|h| self.sim.net.host_link(h).mtu_bytes)
+            .collect()
+    }
+
     /// Packet captures as [(name, pcap bytes, packets kept, packets seen)].
     fn captures<'py>(&self, py: Python<'py>) -> Vec<(String, Bound<'py, PyBytes>, u64, u64)> {
         self.sim
@@ -97,28 +94,115 @@ impl Simulation {
     /// goes (a full-length memcached run has tens of millions): call it once, after
     /// `summary_json`.
     fn tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let out = PyDict::new(py);
-        for t in self.sim.take_tables() {
-            let cols = PyList::empty(py);
-            for (name, col) in t.columns {
-                let item = match col {
-                    Column::F64(v) => (name, "f8", le_bytes(py, &v, f64::to_le_bytes)?),
-                    Column::I64(v) => (name, "i8", le_bytes(py, &v, i64::to_le_bytes)?),
-                    Column::I32(v) => (name, "i4", le_bytes(py, &v, i32::to_le_bytes)?),
-                    Column::Str(v) => (name, "str", PyList::new(py, v)?.into_any()),
-                    Column::Cat { levels, codes } => (
-                        name,
-                        "cat",
-                        (levels.to_vec(), PyBytes::new(py, &codes))
-                            .into_pyobject(py)?
-                            .into_any(),
-                    ),
-                };
-                cols.append(item)?;
-            }
-            out.set_item(t.name, cols)?;
+        tables_of(py, &mut self.sim)
+    }
+}
+
+/// Builds a simulation from scenario JSON; raises ScenarioError(path, message).
+fn build(
+    py: Python<'_>,
+    scenario_json: &str,
+    schemes: Option<Py<PyDict>>,
+) -> PyResult<(wscsim::Sim, py_scheme::ErrorSlot)> {
+    let error: py_scheme::ErrorSlot = Default::default();
+    let result = match &schemes {
+        Some(classes) => {
+            let mut f = py_scheme::factory(classes.clone_ref(py), error.clone());
+            wscsim::Sim::from_json_with(scenario_json, Some(&mut f))
         }
-        Ok(out)
+        None => wscsim::Sim::from_json(scenario_json),
+    };
+    let mut sim = match result {
+        Ok(sim) => sim,
+        Err(e) => return Err(ScenarioError::new_err((e.path, e.message))),
+    };
+    if let Some(classes) = schemes {
+        add_python_services(py, &mut sim, classes.bind(py), &error)?;
+    }
+    Ok((sim, error))
+}
+
+/// A run's tables, as `Simulation.tables` gives them.
+fn tables_of<'py>(py: Python<'py>, sim: &mut wscsim::Sim) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for t in sim.take_tables() {
+        let cols = PyList::empty(py);
+        for (name, col) in t.columns {
+            let item = match col {
+                Column::F64(v) => (name, "f8", le_bytes(py, &v, f64::to_le_bytes)?),
+                Column::I64(v) => (name, "i8", le_bytes(py, &v, i64::to_le_bytes)?),
+                Column::I32(v) => (name, "i4", le_bytes(py, &v, i32::to_le_bytes)?),
+                Column::Str(v) => (name, "str", PyList::new(py, v)?.into_any()),
+                Column::Cat { levels, codes } => (
+                    name,
+                    "cat",
+                    (levels.to_vec(), PyBytes::new(py, &codes))
+                        .into_pyobject(py)?
+                        .into_any(),
+                ),
+            };
+            cols.append(item)?;
+        }
+        out.set_item(t.name, cols)?;
+    }
+    Ok(out)
+}
+
+/// A scenario run in real time over real frames (`wscsim::emulate`).
+#[pyclass(unsendable)]
+struct Emulation {
+    emu: wscsim::emulate::Emulator,
+    scheme_error: py_scheme::ErrorSlot,
+}
+
+#[pymethods]
+impl Emulation {
+    /// Builds the scenario and opens a TAP device named `ifname` in each host's network
+    /// namespace (`netns[h]`, made by the caller); raises ScenarioError or OSError.
+    #[new]
+    #[pyo3(signature = (scenario_json, netns, ifname, schemes=None))]
+    fn new(
+        py: Python<'_>,
+        scenario_json: &str,
+        netns: Vec<String>,
+        ifname: &str,
+        schemes: Option<Py<PyDict>>,
+    ) -> PyResult<Self> {
+        let (sim, scheme_error) = build(py, scenario_json, schemes)?;
+        let emu = wscsim::emulate::Emulator::new(sim, &netns, ifname)?;
+        Ok(Emulation { emu, scheme_error })
+    }
+
+    /// Runs in real time for `wall_ps` more (released from the GIL); returns True when the
+    /// scenario's end is reached.
+    fn run_for(&mut self, py: Python<'_>, wall_ps: u64) -> PyResult<bool> {
+        let emu = &mut self.emu;
+        let done = py.detach(|| emu.run_for(wall_ps))?;
+        if let Some(msg) = self.scheme_error.lock().unwrap().take() {
+            return Err(SchemeError::new_err(msg));
+        }
+        Ok(done)
+    }
+
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.emu.sim.now_ps()
+    }
+
+    #[getter]
+    fn end_ps(&self) -> u64 {
+        self.emu.sim.end_ps()
+    }
+
+    /// The simulation's summary with the emulation's figures under "emulation", as JSON.
+    fn summary_json(&self) -> PyResult<String> {
+        let mut s = self.emu.sim.summary();
+        s["emulation"] = self.emu.summary();
+        Ok(s.to_string())
+    }
+
+    fn tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        tables_of(py, &mut self.emu.sim)
     }
 }
 
@@ -203,6 +287,7 @@ fn catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<Emulation>()?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

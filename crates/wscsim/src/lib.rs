@@ -7,6 +7,7 @@
 //! `sim` (one run, tying them together).
 
 pub mod config;
+pub mod emulate;
 pub mod engine;
 pub mod host;
 pub mod metrics;

@@ -37,6 +37,9 @@ pub enum Proto {
     /// A PCIe transaction-layer packet of the DMA library (`transport::dma`): a posted
     /// write, a read request or a completion; not IP (254, RFC 3692's second number).
     Dma = 254,
+    /// A real Ethernet frame the emulator carries (`emulate::frame`); its bytes stay with
+    /// the emulator, the packet carries what the fabric reads from them. Not IP's 255.
+    Frame = 252,
 }
 
 /// ECN codepoints (RFC 3168), as two bits in `Packet::ecn`.

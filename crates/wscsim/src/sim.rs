@@ -67,6 +67,12 @@ pub struct Sim {
     pub power: crate::config::power::PowerSpec,
     /// The PCIe fabric's DMA engines and their transfers.
     pub dma: crate::transport::Dma,
+    /// Real frames that reached their host (`Proto::Frame`) and when, for the emulator
+    /// to hand to the host's kernel; it frees them.
+    pub frames_out: Vec<(crate::packet::PktId, TimePs)>,
+    /// Traffic may come from outside (the emulator's real frames): an empty event queue
+    /// does not end the run.
+    pub open_ended: bool,
     started: bool,
     finished: bool,
 }
@@ -376,6 +382,8 @@ impl Sim {
             python_services,
             power,
             dma,
+            frames_out: Vec::new(),
+            open_ended: false,
             started: false,
             finished: false,
         })
@@ -415,6 +423,12 @@ impl Sim {
     }
 
     /// Whether the run has ended (workload done or duration reached).
+    /// Puts `pkt` (allocated and counted as sent) on host `host`'s NIC now: a frame from
+    /// outside the simulation (the emulator's).
+    pub fn inject(&mut self, host: u32, pkt: crate::packet::PktId) {
+        self.net.host_transmit(&mut self.ev, host, pkt);
+    }
+
     pub fn finished(&self) -> bool {
         self.finished
     }
@@ -462,7 +476,7 @@ impl Sim {
         }
         if !self.finished {
             self.ev.idle_until(horizon);
-            if horizon >= self.apps.end_ps || Driver::is_empty(&self.ev) {
+            if horizon >= self.apps.end_ps || (Driver::is_empty(&self.ev) && !self.open_ended) {
                 self.finished = true;
             }
         }
@@ -650,6 +664,10 @@ impl Sim {
     #[inline]
     fn receive(&mut self, pkt: crate::packet::PktId) {
         let p = self.net.pool.get(pkt);
+        if p.proto == crate::packet::Proto::Frame {
+            self.frames_out.push((pkt, self.ev.now()));
+            return;
+        }
         if p.proto == crate::packet::Proto::Dma {
             self.dma.on_packet(&mut self.net, &mut self.ev, pkt);
             self.apps.dispatch_notes(&mut stack!(self));

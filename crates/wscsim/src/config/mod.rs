@@ -5,6 +5,7 @@
 pub mod checks;
 pub mod churn;
 pub mod dma;
+pub mod emulation;
 pub mod failures;
 pub mod host;
 pub mod job;
@@ -85,6 +86,9 @@ pub struct Scenario {
     /// How a torus's servers queue packets (`runtime::RuntimeCfg`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<runtime::RuntimeCfg>,
+    /// How `wscsim emulate` runs it in real time (ignored by `run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<emulation::EmulationCfg>,
 }
 
 /// `[[failures]]`: the link between two named nodes, or every link of one named server or

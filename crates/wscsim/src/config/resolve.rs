@@ -108,6 +108,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             super::mapreduce::resolve_mapreduce(p, n_hosts, storage, host.cores, pcie)
                 .map(WorkloadSpec::MapReduce)
         })?,
+        "none" => with_params(w, |_: &mut crate::workload::NoParams| {
+            Ok(WorkloadSpec::Idle)
+        })?,
         "memcached" => with_params(w, |p| {
             super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
         })?,
@@ -130,6 +133,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     let power = super::power::resolve_power(&mut sc.power)?;
     let dma = super::dma::resolve_dma(&mut sc.dma)?;
+    if let Some(e) = sc.emulation.as_mut() {
+        super::emulation::resolve(e, n_hosts, sc.duration.0)?;
+    }
     if let (Some(w), None) = (power.storage_w, host.storage) {
         return Err(err(
             "power.storage_w",
@@ -315,6 +321,10 @@ pub const WORKLOADS: &[Kind] = &[
     Kind {
         name: "job",
         keys: fields_of::<crate::workload::job::Params>,
+    },
+    Kind {
+        name: "none",
+        keys: fields_of::<crate::workload::NoParams>,
     },
     Kind {
         name: "mapreduce",

@@ -270,6 +270,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// When the next event is due, if any is queued.
+    pub fn next_time_ps(&mut self) -> Option<TimePs> {
+        self.settle();
+        self.heap.peek_key().map(|k| (k >> 64) as u64)
+    }
     pub fn len(&self) -> usize {
         self.heap.keys.len() + self.ring_len + self.overflow.keys.len()
     }

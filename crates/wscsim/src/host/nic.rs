@@ -59,8 +59,13 @@ impl Hosts {
         host: u32,
         pkt: PktId,
     ) -> Option<PktId> {
-        // DMA's TLPs go to memory through the adapter, not through the network stack.
-        if !self.costed || net.pool.get(pkt).proto == crate::packet::Proto::Dma {
+        // DMA's TLPs go to memory through the adapter, not through the network stack; a
+        // real frame's stack is the real kernel's.
+        let proto = net.pool.get(pkt).proto;
+        if !self.costed
+            || proto == crate::packet::Proto::Dma
+            || proto == crate::packet::Proto::Frame
+        {
             return Some(pkt);
         }
         let now = ev.now();

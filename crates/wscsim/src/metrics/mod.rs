@@ -493,7 +493,9 @@ pub fn flow_diagnostics(
                 }
             }
             crate::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
-            crate::packet::Proto::Service | crate::packet::Proto::Dma => {}
+            crate::packet::Proto::Service
+            | crate::packet::Proto::Dma
+            | crate::packet::Proto::Frame => {}
         }
     }
     let diag = |r: &FlowRecord| match (r.tcp, tcp.senders.get(r.flow_id as usize)) {

@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 #[inline]
 pub fn service_of(p: &crate::packet::Packet) -> usize {
     match p.proto {
-        Proto::Tcp | Proto::Udp | Proto::Dma => 0,
+        Proto::Tcp | Proto::Udp | Proto::Dma | Proto::Frame => 0,
         Proto::Service => usize::from(p.dst_port),
     }
 }

@@ -64,7 +64,8 @@ pub fn receive(
     match p.proto {
         crate::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
         crate::packet::Proto::Udp => udp.on_packet(&p),
-        // Services' and DMA packets go to their own layers (the caller routes them there).
-        crate::packet::Proto::Service | crate::packet::Proto::Dma => {}
+        // Services', DMA and real frames go to their own layers (the caller routes them).
+        crate::packet::Proto::Service | crate::packet::Proto::Dma | crate::packet::Proto::Frame => {
+        }
     }
 }

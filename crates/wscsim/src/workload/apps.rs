@@ -124,7 +124,8 @@ impl Apps {
             | WorkloadSpec::Multicast(_)
             | WorkloadSpec::Kv(_)
             | WorkloadSpec::Aggregate(_)
-            | WorkloadSpec::Services => {}
+            | WorkloadSpec::Services
+            | WorkloadSpec::Idle => {}
         }
         let has_end = list.iter().any(App::ends_by_itself);
         Apps {

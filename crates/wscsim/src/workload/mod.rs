@@ -282,4 +282,11 @@ pub enum WorkloadSpec {
     Aggregate(crate::services::aggregate::AggregateSpec),
     /// No traffic of its own: the runtime's services make it.
     Services,
+    /// No traffic at all: real programs make it (`wscsim emulate`).
+    Idle,
 }
+
+/// `[workload]` parameters of kind "none": there are none.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}

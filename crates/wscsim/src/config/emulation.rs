@@ -1,0 +1,117 @@
+//! `[emulation]`: how `wscsim emulate` runs a scenario in real time, and the real programs
+//! it starts in the emulated hosts (`emulate`; the front end starts the programs).
+
+use super::checks::int_in;
+use super::{err, ConfigError};
+use crate::engine::{TimePs, PS_PER_MS, PS_PER_US};
+use crate::units::Duration;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmulationCfg {
+    /// A frame handed to its host later than this after it reached the host in the
+    /// emulation counts as late (default 100 us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_bound: Option<Duration>,
+    /// The share of frames that may be late before the run is marked as over its bound
+    /// (default 0.01).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_fraction_bound: Option<f64>,
+    /// The emulator polls without sleeping when its next event is this close (default
+    /// 20 us): lower lateness for a busy core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin: Option<Duration>,
+    /// Programs to run in the hosts' namespaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<AppCfg>,
+}
+
+/// `[[emulation.apps]]`: one command, started on each of `hosts` at `start`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppCfg {
+    pub hosts: Vec<i64>,
+    /// A shell command line (`sh -c`); `{host}` and `{ip}` become the host's index and
+    /// address, `{ip:N}` host N's address.
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    /// The program runs until the emulation ends and is then stopped (a server), rather
+    /// than being expected to exit by itself with status 0 (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<bool>,
+}
+
+/// `[emulation]` resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmulationSpec {
+    pub lateness_bound_ps: TimePs,
+    pub late_fraction_bound: f64,
+    pub spin_ps: TimePs,
+}
+
+pub fn resolve(
+    e: &mut EmulationCfg,
+    n_hosts: i64,
+    duration_ps: TimePs,
+) -> Result<EmulationSpec, ConfigError> {
+    let bound = e.lateness_bound.get_or_insert(Duration(100 * PS_PER_US)).0;
+    if !(1..=PS_PER_MS * 1000).contains(&bound) {
+        return Err(err(
+            "emulation.lateness_bound",
+            Duration(bound),
+            "above 0, at most 1s",
+        ));
+    }
+    let frac = *e.late_fraction_bound.get_or_insert(0.01);
+    if !(0.0..=1.0).contains(&frac) {
+        return Err(err(
+            "emulation.late_fraction_bound",
+            frac,
+            "a fraction from 0 to 1",
+        ));
+    }
+    let spin = e.spin.get_or_insert(Duration(20 * PS_PER_US)).0;
+    if spin > PS_PER_MS * 10 {
+        return Err(err("emulation.spin", Duration(spin), "from 0s to 10ms"));
+    }
+    for (i, a) in e.apps.iter_mut().enumerate() {
+        app(&format!("emulation.apps[{i}]"), a, n_hosts, duration_ps)?;
+    }
+    Ok(EmulationSpec {
+        lateness_bound_ps: bound,
+        late_fraction_bound: frac,
+        spin_ps: spin,
+    })
+}
+
+fn app(path: &str, a: &mut AppCfg, n_hosts: i64, duration_ps: TimePs) -> Result<(), ConfigError> {
+    if a.hosts.is_empty() {
+        return Err(err(
+            &format!("{path}.hosts"),
+            "[]",
+            "a non-empty list of host indices",
+        ));
+    }
+    for (k, &h) in a.hosts.iter().enumerate() {
+        int_in(&format!("{path}.hosts[{k}]"), h, 0, n_hosts - 1)?;
+    }
+    if a.command.trim().is_empty() {
+        return Err(err(
+            &format!("{path}.command"),
+            "\"\"",
+            "a shell command line",
+        ));
+    }
+    let start = a.start.get_or_insert(Duration(0)).0;
+    if start >= duration_ps {
+        return Err(err(
+            &format!("{path}.start"),
+            Duration(start),
+            format!("before the end of the run ({})", Duration(duration_ps)),
+        ));
+    }
+    a.daemon.get_or_insert(false);
+    Ok(())
+}

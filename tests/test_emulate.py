@@ -1,0 +1,206 @@
+"""`wscsim emulate`: real programs in network namespaces talk through the emulated fabric.
+
+These tests need root, iproute2 and /dev/net/tun (network namespaces and TAP devices).
+Where those are missing they skip and say so, unless WSCSIM_REQUIRE_EMULATION=1 (CI sets
+it: there they must run). Bounds on time are one-sided where they can be (a frame never
+arrives before the emulated fabric lets it) and generous where they cannot (a busy
+machine's kernel and Python add milliseconds).
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+TOOLS = Path(__file__).with_name("emu_tools.py")
+PY = sys.executable
+WSCSIM = [PY, "-m", "wscsim.cli"]
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "not root"
+    if shutil.which("ip") is None:
+        return "no ip command (iproute2)"
+    if not Path("/dev/net/tun").exists():
+        return "no /dev/net/tun"
+    return None
+
+
+MISSING = _missing()
+needs_namespaces = pytest.mark.skipif(
+    MISSING is not None and os.environ.get("WSCSIM_REQUIRE_EMULATION") != "1",
+    reason=f"emulation needs root, iproute2 and /dev/net/tun ({MISSING}); CI sets WSCSIM_REQUIRE_EMULATION=1",
+)
+pytestmark = needs_namespaces
+
+
+def our_namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("wscsim-")]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    before = set(our_namespaces())
+    yield
+    left = set(our_namespaces()) - before
+    if left:  # remove them so that one failure does not spoil the others, then fail
+        subprocess.run(WSCSIM + ["emulate", "--cleanup"], capture_output=True)
+    assert not left, f"namespaces left behind: {sorted(left)}"
+
+
+def scenario(apps, link=None, duration="20s", switch=None, hosts=2):
+    sc = {
+        "name": "emu",
+        "duration": duration,
+        "topology": {"kind": "single_switch", "hosts": hosts, "link": link or {"rate": "1Gbps", "delay": "2ms"}},
+        "workload": {"kind": "none"},
+        "emulation": {"apps": apps},
+    }
+    if switch:
+        sc["switch"] = switch
+    return sc
+
+
+def program_output(res, app: int, host: int) -> dict:
+    return json.loads((Path(res.path) / "programs" / f"app{app}-host{host}.out").read_text())
+
+
+def test_udp_round_trips_take_the_emulated_delay(tmp_path):
+    import wscsim
+
+    apps = [
+        {"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7000", "daemon": True},
+        {"hosts": [0], "command": f"{PY} {TOOLS} udp-ping {{ip:1}} 7000 20", "start": "0.3s"},
+    ]
+    res = wscsim.emulate(scenario(apps), out=tmp_path / "r")
+    e = res.summary["emulation"]
+    assert e["programs_ok"], e["programs"]
+    rtts = program_output(res, 1, 0)["rtts_s"]
+    assert len(rtts) >= 18
+    # Each way: two links of 2 ms and 1 Gbit/s (a 106-byte frame: under 1 us each), the
+    # switch's 1 us. Never faster than that; within 5 ms of it at the quickest (the
+    # kernel's and Python's time on a busy machine, and the emulator's lateness).
+    frame_s = (106 + 4 + 20) * 8 / 1e9
+    modelled = 2 * (2 * (2e-3 + frame_s) + 1e-6)
+    assert min(rtts) >= modelled
+    assert min(rtts) < modelled + 5e-3
+    assert e["frames_in"] >= 2 * len(rtts) and e["frames_out"] >= 2 * len(rtts)
+
+
+def test_a_tcp_transfer_arrives_whole_at_the_link_rate_at_most(tmp_path):
+    import wscsim
+
+    size = 2_000_000
+    apps = [
+        {"hosts": [1], "command": f"{PY} {TOOLS} tcp-sink 7001"},
+        {"hosts": [0], "command": f"{PY} {TOOLS} tcp-send {{ip:1}} 7001 {size}", "start": "0.3s"},
+    ]
+    res = wscsim.emulate(scenario(apps, link={"rate": "100Mbps", "delay": "1ms"}), out=tmp_path / "r")
+    assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
+    got, sent = program_output(res, 0, 1), program_output(res, 1, 0)
+    assert got == {"bytes": size, "sha256": sent["sha256"]}
+    # 2 MB at 100 Mbit/s is 160 ms of payload alone: the transfer cannot be quicker.
+    assert sent["seconds"] >= size * 8 / 100e6
+
+
+def test_a_tiny_buffer_drops_real_frames_and_tcp_recovers(tmp_path):
+    import wscsim
+
+    size = 3_000_000
+    # Hosts 0 and 2 send to host 1 at once: two links' worth into one, through a switch
+    # port of four frames' buffer.
+    apps = [
+        {"hosts": [1], "command": f"{PY} {TOOLS} tcp-sink 7002"},
+        {"hosts": [1], "command": f"{PY} {TOOLS} tcp-sink 7003"},
+        {"hosts": [0], "command": f"{PY} {TOOLS} tcp-send {{ip:1}} 7002 {size}", "start": "0.3s"},
+        {"hosts": [2], "command": f"{PY} {TOOLS} tcp-send {{ip:1}} 7003 {size}", "start": "0.3s"},
+    ]
+    sc = scenario(apps, link={"rate": "100Mbps", "delay": "500us"}, switch={"buffer_per_port": "6KB"}, hosts=3)
+    res = wscsim.emulate(sc, out=tmp_path / "r")
+    assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
+    for app, sender in ((0, 2), (1, 3)):
+        assert program_output(res, app, 1) == {"bytes": size, "sha256": program_output(res, sender, 0 if sender == 2 else 2)["sha256"]}
+    drops = res.tables["drops"]
+    assert len(drops) > 0
+    # The drops are at one port (the switch's towards host 1), and TCP sent again what
+    # was lost: more frames than the data needs.
+    assert drops[["node", "port"]].drop_duplicates().shape[0] == 1
+    assert res.summary["emulation"]["frames_in"] > 2 * size / 1448
+
+
+def test_a_program_that_fails_is_reported_and_nothing_is_left(tmp_path):
+    apps = [{"hosts": [0], "command": "no-such-program-anywhere --help"}]
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(scenario(apps, duration="5s")))
+    r = subprocess.run(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert "1 program failed" in r.stderr
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    (prog,) = summary["emulation"]["programs"]
+    assert prog["exit_status"] == 127 and not prog["ok"]
+
+
+def test_a_host_out_of_range_is_refused_before_anything_is_made(tmp_path):
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [5], "command": "true"}])))
+    r = subprocess.run(WSCSIM + ["emulate", str(sc_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "emulation.apps[0].hosts[0]" in r.stderr and r.stderr.count("\n") == 1
+
+
+def _start_long_run(tmp_path) -> subprocess.Popen:
+    """An emulation with a server that runs until stopped, started as its own process;
+    returns once its namespaces exist."""
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7003", "daemon": True}], duration="600s")))
+    before = set(our_namespaces())
+    p = subprocess.Popen(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(set(our_namespaces()) - before) < 2 or not _echo_running(set(our_namespaces()) - before):
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            p.wait()
+            pytest.fail(f"the emulation did not start: {p.communicate()}")
+        time.sleep(0.1)
+    return p
+
+
+def _echo_running(names) -> bool:
+    return any(subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.strip() for n in names)
+
+
+def test_ctrl_c_removes_everything_and_writes_nothing(tmp_path):
+    p = _start_long_run(tmp_path)
+    try:
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_cleanup_removes_what_a_killed_run_left(tmp_path):
+    p = _start_long_run(tmp_path)
+    mine = [n for n in our_namespaces() if n.startswith(f"wscsim-{p.pid}-")]
+    pids = [int(x) for n in mine for x in subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.split()]
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    assert set(mine) <= set(our_namespaces())  # a killed run cannot clean up
+    r = subprocess.run(WSCSIM + ["emulate", "--cleanup"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert not set(mine) & set(our_namespaces())
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
