@@ -204,3 +204,51 @@ def test_cleanup_removes_what_a_killed_run_left(tmp_path):
     assert not set(mine) & set(our_namespaces())
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+def ce_frames(pcap: bytes) -> tuple[int, int]:
+    """(IPv4 frames, of which marked Congestion Experienced) in a pcap file of Ethernet
+    frames, read by hand: 24 bytes of file header, then 16 bytes before each frame."""
+    at, frames, ce = 24, 0, 0
+    while at + 16 <= len(pcap):
+        caplen = int.from_bytes(pcap[at + 8:at + 12], "little")
+        frame = pcap[at + 16:at + 16 + caplen]
+        at += 16 + caplen
+        if frame[12:14] == b"\x08\x00":
+            frames += 1
+            ce += (frame[15] & 0b11) == 0b11
+    return frames, ce
+
+
+def test_dctcp_marks_reach_real_frames_and_captures_show_them(tmp_path):
+    import wscsim
+
+    size = 2_000_000
+    apps = [
+        {"hosts": [1], "command": f"{PY} {TOOLS} tcp-sink 7004"},
+        {"hosts": [1], "command": f"{PY} {TOOLS} tcp-sink 7005"},
+        {"hosts": [0], "command": f"{PY} {TOOLS} tcp-send {{ip:1}} 7004 {size}", "start": "0.3s"},
+        {"hosts": [2], "command": f"{PY} {TOOLS} tcp-send {{ip:1}} 7005 {size}", "start": "0.3s"},
+    ]
+    sc = scenario(apps, link={"rate": "100Mbps", "delay": "200us"}, switch={"scheme": {"kind": "dctcp", "k_packets": 5}}, hosts=3)
+    # Real Linux TCP with ECN (classic ECN: this kernel may have no DCTCP module).
+    sc["emulation"]["sysctls"] = [{"settings": {"net.ipv4.tcp_ecn": 1}}]
+    sc["emulation"]["capture"] = [1]
+    res = wscsim.emulate(sc, out=tmp_path / "r")
+    e = res.summary["emulation"]
+    assert e["programs_ok"], e["programs"]
+    assert e["frames_ce_marked"] > 0
+    frames, ce = ce_frames((Path(res.path) / "capture" / "host-1.pcap").read_bytes())
+    # host 1 receives every marked frame (the data), and sends and receives the rest.
+    assert ce == e["frames_ce_marked"]
+    assert frames > 2 * size / 1448
+
+
+def test_a_setting_the_kernel_refuses_names_the_field(tmp_path):
+    sc = scenario([{"hosts": [0], "command": "true"}])
+    sc["emulation"]["sysctls"] = [{"hosts": [0], "settings": {"net.ipv4.tcp_congestion_control": "no_such_algorithm"}}]
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(sc))
+    r = subprocess.run(WSCSIM + ["emulate", str(sc_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("error: emulation.sysctls[0].settings") and "allowed on this kernel" in r.stderr

@@ -94,9 +94,26 @@ class Namespaces:
         lines += [f"neigh replace {host_ip(j)} lladdr {host_mac(j)} dev {IFNAME} nud permanent" for j in range(len(self.names)) if j != h]
         _ip("-n", self.names[h], "-batch", "-", stdin="\n".join(lines) + "\n")
 
+    def settings(self, path: str, hosts: list[int], settings: dict) -> None:
+        """Kernel settings in some hosts' namespaces; one the kernel refuses is the
+        scenario's error, naming what this kernel offers where it can."""
+        pairs = [f"{name}={value}" for name, value in settings.items()]
+        for h in hosts:
+            r = subprocess.run(["ip", "netns", "exec", self.names[h], "sysctl", "-qw", *pairs], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise ScenarioError(f"{path}.settings", f"given {', '.join(pairs)}; the kernel refused: {r.stderr.strip()}{_offered(settings)}")
+
     def __exit__(self, *exc) -> None:
         remove(self.made)
         self.made = []
+
+
+def _offered(settings: dict) -> str:
+    """What this kernel offers for the congestion control, if that was the setting."""
+    if "net.ipv4.tcp_congestion_control" not in settings:
+        return ""
+    offered = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    return f"; allowed on this kernel: {', '.join(offered)}"
 
 
 def _sysctl(netns: str, *settings: str) -> None:
@@ -225,6 +242,8 @@ def run(sc: dict, out: Destination | None, allow_python: bool = False) -> Result
         emu = _native.Emulation(text, ns.names, IFNAME, classes)
         for h in range(n):
             ns.configure(h, mtus[h])
+        for k, s in enumerate((resolved.get("emulation") or {}).get("sysctls", [])):
+            ns.settings(f"emulation.sysctls[{k}]", s["hosts"], s["settings"])
         programs = Programs(apps, ns.names, Path(logs))
         try:
             _loop(emu, programs)
@@ -235,11 +254,12 @@ def run(sc: dict, out: Destination | None, allow_python: bool = False) -> Result
         summary["emulation"]["programs_ok"] = all(r["ok"] for r in report)
         summary["emulation"]["hosts"] = [{"host": h, "namespace": ns.names[h], "ip": host_ip(h), "mac": host_mac(h)} for h in range(n)]
         tables = frames_from_native(emu.tables())
+        captures = {name: bytes(data) for name, data in emu.captures()}
 
         def fill(_tables, _summary, folder: Path) -> None:
             shutil.copytree(logs, folder / "programs")
 
-        return write(out, summary, tables, fill=fill)
+        return write(out, summary, tables, fill=fill, captures=captures)
 
 
 def _loop(emu, programs: Programs) -> None:

@@ -204,6 +204,15 @@ impl Emulation {
     fn tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         tables_of(py, &mut self.emu.sim)
     }
+
+    /// pcap files of the real frames of `emulation.capture`'s hosts: [(name, bytes)].
+    fn captures<'py>(&self, py: Python<'py>) -> Vec<(String, Bound<'py, PyBytes>)> {
+        self.emu
+            .captures()
+            .into_iter()
+            .map(|(name, data)| (name, PyBytes::new(py, &data)))
+            .collect()
+    }
 }
 
 /// Makes each of the scenario's Python services (`runtime.services`), `Class(**params)`

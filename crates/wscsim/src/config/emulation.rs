@@ -25,6 +25,22 @@ pub struct EmulationCfg {
     /// Programs to run in the hosts' namespaces.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apps: Vec<AppCfg>,
+    /// Kernel settings of some hosts' namespaces, made before any program starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sysctls: Vec<SysctlCfg>,
+    /// Hosts whose real frames (sent and received) go to capture/host-N.pcap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<i64>,
+}
+
+/// `[[emulation.sysctls]]`: `settings` (name = value, as `sysctl -w` takes them) in the
+/// namespaces of `hosts` (default every host).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SysctlCfg {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<i64>>,
+    pub settings: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// `[[emulation.apps]]`: one command, started on each of `hosts` at `start`.
@@ -49,6 +65,7 @@ pub struct EmulationSpec {
     pub lateness_bound_ps: TimePs,
     pub late_fraction_bound: f64,
     pub spin_ps: TimePs,
+    pub capture: Vec<u32>,
 }
 
 pub fn resolve(
@@ -79,11 +96,65 @@ pub fn resolve(
     for (i, a) in e.apps.iter_mut().enumerate() {
         app(&format!("emulation.apps[{i}]"), a, n_hosts, duration_ps)?;
     }
+    for (i, s) in e.sysctls.iter_mut().enumerate() {
+        sysctl(&format!("emulation.sysctls[{i}]"), s, n_hosts)?;
+    }
+    let capture = (0..e.capture.len())
+        .map(|k| {
+            int_in(
+                &format!("emulation.capture[{k}]"),
+                e.capture[k],
+                0,
+                n_hosts - 1,
+            )
+        })
+        .collect::<Result<_, _>>()?;
     Ok(EmulationSpec {
         lateness_bound_ps: bound,
         late_fraction_bound: frac,
         spin_ps: spin,
+        capture,
     })
+}
+
+/// A sysctl's hosts (default every host) and its settings: names of the kernel's form, and
+/// values that are strings or numbers (what the kernel accepts is checked when it is set).
+fn sysctl(path: &str, s: &mut SysctlCfg, n_hosts: i64) -> Result<(), ConfigError> {
+    let hosts = s.hosts.get_or_insert_with(|| (0..n_hosts).collect());
+    for (k, &h) in hosts.iter().enumerate() {
+        int_in(&format!("{path}.hosts[{k}]"), h, 0, n_hosts - 1)?;
+    }
+    if s.settings.is_empty() {
+        return Err(err(
+            &format!("{path}.settings"),
+            "{}",
+            "a table such as { \"net.ipv4.tcp_ecn\" = 1 }",
+        ));
+    }
+    for (name, value) in &s.settings {
+        let ok_name = name.starts_with("net.")
+            && name.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            });
+        if !ok_name {
+            return Err(err(
+                &format!("{path}.settings"),
+                format!("{name:?}"),
+                "names of the network's kernel settings, such as \"net.ipv4.tcp_ecn\" (net.*: a namespace has its own)",
+            ));
+        }
+        if !(value.is_string() || value.is_number()) {
+            return Err(err(
+                &format!("{path}.settings.{name}"),
+                value,
+                "a string or a number",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn app(path: &str, a: &mut AppCfg, n_hosts: i64, duration_ps: TimePs) -> Result<(), ConfigError> {

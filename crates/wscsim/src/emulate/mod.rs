@@ -30,6 +30,8 @@ use std::time::Instant;
 const MAX_FRAME_BYTES: usize = 65_536 + 64;
 /// Longest the emulator sleeps before looking at the clock again.
 const MAX_SLEEP_NS: u64 = 1_000_000;
+/// The most a host's capture keeps; frames past it are counted, not kept.
+const MAX_CAPTURE_BYTES: usize = 512 << 20;
 
 /// What the emulator counted.
 #[derive(Clone, Debug)]
@@ -46,6 +48,8 @@ pub struct Stats {
     pub ce_marked: u64,
     /// Frames written later than the bound after they reached their host.
     pub late: u64,
+    /// Frames a full capture did not keep.
+    pub capture_overflow: u64,
     /// Lateness of every written frame, nanoseconds.
     pub lateness_ns: hdrhistogram::Histogram<u64>,
 }
@@ -61,6 +65,7 @@ impl Default for Stats {
             host_queue_full: 0,
             ce_marked: 0,
             late: 0,
+            capture_overflow: 0,
             // 1 ns to an hour, three significant digits.
             lateness_ns: hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .expect("valid bounds"),
@@ -75,9 +80,13 @@ pub struct Emulator {
     taps: Vec<tap::Tap>,
     /// A frame's bytes, at its packet's index (a slot is reused with its packet's).
     frames: Vec<Vec<u8>>,
+    /// Frames read and not yet injected: (host, start in `buf`, length).
+    read: Vec<(u32, usize, usize)>,
     buf: Vec<u8>,
     pollfds: Vec<libc::pollfd>,
     start: Option<Instant>,
+    /// Per host: its pcap file so far, if `emulation.capture` names it.
+    captures: Vec<Option<Vec<u8>>>,
 }
 
 impl Emulator {
@@ -98,12 +107,18 @@ impl Emulator {
             .map(|ns| tap::Tap::open_in(ns, ifname))
             .collect::<io::Result<Vec<_>>>()?;
         sim.open_ended = true;
+        let mut captures = vec![None; hosts];
+        for &h in &spec.capture {
+            captures[h as usize] = Some(crate::metrics::pcap::file_header());
+        }
         Ok(Emulator {
+            captures,
             sim,
             spec,
             stats: Stats::default(),
             taps,
             frames: Vec::new(),
+            read: Vec::new(),
             buf: vec![0; MAX_FRAME_BYTES],
             pollfds: Vec::new(),
             start: None,
@@ -127,9 +142,16 @@ impl Emulator {
         loop {
             let now = Self::now_ps(start).min(until);
             self.sim.run_until(now);
-            self.read_frames()?;
-            self.sim.run_until(now);
             self.write_frames(start)?;
+            if self.read_frames()? > 0 {
+                // Stamped once all of them are read: a frame may enter the fabric a little
+                // after its host sent it, never before.
+                let read_ps = Self::now_ps(start).max(now);
+                self.sim.run_until(read_ps);
+                self.inject_read(read_ps);
+                self.sim.run_until(read_ps);
+                self.write_frames(start)?;
+            }
             if now >= until || self.sim.finished() {
                 return Ok(now >= self.sim.end_ps() || self.sim.finished());
             }
@@ -150,20 +172,56 @@ impl Emulator {
         tap::wait_readable(&self.taps, &mut self.pollfds, sleep_ns)
     }
 
-    /// Reads every frame the hosts have sent and puts each on its host's NIC now.
-    fn read_frames(&mut self) -> io::Result<()> {
+    /// Reads every frame the hosts have sent into the buffer; returns how many.
+    fn read_frames(&mut self) -> io::Result<usize> {
+        self.read.clear();
+        let mut used = 0;
         for host in 0..self.taps.len() {
-            while let Some(n) = self.taps[host].read(&mut self.buf)? {
+            loop {
+                if self.buf.len() < used + MAX_FRAME_BYTES {
+                    self.buf.resize(used + MAX_FRAME_BYTES, 0);
+                }
+                let Some(n) = self.taps[host].read(&mut self.buf[used..])? else {
+                    break;
+                };
                 self.stats.frames_in += 1;
                 self.stats.bytes_in += n as u64;
-                self.inject(host as u32, n);
+                self.read.push((host as u32, used, n));
+                used += n;
             }
         }
-        Ok(())
+        Ok(self.read.len())
     }
 
-    fn inject(&mut self, host: u32, len: usize) {
-        let info = match frame::parse(host, &self.buf[..len]) {
+    /// Puts the frames just read on their hosts' NICs at `now_ps` (and in the captures of
+    /// the hosts that sent them).
+    fn inject_read(&mut self, now_ps: TimePs) {
+        for k in 0..self.read.len() {
+            let (host, at, len) = self.read[k];
+            if let Some(file) = self.captures[host as usize].as_mut() {
+                if file.len() + len + 16 > MAX_CAPTURE_BYTES {
+                    self.stats.capture_overflow += 1;
+                } else {
+                    let frame = &self.buf[at..at + len];
+                    crate::metrics::pcap::append_record(file, now_ps, frame, len as u32);
+                }
+            }
+            self.inject(host, at, len);
+        }
+    }
+
+    /// The pcap files of the captured hosts, named as the simulator names its own
+    /// captures ("host-N").
+    pub fn captures(&self) -> Vec<(String, Vec<u8>)> {
+        (0..self.captures.len())
+            .filter_map(|h| Some((format!("host-{h}"), self.captures[h].clone()?)))
+            .collect()
+    }
+
+    /// Frame `buf[at..at + len]` from `host` into the fabric.
+    fn inject(&mut self, host: u32, at: usize, len: usize) {
+        let bytes = &self.buf[at..at + len];
+        let info = match frame::parse(host, bytes) {
             Ok(i) if i.dst_host != host && (i.dst_host as usize) < self.taps.len() => i,
             Ok(_) => return self.stats.refused[1] += 1,
             Err(r) => return self.stats.refused[r as usize] += 1,
@@ -202,7 +260,7 @@ impl Emulator {
             self.frames.resize_with(slot + 1, Vec::new);
         }
         self.frames[slot].clear();
-        self.frames[slot].extend_from_slice(&self.buf[..len]);
+        self.frames[slot].extend_from_slice(&self.buf[at..at + len]);
         self.sim.inject(host, id);
     }
 
@@ -223,7 +281,15 @@ impl Emulator {
         if p.ecn == crate::packet::ecn::CE && frame::mark_ce(bytes) {
             self.stats.ce_marked += 1;
         }
-        if self.taps[p.dst_host as usize].write(bytes)? {
+        let dst = p.dst_host as usize;
+        if let Some(file) = self.captures[dst].as_mut() {
+            if file.len() + bytes.len() + 16 > MAX_CAPTURE_BYTES {
+                self.stats.capture_overflow += 1;
+            } else {
+                crate::metrics::pcap::append_record(file, at_ps, bytes, bytes.len() as u32);
+            }
+        }
+        if self.taps[dst].write(bytes)? {
             self.stats.frames_out += 1;
             self.stats.bytes_out += bytes.len() as u64;
         } else {
@@ -261,6 +327,7 @@ impl Emulator {
             "frames_refused_other_ethertype": s.refused[2],
             "frames_host_queue_full": s.host_queue_full,
             "frames_ce_marked": s.ce_marked,
+            "frames_not_captured": s.capture_overflow,
             "lateness_bound_us": self.spec.lateness_bound_ps as f64 / 1e6,
             "lateness_p50_us": us(0.5),
             "lateness_p90_us": us(0.9),

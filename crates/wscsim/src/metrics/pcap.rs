@@ -34,7 +34,19 @@ fn host_mac(host: u32) -> [u8; 6] {
 
 /// The whole pcap file for one capture point's records.
 pub fn write(records: &[Captured]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + records.len() * 70);
+    let mut out = file_header();
+    out.reserve(records.len() * 70);
+    for r in records {
+        let frame = headers(r);
+        let orig = (r.frame_bytes - 4).max(frame.len() as u32); // the frame without its FCS
+        append_record(&mut out, r.time_ps, &frame, orig);
+    }
+    out
+}
+
+/// A pcap file's header: nanosecond timestamps, Ethernet frames.
+pub fn file_header() -> Vec<u8> {
+    let mut out = Vec::with_capacity(24);
     for v in [MAGIC_NS, 0x0004_0002] {
         out.extend_from_slice(&v.to_le_bytes());
     }
@@ -42,21 +54,21 @@ pub fn write(records: &[Captured]) -> Vec<u8> {
     for v in [0u32, 0, SNAPLEN, LINKTYPE_ETHERNET] {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    for r in records {
-        let frame = headers(r);
-        let ns = r.time_ps / 1000;
-        let orig = (r.frame_bytes - 4).max(frame.len() as u32); // the frame without its FCS
-        for v in [
-            (ns / 1_000_000_000) as u32,
-            (ns % 1_000_000_000) as u32,
-            frame.len() as u32,
-            orig,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&frame);
-    }
     out
+}
+
+/// One record: `frame` (as captured) at `time_ps`, of `orig_bytes` on the wire.
+pub fn append_record(out: &mut Vec<u8>, time_ps: u64, frame: &[u8], orig_bytes: u32) {
+    let ns = time_ps / 1000;
+    for v in [
+        (ns / 1_000_000_000) as u32,
+        (ns % 1_000_000_000) as u32,
+        frame.len() as u32,
+        orig_bytes,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(frame);
 }
 
 /// Ethernet, IPv4 and TCP or UDP headers of a captured packet.
