@@ -342,3 +342,19 @@ def test_udp_load_without_all_to_all_destination_quotes_the_given_value(tmp_path
     p = wscsim("check", str(f))
     assert p.returncode == 2 and "workload.destination" in p.stderr, p.stderr
     assert "Some(" not in p.stderr and "None" not in p.stderr, p.stderr
+
+
+def test_emulate_without_root_says_what_is_missing_in_one_line(tmp_path, monkeypatch, capsys):
+    """The privilege check comes before anything is made (the check is stubbed to see a
+    user that is not root, so this runs anywhere)."""
+    import os
+
+    from wscsim import cli
+
+    sc = tmp_path / "sc.toml"
+    sc.write_text(BASE.replace('kind = "incast"\nsenders = 2', 'kind = "none"'))
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)  # keep pytest's handlers
+    assert cli.main(["emulate", str(sc)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: emulate needs root") and err.count("\n") == 1

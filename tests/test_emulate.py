@@ -252,3 +252,4 @@ def test_a_setting_the_kernel_refuses_names_the_field(tmp_path):
     r = subprocess.run(WSCSIM + ["emulate", str(sc_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("error: emulation.sysctls[0].settings") and "allowed on this kernel" in r.stderr
+

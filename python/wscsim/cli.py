@@ -125,12 +125,18 @@ def cmd_emulate(args) -> int:
         return 0
     from .scenario import apply_overrides, load
 
+    if args.no_write and args.out:
+        raise ScenarioError("--no-write", f"given with --out {args.out!r}; allowed: one of them")
     sc = apply_overrides(load(args.scenario), args.overrides)
-    res = api.emulate(sc, out=_destination(args, sc) if args.out or not args.no_write else None, seed=args.seed,
-                      allow_python=args.allow_python, overwrite=args.force)
+    try:
+        res = api.emulate(sc, out=None if args.no_write else _destination(args, sc), seed=args.seed,
+                          allow_python=args.allow_python, overwrite=args.force)
+    except OSError as e:  # a namespace, device or program the system would not make
+        print(f"error: emulate: {e}; nothing was left behind and no results were written", file=sys.stderr)
+        return 1
     e = res.summary["emulation"]
     if args.quiet:
-        print(res.path)
+        print(res.path or "")
     else:
         print(f"{sc.get('name', 'emulation')}: {e['frames_in']:,} frames in, {e['frames_out']:,} out; lateness median "
               f"{e['lateness_p50_us']:.1f} us, p99 {e['lateness_p99_us']:.1f} us, {100 * e['late_fraction']:.2f}% over "
@@ -138,10 +144,11 @@ def cmd_emulate(args) -> int:
         for r in e["programs"]:
             status = "ok" if r["ok"] else f"FAILED (exit {r['exit_status']})"
             print(f"  host {r['host']}: {r['command']}: {status}")
-        print(f"results: {res.path}")
+        print(f"results: {res.path or 'not written (--no-write)'}")
     bad = [r for r in e["programs"] if not r["ok"]]
     if bad:
-        print(f"error: {len(bad)} program{'s' if len(bad) > 1 else ''} failed (output under {res.path}/programs)", file=sys.stderr)
+        where = f" (output under {res.path}/programs)" if res.path else ""
+        print(f"error: {len(bad)} program{'s' if len(bad) > 1 else ''} failed{where}", file=sys.stderr)
         return 1
     return 0
 
