@@ -30,6 +30,13 @@ use std::time::Instant;
 const MAX_FRAME_BYTES: usize = 65_536 + 64;
 /// Longest the emulator sleeps before looking at the clock again.
 const MAX_SLEEP_NS: u64 = 1_000_000;
+/// The most frames one pass takes from a host, and the most bytes from all of them: a host
+/// that never stops sending cannot hold the emulator in its read loop.
+const MAX_READ_FRAMES_PER_HOST: usize = 64;
+const MAX_READ_BYTES: usize = 4 << 20;
+/// With more hosts than this, one poll finds the devices with frames waiting, rather than
+/// a read of every device (most of which would find nothing).
+const POLL_BEFORE_READ_HOSTS: usize = 4;
 /// The most a host's capture keeps; frames past it are counted, not kept.
 const MAX_CAPTURE_BYTES: usize = 512 << 20;
 
@@ -172,12 +179,23 @@ impl Emulator {
         tap::wait_readable(&self.taps, &mut self.pollfds, sleep_ns)
     }
 
-    /// Reads every frame the hosts have sent into the buffer; returns how many.
+    /// Reads the frames the hosts have sent (up to a batch) into the buffer; returns how
+    /// many.
     fn read_frames(&mut self) -> io::Result<usize> {
         self.read.clear();
         let mut used = 0;
+        let polled = self.taps.len() > POLL_BEFORE_READ_HOSTS;
+        if polled {
+            tap::wait_readable(&self.taps, &mut self.pollfds, 0)?;
+        }
         for host in 0..self.taps.len() {
-            loop {
+            if polled && self.pollfds[host].revents & libc::POLLIN == 0 {
+                continue;
+            }
+            for _ in 0..MAX_READ_FRAMES_PER_HOST {
+                if used >= MAX_READ_BYTES {
+                    break;
+                }
                 if self.buf.len() < used + MAX_FRAME_BYTES {
                     self.buf.resize(used + MAX_FRAME_BYTES, 0);
                 }

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Flexplane's Figure 3 with wscsim's emulator: sockperf's one-way latency (RTT / 2) of
+MTU-sized UDP packets from one client to one server, at several offered rates, through the
+emulated fabric (one switch, DropTail) and through a direct veth pair between the same two
+namespaces (the "hardware" baseline: no fabric at all, only the kernels).
+
+    sudo python3 scripts/flexplane_fig3.py --out results/flexplane_fig3   # needs sockperf
+
+Writes fig3.json (every point), fig3.png (medians, with bars from the minimum to the 99th
+percentile, as the paper draws them) and prints a table. wscsim's added latency is the
+emulated median less the direct median less what the modelled fabric itself takes (two
+10 Gbit/s links and the switch each way): what the emulator adds by being software.
+A tool for developers, not a test: docs/emulation.md records its output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RATES_PPS = [10_000, 20_000, 50_000, 100_000]
+MESSAGE_BYTES = 1472  # a 1,500-byte IP packet: MTU-sized, as in the paper
+LINK = {"rate": "10Gbps", "delay": "100ns"}
+SWITCH_LATENCY_S = 1e-6  # the generic switch's port-to-port latency
+PORT = 11111
+
+
+def fabric_one_way_s() -> float:
+    """What the modelled fabric takes one way: two links (serialisation of the 1,538 bytes
+    a 1,514-byte frame takes on the wire, and 100 ns each) and the switch between them."""
+    wire_bytes = MESSAGE_BYTES + 8 + 20 + 14 + 4 + 20
+    return 2 * (wire_bytes * 8 / 10e9 + 100e-9) + SWITCH_LATENCY_S
+
+
+def client_command(pps: int, seconds: float) -> str:
+    return f"sockperf ul -i {{ip:1}} -p {PORT} --mps {pps} -t {seconds} -m {MESSAGE_BYTES} --full-rtt"
+
+
+def parse(output: str) -> dict | None:
+    """sockperf's round-trip minimum, median and 99th percentile, in microseconds."""
+    def value(pattern: str) -> float | None:
+        m = re.search(pattern + r"\s*=\s*([0-9.]+)", output)
+        return float(m.group(1)) if m else None
+
+    p50, p99, low = value(r"percentile 50\.000"), value(r"percentile 99\.000"), value(r"<MIN> observation")
+    if p50 is None or p99 is None or low is None:
+        return None
+    sent = re.search(r"SentMessages=(\d+)", output)
+    return {"min_us": low, "p50_us": p50, "p99_us": p99, "sent": int(sent.group(1)) if sent else None}
+
+
+def emulated(pps: int, seconds: float, work: Path) -> dict | None:
+    import tomli_w
+
+    sc = {
+        "name": "flexplane-fig3",
+        "duration": f"{seconds + 5}s",
+        "topology": {"kind": "single_switch", "hosts": 2, "link": LINK},
+        "workload": {"kind": "none"},
+        "emulation": {"apps": [
+            {"hosts": [1], "command": f"sockperf sr -i {{ip}} -p {PORT}", "daemon": True},
+            {"hosts": [0], "command": client_command(pps, seconds), "start": "0.5s"},
+        ]},
+    }
+    path = work / f"fig3-{pps}.toml"
+    path.write_text(tomli_w.dumps(sc))
+    out = work / f"out-{pps}"
+    subprocess.run([sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
+    summary = json.loads((out / "summary.json").read_text())
+    point = parse((out / "programs" / "app1-host0.out").read_text())
+    if point is not None:
+        e = summary["emulation"]
+        point.update(lateness_p99_us=e["lateness_p99_us"], within_bound=e["within_bound"])
+    return point
+
+
+def direct(pps: int, seconds: float) -> dict | None:
+    """The same namespaces and addresses, joined by a veth pair instead of the emulator."""
+    from wscsim import emulation as em
+
+    with em.Namespaces(2) as ns:
+        em._ip("link", "add", em.IFNAME, "netns", ns.names[0], "type", "veth", "peer", "name", em.IFNAME, "netns", ns.names[1])
+        for h in range(2):
+            ns.configure(h, 1500)
+        server = subprocess.Popen(["ip", "netns", "exec", ns.names[1], "sockperf", "sr", "-i", em.host_ip(1), "-p", str(PORT)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            time.sleep(0.5)
+            command = client_command(pps, seconds).replace("{ip:1}", em.host_ip(1)).split()
+            r = subprocess.run(["ip", "netns", "exec", ns.names[0], *command], capture_output=True, text=True, timeout=seconds + 30)
+            return parse(r.stdout + r.stderr)
+        finally:
+            server.kill()
+            server.wait()
+
+
+def plot(points: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for label, key, colour in (("wscsim emulation", "emulated", "#4c72b0"), ("direct veth pair", "direct", "#dd8452")):
+        xs, med, lo, hi = [], [], [], []
+        for p in points:
+            q = p.get(key)
+            if q:
+                xs.append(p["offered_pps"] * MESSAGE_BYTES * 8 / 1e9)
+                med.append(q["p50_us"] / 2)
+                lo.append((q["p50_us"] - q["min_us"]) / 2)
+                hi.append((q["p99_us"] - q["p50_us"]) / 2)
+        ax.errorbar(xs, med, yerr=[lo, hi], fmt="o-", capsize=3, color=colour, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("offered load (Gbit/s of 1,472-byte UDP messages)")
+    ax.set_ylabel("one-way latency, RTT / 2 (us)")
+    ax.set_title("Flexplane Figure 3 in wscsim: median, min to p99", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="folder for fig3.json and fig3.png")
+    p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per rate (default 5; the paper's 30)")
+    args = p.parse_args()
+    if shutil.which("sockperf") is None:
+        print("error: needs sockperf (apt-get install sockperf)", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    points = []
+    with tempfile.TemporaryDirectory() as work:
+        for pps in RATES_PPS:
+            points.append({"offered_pps": pps, "emulated": emulated(pps, args.seconds, Path(work)), "direct": direct(pps, args.seconds)})
+            print(json.dumps(points[-1]), flush=True)
+    fabric_us = fabric_one_way_s() * 1e6
+    (out / "fig3.json").write_text(json.dumps({"fabric_one_way_us": fabric_us, "points": points}, indent=2) + "\n")
+    plot(points, out / "fig3.png")
+    print(f"| offered pkt/s | emulated median (min, p99) | direct median (min, p99) | fabric | wscsim adds |")
+    print("| --- | --- | --- | --- | --- |")
+    for pt in points:
+        e, d = pt["emulated"], pt["direct"]
+        fmt = lambda q: f"{q['p50_us'] / 2:.1f} ({q['min_us'] / 2:.1f}, {q['p99_us'] / 2:.1f}) us" if q else "no result"  # noqa: E731
+        added = f"{(e['p50_us'] - d['p50_us']) / 2 - fabric_us:.1f} us" if e and d else "-"
+        print(f"| {pt['offered_pps']:,} | {fmt(e)} | {fmt(d)} | {fabric_us:.2f} us | {added} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
