@@ -39,8 +39,13 @@ def fabric_one_way_s() -> float:
     return 2 * (wire_bytes * 8 / 10e9 + 100e-9) + SWITCH_LATENCY_S
 
 
+# The emulator runs on CPU 0, the programs on CPU 1, in both set-ups: on a 2-core machine
+# they would otherwise take turns on each other's core, and the medians would measure that.
+PIN_PROGRAMS = "taskset -c 1"
+
+
 def client_command(pps: int, seconds: float) -> str:
-    return f"sockperf ul -i {{ip:1}} -p {PORT} --mps {pps} -t {seconds} -m {MESSAGE_BYTES} --full-rtt"
+    return f"{PIN_PROGRAMS} sockperf ul -i {{ip:1}} -p {PORT} --mps {pps} -t {seconds} -m {MESSAGE_BYTES} --full-rtt"
 
 
 def parse(output: str) -> dict | None:
@@ -56,7 +61,7 @@ def parse(output: str) -> dict | None:
     return {"min_us": low, "p50_us": p50, "p99_us": p99, "sent": int(sent.group(1)) if sent else None}
 
 
-def emulated(pps: int, seconds: float, work: Path) -> dict | None:
+def emulated(pps: int, seconds: float, work: Path, busy_poll: bool) -> dict | None:
     import tomli_w
 
     sc = {
@@ -64,15 +69,15 @@ def emulated(pps: int, seconds: float, work: Path) -> dict | None:
         "duration": f"{seconds + 5}s",
         "topology": {"kind": "single_switch", "hosts": 2, "link": LINK},
         "workload": {"kind": "none"},
-        "emulation": {"apps": [
-            {"hosts": [1], "command": f"sockperf sr -i {{ip}} -p {PORT}", "daemon": True},
+        "emulation": {"busy_poll": busy_poll, "apps": [
+            {"hosts": [1], "command": f"{PIN_PROGRAMS} sockperf sr -i {{ip}} -p {PORT}", "daemon": True},
             {"hosts": [0], "command": client_command(pps, seconds), "start": "0.5s"},
         ]},
     }
     path = work / f"fig3-{pps}.toml"
     path.write_text(tomli_w.dumps(sc))
     out = work / f"out-{pps}"
-    subprocess.run([sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
+    subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
     summary = json.loads((out / "summary.json").read_text())
     point = parse((out / "programs" / "app1-host0.out").read_text())
     if point is not None:
@@ -89,7 +94,7 @@ def direct(pps: int, seconds: float) -> dict | None:
         em._ip("link", "add", em.IFNAME, "netns", ns.names[0], "type", "veth", "peer", "name", em.IFNAME, "netns", ns.names[1])
         for h in range(2):
             ns.configure(h, 1500)
-        server = subprocess.Popen(["ip", "netns", "exec", ns.names[1], "sockperf", "sr", "-i", em.host_ip(1), "-p", str(PORT)],
+        server = subprocess.Popen(["ip", "netns", "exec", ns.names[1], *PIN_PROGRAMS.split(), "sockperf", "sr", "-i", em.host_ip(1), "-p", str(PORT)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             time.sleep(0.5)
@@ -108,21 +113,25 @@ def plot(points: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for label, key, colour in (("wscsim emulation", "emulated", "#4c72b0"), ("direct veth pair", "direct", "#dd8452")):
+    series = (("wscsim emulation", "emulated", "#4c72b0", 0.94), ("direct veth pair", "direct", "#dd8452", 1.06))
+    for label, key, colour, nudge in series:
         xs, med, lo, hi = [], [], [], []
         for p in points:
             q = p.get(key)
             if q:
-                xs.append(p["offered_pps"] * MESSAGE_BYTES * 8 / 1e9)
+                xs.append(p["offered_pps"] * nudge)  # side by side, not on top of each other
                 med.append(q["p50_us"] / 2)
                 lo.append((q["p50_us"] - q["min_us"]) / 2)
                 hi.append((q["p99_us"] - q["p50_us"]) / 2)
         ax.errorbar(xs, med, yerr=[lo, hi], fmt="o-", capsize=3, color=colour, label=label)
     ax.set_xscale("log")
-    ax.set_xlabel("offered load (Gbit/s of 1,472-byte UDP messages)")
-    ax.set_ylabel("one-way latency, RTT / 2 (us)")
-    ax.set_title("Flexplane Figure 3 in wscsim: median, min to p99", fontsize=10)
-    ax.grid(alpha=0.3)
+    ax.set_yscale("log")
+    ax.set_xticks([p["offered_pps"] for p in points], [f"{p['offered_pps'] // 1000}k" for p in points])
+    ax.minorticks_off()
+    ax.set_xlabel(f"offered load (packets/s of {MESSAGE_BYTES}-byte UDP messages)")
+    ax.set_ylabel("one-way latency, RTT / 2 (us, log)")
+    ax.set_title("Flexplane Figure 3 in wscsim: median, bars from min to p99", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -132,6 +141,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True, help="folder for fig3.json and fig3.png")
     p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per rate (default 5; the paper's 30)")
+    p.add_argument("--busy-poll", action="store_true", help="the emulator polls without sleeping (emulation.busy_poll)")
     args = p.parse_args()
     if shutil.which("sockperf") is None:
         print("error: needs sockperf (apt-get install sockperf)", file=sys.stderr)
@@ -141,7 +151,7 @@ def main() -> int:
     points = []
     with tempfile.TemporaryDirectory() as work:
         for pps in RATES_PPS:
-            points.append({"offered_pps": pps, "emulated": emulated(pps, args.seconds, Path(work)), "direct": direct(pps, args.seconds)})
+            points.append({"offered_pps": pps, "emulated": emulated(pps, args.seconds, Path(work), args.busy_poll), "direct": direct(pps, args.seconds)})
             print(json.dumps(points[-1]), flush=True)
     fabric_us = fabric_one_way_s() * 1e6
     (out / "fig3.json").write_text(json.dumps({"fabric_one_way_us": fabric_us, "points": points}, indent=2) + "\n")

@@ -22,6 +22,10 @@ pub struct EmulationCfg {
     /// 20 us): lower lateness for a busy core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spin: Option<Duration>,
+    /// Never sleep: poll the hosts' devices on a core of its own for the whole run (lowest
+    /// lateness, one core busy; default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll: Option<bool>,
     /// Programs to run in the hosts' namespaces.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub apps: Vec<AppCfg>,
@@ -65,6 +69,7 @@ pub struct EmulationSpec {
     pub lateness_bound_ps: TimePs,
     pub late_fraction_bound: f64,
     pub spin_ps: TimePs,
+    pub busy_poll: bool,
     pub capture: Vec<u32>,
 }
 
@@ -113,6 +118,7 @@ pub fn resolve(
         lateness_bound_ps: bound,
         late_fraction_bound: frac,
         spin_ps: spin,
+        busy_poll: *e.busy_poll.get_or_insert(false),
         capture,
     })
 }

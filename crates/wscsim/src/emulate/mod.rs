@@ -167,12 +167,12 @@ impl Emulator {
     }
 
     /// Sleeps until a frame comes in or the next event is close (spinning within
-    /// `spin`), never past `until`.
+    /// `spin`, or always with `busy_poll`), never past `until`.
     fn wait(&mut self, start: Instant, until: TimePs) -> io::Result<()> {
         let now = Self::now_ps(start);
         let next = self.sim.ev.next_time_ps().unwrap_or(until).min(until);
         let gap = next.saturating_sub(now);
-        if gap <= self.spec.spin_ps {
+        if gap <= self.spec.spin_ps || self.spec.busy_poll {
             return Ok(());
         }
         let sleep_ns = ((gap - self.spec.spin_ps) / 1000).min(MAX_SLEEP_NS);
