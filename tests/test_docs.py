@@ -78,6 +78,7 @@ LONG = {
     "wscsim run": "the default scenario, diablo_incast's 10 points with plots, about 20 s",
     "wscsim run websearch_fat_tree": "about 11 s, and named in two documents",
     ".venv/bin/wscsim run websearch_fat_tree": "the same, in the README",
+    ".venv/bin/wscsim sweep diablo_incast --vary workload.senders=1,8,24": "diablo_incast swept over three sender counts, with plots, about 13 s",
     "wscsim run flexplane_priority --set workload.flows=1000": "1,000 flows at three loads, about 25 s",
     "wscsim run pcie_hadoop": "8 points of minute-long jobs, about 3 minutes on 2 cores",
     "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
