@@ -23,7 +23,7 @@ from . import _native
 from .errors import ScenarioError
 from .folders import Destination, _pid_alive
 from .results import Result, frames_from_native, write
-from .scenario import to_json
+from .scenario import duration_seconds, to_json
 
 PREFIX = "wscsim-"
 IFNAME = "eth0"
@@ -81,7 +81,9 @@ class Namespaces:
                 _ip("-n", name, "link", "set", "lo", "up")
                 # No IPv6: its router and neighbour solicitations would be the only
                 # traffic nobody asked for.
-                _sysctl(name, "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+                refused = _sysctl(name, "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+                if refused:
+                    raise OSError(f"sysctl in {name}: {refused}")
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -99,9 +101,9 @@ class Namespaces:
         scenario's error, naming what this kernel offers where it can."""
         pairs = [f"{name}={value}" for name, value in settings.items()]
         for h in hosts:
-            r = subprocess.run(["ip", "netns", "exec", self.names[h], "sysctl", "-qw", *pairs], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise ScenarioError(f"{path}.settings", f"given {', '.join(pairs)}; the kernel refused: {r.stderr.strip()}{_offered(settings)}")
+            refused = _sysctl(self.names[h], *pairs)
+            if refused:
+                raise ScenarioError(f"{path}.settings", f"given {', '.join(pairs)}; the kernel refused: {refused}{_offered(settings)}")
 
     def __exit__(self, *exc) -> None:
         remove(self.made)
@@ -116,10 +118,10 @@ def _offered(settings: dict) -> str:
     return f"; allowed on this kernel: {', '.join(offered)}"
 
 
-def _sysctl(netns: str, *settings: str) -> None:
+def _sysctl(netns: str, *settings: str) -> str | None:
+    """Sets `name=value` settings in a namespace; what sysctl said if it refused."""
     r = subprocess.run(["ip", "netns", "exec", netns, "sysctl", "-qw", *settings], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise OSError(f"sysctl in {netns}: {r.stderr.strip()}")
+    return (r.stderr.strip() or "refused") if r.returncode != 0 else None
 
 
 def remove(names: list[str]) -> None:
@@ -237,7 +239,7 @@ def run(sc: dict, out: Destination | None, allow_python: bool = False) -> Result
         raise ScenarioError("topology", f"given {n} hosts; allowed: at most {MAX_HOSTS} for emulate (a network namespace each)")
     apps = (resolved.get("emulation") or {}).get("apps", [])
     for a in apps:
-        a["start_ps"] = _duration_ps(a.get("start", "0s"))
+        a["start_ps"] = round(duration_seconds(a.get("start", "0s")) * 1e12)  # resolved: always a duration
     with tempfile.TemporaryDirectory(prefix="wscsim-emulate-") as logs, Namespaces(n) as ns:
         emu = _native.Emulation(text, ns.names, IFNAME, classes)
         for h in range(n):
@@ -272,11 +274,3 @@ def _loop(emu, programs: Programs) -> None:
         programs.start_due(emu.now_ps)
         if done or programs.all_done():
             return
-
-
-def _duration_ps(text: str) -> int:
-    units = {"ps": 1, "ns": 10**3, "us": 10**6, "ms": 10**9, "s": 10**12}
-    m = re.fullmatch(r"([0-9.eE+-]+)\s*(ps|ns|us|ms|s)", str(text).strip())
-    if not m:
-        raise ScenarioError("emulation.apps.start", f"given {text!r}; allowed: a duration such as \"1s\"")
-    return int(float(m.group(1)) * units[m.group(2)])

@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .scenario import duration_seconds
+
 SIZE_BUCKETS = [(0, 10e3, "<10KB"), (10e3, 100e3, "10-100KB"), (100e3, 1e6, "100KB-1MB"), (1e6, 10e6, "1-10MB"), (10e6, np.inf, ">10MB")]
 
 FORMATS = (".png", ".svg")
@@ -1037,7 +1039,6 @@ def plot_kv_inserts(t: pd.DataFrame, path: Path, title: str | None = None) -> bo
 
 # CamCubeOS Figure 6c: insert throughput after nine permanent failures.
 CAMCUBE_FIGURE_6C_DROP_PCT = 38.85
-_TIME_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _SIZE_UNITS = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 
 
@@ -1045,12 +1046,6 @@ def _bytes(text) -> float | None:
     """A scenario size ("1470000B", "1.47MB") in bytes."""
     m = re.fullmatch(r"\s*([0-9.]+)\s*(B|KB|MB|GB|KiB|MiB|GiB)\s*", str(text))
     return float(m.group(1)) * _SIZE_UNITS[m.group(2)] if m else None
-
-
-def _seconds(text) -> float | None:
-    """A scenario duration ("50s", "100ms") in seconds."""
-    m = re.fullmatch(r"\s*([0-9.]+)\s*(ps|ns|us|ms|s)\s*", str(text))
-    return float(m.group(1)) * _TIME_UNITS[m.group(2)] if m else None
 
 
 def kv_timeline(ops: pd.DataFrame, value_bytes: float, end_s: float) -> pd.DataFrame:
@@ -1272,7 +1267,7 @@ def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path
 def _kv_timeline_plot(frames: dict, summary: dict, path: Path, title: str | None) -> bool:
     """plot_kv_timeline for a key-value run with failures."""
     ops, sc = frames.get("kv_ops"), summary.get("scenario") or {}
-    failures = [f for f in (_seconds(x.get("at")) for x in sc.get("failures") or [] if isinstance(x, dict)) if f is not None]
+    failures = [f for f in (duration_seconds(x.get("at")) for x in sc.get("failures") or [] if isinstance(x, dict)) if f is not None]
     if ops is None or ops.empty or not failures:
         return False
     value = _bytes((sc.get("workload") or {}).get("value_size", ""))

@@ -265,3 +265,12 @@ def to_json(sc: dict) -> str:
         return json.dumps(sc)
     except TypeError as e:
         raise ScenarioError("scenario", f"holds a value that is not plain data ({e})") from None
+
+
+_TIME_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def duration_seconds(text) -> float | None:
+    """A scenario duration ("50s", "100ms") in seconds; None if it is not one."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(ps|ns|us|ms|s)\s*", str(text))
+    return float(m.group(1)) * _TIME_UNITS[m.group(2)] if m else None

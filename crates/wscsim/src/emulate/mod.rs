@@ -216,14 +216,8 @@ impl Emulator {
     fn inject_read(&mut self, now_ps: TimePs) {
         for k in 0..self.read.len() {
             let (host, at, len) = self.read[k];
-            if let Some(file) = self.captures[host as usize].as_mut() {
-                if file.len() + len + 16 > MAX_CAPTURE_BYTES {
-                    self.stats.capture_overflow += 1;
-                } else {
-                    let frame = &self.buf[at..at + len];
-                    crate::metrics::pcap::append_record(file, now_ps, frame, len as u32);
-                }
-            }
+            let file = &mut self.captures[host as usize];
+            capture(file, &mut self.stats, now_ps, &self.buf[at..at + len]);
             self.inject(host, at, len);
         }
     }
@@ -245,6 +239,13 @@ impl Emulator {
             Err(r) => return self.stats.refused[r as usize] += 1,
         };
         let net = &mut self.sim.net;
+        let hash = crate::packet::five_tuple_hash(
+            host,
+            info.dst_host,
+            info.src_port,
+            info.dst_port,
+            info.proto,
+        );
         let p = Packet {
             src_host: host,
             dst_host: info.dst_host,
@@ -253,20 +254,8 @@ impl Emulator {
             proto: Proto::Frame,
             dscp: info.dscp,
             ecn: info.ecn,
-            flow_id: crate::packet::five_tuple_hash(
-                host,
-                info.dst_host,
-                info.src_port,
-                info.dst_port,
-                info.proto,
-            ),
-            hash: crate::packet::five_tuple_hash(
-                host,
-                info.dst_host,
-                info.src_port,
-                info.dst_port,
-                info.proto,
-            ),
+            flow_id: hash,
+            hash,
             frame_bytes: net.frame_bytes(host, info.ip_bytes),
             payload_bytes: info.payload_bytes,
             ..Default::default()
@@ -300,13 +289,7 @@ impl Emulator {
             self.stats.ce_marked += 1;
         }
         let dst = p.dst_host as usize;
-        if let Some(file) = self.captures[dst].as_mut() {
-            if file.len() + bytes.len() + 16 > MAX_CAPTURE_BYTES {
-                self.stats.capture_overflow += 1;
-            } else {
-                crate::metrics::pcap::append_record(file, at_ps, bytes, bytes.len() as u32);
-            }
-        }
+        capture(&mut self.captures[dst], &mut self.stats, at_ps, bytes);
         if self.taps[dst].write(bytes)? {
             self.stats.frames_out += 1;
             self.stats.bytes_out += bytes.len() as u64;
@@ -358,4 +341,16 @@ impl Emulator {
             "simulated_seconds": self.sim.now_ps() as f64 / 1e12,
         })
     }
+}
+
+/// Adds `frame` at `time_ps` to a host's capture, if it has one and it is not full.
+fn capture(file: &mut Option<Vec<u8>>, stats: &mut Stats, time_ps: TimePs, frame: &[u8]) {
+    let Some(file) = file.as_mut() else {
+        return;
+    };
+    if file.len() + frame.len() + 16 > MAX_CAPTURE_BYTES {
+        stats.capture_overflow += 1;
+        return;
+    }
+    crate::metrics::pcap::append_record(file, time_ps, frame, frame.len() as u32);
 }

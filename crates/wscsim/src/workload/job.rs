@@ -167,9 +167,8 @@ struct NodeState {
 pub struct Job {
     pub spec: JobSpec,
     nodes: Vec<NodeState>,
-    /// Connections from node i to every other node j, opened in order: pair (i, j) is
-    /// `first_conn + pair(i, j, n)`.
-    first_conn: u32,
+    /// Connections from node i to every other node j (when a shuffle is by TCP).
+    conns: PairConns,
     /// Per connection: bytes its receiver had at the last note.
     conn_seen: Vec<u64>,
     remaining: usize,
@@ -198,7 +197,7 @@ impl Job {
             .collect();
         Job {
             nodes,
-            first_conn: 0,
+            conns: PairConns::default(),
             conn_seen: vec![0; n * n.saturating_sub(1)],
             remaining: n,
             records: Vec::new(),
@@ -217,14 +216,7 @@ impl Job {
         *ctx.active += 1;
         let n = self.spec.nodes.len();
         if self.tcp_shuffles() {
-            self.first_conn = ctx.tcp.senders.len() as u32;
-            for i in 0..n {
-                for j in (0..n).filter(|&j| j != i) {
-                    let (a, b) = (self.spec.nodes[i], self.spec.nodes[j]);
-                    let conn = ctx.tcp.open(a, b, id, id);
-                    debug_assert_eq!(conn, self.first_conn + pair(i, j, n) as u32);
-                }
-            }
+            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
         }
         for i in 0..n {
             self.begin(id, i, ctx);
@@ -299,7 +291,7 @@ impl Job {
                 ctx.dma
                     .submit(ctx.net, ctx.ev, Op::Write, a, b, bytes, id, k as u32);
             } else {
-                let conn = self.first_conn + k as u32;
+                let conn = self.conns.conn(i, j, n);
                 ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, bytes);
             }
         }
@@ -348,11 +340,7 @@ impl Job {
 
     pub fn on_delivered(&mut self, id: u32, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let n = self.spec.nodes.len();
-        let Some(k) = conn
-            .checked_sub(self.first_conn)
-            .map(|k| k as usize)
-            .filter(|&k| k < self.conn_seen.len())
-        else {
+        let Some(k) = self.conns.index(conn) else {
             return;
         };
         let new = total.saturating_sub(self.conn_seen[k]);
@@ -378,8 +366,46 @@ impl Job {
     }
 }
 
+/// TCP connections from every node of a job to every other, opened together: the one from
+/// node i to node j != i is `first + pair(i, j, n)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PairConns {
+    first: u32,
+    count: u32,
+}
+
+impl PairConns {
+    /// Opens them, for application `app` at both ends.
+    pub fn open(nodes: &[u32], app: u32, tcp: &mut crate::transport::Tcp) -> PairConns {
+        let first = tcp.senders.len() as u32;
+        let n = nodes.len();
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                let conn = tcp.open(nodes[i], nodes[j], app, app);
+                debug_assert_eq!(conn, first + pair(i, j, n) as u32);
+            }
+        }
+        PairConns {
+            first,
+            count: (n * n.saturating_sub(1)) as u32,
+        }
+    }
+
+    /// The connection from node `i` to node `j` of `n`.
+    pub fn conn(&self, i: usize, j: usize, n: usize) -> u32 {
+        self.first + pair(i, j, n) as u32
+    }
+
+    /// The pair index of connection `conn`, if it is one of these.
+    pub fn index(&self, conn: u32) -> Option<usize> {
+        conn.checked_sub(self.first)
+            .filter(|&k| k < self.count)
+            .map(|k| k as usize)
+    }
+}
+
 /// The index of the connection from node `i` to node `j != i` among `n` nodes' connections.
-fn pair(i: usize, j: usize, n: usize) -> usize {
+pub(super) fn pair(i: usize, j: usize, n: usize) -> usize {
     i * (n - 1) + if j < i { j } else { j - 1 }
 }
 

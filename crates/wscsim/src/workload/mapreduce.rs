@@ -33,6 +33,7 @@
 //! execution, task failures, the JobTracker's heartbeat-paced scheduling and the
 //! NameNode are not modelled.
 
+use super::job::{pair, PairConns};
 use super::{AppEvent, AppSched, Ctx};
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 use crate::metrics::{Column, Table};
@@ -177,11 +178,14 @@ pub struct MapReduce {
     queued: Vec<VecDeque<u32>>,
     running: Vec<u32>,
     /// Per ordered pair of nodes (TCP): the connection, the segments on it in order (reduce
-    /// task, bytes), and bytes delivered so far that no segment has used up.
-    first_conn: u32,
+    /// task, bytes), and the bytes of the segments delivered so far.
+    conns: PairConns,
     on_conn: Vec<VecDeque<(u32, u64)>>,
     conn_seen: Vec<u64>,
     reduces_left: u32,
+    /// Maps not yet done, and reduces still waiting for a segment.
+    maps_left: u32,
+    reduces_fetching: u32,
     pub maps_done_ps: TimePs,
     pub shuffle_done_ps: TimePs,
     pub segments_sent: u64,
@@ -228,12 +232,14 @@ impl MapReduce {
             .collect();
         MapReduce {
             reduces_left: n as u32 * spec.reduces_per_node,
+            maps_left: n_maps,
+            reduces_fetching: n as u32 * spec.reduces_per_node,
             spec,
             n_maps,
             tasks,
             queued,
             running: vec![0; n],
-            first_conn: 0,
+            conns: PairConns::default(),
             on_conn: vec![VecDeque::new(); n * n.saturating_sub(1)],
             conn_seen: vec![0; n * n.saturating_sub(1)],
             maps_done_ps: NEVER,
@@ -246,13 +252,7 @@ impl MapReduce {
         *ctx.active += 1;
         let n = self.spec.nodes.len();
         if !self.spec.dma {
-            self.first_conn = ctx.tcp.senders.len() as u32;
-            for i in 0..n {
-                for j in (0..n).filter(|&j| j != i) {
-                    let (a, b) = (self.spec.nodes[i], self.spec.nodes[j]);
-                    ctx.tcp.open(a, b, id, id);
-                }
-            }
+            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
         }
         for t in self.n_maps..self.tasks.len() as u32 {
             self.launch(id, t, ctx);
@@ -321,10 +321,8 @@ impl MapReduce {
         let i = task.node as usize;
         let bytes = task.bytes;
         self.running[i] -= 1;
-        if self.tasks[..self.n_maps as usize]
-            .iter()
-            .all(|m| m.end_ps != NEVER)
-        {
+        self.maps_left -= 1;
+        if self.maps_left == 0 {
             self.maps_done_ps = ctx.ev.now();
         }
         self.send_segments(id, i, bytes, ctx);
@@ -352,7 +350,7 @@ impl MapReduce {
                     .submit(ctx.net, ctx.ev, Op::Write, a, b, seg, id, reduce);
             } else {
                 self.on_conn[k].push_back((reduce, seg));
-                let conn = self.first_conn + k as u32;
+                let conn = self.conns.conn(i, j, n);
                 ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, seg);
             }
         }
@@ -364,10 +362,8 @@ impl MapReduce {
         task.bytes += bytes;
         task.segments_due -= 1;
         if task.segments_due == 0 {
-            let all_in = self.tasks[self.n_maps as usize..]
-                .iter()
-                .all(|r| r.segments_due == 0);
-            if all_in {
+            self.reduces_fetching -= 1;
+            if self.reduces_fetching == 0 {
                 self.shuffle_done_ps = ctx.ev.now();
             }
             self.maybe_merge(id, reduce, ctx);
@@ -406,11 +402,7 @@ impl MapReduce {
 
     /// Bytes have arrived on a shuffle connection: the segments they complete are in.
     pub fn on_delivered(&mut self, id: u32, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
-        let Some(k) = conn
-            .checked_sub(self.first_conn)
-            .map(|k| k as usize)
-            .filter(|&k| k < self.conn_seen.len())
-        else {
+        let Some(k) = self.conns.index(conn) else {
             return;
         };
         while let Some(&(reduce, seg)) = self.on_conn[k].front() {
@@ -437,11 +429,6 @@ fn compute(cycles: f64, host: usize, ctx: &mut Ctx<impl AppSched>) -> TimePs {
     let ps = (cycles / ctx.hosts.spec.clock_hz * PS_PER_S as f64).round() as TimePs;
     ctx.hosts.compute_ps[host] += ps;
     ctx.ev.now() + ps
-}
-
-/// The index of the connection from node `i` to node `j != i` among `n` nodes.
-fn pair(i: usize, j: usize, n: usize) -> usize {
-    i * (n - 1) + if j < i { j } else { j - 1 }
 }
 
 /// The `tasks` table: a row per map and reduce task.
