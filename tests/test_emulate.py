@@ -140,15 +140,25 @@ def test_a_tiny_buffer_drops_real_frames_and_tcp_recovers(tmp_path):
 
 
 def test_a_program_that_fails_is_reported_and_nothing_is_left(tmp_path):
-    apps = [{"hosts": [0], "command": "no-such-program-anywhere --help"}]
+    # A command that does not exist, and a server (daemon) that dies before the end: both
+    # fail the run; a server still running at the end, stopped, does not.
+    # The missing command runs once the dead server's process is gone (reaped by wscsim),
+    # so that the run cannot end before the server died.
+    pid_file = tmp_path / "server.pid"
+    wait_dead = f"while [ ! -s {pid_file} ] || kill -0 $(cat {pid_file}) 2>/dev/null; do sleep 0.02; done"
+    apps = [{"hosts": [0], "command": f"{wait_dead}; no-such-program-anywhere --help"},
+            {"hosts": [1], "command": f"echo $$ > {pid_file}; exit 3", "daemon": True},
+            {"hosts": [1], "command": "sleep 60", "daemon": True}]
     sc_path = tmp_path / "sc.toml"
     sc_path.write_text(tomli_w.dumps(scenario(apps, duration="5s")))
     r = subprocess.run(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stderr
-    assert "1 program failed" in r.stderr
+    assert "2 programs failed" in r.stderr
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
-    (prog,) = summary["emulation"]["programs"]
-    assert prog["exit_status"] == 127 and not prog["ok"]
+    missing, died, server = sorted(summary["emulation"]["programs"], key=lambda p: p["app"])
+    assert missing["exit_status"] == 127 and not missing["ok"]
+    assert died["exit_status"] == 3 and not died["stopped"] and not died["ok"]
+    assert server["stopped"] and server["ok"]
 
 
 def test_a_host_out_of_range_is_refused_before_anything_is_made(tmp_path):
@@ -254,5 +264,5 @@ def test_a_setting_the_kernel_refuses_names_the_field(tmp_path):
     sc_path.write_text(tomli_w.dumps(sc))
     r = subprocess.run(WSCSIM + ["emulate", str(sc_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.startswith("error: emulation.sysctls[0].settings") and "allowed on this kernel" in r.stderr
+    assert r.stderr.startswith("error: emulation.sysctls[0].settings") and "allowed as a namespace's default on this machine" in r.stderr
 

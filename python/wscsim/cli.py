@@ -142,7 +142,7 @@ def cmd_emulate(args) -> int:
               f"{e['lateness_p50_us']:.1f} us, p99 {e['lateness_p99_us']:.1f} us, {100 * e['late_fraction']:.2f}% over "
               f"{e['lateness_bound_us']:g} us ({'within' if e['within_bound'] else 'OVER'} bound)")
         for r in e["programs"]:
-            status = "ok" if r["ok"] else f"FAILED (exit {r['exit_status']})"
+            status = "ok" if r["ok"] else "FAILED (still running at the end)" if r["stopped"] else f"FAILED (exit {r['exit_status']})"
             print(f"  host {r['host']}: {r['command']}: {status}")
         print(f"results: {res.path or 'not written (--no-write)'}")
     bad = [r for r in e["programs"] if not r["ok"]]

@@ -114,8 +114,11 @@ def _offered(settings: dict) -> str:
     """What this kernel offers for the congestion control, if that was the setting."""
     if "net.ipv4.tcp_congestion_control" not in settings:
         return ""
+    allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
     offered = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    return f"; allowed on this kernel: {', '.join(offered)}"
+    others = [c for c in offered if c not in allowed]
+    per_socket = f" (the kernel's others, {', '.join(others)}, only per socket: TCP_CONGESTION, iperf3 -C)" if others else ""
+    return f"; allowed as a namespace's default on this machine: {', '.join(allowed)}{per_socket}"
 
 
 def _sysctl(netns: str, *settings: str) -> str | None:
@@ -185,8 +188,9 @@ class Programs:
 
     def stop(self) -> list[dict]:
         """Stops what still runs (SIGTERM, then SIGKILL) and reports each program."""
+        self.note_exits()
         for r in self.running:
-            if r["proc"].poll() is None:
+            if "exit" not in r:
                 _signal_group(r["proc"], signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
         report = []
@@ -197,11 +201,13 @@ class Programs:
             except subprocess.TimeoutExpired:
                 _signal_group(p, signal.SIGKILL)
                 p.wait()
-            stopped = r.get("exit") is None and p.returncode is not None and p.returncode < 0
+            stopped = "exit" not in r  # still running at the end: we stopped it
             exit_status = r.setdefault("exit", p.returncode)
-            ok = r["daemon"] or exit_status == 0
+            # A daemon is meant to run until stopped (how it takes SIGTERM is its own
+            # business); one that ended by itself before that must have succeeded.
+            ok = (r["daemon"] and stopped) or (exit_status == 0 and not stopped)
             report.append({"app": r["app"], "host": r["host"], "command": r["command"], "daemon": r["daemon"],
-                           "started_s": r["started_s"], "exit_status": exit_status, "stopped": stopped and not r["daemon"], "ok": ok})
+                           "started_s": r["started_s"], "exit_status": exit_status, "stopped": stopped, "ok": ok})
         return report
 
     def note_exits(self) -> None:
