@@ -133,6 +133,7 @@ fn droptail_spec(c: &mut scheme::droptail::Params, path: &str) -> Result<SchemeS
     };
     Ok(SchemeSpec::DropTail {
         limit_packets: limit,
+        voqs: *c.voqs.get_or_insert(true),
     })
 }
 

@@ -1,6 +1,7 @@
 //! DropTail with virtual output queues: one FIFO per input port, served round-robin, as in
-//! DIABLO's abstract switch. An arriving packet is dropped when the port's buffer (bytes)
-//! or the optional packet limit is full. On a host NIC there is one queue.
+//! DIABLO's abstract switch (or, with `voqs = false`, one FIFO per port). An arriving packet
+//! is dropped when the port's buffer (bytes) or the optional packet limit is full. On a host
+//! NIC there is one queue.
 
 use super::{PortCtx, Verdict};
 use crate::packet::PktId;
@@ -12,6 +13,9 @@ pub struct Params {
     /// Most packets queued per port (default: bytes only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit_packets: Option<i64>,
+    /// One queue per input port, served round-robin (default), or one FIFO per port
+    /// (`false`: arrival order across inputs, as a plain output-queued switch).
+    pub voqs: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -121,5 +125,28 @@ mod tests {
         }
         assert_eq!(f.drain(&mut s), vec![300, 6500, 6900, 301, 6501, 302]);
         assert!(f.masks.iter().all(|&m| m == 0));
+    }
+
+    #[test]
+    fn without_voqs_inputs_share_one_fifo_in_arrival_order() {
+        let spec = crate::scheme::SchemeSpec::DropTail {
+            limit_packets: None,
+            voqs: false,
+        };
+        assert_eq!(spec.queues(8), 1);
+        let mut f = Fixture::new(spec.queues(8) as usize);
+        let mut s = spec.build(1, 0);
+        let mut ctx = f.ctx(1 << 30);
+        let arrivals = [(3u32, 1u64), (3, 2), (5, 3), (3, 4), (0, 5)];
+        for (in_port, seq) in arrivals {
+            let id = ctx.pool.alloc(Packet {
+                frame_bytes: 100,
+                seq,
+                ..Default::default()
+            });
+            let q = s.classify(&mut ctx, id, in_port);
+            s.enqueue(&mut ctx, id, q);
+        }
+        assert_eq!(f.drain(&mut s), vec![1, 2, 3, 4, 5]);
     }
 }

@@ -23,6 +23,8 @@ pub struct CustomParams {
 pub enum SchemeSpec {
     DropTail {
         limit_packets: Option<u32>,
+        /// Virtual output queues (one per input, round robin); false: one FIFO.
+        voqs: bool,
     },
     Red(RedParams),
     Dctcp {
@@ -72,7 +74,7 @@ impl SchemeSpec {
     /// DCTCP, HULL and pFabric one FIFO; priority queueing and DRR their configured number.
     pub fn queues(&self, voqs: u32) -> u32 {
         match self {
-            SchemeSpec::DropTail { .. } => voqs,
+            SchemeSpec::DropTail { voqs: true, .. } => voqs,
             SchemeSpec::Priority { queues, .. } => *queues,
             SchemeSpec::Drr { quanta, .. } => quanta.len() as u32,
             _ => 1,
@@ -82,7 +84,7 @@ impl SchemeSpec {
     /// The scheme for one port; `seed` and `port` name its random stream.
     pub fn build(&self, seed: u64, port: u32) -> Scheme {
         match self {
-            SchemeSpec::DropTail { limit_packets } => {
+            SchemeSpec::DropTail { limit_packets, .. } => {
                 Scheme::DropTail(DropTail::new(*limit_packets))
             }
             SchemeSpec::Red(p) => Scheme::Red(Box::new(Red::new(

@@ -523,10 +523,12 @@ mod tests {
             forwarding: Forwarding::StoreAndForward,
             scheme: SchemeSpec::DropTail {
                 limit_packets: None,
+                voqs: true,
             },
             overrides: vec![],
             nic_scheme: SchemeSpec::DropTail {
                 limit_packets: None,
+                voqs: true,
             },
             seed: 1,
         }
