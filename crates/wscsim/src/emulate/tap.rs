@@ -31,7 +31,7 @@ pub struct Tap {
 
 /// Runs `f` with the calling thread in network namespace `netns` (a name `ip netns add`
 /// gave, under /run/netns), and moves the thread back after.
-fn in_namespace<T>(netns: &str, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+pub fn in_namespace<T>(netns: &str, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     let own = File::open("/proc/thread-self/ns/net")?;
     let target = File::open(format!("/run/netns/{netns}"))?;
     // SAFETY: setns on descriptors we hold open; it changes only this thread's namespace.
