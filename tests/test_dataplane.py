@@ -189,6 +189,7 @@ def test_python_classify_changes_reach_enqueue():
 
 BAD = [
     ("negative K", {"kind": "dctcp", "k_packets": -1}, "switch.scheme.k_packets"),
+    ("voqs not a boolean", {"kind": "droptail", "voqs": "yes"}, "switch.scheme.voqs"),
     ("min above max", {"kind": "red", "min_th_packets": 400, "max_th_packets": 300}, "switch.scheme.max_th_packets"),
     ("too many queues", {"kind": "drr", "queues": 65}, "switch.scheme.queues"),
     ("unknown scheme", {"kind": "wfq"}, "switch.scheme.kind"),
