@@ -26,8 +26,9 @@ def udp_echo(port: int) -> None:
         s.sendto(data, peer)
 
 
-def udp_ping(ip: str, port: int, count: int) -> None:
+def udp_ping(ip: str, port: int, count: int, dscp: int = 0) -> None:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp << 2)
     s.settimeout(2.0)
     rtts = []
     for k in range(count):
@@ -75,7 +76,7 @@ if __name__ == "__main__":
     if cmd == "udp-echo":
         udp_echo(int(args[0]))
     elif cmd == "udp-ping":
-        udp_ping(args[0], int(args[1]), int(args[2]))
+        udp_ping(args[0], int(args[1]), int(args[2]), *(int(a) for a in args[3:4]))
     elif cmd == "tcp-sink":
         tcp_sink(int(args[0]))
     elif cmd == "tcp-send":

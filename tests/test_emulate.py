@@ -96,6 +96,43 @@ def test_udp_round_trips_take_the_emulated_delay(tmp_path):
     assert e["frames_in"] >= 2 * len(rtts) and e["frames_out"] >= 2 * len(rtts)
 
 
+DROP_CLASSED = """
+import wscsim
+
+
+class DropClassed(wscsim.Scheme):
+    # One FIFO; drops every packet with a DSCP class other than 0.
+    def classify(self, packet, port):
+        return 0
+
+    def enqueue(self, packet, port, queue):
+        return "drop" if packet.dscp else "accept"
+
+    def schedule(self, port):
+        return 0 if port.queue_packets[0] else None
+"""
+
+
+def test_a_python_scheme_acts_on_real_frames(tmp_path):
+    import wscsim
+
+    (tmp_path / "drop_classed.py").write_text(DROP_CLASSED)
+    apps = [
+        {"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7000", "daemon": True},
+        {"hosts": [0], "command": f"{PY} {TOOLS} udp-ping {{ip:1}} 7000 5", "start": "0.3s"},
+        {"hosts": [0], "command": f"{PY} {TOOLS} udp-ping {{ip:1}} 7000 2 8", "start": "0.3s"},
+    ]
+    sc = scenario(apps, link={"rate": "1Gbps", "delay": "10us"}, switch={"scheme": {"kind": "python", "class": f"{tmp_path / 'drop_classed.py'}:DropClassed"}})
+    res = wscsim.emulate(sc, out=tmp_path / "r", allow_python=True)
+    assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
+    # Class 0 goes through; the scheme drops class 8's requests at the switch, so no
+    # answers come back to them.
+    assert len(program_output(res, 1, 0)["rtts_s"]) == 5
+    assert program_output(res, 2, 0)["rtts_s"] == []
+    drops = res.drops
+    assert len(drops) == 2 and set(drops["node"]) == {0}
+
+
 def test_a_tcp_transfer_arrives_whole_at_the_link_rate_at_most(tmp_path):
     import wscsim
 
