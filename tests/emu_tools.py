@@ -18,9 +18,11 @@ def pattern(n: int) -> bytes:
     return (block * (n // len(block) + 1))[:n]
 
 
-def udp_echo(port: int) -> None:
+def udp_echo(port: int, ready: str | None = None) -> None:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", port))
+    if ready:  # tells a test that the server (and so the emulation's main loop) runs
+        open(ready, "w").close()
     while True:
         data, peer = s.recvfrom(65536)
         s.sendto(data, peer)
@@ -74,7 +76,7 @@ def tcp_send(ip: str, port: int, nbytes: int) -> None:
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "udp-echo":
-        udp_echo(int(args[0]))
+        udp_echo(int(args[0]), *args[1:2])
     elif cmd == "udp-ping":
         udp_ping(args[0], int(args[1]), int(args[2]), *(int(a) for a in args[3:4]))
     elif cmd == "tcp-sink":

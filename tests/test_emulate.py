@@ -210,29 +210,39 @@ def _start_long_run(tmp_path) -> subprocess.Popen:
     """An emulation with a server that runs until stopped, started as its own process;
     returns once its namespaces exist."""
     sc_path = tmp_path / "sc.toml"
-    sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7003", "daemon": True}], duration="600s")))
-    before = set(our_namespaces())
+    ready = tmp_path / "echo-ready"
+    sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7003 {ready}", "daemon": True}], duration="600s")))
     p = subprocess.Popen(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
     deadline = time.monotonic() + 60
-    while len(set(our_namespaces()) - before) < 2 or not _echo_running(set(our_namespaces()) - before):
+    # The server has started, so the run is in its main loop (any process in a namespace
+    # would not do: the set-up runs sysctl inside them).
+    while not ready.exists():
         if p.poll() is not None or time.monotonic() > deadline:
             p.kill()
             p.wait()
             pytest.fail(f"the emulation did not start: {p.communicate()}")
-        time.sleep(0.1)
+        time.sleep(0.05)
     return p
 
 
-def _echo_running(names) -> bool:
-    return any(subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.strip() for n in names)
+def _communicate_or_show_where(p: subprocess.Popen, timeout_s: float) -> str:
+    """The run's stderr once it exits; if it does not within `timeout_s`, its Python stack
+    (SIGUSR1: faulthandler) in the failure, and it is killed."""
+    try:
+        return p.communicate(timeout=timeout_s)[1]
+    except subprocess.TimeoutExpired:
+        os.kill(p.pid, signal.SIGUSR1)
+        time.sleep(2)
+        os.killpg(p.pid, signal.SIGKILL)
+        pytest.fail(f"the run did not end within {timeout_s} s; where it was:\n{p.communicate()[1]}")
 
 
 def test_ctrl_c_removes_everything_and_writes_nothing(tmp_path):
     p = _start_long_run(tmp_path)
     try:
         os.killpg(p.pid, signal.SIGINT)
-        _, err = p.communicate(timeout=60)
+        err = _communicate_or_show_where(p, 60)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)

@@ -8,6 +8,7 @@ that looks complete.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import signal
 import sys
@@ -211,6 +212,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130.
     signal.signal(signal.SIGTERM, _terminated)
+    # `kill -USR1 <pid>` prints where a run that seems stuck is (every thread's Python
+    # stack, on stderr), and the run goes on.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate}
         return commands[args.command](args)
