@@ -212,8 +212,10 @@ def _start_long_run(tmp_path) -> subprocess.Popen:
     sc_path = tmp_path / "sc.toml"
     ready = tmp_path / "echo-ready"
     sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7003 {ready}", "daemon": True}], duration="600s")))
+    # The default SIGINT action, as a program started from a terminal has: a suite run in
+    # the background by a non-interactive shell passes SIGINT on ignored.
     p = subprocess.Popen(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+                         text=True, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     # The server has started, so the run is in its main loop (any process in a namespace
     # would not do: the set-up runs sysctl inside them).

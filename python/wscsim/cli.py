@@ -213,8 +213,12 @@ def main(argv=None) -> int:
     # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130.
     signal.signal(signal.SIGTERM, _terminated)
     # `kill -USR1 <pid>` prints where a run that seems stuck is (every thread's Python
-    # stack, on stderr), and the run goes on.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # stack, on stderr), and the run goes on. Not where stderr is no file (called in-process
+    # with its output captured).
+    try:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    except (AttributeError, ValueError, OSError):
+        pass
     try:
         commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate}
         return commands[args.command](args)
