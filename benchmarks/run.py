@@ -85,6 +85,7 @@ BENCHES = {
     "k12": lambda: permutation(12, "20ms"),
     "k16": lambda: permutation(16, "10ms"),
     "k24": lambda: permutation(24, "5ms"),
+    "k32": lambda: permutation(32, "2ms"),
     "incast1000": incast_1000,
     "torus512": lambda: torus(8, "100ms"),
     "torus4096": lambda: torus(16, "10ms"),
