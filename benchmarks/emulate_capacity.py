@@ -8,8 +8,8 @@ with 100 Gbit/s links (so the fabric is never the limit). The emulator runs pinn
 CPU 0, the programs to CPU 1. A rate is carried when the emulator stays within its
 lateness bound (at most 1% of frames more than 100 us late) and iperf3 loses under 1%.
 
-    sudo python3 benchmarks/emulate_capacity.py               # a few minutes; needs iperf3
-    sudo python3 benchmarks/emulate_capacity.py --seconds 2 --sizes 1500
+    .venv/bin/python benchmarks/emulate_capacity.py               # as root; a few minutes; needs iperf3
+    .venv/bin/python benchmarks/emulate_capacity.py --seconds 2 --sizes 1500
 
 A tool for developers, not a test: the figures are this machine's. Its output is recorded
 in benchmarks/RESULTS.md.

@@ -4,7 +4,7 @@ MTU-sized UDP packets from one client to one server, at several offered rates, t
 emulated fabric (one switch, DropTail) and through a direct veth pair between the same two
 namespaces (the "hardware" baseline: no fabric at all, only the kernels).
 
-    sudo python3 scripts/flexplane_fig3.py --out results/flexplane_fig3   # needs sockperf
+    .venv/bin/python scripts/flexplane_fig3.py --out results/flexplane_fig3   # as root; needs sockperf
 
 Writes fig3.json (every point), fig3.png (medians, with bars from the minimum to the 99th
 percentile, as the paper draws them) and prints a table. wscsim's added latency is the

@@ -3,7 +3,7 @@
 with background bulk TCP flows: request latency percentiles (issue 16's third experiment,
 after Flexplane section 5.2's real applications).
 
-    sudo python3 scripts/flexplane_memcached.py --out results/flexplane_memcached
+    .venv/bin/python scripts/flexplane_memcached.py --out results/flexplane_memcached   # as root
     # needs memcached and iperf3 (apt-get install memcached iperf3)
 
 Five hosts on one switch: memcached on host 0; on host 1 an ETC load generator

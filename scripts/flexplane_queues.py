@@ -4,7 +4,7 @@ one emulated switch, under DropTail, RED with ECN and DCTCP marking; the bottlen
 port's queue, sampled every millisecond, against a simulated run of the same scenario and
 against the paper's hardware and Flexplane figures.
 
-    sudo python3 scripts/flexplane_queues.py --out results/flexplane_queues   # needs iperf3
+    .venv/bin/python scripts/flexplane_queues.py --out results/flexplane_queues   # as root; needs iperf3
 
 The scenario is the bundled `flexplane_queue_occupancy` with each of its cases, its link
 rate lowered to what the emulator carries in real time on this machine (`--rate`), its

@@ -4,7 +4,8 @@
 //! `wscsim emulate` names its own (so `wscsim emulate --cleanup` removes them after a
 //! crash) and deletes them at the end.
 //!
-//!     sudo cargo run --release -p wscsim --example frame_io -- [frames] [payload_bytes]
+//!     cargo build --release -p wscsim --example frame_io
+//!     target/release/examples/frame_io [frames] [payload_bytes]     # as root
 //!
 //! For each design, `frames` times: a UDP socket in the host's namespace sends a datagram
 //! out of its interface; the emulator reads the frame; the emulator writes a frame addressed
