@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from emulation_runs import PIN_PROGRAMS, emulate_pinned, missing_tools
 
 RATES_PPS = [10_000, 20_000, 50_000, 100_000]
 MESSAGE_BYTES = 1472  # a 1,500-byte IP packet: MTU-sized, as in the paper
@@ -37,11 +38,6 @@ def fabric_one_way_s() -> float:
     a 1,514-byte frame takes on the wire, and 100 ns each) and the switch between them."""
     wire_bytes = MESSAGE_BYTES + 8 + 20 + 14 + 4 + 20
     return 2 * (wire_bytes * 8 / 10e9 + 100e-9) + SWITCH_LATENCY_S
-
-
-# The emulator runs on CPU 0, the programs on CPU 1, in both set-ups: on a 2-core machine
-# they would otherwise take turns on each other's core, and the medians would measure that.
-PIN_PROGRAMS = "taskset -c 1"
 
 
 def client_command(pps: int, seconds: float) -> str:
@@ -62,8 +58,6 @@ def parse(output: str) -> dict | None:
 
 
 def emulated(pps: int, seconds: float, work: Path, busy_poll: bool) -> dict | None:
-    import tomli_w
-
     sc = {
         "name": "flexplane-fig3",
         "duration": f"{seconds + 5}s",
@@ -74,10 +68,7 @@ def emulated(pps: int, seconds: float, work: Path, busy_poll: bool) -> dict | No
             {"hosts": [0], "command": client_command(pps, seconds), "start": "0.5s"},
         ]},
     }
-    path = work / f"fig3-{pps}.toml"
-    path.write_text(tomli_w.dumps(sc))
-    out = work / f"out-{pps}"
-    subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
+    out = emulate_pinned(sc, work / f"fig3-{pps}", check=False)
     summary = json.loads((out / "summary.json").read_text())
     point = parse((out / "programs" / "app1-host0.out").read_text())
     if point is not None:
@@ -143,8 +134,7 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per rate (default 5; the paper's 30)")
     p.add_argument("--busy-poll", action="store_true", help="the emulator polls without sleeping (emulation.busy_poll)")
     args = p.parse_args()
-    if shutil.which("sockperf") is None:
-        print("error: needs sockperf (apt-get install sockperf)", file=sys.stderr)
+    if missing_tools("sockperf"):
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +146,7 @@ def main() -> int:
     fabric_us = fabric_one_way_s() * 1e6
     (out / "fig3.json").write_text(json.dumps({"fabric_one_way_us": fabric_us, "points": points}, indent=2) + "\n")
     plot(points, out / "fig3.png")
-    print(f"| offered pkt/s | emulated median (min, p99) | direct median (min, p99) | fabric | wscsim adds |")
+    print("| offered pkt/s | emulated median (min, p99) | direct median (min, p99) | fabric | wscsim adds |")
     print("| --- | --- | --- | --- | --- |")
     for pt in points:
         e, d = pt["emulated"], pt["direct"]

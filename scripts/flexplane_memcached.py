@@ -24,16 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from emulation_runs import PIN_PROGRAMS, emulate_pinned, missing_tools
+
 LOAD = Path(__file__).resolve().parent / "etc_load.py"
 BULK_SENDERS = [2, 3, 4]
 BASE_PORT = 5200
-PIN_PROGRAMS = "taskset -c 1"  # the emulator on CPU 0 (see flexplane_fig3.py)
 # Flexplane's DropTail: one FIFO per port, 1,024 packets. wscsim's default DropTail keeps
 # a queue per input port, served round robin (DIABLO's switch), which by itself keeps
 # memcached's answers out of the bulk flows' queue: it is a case of its own.
@@ -70,15 +69,7 @@ def scenario(scheme: dict, bulk: bool, rate: str, seconds: float, req_rate: floa
 
 
 def one(name: str, sc: dict, work: Path) -> dict:
-    import tomli_w
-
-    path = work / "sc.toml"
-    path.write_text(tomli_w.dumps(sc))
-    out = work / name.replace(",", "").replace(" ", "-")
-    r = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"emulate {name} failed ({r.returncode}): {r.stderr.strip()}")
+    out = emulate_pinned(sc, work / name.replace(",", "").replace(" ", "-"))
     summary = json.loads((out / "summary.json").read_text())
     e = summary["emulation"]
     result = json.loads((out / "programs" / "app1-host1.out").read_text())
@@ -117,9 +108,7 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=10.0, help="seconds of requests per case (default 10)")
     p.add_argument("--requests", type=float, default=200.0, help="requests a second (default 200)")
     args = p.parse_args()
-    missing = [t for t in ("memcached", "iperf3") if shutil.which(t) is None]
-    if missing:
-        print(f"error: needs {' and '.join(missing)} (apt-get install {' '.join(missing)})", file=sys.stderr)
+    if missing_tools("memcached", "iperf3"):
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

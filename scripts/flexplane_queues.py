@@ -24,11 +24,11 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from emulation_runs import PIN_PROGRAMS, emulate_pinned, missing_tools
 
 PAPER = {  # Table 2: median and sigma of the queue, in MTUs
     "droptail": {"hardware": (931, 73.7), "flexplane": (837, 98.6)},
@@ -38,8 +38,6 @@ PAPER = {  # Table 2: median and sigma of the queue, in MTUs
 SENDERS = [1, 2, 3, 4, 5]
 BASE_PORT = 5200
 START_S = 0.5
-# The emulator on CPU 0, the programs on CPU 1 (see flexplane_fig3.py).
-PIN_PROGRAMS = "taskset -c 1"
 
 
 def kernel_has_dctcp() -> bool:
@@ -77,17 +75,9 @@ def emulated_scenario(case: str, sc: dict, rate: str, seconds: float, dctcp: boo
 
 
 def emulated(case: str, sc: dict, rate: str, seconds: float, dctcp: bool, work: Path) -> dict:
-    import tomli_w
-
     import wscsim
 
-    path = work / f"{case}.toml"
-    path.write_text(tomli_w.dumps(emulated_scenario(case, sc, rate, seconds, dctcp)))
-    out = work / f"emulated-{case}"
-    r = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"emulate {case} failed ({r.returncode}): {r.stderr.strip()}")
+    out = emulate_pinned(emulated_scenario(case, sc, rate, seconds, dctcp), work / f"emulated-{case}")
     res = wscsim.read(out)
     e = res.summary["emulation"]
     goodput = []
@@ -106,11 +96,7 @@ def simulated(sc: dict, rate: str, seconds: float, overrides: dict | None = None
     sc = copy.deepcopy(sc)
     sc["topology"]["link"]["rate"] = rate
     sc["duration"] = f"{seconds}s"
-    for path, value in (overrides or {}).items():
-        from wscsim.scenario import set_path
-
-        set_path(sc, path, value)
-    return wscsim.run(sc, plots=False)
+    return wscsim.run(sc, overrides=overrides, plots=False)
 
 
 def bottleneck(res, after_s: float, until_s: float):
@@ -173,8 +159,7 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=20.0, help="seconds of iperf3 per case (default 20)")
     p.add_argument("--warmup", type=float, default=2.0, help="seconds left out at the start (default 2)")
     args = p.parse_args()
-    if shutil.which("iperf3") is None:
-        print("error: needs iperf3 (apt-get install iperf3)", file=sys.stderr)
+    if missing_tools("iperf3"):
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -200,7 +185,7 @@ def main() -> int:
     (out / "queues.json").write_text(json.dumps({"rate": args.rate, "seconds": args.seconds, "warmup": args.warmup, "rows": rows,
                                                   "paper": PAPER}, indent=2) + "\n")
     plot(series, out / "queues.png")
-    print(f"| case | run | median (sigma), MTUs | paper hardware | paper Flexplane |")
+    print("| case | run | median (sigma), MTUs | paper hardware | paper Flexplane |")
     print("| --- | --- | --- | --- | --- |")
     for r in rows:
         hw, fp = PAPER[r["case"]]["hardware"], PAPER[r["case"]]["flexplane"]

@@ -208,7 +208,7 @@ def test_a_host_out_of_range_is_refused_before_anything_is_made(tmp_path):
 
 def _start_long_run(tmp_path) -> subprocess.Popen:
     """An emulation with a server that runs until stopped, started as its own process;
-    returns once its namespaces exist."""
+    returns once the server runs."""
     sc_path = tmp_path / "sc.toml"
     ready = tmp_path / "echo-ready"
     sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7003 {ready}", "daemon": True}], duration="600s")))

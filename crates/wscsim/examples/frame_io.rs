@@ -20,6 +20,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::time::Instant;
 use wscsim::emulate::tap::{in_namespace, Tap};
+use wscsim::metrics::pcap::ipv4_checksum;
 
 const HOST_MAC: [u8; 6] = [0x02, 0x57, 0x53, 0x00, 0x00, 0x01];
 const PEER_MAC: [u8; 6] = [0x02, 0x57, 0x53, 0x00, 0x00, 0x02];
@@ -124,12 +125,7 @@ fn frame_to_host(payload_bytes: usize) -> Vec<u8> {
     iph[9] = 17;
     iph[12..16].copy_from_slice(&PEER_IP);
     iph[16..20].copy_from_slice(&HOST_IP);
-    let sum: u32 = iph
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
-        .sum();
-    let folded = (sum & 0xffff) + (sum >> 16);
-    let check = !(((folded & 0xffff) + (folded >> 16)) as u16);
+    let check = ipv4_checksum(&iph);
     iph[10..12].copy_from_slice(&check.to_be_bytes());
     f.extend_from_slice(&iph);
     f.extend_from_slice(&SEND_PORT.to_be_bytes());

@@ -116,8 +116,9 @@ fn tcp_header_flags(model: u8) -> u8 {
     f
 }
 
-/// The IPv4 header checksum (RFC 791): ones' complement of the ones' complement sum.
-fn ipv4_checksum(header: &[u8]) -> u16 {
+/// The IPv4 header checksum (RFC 791): ones' complement of the ones' complement sum (of
+/// a header whose checksum field is zero).
+pub fn ipv4_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = header
         .chunks(2)
         .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
