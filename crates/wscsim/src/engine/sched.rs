@@ -29,6 +29,10 @@ pub trait Driver<E>: Clock {
     fn idle_until(&mut self, horizon_ps: TimePs);
     /// What the next event will be, if known (a hint for prefetching its data).
     fn peek(&self) -> Option<E>;
+    /// What the event after the next may be (a hint for prefetching further ahead).
+    fn peek_second(&self) -> Option<E> {
+        None
+    }
     fn is_empty(&self) -> bool;
 }
 
@@ -57,6 +61,10 @@ impl<W: Copy> Driver<W> for EventQueue<W> {
     #[inline]
     fn peek(&self) -> Option<W> {
         self.peek_kind()
+    }
+    #[inline]
+    fn peek_second(&self) -> Option<W> {
+        self.peek_second_kind()
     }
     fn is_empty(&self) -> bool {
         EventQueue::is_empty(self)

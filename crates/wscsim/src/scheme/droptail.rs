@@ -34,6 +34,12 @@ impl DropTail {
         }
     }
 
+    /// The queue round robin looks at first next time.
+    #[inline]
+    pub fn rr_next(&self) -> usize {
+        self.rr_next
+    }
+
     #[inline]
     pub fn classify(&self, ctx: &PortCtx, _pkt: PktId, in_port: u32) -> usize {
         // Switch ports have one queue per input; a NIC has one queue (and input 0).

@@ -65,6 +65,34 @@ pub struct PortCtx<'a> {
     pub now_ps: TimePs,
 }
 
+/// The first of `n` queues at or after `start` (wrapping) whose bit is set in `nonempty`.
+#[inline]
+pub fn next_nonempty(nonempty: &[u64], n: usize, start: usize) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let words = nonempty.len();
+    let start = if start >= n { 0 } else { start };
+    let (w0, b0) = (start >> 6, start & 63);
+    // Bits at or above `start` in its word, then the following words, then wrap.
+    let first = nonempty[w0] & (!0u64 << b0);
+    if first != 0 {
+        return Some((w0 << 6) + first.trailing_zeros() as usize);
+    }
+    for i in 1..=words {
+        let w = (w0 + i) % words;
+        let bits = if w == w0 {
+            nonempty[w] & !(!0u64 << b0)
+        } else {
+            nonempty[w]
+        };
+        if bits != 0 {
+            return Some((w << 6) + bits.trailing_zeros() as usize);
+        }
+    }
+    None
+}
+
 impl PortCtx<'_> {
     #[inline]
     pub fn push(&mut self, queue: usize, pkt: PktId) {
@@ -136,30 +164,7 @@ impl PortCtx<'_> {
     /// First non-empty queue at or after `start`, wrapping around (round-robin helper).
     #[inline]
     pub fn next_nonempty_from(&self, start: usize) -> Option<usize> {
-        let n = self.queues.len();
-        if n == 0 {
-            return None;
-        }
-        let words = self.nonempty.len();
-        let start = if start >= n { 0 } else { start };
-        let (w0, b0) = (start >> 6, start & 63);
-        // Bits at or above `start` in its word, then the following words, then wrap.
-        let first = self.nonempty[w0] & (!0u64 << b0);
-        if first != 0 {
-            return Some((w0 << 6) + first.trailing_zeros() as usize);
-        }
-        for i in 1..=words {
-            let w = (w0 + i) % words;
-            let bits = if w == w0 {
-                self.nonempty[w] & !(!0u64 << b0)
-            } else {
-                self.nonempty[w]
-            };
-            if bits != 0 {
-                return Some((w << 6) + bits.trailing_zeros() as usize);
-            }
-        }
-        None
+        next_nonempty(self.nonempty, self.queues.len(), start)
     }
 
     /// Highest-numbered non-empty queue (strict-priority helper).
@@ -259,6 +264,17 @@ impl Scheme {
             Scheme::Hull(s) => s.schedule(ctx),
             Scheme::PFabric(s) => s.schedule(ctx),
             Scheme::Custom(s) => s.schedule(ctx),
+        }
+    }
+
+    /// Which of the port's `n` queues the next `schedule` will take from, where that is
+    /// cheap to know (a hint for prefetching its head packet; None: not known).
+    #[inline]
+    pub fn next_queue_hint(&self, nonempty: &[u64], n: usize) -> Option<usize> {
+        match self {
+            Scheme::DropTail(s) => next_nonempty(nonempty, n, s.rr_next()),
+            Scheme::Dctcp(_) => Some(0),
+            _ => None,
         }
     }
 
