@@ -86,6 +86,8 @@ def test_packets_take_shortest_paths_at_low_load():
     # [packet_hops, packet_hops + in_flight x diameter].
     diameter = sum(k // 2 for k in dims)
     low, high = s["packet_hops"] / sent, (s["packet_hops"] + in_flight * diameter) / sent
+    # Every datagram carries payload, so every hop is a data hop.
+    assert s["data_packet_hops"] == s["packet_hops"]
     # Each packet's destination is an independent uniform draw: the mean of `sent` path
     # lengths is within 4 standard errors of the torus's mean nearly always (p < 1e-4).
     tol = 4 * sd / math.sqrt(sent)

@@ -943,6 +943,7 @@ impl Sim {
             "simulated_seconds": sim_s,
             "events": self.ev.events_processed(),
             "packet_hops": self.net.counters.packet_hops,
+            "data_packet_hops": self.net.counters.data_packet_hops,
             "hosts": self.net.n_hosts(),
             "switches": self.net.switches.len(),
             "headline": headline,

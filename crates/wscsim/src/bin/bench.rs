@@ -50,6 +50,8 @@ fn main() {
         "packet_hops": hops,
         "events_per_second": events as f64 / run_s,
         "packet_hops_per_second": hops as f64 / run_s,
+        "data_packet_hops": s["data_packet_hops"],
+        "data_packet_hops_per_second": s["data_packet_hops"].as_u64().unwrap_or(0) as f64 / run_s,
         "simulated_to_wall": sim_s / run_s,
         "switch_gbit_per_wall_second": switch_bits as f64 / 1e9 / run_s,
         "peak_rss_mib": peak_rss_mib(),

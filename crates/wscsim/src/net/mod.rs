@@ -206,6 +206,8 @@ pub struct NetCounters {
     pub delivered_bytes: u64,
     pub dropped: u64,
     pub packet_hops: u64,
+    /// Hops of packets that carry payload (not pure ACKs or other control packets).
+    pub data_packet_hops: u64,
     /// Times a queue was found above its buffer after an enqueue (must stay 0).
     pub buffer_violations: u64,
     /// Packets lost because their link was down: queued at it or on its wire when it
@@ -1178,6 +1180,7 @@ impl Network {
         }
         pt.stats.wait_ps_sum += now - p.enqueued_ps;
         counters.packet_hops += 1;
+        counters.data_packet_hops += u64::from(p.payload_bytes > 0);
         p.rx_done_ps = end_ps + pt.prop_ps;
         if pt.taps != 0 {
             capture::on_departure(
