@@ -792,7 +792,7 @@ impl Sim {
             packets_dropped: c.dropped,
             packets_in_flight: self.net.pool.live(),
             buffer_violations: c.buffer_violations,
-            time_reversals: self.ev.past_schedules,
+            time_reversals: self.ev.past_schedules(),
         }
     }
 

@@ -3,12 +3,14 @@
 //! It knows nothing about networks. Time is an integer count of picoseconds so that
 //! serialisation times are exact and runs are bit-for-bit reproducible.
 
+pub mod partitioned;
 pub mod queue;
 pub mod rng;
 pub mod sched;
 pub mod slots;
 
-pub use queue::{Event, EventQueue};
+pub use partitioned::{EventQueue, Route};
+pub use queue::Event;
 pub use rng::{stream, StreamRng};
 pub use sched::{Clock, Driver, Scheduler};
 
@@ -51,8 +53,7 @@ pub fn serialisation_ps(bytes: u64, rate_bps: u64) -> TimePs {
 
 /// Identifies the partition a component belongs to. Components of different partitions
 /// interact only through link arrival events (whose delay is the lookahead), which is what
-/// lets a later version run partitions on separate cores. This version runs them all on
-/// one event queue.
+/// lets partitions run on separate cores (`partitioned`).
 pub type PartitionId = u16;
 
 #[cfg(test)]

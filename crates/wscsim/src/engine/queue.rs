@@ -117,14 +117,16 @@ const BUCKET_SHIFT: u32 = 25;
 /// an overflow heap.
 const RING_BUCKETS: usize = 32768;
 
-/// The event queue with the current time. `pop` never returns an event earlier than the
-/// previous one; scheduling into the past is a model bug and is counted, then clamped.
+/// One ordered queue with its current time: the whole event queue of an ordinary run, or
+/// one partition's in a partitioned run (`partitioned`). `pop` never returns an event
+/// earlier than the previous one; scheduling into the past is a model bug and is counted,
+/// then clamped.
 ///
 /// Two levels: a heap for events before `heap_until_ps`, and a calendar of buckets (then
 /// an overflow heap) for the rest. A bucket is moved into the heap whole once the heap's
 /// earliest event is not earlier than the bucket's start, so the pop order is exactly the
 /// (time, sequence) order of a single heap: results do not depend on the calendar.
-pub struct EventQueue<E> {
+pub(super) struct Lane<E> {
     heap: QuadHeap<E>,
     /// Every event due before this time is in `heap`; later ones are in the calendar.
     /// Always a multiple of the bucket width.
@@ -141,15 +143,9 @@ pub struct EventQueue<E> {
     pub past_schedules: u64,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<E: Copy> EventQueue<E> {
+impl<E: Copy> Lane<E> {
     pub fn new() -> Self {
-        EventQueue {
+        Lane {
             heap: QuadHeap::new(),
             heap_until_ps: 0,
             ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
@@ -197,7 +193,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Moves calendar buckets into the heap until the heap's earliest event is the
     /// earliest of all (or nothing is left).
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self) {
         while self
             .heap
@@ -241,7 +237,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Pops the next event if it is due at or before `until_ps`, advancing `now`.
-    #[inline]
+    #[inline(always)]
     pub fn pop_until(&mut self, until_ps: TimePs) -> Option<Event<E>> {
         self.settle();
         let k = self.heap.peek_key()?;
@@ -265,10 +261,6 @@ impl<E: Copy> EventQueue<E> {
         if t > self.now_ps {
             self.now_ps = t;
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// When the next event is due, if any is queued.
@@ -322,7 +314,7 @@ mod tests {
 
     #[test]
     fn pops_in_time_then_insertion_order() {
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         q.schedule(50, EventKind::App { app: 0, tag: 1 });
         q.schedule(10, EventKind::App { app: 0, tag: 2 });
         q.schedule(50, EventKind::App { app: 0, tag: 3 });
@@ -339,7 +331,7 @@ mod tests {
 
     #[test]
     fn time_never_goes_backwards_and_past_is_counted() {
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         q.schedule(100, EventKind::Sample);
         q.pop_until(u64::MAX);
         q.schedule(40, EventKind::Sample);
@@ -352,7 +344,7 @@ mod tests {
     fn matches_a_sorted_order_under_random_interleaving() {
         use rand::Rng;
         let mut rng = crate::engine::rng::stream(9, 0, 0);
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         let mut popped = vec![];
         for round in 0..2000u32 {
             for _ in 0..rng.random_range(0..4) {
@@ -377,7 +369,7 @@ mod tests {
         // and the overflow heap all take part; the pop order must be the sorted order.
         use rand::Rng;
         let mut rng = crate::engine::rng::stream(11, 0, 0);
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         let mut popped = vec![];
         let mut scheduled = 0usize;
         for round in 0..20_000u32 {
@@ -396,7 +388,7 @@ mod tests {
             popped.push((e.time_ps, e.seq));
         }
         assert_eq!(popped.len(), scheduled);
-        assert!(q.is_empty());
+        assert_eq!(q.len(), 0);
         let mut sorted = popped.clone();
         sorted.sort();
         assert_eq!(popped, sorted);
@@ -404,7 +396,7 @@ mod tests {
 
     #[test]
     fn events_at_the_end_of_time_are_kept() {
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         q.schedule(u64::MAX, EventKind::App { app: 0, tag: 1 });
         q.schedule(u64::MAX - 5, EventKind::App { app: 0, tag: 2 });
         q.schedule(7, EventKind::App { app: 0, tag: 3 });
@@ -414,12 +406,12 @@ mod tests {
         assert_eq!(times, vec![7, u64::MAX - 5, u64::MAX]);
         q.schedule(u64::MAX, EventKind::Sample);
         assert_eq!(q.pop_until(u64::MAX).map(|e| e.time_ps), Some(u64::MAX));
-        assert!(q.is_empty());
+        assert_eq!(q.len(), 0);
     }
 
     #[test]
     fn pop_until_respects_horizon() {
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         q.schedule(100, EventKind::Sample);
         assert!(q.pop_until(99).is_none());
         assert!(q.pop_until(100).is_some());
@@ -429,7 +421,7 @@ mod tests {
     fn peek_second_names_the_event_after_the_next() {
         #[derive(Clone, Copy, Debug, PartialEq)]
         struct Id(u32);
-        let mut q = EventQueue::new();
+        let mut q = Lane::new();
         // Times within one calendar bucket, so all are in the heap; a scrambled order.
         for i in 0..200u32 {
             q.schedule(u64::from((i * 7919) % 1000), Id(i));

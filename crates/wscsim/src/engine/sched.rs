@@ -19,6 +19,12 @@ pub trait Clock {
 /// Accepts events of type `E` (one layer's events) for a future time.
 pub trait Scheduler<E>: Clock {
     fn schedule(&mut self, at_ps: TimePs, event: E);
+    /// Schedules an event that acts on partition `partition` (another partition's state:
+    /// a packet reaching the far end of a link between partitions).
+    fn schedule_in(&mut self, partition: super::PartitionId, at_ps: TimePs, event: E) {
+        let _ = partition;
+        self.schedule(at_ps, event);
+    }
 }
 
 /// Hands the event loop the next due event, in (time, insertion) order.
@@ -48,6 +54,10 @@ impl<E, W: Copy + From<E>> Scheduler<E> for EventQueue<W> {
     fn schedule(&mut self, at_ps: TimePs, event: E) {
         EventQueue::schedule(self, at_ps, W::from(event));
     }
+    #[inline]
+    fn schedule_in(&mut self, partition: super::PartitionId, at_ps: TimePs, event: E) {
+        EventQueue::schedule_in(self, partition, at_ps, W::from(event));
+    }
 }
 
 impl<W: Copy> Driver<W> for EventQueue<W> {
@@ -64,7 +74,7 @@ impl<W: Copy> Driver<W> for EventQueue<W> {
     }
     #[inline]
     fn peek_second(&self) -> Option<W> {
-        self.peek_second_kind()
+        EventQueue::peek_second_kind(self)
     }
     fn is_empty(&self) -> bool {
         EventQueue::is_empty(self)
