@@ -71,19 +71,23 @@ def fingerprint_point(sc: dict) -> dict:
     from wscsim import _native
     from wscsim.scenario import to_json
 
-    sim = _native.Simulation(to_json(sc))
+    try:
+        sim = _native.Simulation(to_json(sc))
+    except _native.ScenarioError as e:
+        # A point the overrides (--set) make invalid: recorded, and listed by --compare.
+        return {"events": -1, "packet_hops": -1, "tables": {}, "refused": str(e)}
     sim.run_until(sim.end_ps)
     s = json.loads(sim.summary_json())
     return {"events": s["events"], "packet_hops": s["packet_hops"], "tables": table_digests(sim.tables())}
 
 
-def fingerprint_all(names: list[str]) -> dict:
+def fingerprint_all(names: list[str], extra: dict | None = None) -> dict:
     from wscsim.scenario import apply_overrides, bundled, expand, load, split_sweep
 
     result = {}
     for name in names or sorted(bundled()):
         t0 = time.perf_counter()
-        base, axes = split_sweep(apply_overrides(load(name), dict(SHORTER.get(name, {}))))
+        base, axes = split_sweep(apply_overrides(load(name), {**SHORTER.get(name, {}), **(extra or {})}))
         for i, (sc, params) in enumerate(expand(base, axes) if axes else [(base, {})]):
             result[f"{name}[{i}]"] = {"params": {str(k): v for k, v in params.items()}, **fingerprint_point(sc)}
         print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -91,13 +95,16 @@ def fingerprint_all(names: list[str]) -> dict:
 
 
 def compare(a: dict, b: dict) -> int:
-    differ, one_side = 0, set()
+    differ, one_side, refused = 0, set(), []
     for key in sorted(set(a) | set(b)):
         if key not in a or key not in b:
             print(f"{key}: only in {'the second' if key not in a else 'the first'}")
             differ += 1
             continue
         x, y = a[key], b[key]
+        if "refused" in x or "refused" in y:
+            refused.append(key)
+            continue
         what = [f for f in ("events", "packet_hops") if x[f] != y[f]]
         # A table only one side has (a new kind of result) changes no simulated result:
         # it is listed, and the point still counts as identical.
@@ -108,7 +115,9 @@ def compare(a: dict, b: dict) -> int:
             print(f"{key} {x['params']}: differs in {', '.join(what)} (events {x['events']} -> {y['events']})")
     if one_side:
         print(f"tables on one side only (not compared): {', '.join(sorted(one_side))}")
-    print(f"{len(set(a) | set(b)) - differ} points identical, {differ} differ")
+    if refused:
+        print(f"refused on one side or both (not compared): {', '.join(refused)}")
+    print(f"{len(set(a) | set(b)) - differ - len(refused)} points identical, {differ} differ, {len(refused)} refused")
     return 1 if differ else 0
 
 
@@ -126,12 +135,26 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("scenarios", nargs="*", help="bundled scenario names (default: all)")
     p.add_argument("--out", help="write the fingerprints to this JSON file")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override for every point (VALUE as JSON, else a string), e.g. engine.partitioned=true",
+    )
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two fingerprint files")
     args = p.parse_args()
     if args.compare:
         a, b = (json.loads(open(f).read())["points"] for f in args.compare)
         return compare(a, b)
-    fp = {"commit": _commit(), "points": fingerprint_all(args.scenarios)}
+    extra = {}
+    for kv in args.set:
+        key, _, value = kv.partition("=")
+        try:
+            extra[key] = json.loads(value)
+        except json.JSONDecodeError:
+            extra[key] = value
+    fp = {"commit": _commit(), "points": fingerprint_all(args.scenarios, extra)}
     text = json.dumps(fp, indent=1, sort_keys=True)
     if args.out:
         with open(args.out, "w") as f:

@@ -80,6 +80,21 @@ pub struct Sim {
     finished: bool,
 }
 
+/// In a partitioned run, the events that act across partitions and run alone at barriers:
+/// applications' (they span hosts), the metrics sampler, services and DMA engines. Every
+/// other event acts on the partition that scheduled it, or names its partition
+/// (`schedule_in`: arrivals on wires between partitions).
+fn global_kind(e: &SimEvent) -> crate::engine::Route {
+    match e {
+        SimEvent::App(_)
+        | SimEvent::Metrics(_)
+        | SimEvent::Svc(_)
+        | SimEvent::Dma(_)
+        | SimEvent::Host(HostEvent::AppNote { .. }) => crate::engine::Route::Global,
+        _ => crate::engine::Route::Own,
+    }
+}
+
 /// Port-side state (ports, their queues and wires) above which the event loop prefetches
 /// two events ahead: about half of a 4 MiB second-level cache. Measured (RESULTS.md): a
 /// k=8 fat tree (0.2 MiB) ran 10% slower with it, k=16 (3 MiB) 6% faster, k=32 24%.
@@ -109,6 +124,9 @@ pub struct Invariants {
     pub packets_in_flight: u64,
     pub buffer_violations: u64,
     pub time_reversals: u64,
+    /// In a partitioned run, events one partition scheduled for another (or a global one)
+    /// sooner than the lookahead allows: the run's order is then not exact.
+    pub lookahead_violations: u64,
 }
 
 impl Invariants {
@@ -116,6 +134,7 @@ impl Invariants {
         self.packets_sent == self.packets_delivered + self.packets_dropped + self.packets_in_flight
             && self.buffer_violations == 0
             && self.time_reversals == 0
+            && self.lookahead_violations == 0
     }
 }
 
@@ -373,6 +392,17 @@ impl Sim {
             .map(|&n| net.nodes[n as usize].index)
             .collect();
         let dma = crate::transport::Dma::new(dma, net.n_hosts());
+        if let Some(e) = scenario
+            .engine
+            .as_ref()
+            .filter(|e| e.partitioned == Some(true))
+        {
+            let (lookahead_ps, n) = net
+                .partition_wires()
+                .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
+            ev.partition(n, lookahead_ps, global_kind);
+            ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
+        }
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
         Ok(Sim {
             scenario,
@@ -411,6 +441,34 @@ impl Sim {
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
             self.ev.schedule(0, MetricsEvent::Sample.into());
         }
+        self.route_unrouted();
+    }
+
+    /// Tests: declares the partition `e` acts on, so that touching another panics, and in
+    /// a partitioned run that `e` came from that partition's lane.
+    #[cold]
+    #[inline(never)]
+    fn check_partition(&self, e: SimEvent) {
+        let p = self.partition_of(e);
+        if self.ev.is_partitioned() && !self.ev.in_global() {
+            assert_eq!(p, self.ev.current_partition(), "{e:?} ran in another lane");
+        }
+        self.net.enter_partition(p);
+    }
+
+    /// In a partitioned run: puts what was scheduled outside any partition's event (at the
+    /// start, by a global event) into the lane of the partition it acts on.
+    fn route_unrouted(&mut self) {
+        if !self.ev.is_partitioned() {
+            return;
+        }
+        let mut v = self.ev.take_unrouted();
+        for &(t, e) in &v {
+            let p = self.partition_of(e);
+            self.ev.route(p, t, e);
+        }
+        v.clear();
+        self.ev.give_back_unrouted(v);
     }
 
     /// Adds a user's service (`services::user::ServiceCode`) under `id`, before the run
@@ -473,9 +531,12 @@ impl Sim {
                 self.prefetch(next);
             }
             if self.net.check_partitions {
-                self.net.enter_partition(self.partition_of(e.kind));
+                self.check_partition(e.kind);
             }
             self.handle(e.kind);
+            if self.ev.in_global() {
+                self.route_unrouted();
+            }
             if !self.net.nic_departures.is_empty() {
                 let Sim {
                     net,
@@ -499,6 +560,9 @@ impl Sim {
         }
         if self.finished {
             self.apps.finish(&self.udp, &mut self.metrics);
+            if self.ev.is_partitioned() {
+                self.net.sort_drop_log();
+            }
         }
         self.finished
     }
@@ -793,6 +857,7 @@ impl Sim {
             packets_in_flight: self.net.pool.live(),
             buffer_violations: c.buffer_violations,
             time_reversals: self.ev.past_schedules(),
+            lookahead_violations: self.ev.early_mail(),
         }
     }
 
@@ -954,6 +1019,7 @@ impl Sim {
                 "packets_in_flight": inv.packets_in_flight,
                 "buffer_violations": inv.buffer_violations,
                 "time_reversals": inv.time_reversals,
+                "lookahead_violations": inv.lookahead_violations,
                 "ok": inv.ok(),
             },
             "queue_samples_truncated": self.metrics.queue_samples_truncated,

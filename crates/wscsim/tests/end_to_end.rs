@@ -90,18 +90,22 @@ fn responses_carry_the_acks_of_requests() {
     );
 }
 
+/// Scenarios with four or more partitions: TCP permutation traffic, incast with costed
+/// hosts, a torus all-to-all.
+const PARTITIONED_CASES: [&str; 3] = [
+    r#"{"duration":"3ms","topology":{"kind":"fat_tree","k":4},"transport":{"rto_min":"1ms"},"workload":{"kind":"permutation"}}"#,
+    r#"{"duration":"1s","topology":{"kind":"fat_tree","k":4},"switch":{"buffer":"shared"},
+       "host":{"stack":"linux_2_6_39"},"workload":{"kind":"incast","senders":8,"block":"256KiB","iterations":3}}"#,
+    r#"{"duration":"1ms","topology":{"kind":"torus3d","dims":[4,4,4]},"transport":{"kind":"udp"},
+       "workload":{"kind":"udp","destination":"random","load":0.5}}"#,
+];
+
 /// The partition rule: with pods as partitions, every event of the network, host and
 /// transport layers changes the state of its own partition only (the check panics
 /// otherwise), for TCP permutation traffic, incast and a torus all-to-all.
 #[test]
 fn events_keep_to_their_partitions() {
-    for json in [
-        r#"{"duration":"3ms","topology":{"kind":"fat_tree","k":4},"transport":{"rto_min":"1ms"},"workload":{"kind":"permutation"}}"#,
-        r#"{"duration":"1s","topology":{"kind":"fat_tree","k":4},"switch":{"buffer":"shared"},
-           "host":{"stack":"linux_2_6_39"},"workload":{"kind":"incast","senders":8,"block":"256KiB","iterations":3}}"#,
-        r#"{"duration":"1ms","topology":{"kind":"torus3d","dims":[4,4,4]},"transport":{"kind":"udp"},
-           "workload":{"kind":"udp","destination":"random","load":0.5}}"#,
-    ] {
+    for json in PARTITIONED_CASES {
         let mut s = Sim::from_json(json).unwrap_or_else(|e| panic!("{e}"));
         let parts: std::collections::BTreeSet<_> =
             s.net.nodes.iter().map(|n| n.partition).collect();
@@ -109,6 +113,24 @@ fn events_keep_to_their_partitions() {
         s.net.check_partitions = true;
         s.run();
         assert!(s.invariants().ok());
+        assert!(s.net.counters.packet_hops > 1000);
+    }
+}
+
+/// A partitioned run takes each event from its own partition's lane (the check panics
+/// otherwise), and nothing one partition schedules for another is sooner than the
+/// lookahead (an invariant).
+#[test]
+fn a_partitioned_run_takes_events_from_their_lanes() {
+    for json in PARTITIONED_CASES {
+        let json = json.replacen('{', r#"{"engine":{"partitioned":true},"#, 1);
+        let mut s = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.ev.is_partitioned());
+        s.net.check_partitions = true;
+        s.run();
+        let inv = s.invariants();
+        assert!(inv.ok(), "{json}");
+        assert_eq!(inv.lookahead_violations, 0);
         assert!(s.net.counters.packet_hops > 1000);
     }
 }

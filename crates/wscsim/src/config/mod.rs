@@ -89,6 +89,25 @@ pub struct Scenario {
     /// How `wscsim emulate` runs it in real time (ignored by `run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<emulation::EmulationCfg>,
+    /// How the event engine runs the scenario (`EngineCfg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineCfg>,
+}
+
+/// `[engine]`: a partitioned run orders events per partition (a fat tree's pods, a DIABLO
+/// array, a leaf with its hosts, a torus slab), advancing them in windows of the least
+/// delay between partitions, so that results cannot depend on how partitions are spread
+/// over threads (`engine::partitioned`; docs/parallel.md).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineCfg {
+    /// Partitioned run (default false: one event order for the whole network, as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitioned: Option<bool>,
+    /// "forward" (default) or "reverse": the order in which a window's partitions run. A
+    /// check: results must be the same either way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane_order: Option<String>,
 }
 
 /// `[[failures]]`: the link between two named nodes, or every link of one named server or

@@ -136,6 +136,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     if let Some(e) = sc.emulation.as_mut() {
         super::emulation::resolve(e, n_hosts, sc.duration.0)?;
     }
+    resolve_engine(&mut sc)?;
     if let (Some(w), None) = (power.storage_w, host.storage) {
         return Err(err(
             "power.storage_w",
@@ -158,6 +159,32 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         host,
         failures,
     })
+}
+
+/// `[engine]`: its values, and what a partitioned run does not take yet.
+fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
+    let Some(e) = sc.engine.as_mut() else {
+        return Ok(());
+    };
+    let partitioned = *e.partitioned.get_or_insert(false);
+    let order = e.lane_order.get_or_insert_with(|| "forward".into());
+    one_of("engine.lane_order", order, &["forward", "reverse"])?;
+    if !partitioned {
+        return Ok(());
+    }
+    let refused = [
+        (!sc.failures.is_empty(), "[[failures]]"),
+        (sc.churn.is_some(), "[churn]"),
+        (sc.emulation.is_some(), "[emulation]"),
+    ];
+    if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
+        return Err(err(
+            "engine.partitioned",
+            true,
+            format!("false with {what} (a link failing between partitions acts on the far side at once, which a partitioned run cannot order yet)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The `[metrics]` table: captures and traces name ports that exist; sample counts are

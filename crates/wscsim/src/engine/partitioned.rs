@@ -158,6 +158,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Whether the event being handled is a global one (what it schedules is unrouted).
+    #[inline(always)]
     pub fn in_global(&self) -> bool {
         self.parts.as_ref().is_some_and(|p| p.ctx == Ctx::Global)
     }

@@ -184,6 +184,11 @@ pub struct Wire {
     /// The node and local port the wire leads to.
     pub to_node: u32,
     pub to_port: u32,
+    /// In a partitioned run, a wire to another partition: each packet's arrival is an
+    /// event of its own, scheduled by the sender into the receiver's partition (an idle
+    /// wire's first arrival would otherwise depend on how far the receiver has run).
+    pub remote: bool,
+    pub to_partition: PartitionId,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -289,6 +294,19 @@ pub struct Network {
     pub record_departures: bool,
     /// Queue lengths of traced ports at every change.
     pub queue_trace: capture::QueueTrace,
+}
+
+/// The arrival of a packet on a wire to another partition (partitioned runs only: kept
+/// out of line so the ordinary path stays small).
+#[cold]
+#[inline(never)]
+fn remote_arrival(
+    ev: &mut impl Scheduler<NetEvent>,
+    partition: PartitionId,
+    at_ps: TimePs,
+    port: u32,
+) {
+    ev.schedule_in(partition, at_ps, NetEvent::LinkArrive { port });
 }
 
 /// In `nic_slots`: the port keeps its waiting frames in its scheme's queues.
@@ -472,6 +490,52 @@ impl Network {
         self.nodes[node as usize].partition
     }
 
+    /// Puts the drop log in an order that does not depend on how partitions interleaved
+    /// (a partitioned run appends each partition's drops as its lane runs): by time, then
+    /// place, then packet.
+    pub fn sort_drop_log(&mut self) {
+        self.drop_log.sort_by_key(|d| {
+            (
+                d.time_ps,
+                d.node,
+                d.port,
+                d.flow_id,
+                d.proto as u8,
+                d.frame_bytes,
+            )
+        });
+    }
+
+    /// Prepares a partitioned run: marks the wires between partitions `remote` and returns
+    /// the lookahead, the least time from a packet's departure onto such a wire to its
+    /// arrival event (propagation plus the far switch's port-to-port latency), and the
+    /// number of partitions. Err names a wire between partitions with no delay.
+    pub fn partition_wires(&mut self) -> Result<(TimePs, usize), String> {
+        let mut lookahead = TimePs::MAX;
+        let mut n = 1;
+        for port in 0..self.ports.len() {
+            let pt = &self.ports[port];
+            let from = self.nodes[pt.node as usize].partition;
+            let w = &mut self.wires[port];
+            let to = self.nodes[w.to_node as usize].partition;
+            n = n.max(usize::from(from.max(to)) + 1);
+            if from == to {
+                continue;
+            }
+            let delay = pt.prop_ps + pt.peer_delay_ps;
+            if delay == 0 {
+                return Err(format!(
+                    "the link from {} to {} joins two partitions with no delay",
+                    self.node_names[pt.node as usize], self.node_names[w.to_node as usize]
+                ));
+            }
+            lookahead = lookahead.min(delay);
+            w.remote = true;
+            w.to_partition = to;
+        }
+        Ok((lookahead, n))
+    }
+
     /// The partition of host `host`'s node.
     pub fn host_partition(&self, host: u32) -> PartitionId {
         self.nodes[self.host_nodes[host as usize] as usize].partition
@@ -620,7 +684,7 @@ impl Network {
             _ => return None,
         }
         let (pkt, _) = w.in_flight.pop_front()?;
-        if let Some(&(_, next)) = w.in_flight.front() {
+        if let (false, Some(&(_, next))) = (w.remote, w.in_flight.front()) {
             ev.schedule(next, NetEvent::LinkArrive { port });
         }
         Some((pkt, w.to_node, w.to_port))
@@ -1209,7 +1273,9 @@ impl Network {
         let w = &mut wires[port as usize];
         let was_idle = w.in_flight.is_empty();
         w.in_flight.push_back((pkt, arrive_ps));
-        if was_idle {
+        if w.remote {
+            remote_arrival(ev, w.to_partition, arrive_ps, port);
+        } else if was_idle {
             ev.schedule(arrive_ps, NetEvent::LinkArrive { port });
         }
     }

@@ -306,6 +306,8 @@ pub fn build_network_with(
             in_flight: Default::default(),
             to_node: peer,
             to_port: peer_local,
+            remote: false,
+            to_partition: 0,
         })
         .collect();
     let (techs, host_tech, port_tech) = host_technologies(g, &host_nodes, &lay);
