@@ -81,16 +81,15 @@ pub struct Sim {
 }
 
 /// In a partitioned run, the events that act across partitions and run alone at barriers:
-/// applications' (they span hosts), the metrics sampler, services and DMA engines. Every
-/// other event acts on the partition that scheduled it, or names its partition
-/// (`schedule_in`: arrivals on wires between partitions).
+/// applications' timers (an application may span hosts), the metrics sampler, services and
+/// DMA engines. Every other event acts on the partition that scheduled it, or names its
+/// partition (`schedule_in`: arrivals on wires between partitions); a host's application
+/// thread handing a delivery to its application (`AppNote`) acts for that host.
 fn global_kind(e: &SimEvent) -> crate::engine::Route {
     match e {
-        SimEvent::App(_)
-        | SimEvent::Metrics(_)
-        | SimEvent::Svc(_)
-        | SimEvent::Dma(_)
-        | SimEvent::Host(HostEvent::AppNote { .. }) => crate::engine::Route::Global,
+        SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => {
+            crate::engine::Route::Global
+        }
         _ => crate::engine::Route::Own,
     }
 }
@@ -515,7 +514,8 @@ impl Sim {
         if !self.started {
             self.start();
         }
-        let horizon = until_ps.min(self.apps.end_ps);
+        let mut horizon = until_ps.min(self.apps.end_ps);
+        let mut draining = false;
         while !self.finished {
             let Some(e) = self.ev.next_due(horizon) else {
                 break;
@@ -548,9 +548,21 @@ impl Sim {
                 tcp.on_nic_departures(net, hosts, ev);
                 self.apps.dispatch_notes(&mut stack!(self));
             }
-            if self.apps.done() || self.services.done() {
-                self.finished = true;
+            if !draining && (self.apps.done() || self.services.done()) {
+                match self.ev.window_last_ps() {
+                    // A partition's event finished the workload: every partition runs to the
+                    // end of the window first, so where the run stops does not depend on
+                    // the order of the window's lanes.
+                    Some(last) => {
+                        horizon = horizon.min(last);
+                        draining = true;
+                    }
+                    None => self.finished = true,
+                }
             }
+        }
+        if draining {
+            self.finished = true;
         }
         if !self.finished {
             self.ev.idle_until(horizon);
@@ -627,11 +639,10 @@ impl Sim {
             SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool.get(pkt).dst_host,
             SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool.get(pkt).src_host,
             SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.timer_host(conn, which),
-            SimEvent::Host(HostEvent::AppNote { .. })
-            | SimEvent::App(_)
-            | SimEvent::Metrics(_)
-            | SimEvent::Svc(_)
-            | SimEvent::Dma(_) => return None,
+            SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.held_host(slot)?,
+            SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => {
+                return None
+            }
         };
         Some(self.net.host_partition(host))
     }

@@ -3,6 +3,7 @@
 //! It knows nothing about networks. Time is an integer count of picoseconds so that
 //! serialisation times are exact and runs are bit-for-bit reproducible.
 
+mod near;
 pub mod partitioned;
 pub mod queue;
 pub mod rng;

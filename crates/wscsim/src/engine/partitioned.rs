@@ -171,6 +171,16 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The last time of the window being run, while a partition's event runs (None in an
+    /// ordinary run, and during global events).
+    pub fn window_last_ps(&self) -> Option<TimePs> {
+        let p = self.parts.as_ref()?;
+        match p.ctx {
+            Ctx::Lane(_) => p.window_last_ps,
+            _ => None,
+        }
+    }
+
     /// Cross-partition events scheduled sooner than their window's end (must stay 0).
     pub fn early_mail(&self) -> u64 {
         self.parts.as_ref().map_or(0, |p| p.early_mail)

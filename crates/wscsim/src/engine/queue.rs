@@ -1,6 +1,7 @@
 //! Monotone event queue. Events are small `Copy` values; ties in time break by insertion
 //! order (a sequence number), which makes every run deterministic.
 
+use super::near::NearFuture;
 use super::TimePs;
 
 /// An event taken from the queue: when it is due, its place in the order, and what it is.
@@ -127,7 +128,7 @@ const RING_BUCKETS: usize = 32768;
 /// earliest event is not earlier than the bucket's start, so the pop order is exactly the
 /// (time, sequence) order of a single heap: results do not depend on the calendar.
 pub(super) struct Lane<E> {
-    heap: QuadHeap<E>,
+    heap: NearFuture<E>,
     /// Every event due before this time is in `heap`; later ones are in the calendar.
     /// Always a multiple of the bucket width.
     heap_until_ps: TimePs,
@@ -146,7 +147,7 @@ pub(super) struct Lane<E> {
 impl<E: Copy> Lane<E> {
     pub fn new() -> Self {
         Lane {
-            heap: QuadHeap::new(),
+            heap: NearFuture::new(BUCKET_SHIFT),
             heap_until_ps: 0,
             ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
             ring_len: 0,
@@ -195,11 +196,9 @@ impl<E: Copy> Lane<E> {
     /// earliest of all (or nothing is left).
     #[inline(always)]
     fn settle(&mut self) {
-        while self
-            .heap
-            .peek_key()
-            .is_none_or(|k| (k >> 64) as u64 >= self.heap_until_ps)
-        {
+        // Everything in `heap` is due before `heap_until_ps`: it needs the next bucket
+        // only when it is empty.
+        while self.heap.is_empty() {
             if self.ring_len == 0 {
                 // Skip the empty ring: jump to the overflow's first bucket, if any.
                 match self.overflow.peek_key() {
@@ -212,6 +211,7 @@ impl<E: Copy> Lane<E> {
                 }
             }
             let bucket = self.heap_until_ps >> BUCKET_SHIFT;
+            self.heap.restart(bucket << BUCKET_SHIFT);
             let slot = bucket as usize % RING_BUCKETS;
             let mut events = std::mem::take(&mut self.ring[slot]);
             self.ring_len -= events.len();
@@ -269,35 +269,24 @@ impl<E: Copy> Lane<E> {
         self.heap.peek_key().map(|k| (k >> 64) as u64)
     }
     pub fn len(&self) -> usize {
-        self.heap.keys.len() + self.ring_len + self.overflow.keys.len()
+        self.heap.len() + self.ring_len + self.overflow.keys.len()
     }
     pub fn events_processed(&self) -> u64 {
         self.popped
     }
 
     /// What the next event is, without taking it (used to prefetch its data). A hint: a
-    /// calendar bucket not yet moved into the heap may hold an earlier one.
+    /// calendar bucket not yet moved into the near future may hold an earlier one.
     #[inline]
     pub fn peek_kind(&self) -> Option<E> {
-        self.heap.vals.first().copied()
+        self.heap.peek().0
     }
 
-    /// The event after the next one, as far as the heap shows it (the least of the root's
-    /// children), for prefetching two events ahead. A hint like `peek_kind`.
+    /// The event after the next one, when the near future's current bucket holds it, for
+    /// prefetching two events ahead. A hint like `peek_kind`.
     #[inline]
     pub fn peek_second_kind(&self) -> Option<E> {
-        let keys = &self.heap.keys;
-        let end = keys.len().min(5);
-        if end < 2 {
-            return None;
-        }
-        let mut best = 1;
-        for c in 2..end {
-            if keys[c] < keys[best] {
-                best = c;
-            }
-        }
-        Some(self.heap.vals[best])
+        self.heap.peek().1
     }
 }
 

@@ -244,6 +244,11 @@ impl Apps {
         self.threads.hold(s.hosts, s.ev, n, d);
     }
 
+    /// The host whose application thread the delivery in `slot` waits for.
+    pub fn held_host(&self, slot: u32) -> Option<u32> {
+        self.threads.peek(slot).map(|h| h.host)
+    }
+
     /// Starts loading the connection state the delivery in `slot` will touch.
     pub fn prefetch_held(&self, slot: u32) {
         if let Some(h) = self.threads.peek(slot) {
