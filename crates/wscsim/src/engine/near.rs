@@ -21,6 +21,10 @@ pub(super) struct NearFuture<E> {
     /// The current bucket: the first non-empty one, sorted with its least key last.
     cur: usize,
     len: usize,
+    /// Buffers of emptied buckets, lent to the next buckets that fill: only non-empty
+    /// buckets hold memory (each bucket keeping its own would hold the largest it ever
+    /// held: 130 MB more on a k=32 fat tree).
+    spare: Vec<Vec<(u128, E)>>,
 }
 
 impl<E: Copy> NearFuture<E> {
@@ -33,6 +37,7 @@ impl<E: Copy> NearFuture<E> {
             nonempty: vec![0; n.div_ceil(64)],
             cur: 0,
             len: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -63,6 +68,11 @@ impl<E: Copy> NearFuture<E> {
     #[inline]
     pub fn push(&mut self, key: u128, val: E) {
         let i = self.index(key);
+        if self.buckets[i].capacity() == 0 {
+            if let Some(v) = self.spare.pop() {
+                self.buckets[i] = v;
+            }
+        }
         self.len += 1;
         if self.len == 1 || i < self.cur {
             // Earlier than everything held (the buckets before `cur` are empty).
@@ -103,6 +113,7 @@ impl<E: Copy> NearFuture<E> {
         if self.buckets[self.cur].is_empty() {
             let c = self.cur;
             self.nonempty[c >> 6] &= !(1 << (c & 63));
+            self.spare.push(std::mem::take(&mut self.buckets[c]));
             if self.len > 0 {
                 self.advance();
             }
