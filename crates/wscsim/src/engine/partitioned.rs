@@ -376,6 +376,17 @@ impl<E: Copy> Parts<E> {
 
     #[inline(never)]
     fn pop_until(&mut self, until_ps: TimePs) -> Option<Event<E>> {
+        let e = self.pop_next(until_ps);
+        if e.is_none() {
+            // Nothing more is due: the time outside events is the latest any lane reached.
+            self.ctx = Ctx::Outside;
+            let latest = self.lanes.iter().map(Lane::now).max().unwrap_or(0);
+            self.now_ps = self.now_ps.max(latest).max(self.global.now());
+        }
+        e
+    }
+
+    fn pop_next(&mut self, until_ps: TimePs) -> Option<Event<E>> {
         loop {
             if self.ctx == Ctx::Global || self.barrier_open() {
                 if let Some(e) = self.global.pop_until(self.barrier_ps.min(until_ps)) {

@@ -118,6 +118,20 @@ fn lane_order_and_run_slices_do_not_change_any_partitions_order() {
 }
 
 #[test]
+fn after_a_slice_the_time_is_the_latest_any_lane_reached() {
+    let mut q = EventQueue::new();
+    q.schedule(10, Tok { part: 0, id: 1 });
+    q.schedule(70, Tok { part: 1, id: 2 });
+    q.partition(2, LOOKAHEAD, classify);
+    route_unrouted(&mut q);
+    let times: Vec<TimePs> = std::iter::from_fn(|| q.pop_until(TimePs::MAX))
+        .map(|e| e.time_ps)
+        .collect();
+    assert_eq!(times, vec![10, 70]);
+    assert_eq!(q.now(), 70);
+}
+
+#[test]
 fn each_lane_runs_in_time_order_and_globals_see_every_lane_stopped() {
     let (traces, _) = run(true, END);
     for t in &traces {
