@@ -554,7 +554,9 @@ impl Sim {
                     // end of the window first, so where the run stops does not depend on
                     // the order of the window's lanes.
                     Some(last) => {
-                        horizon = horizon.min(last);
+                        // To the window's end even past this call's `until_ps`: where the
+                        // run stops must not depend on the slices it is run in.
+                        horizon = last.min(self.apps.end_ps);
                         draining = true;
                     }
                     None => self.finished = true,

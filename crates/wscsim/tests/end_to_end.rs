@@ -139,6 +139,32 @@ fn a_partitioned_run_takes_events_from_their_lanes() {
     }
 }
 
+/// A partitioned run whose workload finishes stops at the same place whatever slices it is
+/// run in (the Python front end sizes its slices by wall time): incast on a fat tree, whose
+/// last block completes in a partition's event. (It failed when the run stopped at the
+/// slice's end instead of the window's.)
+#[test]
+fn a_partitioned_run_stops_at_the_same_place_in_any_slices() {
+    let json = r#"{"duration":"10s","engine":{"partitioned":true},
+        "topology":{"kind":"fat_tree","k":4},"transport":{"kind":"tcp"},
+        "workload":{"kind":"incast","senders":8,"block":"64KiB","iterations":2}}"#;
+    let outcome = |step_ps: u64| {
+        let mut s = Sim::from_json(json).unwrap();
+        while !s.run_until(s.now_ps() + step_ps) {}
+        (
+            s.ev.events_processed(),
+            s.now_ps(),
+            s.net.counters.packet_hops,
+        )
+    };
+    let whole = outcome(u64::MAX / 2);
+    assert!(whole.0 > 1_000);
+    // Slices about as long as the lookahead (1 us here) cut windows often.
+    for step in [333_333, 1_500_000, 7_777_777] {
+        assert!(outcome(step) == whole, "slices of {step} ps");
+    }
+}
+
 #[test]
 #[should_panic(expected = "touched node")]
 fn touching_another_partition_is_caught() {
