@@ -12,7 +12,7 @@
 //! application that spans partitions, the metrics sampler) run alone at barriers, with
 //! every lane stopped at their time; what they schedule is routed by the caller.
 //!
-//! The order of one window's lanes is a parameter (`set_lane_order`) so that tests can run
+//! The order of one window's lanes is a parameter (`set_lane_order_reversed`) so that tests can run
 //! them backwards and show that nothing depends on it: the property a threaded engine
 //! needs. This version runs the lanes one after another on the calling thread.
 
@@ -61,7 +61,7 @@ struct Parts<E> {
     now_ps: TimePs,
     /// Events a partition scheduled for another (or a global one) sooner than the window's
     /// end: the lookahead did not hold, and the partitioned order may not be exact.
-    pub early_mail: u64,
+    early_mail: u64,
 }
 
 /// The run's event queue (`Driver` and `Scheduler` for simulated time).
@@ -149,10 +149,7 @@ impl<E: Copy> EventQueue<E> {
     /// Queues `kind` in partition `partition`'s lane, or the global lane (None).
     pub fn route(&mut self, partition: Option<PartitionId>, time_ps: TimePs, kind: E) {
         match self.parts.as_mut() {
-            Some(p) => match partition {
-                Some(q) => p.lanes[q as usize].schedule(time_ps, kind),
-                None => p.global.schedule(time_ps, kind),
-            },
+            Some(p) => p.enqueue(partition, time_ps, kind),
             None => self.lane.schedule(time_ps, kind),
         }
     }
@@ -304,6 +301,20 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+/// Into partition `to`'s lane, or the global lane (None).
+fn enqueue<E: Copy>(
+    lanes: &mut [Lane<E>],
+    global: &mut Lane<E>,
+    to: Option<PartitionId>,
+    time_ps: TimePs,
+    kind: E,
+) {
+    match to {
+        Some(q) => lanes[q as usize].schedule(time_ps, kind),
+        None => global.schedule(time_ps, kind),
+    }
+}
+
 // The partitioned paths are kept out of line so that an ordinary run's calls stay small
 // enough to inline (measured: inlined, they cost an ordinary k=8 run 7%).
 impl<E: Copy> Parts<E> {
@@ -338,11 +349,12 @@ impl<E: Copy> Parts<E> {
                 }
                 self.outbox[i].push((to, time_ps, kind));
             }
-            _ => match to {
-                Some(q) => self.lanes[q as usize].schedule(time_ps, kind),
-                None => self.global.schedule(time_ps, kind),
-            },
+            _ => self.enqueue(to, time_ps, kind),
         }
+    }
+
+    fn enqueue(&mut self, to: Option<PartitionId>, time_ps: TimePs, kind: E) {
+        enqueue(&mut self.lanes, &mut self.global, to, time_ps, kind);
     }
 
     #[inline(never)]
@@ -356,12 +368,15 @@ impl<E: Copy> Parts<E> {
 
     /// Hands every outbox over, source lane by source lane.
     fn deliver(&mut self) {
-        for src in 0..self.outbox.len() {
-            for (to, t, kind) in self.outbox[src].drain(..) {
-                match to {
-                    Some(q) => self.lanes[q as usize].schedule(t, kind),
-                    None => self.global.schedule(t, kind),
-                }
+        let Parts {
+            outbox,
+            lanes,
+            global,
+            ..
+        } = self;
+        for mail in outbox.iter_mut() {
+            for (to, t, kind) in mail.drain(..) {
+                enqueue(lanes, global, to, t, kind);
             }
         }
     }
