@@ -14,9 +14,10 @@ pub struct Event<E> {
     pub kind: E,
 }
 
-/// Implicit 4-ary min-heap with keys (time << 64 | sequence) in one array and payloads in
-/// another: sifting touches only the dense key array (four keys per cache line), and a
-/// node's four children share one or two lines.
+/// The calendar's overflow (events more than about 1.1 s ahead): an implicit 4-ary
+/// min-heap with keys (time << 64 | sequence) in one array and payloads in another:
+/// sifting touches only the dense key array (four keys per cache line), and a node's four
+/// children share one or two lines.
 struct QuadHeap<E> {
     keys: Vec<u128>,
     vals: Vec<E>,
@@ -109,8 +110,8 @@ impl<E: Copy> QuadHeap<E> {
 }
 
 /// Width of one calendar bucket: 2^25 ps, about 33.5 us. Events due beyond the current
-/// bucket (TCP retransmission and delayed-ACK timers, application gaps) wait in a bucket
-/// instead of the heap, so the heap holds only the near future and stays in cache.
+/// bucket (TCP retransmission and delayed-ACK timers, application gaps) wait in a bucket,
+/// so the near future (`near::NearFuture`) holds only the current one and stays in cache.
 /// Measured on the 1,984-node memcached array over TCP: 2^25 beat 2^22, 2^24, 2^26 and
 /// 2^28 (benchmarks/RESULTS.md).
 const BUCKET_SHIFT: u32 = 25;
@@ -123,15 +124,16 @@ const RING_BUCKETS: usize = 32768;
 /// earlier than the previous one; scheduling into the past is a model bug and is counted,
 /// then clamped.
 ///
-/// Two levels: a heap for events before `heap_until_ps`, and a calendar of buckets (then
-/// an overflow heap) for the rest. A bucket is moved into the heap whole once the heap's
-/// earliest event is not earlier than the bucket's start, so the pop order is exactly the
-/// (time, sequence) order of a single heap: results do not depend on the calendar.
+/// Two levels: the near future for events before `near_until_ps` (fine buckets, sorted
+/// as they come up), and a calendar of buckets (then an overflow heap) for the rest. A
+/// bucket is moved into the near future whole once the near future is empty, so the pop
+/// order is exactly the (time, sequence) order of one sorted list: results do not depend
+/// on the calendar.
 pub(super) struct Lane<E> {
-    heap: NearFuture<E>,
-    /// Every event due before this time is in `heap`; later ones are in the calendar.
+    near: NearFuture<E>,
+    /// Every event due before this time is in `near`; later ones are in the calendar.
     /// Always a multiple of the bucket width.
-    heap_until_ps: TimePs,
+    near_until_ps: TimePs,
     ring: Vec<Vec<(u128, E)>>,
     ring_len: usize,
     /// Emptied bucket vectors, reused so that only non-empty buckets hold memory.
@@ -147,8 +149,8 @@ pub(super) struct Lane<E> {
 impl<E: Copy> Lane<E> {
     pub fn new() -> Self {
         Lane {
-            heap: NearFuture::new(BUCKET_SHIFT),
-            heap_until_ps: 0,
+            near: NearFuture::new(BUCKET_SHIFT),
+            near_until_ps: 0,
             ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
             ring_len: 0,
             spare: Vec::new(),
@@ -176,9 +178,9 @@ impl<E: Copy> Lane<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let key = ((t as u128) << 64) | seq as u128;
-        if t < self.heap_until_ps {
-            self.heap.push(key, kind);
-        } else if (t >> BUCKET_SHIFT) - (self.heap_until_ps >> BUCKET_SHIFT) < RING_BUCKETS as u64 {
+        if t < self.near_until_ps {
+            self.near.push(key, kind);
+        } else if (t >> BUCKET_SHIFT) - (self.near_until_ps >> BUCKET_SHIFT) < RING_BUCKETS as u64 {
             let bucket = &mut self.ring[(t >> BUCKET_SHIFT) as usize % RING_BUCKETS];
             if bucket.capacity() == 0 {
                 if let Some(v) = self.spare.pop() {
@@ -192,31 +194,31 @@ impl<E: Copy> Lane<E> {
         }
     }
 
-    /// Moves calendar buckets into the heap until the heap's earliest event is the
-    /// earliest of all (or nothing is left).
+    /// Moves calendar buckets into the near future until it holds the earliest event of
+    /// all (or nothing is left).
     #[inline(always)]
     fn settle(&mut self) {
-        // Everything in `heap` is due before `heap_until_ps`: it needs the next bucket
+        // Everything in `near` is due before `near_until_ps`: it needs the next bucket
         // only when it is empty.
-        while self.heap.is_empty() {
+        while self.near.is_empty() {
             if self.ring_len == 0 {
                 // Skip the empty ring: jump to the overflow's first bucket, if any.
                 match self.overflow.peek_key() {
                     None => return,
                     Some(k) => {
                         let t = (k >> 64) as u64;
-                        self.heap_until_ps =
-                            self.heap_until_ps.max((t >> BUCKET_SHIFT) << BUCKET_SHIFT);
+                        self.near_until_ps =
+                            self.near_until_ps.max((t >> BUCKET_SHIFT) << BUCKET_SHIFT);
                     }
                 }
             }
-            let bucket = self.heap_until_ps >> BUCKET_SHIFT;
-            self.heap.restart(bucket << BUCKET_SHIFT);
+            let bucket = self.near_until_ps >> BUCKET_SHIFT;
+            self.near.restart(bucket << BUCKET_SHIFT);
             let slot = bucket as usize % RING_BUCKETS;
             let mut events = std::mem::take(&mut self.ring[slot]);
             self.ring_len -= events.len();
             for (key, kind) in events.drain(..) {
-                self.heap.push(key, kind);
+                self.near.push(key, kind);
             }
             if events.capacity() > 0 {
                 self.spare.push(events);
@@ -226,10 +228,10 @@ impl<E: Copy> Lane<E> {
                     break;
                 }
                 let (key, kind) = self.overflow.pop().unwrap();
-                self.heap.push(key, kind);
+                self.near.push(key, kind);
             }
-            // The last bucket ends past u64::MAX: then everything belongs in the heap.
-            self.heap_until_ps = (bucket + 1)
+            // The last bucket ends past u64::MAX: then everything belongs in the near future.
+            self.near_until_ps = (bucket + 1)
                 .checked_shl(BUCKET_SHIFT)
                 .filter(|&t| t > bucket << BUCKET_SHIFT)
                 .unwrap_or(TimePs::MAX);
@@ -240,11 +242,11 @@ impl<E: Copy> Lane<E> {
     #[inline(always)]
     pub fn pop_until(&mut self, until_ps: TimePs) -> Option<Event<E>> {
         self.settle();
-        let k = self.heap.peek_key()?;
+        let k = self.near.peek_key()?;
         if (k >> 64) as u64 > until_ps {
             return None;
         }
-        let (k, kind) = self.heap.pop().unwrap();
+        let (k, kind) = self.near.pop().unwrap();
         let e = Event {
             time_ps: (k >> 64) as u64,
             seq: k as u64,
@@ -266,10 +268,10 @@ impl<E: Copy> Lane<E> {
     /// When the next event is due, if any is queued.
     pub fn next_time_ps(&mut self) -> Option<TimePs> {
         self.settle();
-        self.heap.peek_key().map(|k| (k >> 64) as u64)
+        self.near.peek_key().map(|k| (k >> 64) as u64)
     }
     pub fn len(&self) -> usize {
-        self.heap.len() + self.ring_len + self.overflow.keys.len()
+        self.near.len() + self.ring_len + self.overflow.keys.len()
     }
     pub fn events_processed(&self) -> u64 {
         self.popped
@@ -279,14 +281,14 @@ impl<E: Copy> Lane<E> {
     /// calendar bucket not yet moved into the near future may hold an earlier one.
     #[inline]
     pub fn peek_kind(&self) -> Option<E> {
-        self.heap.peek().0
+        self.near.peek().0
     }
 
     /// The event after the next one, when the near future's current bucket holds it, for
     /// prefetching two events ahead. A hint like `peek_kind`.
     #[inline]
     pub fn peek_second_kind(&self) -> Option<E> {
-        self.heap.peek().1
+        self.near.peek().1
     }
 }
 
@@ -354,7 +356,7 @@ mod tests {
 
     #[test]
     fn calendar_and_overflow_keep_exact_order() {
-        // Delays from picoseconds to seconds: the heap, calendar buckets, a wrapped ring
+        // Delays from picoseconds to seconds: the near future, calendar buckets, a wrapped ring
         // and the overflow heap all take part; the pop order must be the sorted order.
         use rand::Rng;
         let mut rng = crate::engine::rng::stream(11, 0, 0);
@@ -411,7 +413,7 @@ mod tests {
         #[derive(Clone, Copy, Debug, PartialEq)]
         struct Id(u32);
         let mut q = Lane::new();
-        // Times within one calendar bucket, so all are in the heap; a scrambled order.
+        // Times within one fine bucket of the near future; a scrambled order.
         for i in 0..200u32 {
             q.schedule(u64::from((i * 7919) % 1000), Id(i));
         }
