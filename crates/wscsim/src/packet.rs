@@ -1,9 +1,12 @@
 //! Packets, their pool, and intrusive FIFO queues threaded through the pool.
 //!
-//! A packet is a plain struct in a `Vec`; it is referred to by its index (`PktId`). Freed
-//! slots are reused, so a run in steady state allocates nothing per packet.
+//! A packet is a plain struct in the pool's chunks; it is referred to by its index
+//! (`PktId`). Freed slots are reused, so a run in steady state allocates nothing per packet.
 
 use crate::engine::TimePs;
+
+mod pool;
+pub use pool::PacketPool;
 
 pub type PktId = u32;
 pub const NO_PKT: PktId = u32::MAX;
@@ -134,82 +137,6 @@ pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16, proto: Proto)
     let a = ((src as u64) << 32) | dst as u64;
     let b = ((sport as u64) << 24) | ((dport as u64) << 8) | proto as u64;
     (crate::engine::rng::mix64(a ^ crate::engine::rng::mix64(b)) >> 32) as u32
-}
-
-/// Pool of packets with a free list.
-pub struct PacketPool {
-    slots: Vec<Packet>,
-    free: Vec<PktId>,
-    live: u64,
-}
-
-impl Default for PacketPool {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl PacketPool {
-    pub fn new() -> Self {
-        PacketPool {
-            slots: Vec::with_capacity(1 << 14),
-            free: Vec::with_capacity(1 << 14),
-            live: 0,
-        }
-    }
-
-    #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PktId {
-        self.live += 1;
-        if let Some(id) = self.free.pop() {
-            self.slots[id as usize] = p;
-            id
-        } else {
-            self.slots.push(p);
-            (self.slots.len() - 1) as PktId
-        }
-    }
-
-    #[inline]
-    pub fn free(&mut self, id: PktId) {
-        self.live -= 1;
-        self.free.push(id);
-    }
-
-    #[inline]
-    pub fn get(&self, id: PktId) -> &Packet {
-        &self.slots[id as usize]
-    }
-
-    #[inline]
-    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
-        &mut self.slots[id as usize]
-    }
-
-    /// Asks the CPU to start loading packet `id` into cache (a hint; no effect elsewhere).
-    #[inline]
-    pub fn prefetch(&self, id: PktId) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(p) = self.slots.get(id as usize) {
-            // SAFETY: prefetching is a hint that never faults; the pointer is to a live slot.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(
-                    p as *const Packet as *const i8,
-                    std::arch::x86_64::_MM_HINT_T0,
-                )
-            };
-        }
-    }
-
-    /// Packets allocated and not yet freed (in flight, queued or in a NIC).
-    pub fn live(&self) -> u64 {
-        self.live
-    }
-
-    /// Slots ever allocated (the pool's high-water mark).
-    pub fn capacity_used(&self) -> usize {
-        self.slots.len()
-    }
 }
 
 /// FIFO of packets linked through `Packet::next`: 24 bytes, no allocation.
