@@ -14,6 +14,8 @@ use crate::transport::dma::DmaEvent;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
 
+mod threads;
+
 /// Every layer's events, one variant per layer. Each layer schedules and handles its own
 /// enum; this one only routes an event to its layer. 12 bytes, like the layers' own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +78,11 @@ pub struct Sim {
     /// Prefetch two events ahead (the network's port-side state is too large to stay in
     /// cache); below that size the extra look-ups cost more than the misses they hide.
     deep_prefetch: bool,
+    /// The threads of a partitioned run (1: the lanes run one after another).
+    threads: usize,
+    /// Per lane of a threaded run, the thread that runs it, and when that was last weighed.
+    lane_owner: Vec<u32>,
+    balance: Balance,
     started: bool,
     finished: bool,
 }
@@ -93,6 +100,17 @@ fn global_kind(e: &SimEvent) -> crate::engine::Route {
         _ => crate::engine::Route::Own,
     }
 }
+
+/// How a threaded run shares its lanes among threads: by ports at first, then every
+/// `REBALANCE_WINDOWS` windows by the events each lane ran since.
+#[derive(Default)]
+struct Balance {
+    fabric: Vec<bool>,
+    windows: u64,
+    events_then: Vec<u64>,
+}
+
+const REBALANCE_WINDOWS: u64 = 256;
 
 /// Port-side state (ports, their queues and wires) above which the event loop prefetches
 /// two events ahead: about half of a 4 MiB second-level cache. Measured (RESULTS.md): a
@@ -391,6 +409,7 @@ impl Sim {
             .map(|&n| net.nodes[n as usize].index)
             .collect();
         let dma = crate::transport::Dma::new(dma, net.n_hosts());
+        let (mut threads, mut lane_owner, mut balance) = (1, Vec::new(), Balance::default());
         if let Some(e) = scenario
             .engine
             .as_ref()
@@ -401,6 +420,19 @@ impl Sim {
                 .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
             ev.partition(n, lookahead_ps, global_kind);
             ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
+            threads = e.threads.unwrap_or(1) as usize;
+            ev.meet_at_windows(threads > 1);
+            let custom = net.schemes.iter().any(|s| s.is_custom());
+            if threads > 1 && custom {
+                return Err(config::err(
+                    "engine.threads",
+                    threads,
+                    "1 with custom (Python or user) schemes",
+                ));
+            }
+            balance.fabric = net.fabric_only(n);
+            lane_owner =
+                threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads);
         }
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
         Ok(Sim {
@@ -423,6 +455,9 @@ impl Sim {
             frames_out: Vec::new(),
             open_ended: false,
             deep_prefetch,
+            threads,
+            lane_owner,
+            balance,
             started: false,
             finished: false,
         })
@@ -514,11 +549,93 @@ impl Sim {
         if !self.started {
             self.start();
         }
+        if self.threads > 1 && !self.finished {
+            return self.run_threaded(until_ps);
+        }
+        self.run_slice(until_ps, None)
+    }
+
+    /// `run_until` on the run's threads: helpers run fabric partitions through views of
+    /// the network while this thread runs the rest (`threads`).
+    fn run_threaded(&mut self, until_ps: TimePs) -> bool {
+        let own: Vec<usize> = (0..self.lane_owner.len())
+            .filter(|&i| self.lane_owner[i] == 0)
+            .collect();
+        self.ev.set_own_lanes(&own);
+        // SAFETY: the crew lives within this call, and `run_slice` touches the network and
+        // the helpers' lanes only at meetings, after `Crew::wait` (`meet`).
+        let crew =
+            unsafe { threads::Crew::new(&self.net, &mut self.ev, self.threads, &self.lane_owner) };
+        let finished = std::thread::scope(|scope| {
+            for me in 1..self.threads as u32 {
+                let crew = &crew;
+                scope.spawn(move || crew.work(me));
+            }
+            let _stop = threads::StopOnDrop(&crew);
+            self.run_slice(until_ps, Some(&crew))
+        });
+        // A slice may end inside a window whose helpers' lanes have already run it.
+        crew.absorb(&mut self.net, &mut self.ev);
+        finished
+    }
+
+    /// Where the lanes of a partitioned run meet (`EventQueue::meet_at_windows`): helpers
+    /// start a window, or have finished it and what crossed between partitions is put in
+    /// place before the mail is handed over.
+    fn meet(&mut self, m: crate::engine::partitioned::Meeting, crew: Option<&threads::Crew>) {
+        use crate::engine::partitioned::Meeting;
+        match (m, crew) {
+            (Meeting::Open { last_ps }, Some(crew)) => crew.start(last_ps),
+            (Meeting::Open { .. }, None) => {}
+            (Meeting::Close, crew) => {
+                if let Some(crew) = crew {
+                    crew.wait();
+                    crew.absorb(&mut self.net, &mut self.ev);
+                    self.rebalance(crew);
+                }
+                let mut out = std::mem::take(&mut self.net.remote_out);
+                self.net.put_remote_on_wires(&mut out);
+                self.net.remote_out = out;
+            }
+        }
+    }
+
+    /// Every `REBALANCE_WINDOWS` windows, shares the fabric lanes among threads again by
+    /// the events each ran since (between windows; changes no result).
+    fn rebalance(&mut self, crew: &threads::Crew) {
+        let b = &mut self.balance;
+        b.windows += 1;
+        if b.windows % REBALANCE_WINDOWS != 0 {
+            return;
+        }
+        let now = self.ev.lane_events();
+        let recent: Vec<u64> = now
+            .iter()
+            .zip(b.events_then.iter().chain(std::iter::repeat(&0)))
+            .map(|(n, t)| n - t)
+            .collect();
+        b.events_then = now;
+        self.lane_owner = threads::assign_lanes(&recent, &b.fabric, self.threads);
+        crew.assign(&self.lane_owner);
+        let own: Vec<usize> = (0..self.lane_owner.len())
+            .filter(|&i| self.lane_owner[i] == 0)
+            .collect();
+        self.ev.set_own_lanes(&own);
+    }
+
+    /// The event loop up to `until_ps`, with `crew` running lanes on other threads.
+    fn run_slice(&mut self, until_ps: TimePs, crew: Option<&threads::Crew>) -> bool {
         let mut horizon = until_ps.min(self.apps.end_ps);
         let mut draining = false;
         while !self.finished {
             let Some(e) = self.ev.next_due(horizon) else {
-                break;
+                match self.ev.take_meeting() {
+                    Some(m) => {
+                        self.meet(m, crew);
+                        continue;
+                    }
+                    None => break,
+                }
             };
             if self.deep_prefetch {
                 if let Some(after) = self.ev.peek_second() {
@@ -562,6 +679,11 @@ impl Sim {
                     None => self.finished = true,
                 }
             }
+        }
+        if let Some(crew) = crew {
+            // A slice may end inside a window: the helpers finish their part of it before
+            // anything else touches the lanes.
+            crew.wait();
         }
         if draining {
             self.finished = true;

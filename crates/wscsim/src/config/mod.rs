@@ -108,6 +108,10 @@ pub struct EngineCfg {
     /// check: results must be the same either way.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lane_order: Option<String>,
+    /// Threads a partitioned run uses (default 1; giving it implies `partitioned = true`).
+    /// The results are the same for any number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<i64>,
 }
 
 /// `[[failures]]`: the link between two named nodes, or every link of one named server or

@@ -162,15 +162,42 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 }
 
 /// `[engine]`: its values, and what a partitioned run does not take yet.
+/// The most threads a run may ask for.
+const MAX_THREADS: i64 = 64;
+
 fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     let Some(e) = sc.engine.as_mut() else {
         return Ok(());
     };
-    let partitioned = *e.partitioned.get_or_insert(false);
+    let threads_given = e.threads.is_some();
+    let threads = *e.threads.get_or_insert(1);
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(err(
+            "engine.threads",
+            threads,
+            format!("1 to {MAX_THREADS}"),
+        ));
+    }
+    if threads > 1 && e.partitioned == Some(false) {
+        return Err(err(
+            "engine.threads",
+            threads,
+            "1 when engine.partitioned = false (threads run partitions)",
+        ));
+    }
+    let partitioned = *e.partitioned.get_or_insert(threads_given);
     let order = e.lane_order.get_or_insert_with(|| "forward".into());
     one_of("engine.lane_order", order, &["forward", "reverse"])?;
     if !partitioned {
         return Ok(());
+    }
+    let tapped = sc.metrics.capture.is_some() || sc.metrics.trace.is_some();
+    if threads > 1 && tapped {
+        return Err(err(
+            "engine.threads",
+            threads,
+            "1 with [metrics.capture] or [metrics.trace] (their records are shared by every partition)",
+        ));
     }
     let refused = [
         (!sc.failures.is_empty(), "[[failures]]"),

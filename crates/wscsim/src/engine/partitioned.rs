@@ -19,6 +19,8 @@
 use super::queue::Lane;
 use super::{Event, PartitionId, TimePs};
 
+pub mod lanes;
+
 /// Where an event scheduled while a partition's event runs goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -38,7 +40,18 @@ enum Ctx {
 }
 
 /// An event one partition scheduled for another (or for the global lane: `None`).
-type Mail<E> = (Option<PartitionId>, TimePs, E);
+pub(crate) type Mail<E> = (Option<PartitionId>, TimePs, E);
+
+/// A point where the caller acts between windows (`meet_at_windows`): the lanes it runs on
+/// other threads start, or every lane has reached the window's end and the mail is about
+/// to be handed over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Meeting {
+    /// A window `[.., last_ps]` opens: the lanes run elsewhere may start.
+    Open { last_ps: TimePs },
+    /// The window's lanes are done (this thread's; the caller waits for the others).
+    Close,
+}
 
 struct Parts<E> {
     lanes: Vec<Lane<E>>,
@@ -53,8 +66,10 @@ struct Parts<E> {
     window_last_ps: Option<TimePs>,
     /// The time of the barrier whose global events are running.
     barrier_ps: TimePs,
-    /// The lanes in the order they run within a window.
+    /// The lanes this thread runs, in the order they run within a window.
     order: Vec<usize>,
+    /// Whether `order` runs backwards (tests).
+    reversed: bool,
     pos: usize,
     ctx: Ctx,
     /// Time outside events (after `idle_until`).
@@ -62,6 +77,15 @@ struct Parts<E> {
     /// Events a partition scheduled for another (or a global one) sooner than the window's
     /// end: the lookahead did not hold, and the partitioned order may not be exact.
     early_mail: u64,
+    /// Whether `pop_until` stops for the caller where windows open and close.
+    meet_at_open: bool,
+    meet_at_close: bool,
+    /// The meeting `pop_until` stopped for, until the caller takes it.
+    meeting: Option<Meeting>,
+    /// How far other threads have been told to run the open window, and whether its
+    /// closing meeting has been held.
+    opened_to: Option<TimePs>,
+    closed: bool,
 }
 
 /// The run's event queue (`Driver` and `Scheduler` for simulated time).
@@ -107,10 +131,16 @@ impl<E: Copy> EventQueue<E> {
             window_last_ps: None,
             barrier_ps: 0,
             order: (0..n).collect(),
+            reversed: false,
             pos: 0,
             ctx: Ctx::Outside,
             now_ps: 0,
             early_mail: 0,
+            meet_at_open: false,
+            meet_at_close: false,
+            meeting: None,
+            opened_to: None,
+            closed: false,
         }));
     }
 
@@ -121,11 +151,62 @@ impl<E: Copy> EventQueue<E> {
     /// Runs the lanes of a window in reverse order (tests: results must not change).
     pub fn set_lane_order_reversed(&mut self, reversed: bool) {
         if let Some(p) = self.parts.as_mut() {
+            p.reversed = reversed;
             p.order = (0..p.lanes.len()).collect();
             if reversed {
                 p.order.reverse();
             }
         }
+    }
+
+    /// Makes `pop_until` return None where windows close (and, with `open`, where they
+    /// open), with the reason in `take_meeting`: the caller then acts between windows
+    /// (puts what crossed between partitions in place, starts and joins other threads).
+    pub fn meet_at_windows(&mut self, open: bool) {
+        if let Some(p) = self.parts.as_mut() {
+            p.meet_at_open = open;
+            p.meet_at_close = true;
+        }
+    }
+
+    /// Why `pop_until` last returned None, if for a meeting (taken once).
+    pub fn take_meeting(&mut self) -> Option<Meeting> {
+        self.parts.as_mut()?.meeting.take()
+    }
+
+    /// The lanes this thread runs in each window (the rest run elsewhere, `shared_lanes`),
+    /// in order (reversed when `set_lane_order_reversed` asked for it).
+    pub fn set_own_lanes(&mut self, lanes: &[usize]) {
+        if let Some(p) = self.parts.as_mut() {
+            p.order = lanes.to_vec();
+            if p.reversed {
+                p.order.reverse();
+            }
+        }
+    }
+
+    /// Counts events other threads' lanes scheduled for another partition too soon.
+    pub fn add_early_mail(&mut self, n: u64) {
+        if let Some(p) = self.parts.as_mut() {
+            p.early_mail += n;
+        }
+    }
+
+    /// The lanes and outboxes, for other threads to run some of them (`SharedLanes`).
+    pub fn shared_lanes(&mut self) -> Option<lanes::SharedLanes<E>> {
+        let p = self.parts.as_mut()?;
+        Some(lanes::SharedLanes::new(
+            &mut p.lanes,
+            &mut p.outbox,
+            p.classify,
+        ))
+    }
+
+    /// Events processed so far by each partition's lane.
+    pub fn lane_events(&self) -> Vec<u64> {
+        self.parts.as_ref().map_or(Vec::new(), |p| {
+            p.lanes.iter().map(Lane::events_processed).collect()
+        })
     }
 
     /// Events scheduled outside partitions since the last call, in order; hand each back
@@ -414,6 +495,14 @@ impl<E: Copy> Parts<E> {
                 }
             }
             if let Some(last) = self.window_last_ps {
+                // Other threads run to the caller's horizon too: a window may be run in
+                // pieces (slices), each opened again.
+                let bound = last.min(until_ps);
+                if self.meet_at_open && self.opened_to.is_none_or(|t| t < bound) {
+                    self.opened_to = Some(bound);
+                    self.meeting = Some(Meeting::Open { last_ps: bound });
+                    return None;
+                }
                 while self.pos < self.order.len() {
                     let i = self.order[self.pos];
                     if let Some(e) = self.lanes[i].pop_until(last.min(until_ps)) {
@@ -429,6 +518,12 @@ impl<E: Copy> Parts<E> {
                     // runs every lane on from there (lanes do not interact within it).
                     return None;
                 }
+                if self.meet_at_close && !self.closed {
+                    self.closed = true;
+                    self.meeting = Some(Meeting::Close);
+                    return None;
+                }
+                (self.opened_to, self.closed) = (None, false);
                 self.window_last_ps = None;
                 self.deliver();
             }

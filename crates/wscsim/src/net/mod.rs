@@ -8,7 +8,9 @@
 pub mod capture;
 pub mod kbr;
 pub mod link;
+mod partition;
 pub use crate::packet;
+pub use partition::NetView;
 pub mod routing;
 pub mod service_queues;
 
@@ -225,6 +227,23 @@ pub struct NetCounters {
     pub service_queue_drops: u64,
 }
 
+impl NetCounters {
+    /// Adds `o`'s counts to these and zeroes `o` (a thread's view's, where threads meet).
+    pub fn absorb(&mut self, o: &mut NetCounters) {
+        let o = std::mem::take(o);
+        self.sent += o.sent;
+        self.delivered += o.delivered;
+        self.delivered_bytes += o.delivered_bytes;
+        self.dropped += o.dropped;
+        self.packet_hops += o.packet_hops;
+        self.data_packet_hops += o.data_packet_hops;
+        self.buffer_violations += o.buffer_violations;
+        self.link_down_drops += o.link_down_drops;
+        self.unroutable_drops += o.unroutable_drops;
+        self.service_queue_drops += o.service_queue_drops;
+    }
+}
+
 pub struct Network {
     pub pool: PacketPool,
     pub nodes: Vec<Node>,
@@ -294,6 +313,9 @@ pub struct Network {
     pub record_departures: bool,
     /// Queue lengths of traced ports at every change.
     pub queue_trace: capture::QueueTrace,
+    /// Partitioned runs: packets sent on wires to other partitions since the partitions
+    /// last met, as (port, packet, arrival time), in the order they were sent.
+    pub remote_out: Vec<(u32, PktId, TimePs)>,
 }
 
 /// The arrival of a packet on a wire to another partition (partitioned runs only: kept
@@ -504,36 +526,6 @@ impl Network {
                 d.frame_bytes,
             )
         });
-    }
-
-    /// Prepares a partitioned run: marks the wires between partitions `remote` and returns
-    /// the lookahead, the least time from a packet's departure onto such a wire to its
-    /// arrival event (propagation plus the far switch's port-to-port latency), and the
-    /// number of partitions. Err names a wire between partitions with no delay.
-    pub fn partition_wires(&mut self) -> Result<(TimePs, usize), String> {
-        let mut lookahead = TimePs::MAX;
-        let mut n = 1;
-        for port in 0..self.ports.len() {
-            let pt = &self.ports[port];
-            let from = self.nodes[pt.node as usize].partition;
-            let w = &mut self.wires[port];
-            let to = self.nodes[w.to_node as usize].partition;
-            n = n.max(usize::from(from.max(to)) + 1);
-            if from == to {
-                continue;
-            }
-            let delay = pt.prop_ps + pt.peer_delay_ps;
-            if delay == 0 {
-                return Err(format!(
-                    "the link from {} to {} joins two partitions with no delay",
-                    self.node_names[pt.node as usize], self.node_names[w.to_node as usize]
-                ));
-            }
-            lookahead = lookahead.min(delay);
-            w.remote = true;
-            w.to_partition = to;
-        }
-        Ok((lookahead, n))
     }
 
     /// The partition of host `host`'s node.
@@ -1227,6 +1219,7 @@ impl Network {
             nic_departures,
             nodes,
             frames_out,
+            remote_out,
             ..
         } = self;
         let pt = &mut ports[port as usize];
@@ -1271,12 +1264,17 @@ impl Network {
         }
         p.framing &= !framing::OWN;
         let w = &mut wires[port as usize];
-        let was_idle = w.in_flight.is_empty();
-        w.in_flight.push_back((pkt, arrive_ps));
         if w.remote {
+            // The receiver pops this wire while the sender runs: the packet goes on it when
+            // the partitions meet (`put_remote_on_wires`), before it can arrive.
+            remote_out.push((port, pkt, arrive_ps));
             remote_arrival(ev, w.to_partition, arrive_ps, port);
-        } else if was_idle {
-            ev.schedule(arrive_ps, NetEvent::LinkArrive { port });
+        } else {
+            let was_idle = w.in_flight.is_empty();
+            w.in_flight.push_back((pkt, arrive_ps));
+            if was_idle {
+                ev.schedule(arrive_ps, NetEvent::LinkArrive { port });
+            }
         }
     }
 

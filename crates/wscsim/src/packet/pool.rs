@@ -195,7 +195,10 @@ mod tests {
             .collect();
         assert_eq!(pool.get(first) as *const Packet, at);
         assert_eq!(pool.get(first).seq, 7);
-        assert!(ids.iter().enumerate().all(|(i, &id)| pool.get(id).seq == i as u64));
+        assert!(ids
+            .iter()
+            .enumerate()
+            .all(|(i, &id)| pool.get(id).seq == i as u64));
         assert_eq!(pool.capacity_used(), 1 + 3 * CHUNK_SLOTS);
     }
 
@@ -212,7 +215,11 @@ mod tests {
         pool.absorb(&mut view);
         assert_eq!(pool.live(), 1);
         assert_eq!(pool.get(b).seq, 9);
-        assert_eq!(pool.alloc(Packet::default()), b, "the view's free slot is reused");
+        assert_eq!(
+            pool.alloc(Packet::default()),
+            b,
+            "the view's free slot is reused"
+        );
         let c = pool.alloc(Packet::default());
         pool.absorb(&mut view);
         assert_eq!(view.get(c).seq, 0, "a synced view sees new slots");

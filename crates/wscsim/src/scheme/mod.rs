@@ -214,6 +214,12 @@ impl std::fmt::Debug for Scheme {
 }
 
 impl Scheme {
+    /// A scheme written outside this crate (Python or a user's): it may hold anything,
+    /// and is not run on a thread other than the simulation's own.
+    pub fn is_custom(&self) -> bool {
+        matches!(self, Scheme::Custom(_))
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Scheme::DropTail(_) => "droptail",

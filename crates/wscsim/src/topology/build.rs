@@ -335,6 +335,7 @@ pub fn build_network_with(
         down_causes: vec![0; total_ports],
         acting: Default::default(),
         check_partitions: false,
+        remote_out: Vec::new(),
         queues,
         masks,
         schemes,

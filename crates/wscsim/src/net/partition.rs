@@ -1,0 +1,176 @@
+//! Partitions of the network: which wires join them, the lookahead, where they meet, and
+//! the views through which threads run fabric partitions side by side.
+
+use super::{Network, NodeKind, PktId};
+use crate::engine::{PartitionId, TimePs};
+use std::mem::ManuallyDrop;
+
+impl Network {
+    /// Prepares a partitioned run: gives hosts partitions of their own where they can
+    /// (`split_hosts_from_switches`), marks the wires between partitions `remote` and
+    /// returns the lookahead, the least time from a packet's departure onto such a wire to
+    /// its arrival event (propagation plus the far switch's port-to-port latency), and the
+    /// number of partitions. Err names a wire between partitions with no delay.
+    pub fn partition_wires(&mut self) -> Result<(TimePs, usize), String> {
+        self.split_hosts_from_switches();
+        let mut lookahead = TimePs::MAX;
+        let mut n = 1;
+        for port in 0..self.ports.len() {
+            let pt = &self.ports[port];
+            let from = self.nodes[pt.node as usize].partition;
+            let w = &mut self.wires[port];
+            let to = self.nodes[w.to_node as usize].partition;
+            n = n.max(usize::from(from.max(to)) + 1);
+            if from == to {
+                continue;
+            }
+            let delay = pt.prop_ps + pt.peer_delay_ps;
+            if delay == 0 {
+                return Err(format!(
+                    "the link from {} to {} joins two partitions with no delay",
+                    self.node_names[pt.node as usize], self.node_names[w.to_node as usize]
+                ));
+            }
+            lookahead = lookahead.min(delay);
+            w.remote = true;
+            w.to_partition = to;
+        }
+        Ok((lookahead, n))
+    }
+
+    /// Moves the hosts of each partition that also holds switches into a partition of
+    /// their own (numbered after the builder's, in its order): the switches' partitions are
+    /// then fabric only, and a thread that runs them never touches a host, its transport or
+    /// its applications. Left as built when a link between a host and its switch has no
+    /// delay (nothing would separate the two), or when the ids would run out.
+    fn split_hosts_from_switches(&mut self) {
+        let n = self.nodes.iter().map(|nd| usize::from(nd.partition) + 1);
+        let n = n.max().unwrap_or(1);
+        if 2 * n > usize::from(PartitionId::MAX) {
+            return;
+        }
+        let mut has_switch = vec![false; n];
+        for nd in &self.nodes {
+            has_switch[usize::from(nd.partition)] |= nd.kind != NodeKind::Host;
+        }
+        for (port, pt) in self.ports.iter().enumerate() {
+            let (a, b) = (
+                &self.nodes[pt.node as usize],
+                &self.nodes[self.wires[port].to_node as usize],
+            );
+            let host_link = (a.kind == NodeKind::Host) != (b.kind == NodeKind::Host);
+            if host_link && a.partition == b.partition && pt.prop_ps + pt.peer_delay_ps == 0 {
+                return;
+            }
+        }
+        let mut hosts_of: Vec<Option<PartitionId>> = vec![None; n];
+        let mut next = n as PartitionId;
+        for nd in self.nodes.iter_mut() {
+            let p = usize::from(nd.partition);
+            if nd.kind == NodeKind::Host && has_switch[p] {
+                nd.partition = *hosts_of[p].get_or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                });
+            }
+        }
+    }
+
+    /// Per partition (of `n`): whether it holds no host, so that its events are switches'
+    /// alone and may run on any thread.
+    pub fn fabric_only(&self, n: usize) -> Vec<bool> {
+        let mut fabric = vec![true; n];
+        for nd in &self.nodes {
+            fabric[usize::from(nd.partition)] &= nd.kind != NodeKind::Host;
+        }
+        fabric
+    }
+
+    /// Ports per partition (of `n`): a first guess of the work each brings.
+    pub fn ports_per_partition(&self, n: usize) -> Vec<u64> {
+        let mut ports = vec![0; n];
+        for pt in &self.ports {
+            ports[usize::from(self.nodes[pt.node as usize].partition)] += 1;
+        }
+        ports
+    }
+
+    /// Where partitions meet: the packets sent on wires between partitions since the last
+    /// meeting (by this network or a view of it, `from`) go on their wires, in the order
+    /// each wire's sender sent them. Their arrivals are due after the meeting.
+    pub fn put_remote_on_wires(&mut self, from: &mut Vec<(u32, PktId, TimePs)>) {
+        for (port, pkt, at_ps) in from.drain(..) {
+            self.wires[port as usize].in_flight.push_back((pkt, at_ps));
+        }
+    }
+
+    /// A view of this network for a thread that runs fabric partitions: it shares the
+    /// nodes, ports, queues, schemes and wires, and has its own counters, drop log, free
+    /// list of packets and packets for other partitions, which `absorb` takes back.
+    ///
+    /// # Safety
+    ///
+    /// While the view is in use, it and this network (and any other view) touch disjoint
+    /// parts of the shared state: each only the nodes, ports, queues and wires of the
+    /// partitions it runs, and the packets those hold (`PacketPool::view`), with state
+    /// passing between them only where they meet; the shared vectors do not grow. The view
+    /// must be dropped before this network is. (The shared vectors are bitwise copies of
+    /// this network's: the view never frees or grows them, and its own parts are replaced.)
+    pub unsafe fn view(&self) -> NetView {
+        let mut v = ManuallyDrop::new(std::ptr::read(self));
+        // The fields below must not be shared: written without dropping the copies.
+        std::ptr::write(&mut v.pool, self.pool.view());
+        std::ptr::write(&mut v.drop_log, Vec::new());
+        std::ptr::write(&mut v.nic_departures, Vec::new());
+        std::ptr::write(&mut v.captures, Default::default());
+        std::ptr::write(&mut v.queue_trace, Default::default());
+        std::ptr::write(&mut v.frames_out, Vec::new());
+        std::ptr::write(&mut v.pack_tails, Vec::new());
+        std::ptr::write(&mut v.remote_out, Vec::new());
+        std::ptr::write(&mut v.acting, Default::default());
+        v.counters = Default::default();
+        NetView(v)
+    }
+
+    /// Where the threads meet: what a view counted, dropped, freed and sent to other
+    /// partitions since the last meeting comes back to this network.
+    pub fn absorb(&mut self, view: &mut NetView) {
+        let v = &mut *view.0;
+        debug_assert!(v.nic_departures.is_empty() && v.frames_out.is_empty());
+        self.counters.absorb(&mut v.counters);
+        self.drop_log.append(&mut v.drop_log);
+        self.pool.absorb(&mut v.pool);
+        self.put_remote_on_wires(&mut v.remote_out);
+    }
+}
+
+/// A thread's view of a network (`Network::view`).
+pub struct NetView(ManuallyDrop<Network>);
+
+// SAFETY: see `Network::view`: the view and its network touch disjoint state until they
+// meet, which is what sending it to another thread needs.
+unsafe impl Send for NetView {}
+
+impl NetView {
+    pub fn net(&mut self) -> &mut Network {
+        &mut self.0
+    }
+}
+
+impl Drop for NetView {
+    fn drop(&mut self) {
+        let v = &mut *self.0;
+        // SAFETY: these fields were written by `view` and belong to the view alone; the
+        // rest is the network's and is not dropped here.
+        unsafe {
+            drop(std::ptr::read(&v.pool));
+            drop(std::ptr::read(&v.drop_log));
+            drop(std::ptr::read(&v.nic_departures));
+            drop(std::ptr::read(&v.captures));
+            drop(std::ptr::read(&v.queue_trace));
+            drop(std::ptr::read(&v.frames_out));
+            drop(std::ptr::read(&v.pack_tails));
+            drop(std::ptr::read(&v.remote_out));
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The threads of a partitioned run (`[engine] threads`).
+//!
+//! The thread that owns the simulation runs the partitions that hold hosts (their
+//! transports and applications are its alone) and any others it is given; the other
+//! threads run fabric partitions (switches only), each through its own view of the network
+//! (`Network::view`). A window goes: the owner opens it (`start`), every thread runs its
+//! lanes to the window's end, the owner waits for the others (`wait`) and takes back what
+//! their views counted, dropped, freed and sent across (`absorb`), and only then is the
+//! mail handed over, in source partition order as on one thread. Which thread runs which
+//! lane changes nothing in the results: lanes do not interact within a window.
+
+use super::SimEvent;
+use crate::engine::partitioned::lanes::{LaneSched, SharedLanes};
+use crate::engine::{EventQueue, TimePs};
+use crate::net::{NetEvent, NetView, Network};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What one helper thread keeps between windows.
+struct Helper {
+    view: NetView,
+    early_mail: u64,
+}
+
+/// The threads of one `run_until` call and what they share.
+pub(super) struct Crew {
+    lanes: SharedLanes<SimEvent>,
+    /// Per lane, the thread that runs it (0: the owner).
+    owner: Vec<AtomicU32>,
+    helpers: Vec<Mutex<Helper>>,
+    /// Windows opened so far, and the last time of the newest.
+    opened: AtomicU64,
+    last_ps: AtomicU64,
+    /// Per helper, the newest window it has finished.
+    finished: Vec<AtomicU64>,
+    stop: AtomicBool,
+    failed: AtomicBool,
+    /// Helpers check that their events touch only their partitions (tests).
+    check: bool,
+}
+
+impl Crew {
+    /// A crew of `threads` (the owner included) over `ev`'s lanes and `net`, lane i run by
+    /// thread `owner[i]`.
+    ///
+    /// # Safety
+    ///
+    /// `net` and `ev` outlive the crew, and while it lives they are touched only as
+    /// `Network::view` and `SharedLanes::open` allow: the owner runs only lanes it owns
+    /// (`EventQueue::set_own_lanes`) and touches shared state only between windows.
+    pub(super) unsafe fn new(
+        net: &Network,
+        ev: &mut EventQueue<SimEvent>,
+        threads: usize,
+        owner: &[u32],
+    ) -> Crew {
+        Crew {
+            lanes: ev.shared_lanes().expect("a partitioned queue"),
+            owner: owner.iter().map(|&t| AtomicU32::new(t)).collect(),
+            helpers: (1..threads)
+                .map(|_| {
+                    Mutex::new(Helper {
+                        view: net.view(),
+                        early_mail: 0,
+                    })
+                })
+                .collect(),
+            opened: AtomicU64::new(0),
+            last_ps: AtomicU64::new(0),
+            finished: (1..threads).map(|_| AtomicU64::new(0)).collect(),
+            stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            check: net.check_partitions,
+        }
+    }
+
+    /// Gives lane i to thread `owner[i]` (between windows only).
+    pub(super) fn assign(&self, owner: &[u32]) {
+        for (o, &t) in self.owner.iter().zip(owner) {
+            o.store(t, Ordering::Relaxed);
+        }
+    }
+
+    /// Opens a window for the helpers: they run their lanes up to `last_ps`.
+    pub(super) fn start(&self, last_ps: TimePs) {
+        self.last_ps.store(last_ps, Ordering::Relaxed);
+        self.opened.fetch_add(1, Ordering::Release);
+    }
+
+    /// Waits until every helper has finished the newest window it was given.
+    pub(super) fn wait(&self) {
+        let window = self.opened.load(Ordering::Relaxed);
+        for f in &self.finished {
+            spin_until(|| f.load(Ordering::Acquire) >= window, &self.failed);
+        }
+    }
+
+    /// Takes back what the helpers' views did since the last call (between windows).
+    pub(super) fn absorb(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+        for h in &self.helpers {
+            let mut h = h.lock().expect("a helper failed");
+            net.absorb(&mut h.view);
+            ev.add_early_mail(std::mem::take(&mut h.early_mail));
+        }
+    }
+
+    /// Helper `me` (1..threads): runs its lanes in each window until told to stop.
+    pub(super) fn work(&self, me: u32) {
+        let _flag = FailFlag(&self.failed);
+        let mut done = 0;
+        loop {
+            spin_until(
+                || self.opened.load(Ordering::Acquire) > done || self.stop.load(Ordering::Acquire),
+                &self.failed,
+            );
+            let window = self.opened.load(Ordering::Acquire);
+            if window == done {
+                return; // stopped
+            }
+            let last_ps = self.last_ps.load(Ordering::Relaxed);
+            let mut h = self.helpers[me as usize - 1].lock().expect("one user");
+            for (lane, o) in self.owner.iter().enumerate() {
+                if o.load(Ordering::Relaxed) == me {
+                    // SAFETY: lane `lane` is this thread's alone in this window (`new`).
+                    let mut s = unsafe { self.lanes.open(lane, last_ps) };
+                    run_fabric_lane(h.view.net(), &mut s, self.check);
+                    h.early_mail += s.early_mail;
+                }
+            }
+            drop(h);
+            done = window;
+            self.finished[me as usize - 1].store(done, Ordering::Release);
+        }
+    }
+
+    /// Tells the helpers to return once they have finished what they were given.
+    pub(super) fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// Stops the crew when the owner's work ends, even by a panic (else the scope would wait
+/// for helpers that never return).
+pub(super) struct StopOnDrop<'a>(pub &'a Crew);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::Release);
+        }
+        self.0.stop();
+    }
+}
+
+/// Marks the crew failed if a helper panics, so the owner stops waiting for it.
+struct FailFlag<'a>(&'a AtomicBool);
+
+impl Drop for FailFlag<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Spins, then yields, until `ready`; panics if another thread of the crew failed.
+fn spin_until(mut ready: impl FnMut() -> bool, failed: &AtomicBool) {
+    let mut spins = 0u32;
+    while !ready() {
+        assert!(
+            !failed.load(Ordering::Acquire),
+            "another thread of the simulation failed"
+        );
+        spins = spins.saturating_add(1);
+        if spins < 1 << 10 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Runs a fabric partition's lane to the window's end: switches' events only.
+fn run_fabric_lane(net: &mut Network, s: &mut LaneSched<'_, SimEvent>, check: bool) {
+    if check {
+        net.enter_partition(Some(s.partition()));
+    }
+    while let Some(e) = s.pop() {
+        match s.peek() {
+            Some(SimEvent::Net(NetEvent::LinkArrive { port })) => net.prefetch_arrival(port),
+            Some(SimEvent::Net(NetEvent::PortWake { port })) => net.prefetch_wake(port),
+            _ => {}
+        }
+        let SimEvent::Net(ne) = e.kind else {
+            panic!("a fabric partition's lane held {:?}", e.kind);
+        };
+        let up = net.handle(s, ne);
+        assert!(up.is_none(), "a fabric partition handed {up:?} to a host");
+    }
+}
+
+/// Which thread runs each lane: lanes with hosts stay with the owner (0); fabric lanes go,
+/// heaviest first, to the least loaded thread (by `weight`, e.g. the events of the last
+/// windows).
+pub(super) fn assign_lanes(weight: &[u64], fabric: &[bool], threads: usize) -> Vec<u32> {
+    let mut load = vec![0u64; threads];
+    let mut owner = vec![0u32; weight.len()];
+    for (i, &w) in weight.iter().enumerate() {
+        if !fabric[i] {
+            load[0] += w;
+        }
+    }
+    let mut order: Vec<usize> = (0..weight.len()).filter(|&i| fabric[i]).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(weight[i]), i));
+    for i in order {
+        let t = (0..threads)
+            .min_by_key(|&t| (load[t], t))
+            .expect("a thread");
+        owner[i] = t as u32;
+        load[t] += weight[i];
+    }
+    owner
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_lanes_stay_with_the_owner_and_fabric_lanes_balance() {
+        let weight = [10, 50, 40, 30, 20];
+        let fabric = [false, true, true, true, true];
+        let owner = assign_lanes(&weight, &fabric, 2);
+        assert_eq!(owner[0], 0);
+        let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
+        assert_eq!((load(0), load(1)), (80, 70));
+        assert_eq!(assign_lanes(&weight, &fabric, 1), vec![0; 5]);
+    }
+}
