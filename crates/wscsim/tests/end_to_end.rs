@@ -165,6 +165,40 @@ fn a_partitioned_run_stops_at_the_same_place_in_any_slices() {
     }
 }
 
+/// Threads change no result: 2 and 3 threads give the same events, packet-hops, headline
+/// figures and drop log as one, with helpers checked to touch only their own partitions,
+/// run whole and in slices that cut windows (the cases above, memcached on Linux hosts of
+/// two DIABLO arrays, incast on one switch).
+#[test]
+fn threads_change_no_result() {
+    let memcached = r#"{"duration":"10s","topology":{"kind":"diablo_array","racks":32,"preset":"1g"},
+        "host":{"stack":"linux_2_6_39","io_model":"epoll"},"transport":{"kind":"tcp"},
+        "workload":{"kind":"memcached","requests_per_client":5}}"#;
+    let incast = r#"{"duration":"10s","topology":{"kind":"single_switch","hosts":17},
+        "transport":{"kind":"tcp"},"workload":{"kind":"incast","senders":16,"block":"256KiB","iterations":2}}"#;
+    for json in PARTITIONED_CASES.into_iter().chain([memcached, incast]) {
+        let outcome = |threads: u32, step_ps: u64| {
+            let json = json.replacen('{', &format!(r#"{{"engine":{{"threads":{threads}}},"#), 1);
+            let mut s = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+            s.net.check_partitions = true;
+            while !s.run_until(s.now_ps() + step_ps) {}
+            let sum = s.summary();
+            assert!(s.invariants().ok(), "{json}");
+            (
+                sum["events"].clone(),
+                sum["packet_hops"].clone(),
+                sum["headline"].to_string(),
+                format!("{:?}", s.net.drop_log),
+                s.now_ps(),
+            )
+        };
+        let one = outcome(1, u64::MAX / 2);
+        assert!(one.1.as_u64().unwrap() > 1000, "{json}");
+        assert!(outcome(2, u64::MAX / 2) == one, "2 threads: {json}");
+        assert!(outcome(3, 7_777_777) == one, "3 threads in slices: {json}");
+    }
+}
+
 #[test]
 #[should_panic(expected = "touched node")]
 fn touching_another_partition_is_caught() {
