@@ -93,6 +93,13 @@ def churn_512() -> dict:
     }
 
 
+def threaded(sc: dict, threads: int) -> dict:
+    """`sc` as a partitioned run on `threads` threads (the same results on any number)."""
+    sc["name"] += f"-threads{threads}"
+    sc["engine"] = {"threads": threads}
+    return sc
+
+
 BENCHES = {
     "k4": lambda: permutation(4, "200ms"),
     "k8": lambda: permutation(8, "50ms"),
@@ -100,6 +107,10 @@ BENCHES = {
     "k16": lambda: permutation(16, "10ms"),
     "k24": lambda: permutation(24, "5ms"),
     "k32": lambda: permutation(32, "2ms"),
+    "k16_threads1": lambda: threaded(permutation(16, "10ms"), 1),
+    "k16_threads2": lambda: threaded(permutation(16, "10ms"), 2),
+    "k32_threads1": lambda: threaded(permutation(32, "2ms"), 1),
+    "k32_threads2": lambda: threaded(permutation(32, "2ms"), 2),
     "htsim_k8": lambda: htsim_like(8),
     "htsim_k16": lambda: htsim_like(16),
     "incast1000": incast_1000,

@@ -112,6 +112,11 @@ struct Balance {
 
 const REBALANCE_WINDOWS: u64 = 256;
 
+/// Events per window below which helpers are not worth their two meetings per window: the
+/// owner then runs every lane (measured: a k=8 fat tree, about 300 events a window, ran
+/// slower on two threads than on one; k=16, about 4,000, 1.6x faster).
+const MIN_EVENTS_PER_WINDOW: u64 = 1_000;
+
 /// Port-side state (ports, their queues and wires) above which the event loop prefetches
 /// two events ahead: about half of a 4 MiB second-level cache. Measured (RESULTS.md): a
 /// k=8 fat tree (0.2 MiB) ran 10% slower with it, k=16 (3 MiB) 6% faster, k=32 24%.
@@ -605,7 +610,7 @@ impl Sim {
     fn rebalance(&mut self, crew: &threads::Crew) {
         let b = &mut self.balance;
         b.windows += 1;
-        if b.windows % REBALANCE_WINDOWS != 0 {
+        if !b.windows.is_multiple_of(REBALANCE_WINDOWS) {
             return;
         }
         let now = self.ev.lane_events();
@@ -615,7 +620,13 @@ impl Sim {
             .map(|(n, t)| n - t)
             .collect();
         b.events_then = now;
-        self.lane_owner = threads::assign_lanes(&recent, &b.fabric, self.threads);
+        let per_window = recent.iter().sum::<u64>() / REBALANCE_WINDOWS;
+        let threads = if per_window < MIN_EVENTS_PER_WINDOW {
+            1
+        } else {
+            self.threads
+        };
+        self.lane_owner = threads::assign_lanes(&recent, &b.fabric, threads);
         crew.assign(&self.lane_owner);
         let own: Vec<usize> = (0..self.lane_owner.len())
             .filter(|&i| self.lane_owner[i] == 0)

@@ -77,7 +77,7 @@ impl PacketPool {
         assert!(!self.is_view, "a view of the packet pool cannot allocate");
         let id = self.used;
         assert!(id < super::NO_PKT - 1, "the packet pool is full");
-        if id as usize % CHUNK_SLOTS == 0 {
+        if (id as usize).is_multiple_of(CHUNK_SLOTS) {
             let mut chunk: Box<[Packet]> = vec![Packet::default(); CHUNK_SLOTS].into();
             // SAFETY: the table has TABLE_LEN entries and id >> CHUNK_SHIFT < TABLE_LEN.
             unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) = chunk.as_mut_ptr() };

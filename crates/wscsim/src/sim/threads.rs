@@ -81,8 +81,12 @@ impl Crew {
         }
     }
 
-    /// Opens a window for the helpers: they run their lanes up to `last_ps`.
+    /// Opens a window for the helpers: they run their lanes up to `last_ps`. Nothing to do
+    /// when the owner runs every lane.
     pub(super) fn start(&self, last_ps: TimePs) {
+        if self.owner.iter().all(|o| o.load(Ordering::Relaxed) == 0) {
+            return;
+        }
         self.last_ps.store(last_ps, Ordering::Relaxed);
         self.opened.fetch_add(1, Ordering::Release);
     }
