@@ -102,15 +102,54 @@ fn global_kind(e: &SimEvent) -> crate::engine::Route {
 }
 
 /// How a threaded run shares its lanes among threads: by ports at first, then every
-/// `REBALANCE_WINDOWS` windows by the events each lane ran since.
+/// `REBALANCE_WINDOWS` windows by the events each lane ran since, an event of the owner's
+/// costing what the owner's events cost it against the helpers' (wall time, measured:
+/// its hosts' events carry the transports). Timing decides only who runs what, never a
+/// result.
 #[derive(Default)]
 struct Balance {
     fabric: Vec<bool>,
     windows: u64,
     events_then: Vec<u64>,
+    /// Since the last rebalance: the owner's time from opening windows to reaching their
+    /// ends, and when the open window was opened.
+    owner_run_s: f64,
+    opened_at: Option<std::time::Instant>,
+    /// The helpers' time running lanes since the last rebalance, summed.
+    helpers_s: f64,
+    /// What a host lane's event costs against a fabric lane's (smoothed).
+    host_cost: f64,
 }
 
 const REBALANCE_WINDOWS: u64 = 256;
+
+/// What a host lane's event costs against a fabric lane's, from a period's events per lane
+/// (`events`), who ran them and each side's time running lanes: the helpers ran fabric
+/// events only, which prices those; the owner's time less its fabric events is its hosts'.
+/// None until both sides have run some of each.
+fn host_cost(
+    events: &[u64],
+    fabric: &[bool],
+    owner: &[u32],
+    owner_s: f64,
+    helpers_s: f64,
+) -> Option<f64> {
+    let sum = |f: &dyn Fn(usize) -> bool| -> f64 {
+        (0..events.len())
+            .filter(|&i| f(i))
+            .map(|i| events[i] as f64)
+            .sum()
+    };
+    let helper_events = sum(&|i| owner[i] != 0);
+    let owner_fabric = sum(&|i| owner[i] == 0 && fabric[i]);
+    let host_events = sum(&|i| !fabric[i]);
+    if helper_events == 0.0 || host_events == 0.0 || helpers_s <= 0.0 {
+        return None;
+    }
+    let fabric_s = helpers_s / helper_events;
+    let host_s = (owner_s - fabric_s * owner_fabric) / host_events;
+    Some((host_s / fabric_s).clamp(0.5, 20.0))
+}
 
 /// Events per window below which helpers are not worth their two meetings per window: the
 /// owner then runs every lane (measured: a k=8 fat tree, about 300 events a window, ran
@@ -437,7 +476,8 @@ impl Sim {
             }
             balance.fabric = net.fabric_only(n);
             lane_owner =
-                threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads);
+                threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads, 1.0);
+            balance.host_cost = 2.0;
         }
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
         Ok(Sim {
@@ -590,11 +630,18 @@ impl Sim {
     fn meet(&mut self, m: crate::engine::partitioned::Meeting, crew: Option<&threads::Crew>) {
         use crate::engine::partitioned::Meeting;
         match (m, crew) {
-            (Meeting::Open { last_ps }, Some(crew)) => crew.start(last_ps),
+            (Meeting::Open { last_ps }, Some(crew)) => {
+                self.balance.opened_at = Some(std::time::Instant::now());
+                crew.start(last_ps)
+            }
             (Meeting::Open { .. }, None) => {}
             (Meeting::Close, crew) => {
                 if let Some(crew) = crew {
+                    if let Some(t) = self.balance.opened_at.take() {
+                        self.balance.owner_run_s += t.elapsed().as_secs_f64();
+                    }
                     crew.wait();
+                    self.balance.helpers_s += crew.take_busy_s();
                     crew.absorb(&mut self.net, &mut self.ev);
                     self.rebalance(crew);
                 }
@@ -626,7 +673,11 @@ impl Sim {
         } else {
             self.threads
         };
-        self.lane_owner = threads::assign_lanes(&recent, &b.fabric, threads);
+        let helper_s = std::mem::take(&mut b.helpers_s);
+        let owner_s = std::mem::take(&mut b.owner_run_s);
+        b.host_cost = host_cost(&recent, &b.fabric, &self.lane_owner, owner_s, helper_s)
+            .map_or(b.host_cost, |c| (b.host_cost + c) / 2.0);
+        self.lane_owner = threads::assign_lanes(&recent, &b.fabric, threads, b.host_cost);
         crew.assign(&self.lane_owner);
         let own: Vec<usize> = (0..self.lane_owner.len())
             .filter(|&i| self.lane_owner[i] == 0)

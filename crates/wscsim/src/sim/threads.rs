@@ -33,6 +33,8 @@ pub(super) struct Crew {
     last_ps: AtomicU64,
     /// Per helper, the newest window it has finished.
     finished: Vec<AtomicU64>,
+    /// Per helper, nanoseconds spent running lanes since `take_busy_s` (for balancing).
+    busy_ns: Vec<AtomicU64>,
     stop: AtomicBool,
     failed: AtomicBool,
     /// Helpers check that their events touch only their partitions (tests).
@@ -68,6 +70,7 @@ impl Crew {
             opened: AtomicU64::new(0),
             last_ps: AtomicU64::new(0),
             finished: (1..threads).map(|_| AtomicU64::new(0)).collect(),
+            busy_ns: (1..threads).map(|_| AtomicU64::new(0)).collect(),
             stop: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             check: net.check_partitions,
@@ -122,6 +125,7 @@ impl Crew {
                 return; // stopped
             }
             let last_ps = self.last_ps.load(Ordering::Relaxed);
+            let began = std::time::Instant::now();
             let mut h = self.helpers[me as usize - 1].lock().expect("one user");
             for (lane, o) in self.owner.iter().enumerate() {
                 if o.load(Ordering::Relaxed) == me {
@@ -132,9 +136,22 @@ impl Crew {
                 }
             }
             drop(h);
+            let busy = began.elapsed().as_nanos() as u64;
+            self.busy_ns[me as usize - 1].fetch_add(busy, Ordering::Relaxed);
             done = window;
             self.finished[me as usize - 1].store(done, Ordering::Release);
         }
+    }
+
+    /// The helpers' time running lanes since the last call, in seconds, summed over the
+    /// helpers (between windows).
+    pub(super) fn take_busy_s(&self) -> f64 {
+        let ns: u64 = self
+            .busy_ns
+            .iter()
+            .map(|b| b.swap(0, Ordering::Relaxed))
+            .sum();
+        ns as f64 / 1e9
     }
 
     /// Tells the helpers to return once they have finished what they were given.
@@ -205,23 +222,29 @@ fn run_fabric_lane(net: &mut Network, s: &mut LaneSched<'_, SimEvent>, check: bo
 
 /// Which thread runs each lane: lanes with hosts stay with the owner (0); fabric lanes go,
 /// heaviest first, to the least loaded thread (by `weight`, e.g. the events of the last
-/// windows).
-pub(super) fn assign_lanes(weight: &[u64], fabric: &[bool], threads: usize) -> Vec<u32> {
-    let mut load = vec![0u64; threads];
+/// windows, a host lane's event weighing `host_cost` times a fabric lane's: it carries a
+/// transport's work).
+pub(super) fn assign_lanes(
+    weight: &[u64],
+    fabric: &[bool],
+    threads: usize,
+    host_cost: f64,
+) -> Vec<u32> {
+    let mut load = vec![0f64; threads];
     let mut owner = vec![0u32; weight.len()];
     for (i, &w) in weight.iter().enumerate() {
         if !fabric[i] {
-            load[0] += w;
+            load[0] += w as f64 * host_cost;
         }
     }
     let mut order: Vec<usize> = (0..weight.len()).filter(|&i| fabric[i]).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(weight[i]), i));
     for i in order {
         let t = (0..threads)
-            .min_by_key(|&t| (load[t], t))
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]))
             .expect("a thread");
+        load[t] += weight[i] as f64;
         owner[i] = t as u32;
-        load[t] += weight[i];
     }
     owner
 }
@@ -234,10 +257,14 @@ mod tests {
     fn host_lanes_stay_with_the_owner_and_fabric_lanes_balance() {
         let weight = [10, 50, 40, 30, 20];
         let fabric = [false, true, true, true, true];
-        let owner = assign_lanes(&weight, &fabric, 2);
+        let owner = assign_lanes(&weight, &fabric, 2, 1.0);
         assert_eq!(owner[0], 0);
         let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
         assert_eq!((load(0), load(1)), (80, 70));
-        assert_eq!(assign_lanes(&weight, &fabric, 1), vec![0; 5]);
+        assert_eq!(assign_lanes(&weight, &fabric, 1, 1.0), vec![0; 5]);
+        // Host events that cost three times a fabric event's leave the owner less.
+        let owner = assign_lanes(&weight, &fabric, 2, 3.0);
+        let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
+        assert_eq!((load(0), load(1)), (40, 110));
     }
 }
