@@ -73,7 +73,9 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
     if points:
         summary["captures"] = [{"name": name, "file": f"capture/{name}.pcap", "packets": kept, "packets_seen": seen}
                                for name, _, kept, seen in points]
-    return Outcome(summary, frames_from_native(sim.tables()), captures)
+    native = sim.tables()
+    del sim  # the simulation's memory goes before its tables are converted
+    return Outcome(summary, frames_from_native(native), captures)
 
 
 def _python_error(sc: dict, e: Exception) -> ScenarioError:

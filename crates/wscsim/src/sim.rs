@@ -1062,9 +1062,8 @@ impl Sim {
     /// full-length memcached run holds tens of millions of them, and the front end needs
     /// the memory for the conversion. Later calls see no requests; take the summary first.
     pub fn take_tables(&mut self) -> Vec<Table> {
-        let tables = self.tables();
-        self.apps.release_requests();
-        tables
+        let requests = memcached::take_requests_table(self.apps.take_requests(), &self.net);
+        self.tables_with(requests)
     }
 
     /// pcap files of the capture points, by name ("host-3", "tor0-port1"), with how many
@@ -1086,6 +1085,14 @@ impl Sim {
     }
 
     pub fn tables(&self) -> Vec<Table> {
+        self.tables_with(memcached::requests_table(
+            self.memcached_requests(),
+            &self.net,
+        ))
+    }
+
+    /// The result tables, with `requests` (memcached's) among them.
+    fn tables_with(&self, requests: Table) -> Vec<Table> {
         let end = self.ev.now();
         let mut tables = vec![
             metrics::flows_table(
@@ -1098,7 +1105,7 @@ impl Sim {
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
             metrics::hosts_table(&self.net, &self.hosts, end),
-            memcached::requests_table(self.memcached_requests(), &self.net),
+            requests,
         ];
         if let Some(p) = self.services.ping() {
             tables.push(crate::services::ping::table(&p.records, &self.net));

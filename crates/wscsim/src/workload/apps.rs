@@ -316,12 +316,14 @@ impl Apps {
             .unwrap_or(&[])
     }
 
-    /// Releases the per-request records (after their table was built).
-    pub fn release_requests(&mut self) {
-        for a in &mut self.list {
-            if let App::Memcached(m) = a {
-                m.requests = Vec::new();
-            }
-        }
+    /// Takes the per-request records out (to build their table from them); none remain.
+    pub fn take_requests(&mut self) -> Vec<memcached::RequestRecord> {
+        self.list
+            .iter_mut()
+            .find_map(|a| match a {
+                App::Memcached(m) => Some(std::mem::take(&mut m.requests)),
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 }

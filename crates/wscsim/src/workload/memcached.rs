@@ -539,69 +539,127 @@ fn digits(v: u32) -> u32 {
 /// One row per memcached request: who asked whom, across how many switches, what, how big,
 /// and its latency (NaN if it never completed, as a lost UDP request).
 /// A column of 32-bit integers, one per row (the requests table is the largest).
-fn ints32<T>(rows: &[T], f: impl Fn(&T) -> i32) -> Column {
-    Column::I32(rows.iter().map(f).collect())
+/// The requests table's columns, filled row by row in any order.
+struct RequestColumns {
+    client: Vec<i32>,
+    server: Vec<i32>,
+    switches: Vec<i32>,
+    hops_class: Vec<u8>,
+    kind: Vec<u8>,
+    hit: Vec<i32>,
+    request_bytes: Vec<i32>,
+    response_bytes: Vec<i32>,
+    start_us: Vec<f64>,
+    latency_us: Vec<f64>,
+    /// One path walk per client-server pair, not per request (full-length runs have tens
+    /// of millions of requests over a few hundred thousand pairs).
+    switches_of_pair: std::collections::HashMap<(u32, u32), u32>,
+}
+
+impl RequestColumns {
+    /// `n` rows of zeros: allocated zeroed, so a page is only touched when its rows are
+    /// written.
+    fn zeroed(n: usize) -> Self {
+        RequestColumns {
+            client: vec![0; n],
+            server: vec![0; n],
+            switches: vec![0; n],
+            hops_class: vec![0; n],
+            kind: vec![0; n],
+            hit: vec![0; n],
+            request_bytes: vec![0; n],
+            response_bytes: vec![0; n],
+            start_us: vec![0.0; n],
+            latency_us: vec![0.0; n],
+            switches_of_pair: Default::default(),
+        }
+    }
+
+    fn set(&mut self, i: usize, x: &RequestRecord, net: &crate::net::Network) {
+        let switches = *self
+            .switches_of_pair
+            .entry((x.client, x.server))
+            .or_insert_with(|| net.switches_on_path(x.client, x.server));
+        self.client[i] = x.client as i32;
+        self.server[i] = x.server as i32;
+        self.switches[i] = switches as i32;
+        self.hops_class[i] = match switches {
+            0 | 1 => 0,
+            2 | 3 => 1,
+            _ => 2,
+        };
+        self.kind[i] = match x.op {
+            Op::Get => 0,
+            Op::Set => 1,
+            Op::Delete => 2,
+        };
+        self.hit[i] = x.hit as i32;
+        self.request_bytes[i] = x.request_bytes as i32;
+        self.response_bytes[i] = x.response_bytes as i32;
+        self.start_us[i] = crate::metrics::us(x.start_ps);
+        self.latency_us[i] = if x.end_ps == crate::engine::NEVER {
+            f64::NAN
+        } else {
+            crate::metrics::us(x.end_ps - x.start_ps)
+        };
+    }
+
+    fn into_table(self) -> Table {
+        Table {
+            name: "requests",
+            columns: vec![
+                ("client", Column::I32(self.client)),
+                ("server", Column::I32(self.server)),
+                ("switches", Column::I32(self.switches)),
+                (
+                    "hops_class",
+                    Column::Cat {
+                        levels: &HOP_CLASSES,
+                        codes: self.hops_class,
+                    },
+                ),
+                (
+                    "kind",
+                    Column::Cat {
+                        levels: &["get", "set", "delete"],
+                        codes: self.kind,
+                    },
+                ),
+                ("hit", Column::I32(self.hit)),
+                ("request_bytes", Column::I32(self.request_bytes)),
+                ("response_bytes", Column::I32(self.response_bytes)),
+                ("start_us", Column::F64(self.start_us)),
+                ("latency_us", Column::F64(self.latency_us)),
+            ],
+        }
+    }
 }
 
 pub fn requests_table(r: &[RequestRecord], net: &crate::net::Network) -> Table {
-    use super::etc::Op;
-    use crate::metrics::{floats, us};
-    // One path walk per client-server pair, not per request (full-length runs have tens
-    // of millions of requests over a few hundred thousand pairs).
-    let mut switches_of_pair: std::collections::HashMap<(u32, u32), u32> =
-        std::collections::HashMap::new();
-    let switches: Vec<u32> = r
-        .iter()
-        .map(|x| {
-            *switches_of_pair
-                .entry((x.client, x.server))
-                .or_insert_with(|| net.switches_on_path(x.client, x.server))
-        })
-        .collect();
-    let hops_class = |&s: &u32| match s {
-        0 | 1 => 0,
-        2 | 3 => 1,
-        _ => 2,
-    };
-    let op = |x: &RequestRecord| match x.op {
-        Op::Get => 0,
-        Op::Set => 1,
-        Op::Delete => 2,
-    };
-    let latency = |x: &RequestRecord| {
-        if x.end_ps == crate::engine::NEVER {
-            f64::NAN
-        } else {
-            us(x.end_ps - x.start_ps)
-        }
-    };
-    Table {
-        name: "requests",
-        columns: vec![
-            ("client", ints32(r, |x| x.client as i32)),
-            ("server", ints32(r, |x| x.server as i32)),
-            ("switches", ints32(&switches, |&s| s as i32)),
-            (
-                "hops_class",
-                Column::Cat {
-                    levels: &HOP_CLASSES,
-                    codes: switches.iter().map(hops_class).collect(),
-                },
-            ),
-            (
-                "kind",
-                Column::Cat {
-                    levels: &["get", "set", "delete"],
-                    codes: r.iter().map(op).collect(),
-                },
-            ),
-            ("hit", ints32(r, |x| x.hit as i32)),
-            ("request_bytes", ints32(r, |x| x.request_bytes as i32)),
-            ("response_bytes", ints32(r, |x| x.response_bytes as i32)),
-            ("start_us", floats(r, |x| us(x.start_ps))),
-            ("latency_us", floats(r, latency)),
-        ],
+    let mut cols = RequestColumns::zeroed(r.len());
+    for (i, x) in r.iter().enumerate() {
+        cols.set(i, x, net);
     }
+    cols.into_table()
+}
+
+/// Records between returns of the records' memory while `take_requests_table` runs.
+const RETURN_EVERY: usize = 1 << 20;
+
+/// The requests table, consuming the records: rows are taken off the end and written into
+/// the columns from the back, and the records' memory is given back as they go (shrinking
+/// a large allocation returns its pages in place), so the records and the table are never
+/// held whole at once: a full-length run has tens of millions of each.
+pub fn take_requests_table(mut r: Vec<RequestRecord>, net: &crate::net::Network) -> Table {
+    let mut cols = RequestColumns::zeroed(r.len());
+    while let Some(x) = r.pop() {
+        let i = r.len();
+        cols.set(i, &x, net);
+        if i.is_multiple_of(RETURN_EVERY) {
+            r.shrink_to_fit();
+        }
+    }
+    cols.into_table()
 }
 
 /// Hop classes of a request by the switches it crosses (DIABLO Figure 10): in the rack,
