@@ -26,7 +26,9 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
     """p50, p99 and p99.9 latency (us), mean, and request counts per case (and hop class)."""
     q = _requests(res)
     keys = _keys(q) + (["hops_class"] if by_hops else [])
-    done = q[q["latency_us"].notna()]
+    # Only the columns used, so that filtering copies those alone (a full-length run's
+    # requests table is gigabytes).
+    done = _completed(q[keys + ["latency_us"]])
     rows = []
     for key, g in done.groupby(keys, observed=True) if keys else [((), done)]:
         lat = g["latency_us"].to_numpy()
@@ -38,6 +40,11 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
     if lost is not None and not out.empty:
         out = out.merge(lost, on=keys, how="left")
     return out
+
+
+def _completed(q: pd.DataFrame) -> pd.DataFrame:
+    """The rows of requests that were answered."""
+    return q[q["latency_us"].notna()]
 
 
 def _case_label(keys: list[str], key) -> str:
@@ -54,10 +61,10 @@ def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) 
     from .plots import _save, _title, subplots
 
     q = _requests(res)
-    q = q[q["latency_us"].notna()]
+    keys = [by] if by else _keys(q)
+    q = _completed(q[keys + ["latency_us"]])
     if q.empty:
         return False
-    keys = [by] if by else _keys(q)
     fig, ax = subplots(figsize=(6.4, 4.2))
     fewest = min(len(g) for _, g in (q.groupby(keys, observed=True) if keys else [("", q)]))
     # The last percentile drawn: the one the smallest case's samples resolve.
@@ -85,10 +92,11 @@ def plot_pmf(res, path: Path, title: str | None = None) -> bool:
     from .plots import MAX_PANELS, _panels, _save, _title
 
     q = _requests(res)
+    keys = _keys(q)
+    q = q[keys + ["hops_class", "latency_us"]]
     q = q[q["latency_us"].notna() & (q["latency_us"] > 0)]
     if q.empty:
         return False
-    keys = _keys(q)
     cases = list(q.groupby(keys, observed=True, sort=False)) if keys else [("all requests", q)]
     shown = cases[: 2 * MAX_PANELS]
     bins = np.logspace(np.log10(q["latency_us"].min()), np.log10(q["latency_us"].max() * 1.01), 60)

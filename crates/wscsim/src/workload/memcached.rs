@@ -73,17 +73,64 @@ pub struct MemcachedSpec {
     pub key_space: u64,
 }
 
-/// One request as the results table reports it.
+/// One request as the results table reports it: 32 bytes (a full-length run keeps tens
+/// of millions), its kind and hit packed above its request size.
 #[derive(Clone, Copy, Debug)]
 pub struct RequestRecord {
     pub client: u32,
     pub server: u32,
-    pub op: Op,
     pub start_ps: TimePs,
     pub end_ps: TimePs,
-    pub request_bytes: u32,
+    /// Request bytes (bits 0-28), kind (`Op` as 0-2, bits 29-30), hit (bit 31).
+    bytes_op_hit: u32,
     pub response_bytes: u32,
-    pub hit: bool,
+}
+
+const REQUEST_BYTES_BITS: u32 = 29;
+const HIT_BIT: u32 = 1 << 31;
+
+impl RequestRecord {
+    /// A request sent at `start_ps`, not yet answered.
+    pub fn new(client: u32, server: u32, op: Op, start_ps: TimePs, request_bytes: u32) -> Self {
+        assert!(
+            request_bytes < 1 << REQUEST_BYTES_BITS,
+            "a request of {request_bytes} bytes"
+        );
+        let op_bits = match op {
+            Op::Get => 0,
+            Op::Set => 1,
+            Op::Delete => 2,
+        };
+        RequestRecord {
+            client,
+            server,
+            start_ps,
+            end_ps: NEVER,
+            bytes_op_hit: request_bytes | op_bits << REQUEST_BYTES_BITS,
+            response_bytes: 0,
+        }
+    }
+
+    pub fn request_bytes(&self) -> u32 {
+        self.bytes_op_hit & ((1 << REQUEST_BYTES_BITS) - 1)
+    }
+
+    pub fn op(&self) -> Op {
+        match (self.bytes_op_hit & !HIT_BIT) >> REQUEST_BYTES_BITS {
+            0 => Op::Get,
+            1 => Op::Set,
+            _ => Op::Delete,
+        }
+    }
+
+    /// A get that found its key, or a delete that removed one.
+    pub fn hit(&self) -> bool {
+        self.bytes_op_hit & HIT_BIT != 0
+    }
+
+    fn set_hit(&mut self, hit: bool) {
+        self.bytes_op_hit = (self.bytes_op_hit & !HIT_BIT) | if hit { HIT_BIT } else { 0 };
+    }
 }
 
 /// A request or response in flight: its record and how far it has arrived.
@@ -318,16 +365,13 @@ impl Memcached {
         let p = self.pair(c, s, ctx);
         let rec = self.requests.len() as u32;
         let pair = &mut self.pairs[p as usize];
-        let r = RequestRecord {
-            client: self.spec.clients[c as usize],
-            server: self.spec.servers[s as usize],
+        let r = RequestRecord::new(
+            self.spec.clients[c as usize],
+            self.spec.servers[s as usize],
             op,
-            start_ps: now,
-            end_ps: NEVER,
+            now,
             request_bytes,
-            response_bytes: 0,
-            hit: false,
-        };
+        );
         self.requests.push(r);
         let mut pending = Pending {
             msg: Message {
@@ -390,10 +434,10 @@ impl Memcached {
         pair.accepted = true;
         let r = &mut self.requests[rec as usize];
         let pool = &mut self.pools[pair.server as usize];
-        let response = match r.op {
+        let response = match r.op() {
             Op::Get => match pool.get(q.key) {
                 Some(v) => {
-                    r.hit = true;
+                    r.set_hit(true);
                     // VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n
                     q.key_bytes as u32 + v + 6 + 3 + digits(v) + 2 + 2 + 5
                 }
@@ -404,8 +448,8 @@ impl Memcached {
                 8
             }
             Op::Delete => {
-                r.hit = pool.delete(q.key);
-                if r.hit {
+                r.set_hit(pool.delete(q.key));
+                if r.hit() {
                     9
                 } else {
                     11
@@ -588,13 +632,13 @@ impl RequestColumns {
             2 | 3 => 1,
             _ => 2,
         };
-        self.kind[i] = match x.op {
+        self.kind[i] = match x.op() {
             Op::Get => 0,
             Op::Set => 1,
             Op::Delete => 2,
         };
-        self.hit[i] = x.hit as i32;
-        self.request_bytes[i] = x.request_bytes as i32;
+        self.hit[i] = x.hit() as i32;
+        self.request_bytes[i] = x.request_bytes() as i32;
         self.response_bytes[i] = x.response_bytes as i32;
         self.start_us[i] = crate::metrics::us(x.start_ps);
         self.latency_us[i] = if x.end_ps == crate::engine::NEVER {
@@ -672,32 +716,125 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, reqs: &[Requ
     if reqs.is_empty() {
         return;
     }
-    let mut lat: Vec<u64> = reqs
-        .iter()
-        .filter(|r| r.end_ps != crate::engine::NEVER)
-        .map(|r| r.end_ps - r.start_ps)
-        .collect();
-    lat.sort_unstable();
+    let done = || {
+        reqs.iter()
+            .filter(|r| r.end_ps != crate::engine::NEVER)
+            .map(|r| r.end_ps - r.start_ps)
+    };
+    let n = done().count();
     h.insert("requests".into(), reqs.len().into());
-    h.insert("requests_completed".into(), lat.len().into());
-    if lat.is_empty() {
+    h.insert("requests_completed".into(), n.into());
+    if n == 0 {
         return;
     }
     // Nearest-rank percentiles, in microseconds.
-    let pct = |p: f64| {
-        lat[(((p / 100.0) * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e6
-    };
+    let rank = |p: f64| (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
+    let at = nth_smallest(done, &[rank(50.0), rank(99.0), rank(99.9)]);
+    let total_ps: u128 = done().map(u128::from).sum();
     h.insert(
         "mean_latency_us".into(),
-        (lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64 / 1e6).into(),
+        (total_ps as f64 / n as f64 / 1e6).into(),
     );
-    h.insert("p50_latency_us".into(), pct(50.0).into());
-    h.insert("p99_latency_us".into(), pct(99.0).into());
-    h.insert("p999_latency_us".into(), pct(99.9).into());
+    h.insert("p50_latency_us".into(), (at[0] as f64 / 1e6).into());
+    h.insert("p99_latency_us".into(), (at[1] as f64 / 1e6).into());
+    h.insert("p999_latency_us".into(), (at[2] as f64 / 1e6).into());
+}
+
+/// Buckets of `nth_smallest`: exact below 64, then 64 per power of two.
+const LOG_BUCKETS: usize = 64 + 58 * 64;
+
+/// A value's bucket: increasing with the value.
+fn log_bucket(x: u64) -> usize {
+    if x < 64 {
+        return x as usize;
+    }
+    let e = 63 - x.leading_zeros(); // 6..=63
+    64 + (e as usize - 6) * 64 + ((x >> (e - 6)) & 63) as usize
+}
+
+/// The values of rank `ranks` (0-based, ascending order) among those `values` yields,
+/// without holding them all (tens of millions of latencies): they are counted by bucket,
+/// then only the buckets that hold a wanted rank are gathered and sorted.
+fn nth_smallest<I: Iterator<Item = u64>>(values: impl Fn() -> I, ranks: &[usize]) -> Vec<u64> {
+    let mut count = vec![0usize; LOG_BUCKETS];
+    for x in values() {
+        count[log_bucket(x)] += 1;
+    }
+    // Each rank's bucket and its rank within the bucket.
+    let place: Vec<(usize, usize)> = ranks
+        .iter()
+        .map(|&r| {
+            let mut below = 0;
+            let b = (0..LOG_BUCKETS)
+                .find(|&b| {
+                    below += count[b];
+                    below > r
+                })
+                .expect("rank below the count");
+            (b, r - (below - count[b]))
+        })
+        .collect();
+    let mut gathered: std::collections::BTreeMap<usize, Vec<u64>> =
+        place.iter().map(|&(b, _)| (b, Vec::new())).collect();
+    for x in values() {
+        if let Some(v) = gathered.get_mut(&log_bucket(x)) {
+            v.push(x);
+        }
+    }
+    for v in gathered.values_mut() {
+        v.sort_unstable();
+    }
+    place.iter().map(|&(b, i)| gathered[&b][i]).collect()
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nth_smallest_matches_a_sort() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let values: Vec<u64> = (0..20_000)
+            .map(|i| match i % 3 {
+                0 => rng.random_range(0..100),
+                1 => rng.random_range(0..5_000_000),
+                _ => rng.random_range(0..u64::MAX),
+            })
+            .collect();
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        let ranks = [0, 1, 63, 64, 9_999, 19_800, 19_998, 19_999];
+        assert_eq!(
+            super::nth_smallest(|| values.iter().copied(), &ranks),
+            ranks.iter().map(|&r| sorted[r]).collect::<Vec<_>>()
+        );
+        let mut last = 0;
+        for x in (0..1_000_000u64).chain([u64::MAX / 3, u64::MAX - 1, u64::MAX]) {
+            let b = super::log_bucket(x);
+            assert!(b >= last && b < super::LOG_BUCKETS);
+            last = b;
+        }
+    }
+
+    #[test]
+    fn a_record_keeps_its_kind_hit_and_size_in_32_bytes() {
+        use super::{Op, RequestRecord};
+        assert_eq!(std::mem::size_of::<RequestRecord>(), 32);
+        for op in [Op::Get, Op::Set, Op::Delete] {
+            let mut r = RequestRecord::new(1, 2, op, 3, (1 << 29) - 1);
+            assert_eq!(
+                (r.op(), r.hit(), r.request_bytes()),
+                (op, false, (1 << 29) - 1)
+            );
+            r.set_hit(true);
+            assert_eq!(
+                (r.op(), r.hit(), r.request_bytes()),
+                (op, true, (1 << 29) - 1)
+            );
+            r.set_hit(false);
+            assert_eq!((r.op(), r.hit()), (op, false));
+        }
+    }
+
     use super::*;
 
     #[test]
