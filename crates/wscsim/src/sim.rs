@@ -353,6 +353,37 @@ fn schedule_failures(
     }
 }
 
+/// Sets a partitioned run up (`[engine] partitioned`): the network's partitions and their
+/// wires, the queue's lanes, and how many threads run which lanes.
+fn partition_run(
+    net: &mut Network,
+    ev: &mut EventQueue<SimEvent>,
+    e: &config::EngineCfg,
+) -> Result<(usize, Vec<u32>, Balance), ConfigError> {
+    let (lookahead_ps, n) = net
+        .partition_wires()
+        .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
+    ev.partition(n, lookahead_ps, global_kind);
+    ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
+    let threads = e.threads.unwrap_or(1) as usize;
+    ev.meet_at_windows(threads > 1);
+    if threads > 1 && net.schemes.iter().any(|s| s.is_custom()) {
+        return Err(config::err(
+            "engine.threads",
+            threads,
+            "1 with custom (Python or user) schemes",
+        ));
+    }
+    let balance = Balance {
+        fabric: net.fabric_only(n),
+        // A first guess, replaced by measurement after the first windows.
+        host_cost: 2.0,
+        ..Default::default()
+    };
+    let owner = threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads, 1.0);
+    Ok((threads, owner, balance))
+}
+
 impl Sim {
     /// Builds a simulation from scenario JSON, refusing bad input with a named field.
     pub fn from_json(text: &str) -> Result<Sim, ConfigError> {
@@ -453,32 +484,11 @@ impl Sim {
             .map(|&n| net.nodes[n as usize].index)
             .collect();
         let dma = crate::transport::Dma::new(dma, net.n_hosts());
-        let (mut threads, mut lane_owner, mut balance) = (1, Vec::new(), Balance::default());
-        if let Some(e) = scenario
-            .engine
-            .as_ref()
-            .filter(|e| e.partitioned == Some(true))
-        {
-            let (lookahead_ps, n) = net
-                .partition_wires()
-                .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
-            ev.partition(n, lookahead_ps, global_kind);
-            ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
-            threads = e.threads.unwrap_or(1) as usize;
-            ev.meet_at_windows(threads > 1);
-            let custom = net.schemes.iter().any(|s| s.is_custom());
-            if threads > 1 && custom {
-                return Err(config::err(
-                    "engine.threads",
-                    threads,
-                    "1 with custom (Python or user) schemes",
-                ));
-            }
-            balance.fabric = net.fabric_only(n);
-            lane_owner =
-                threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads, 1.0);
-            balance.host_cost = 2.0;
-        }
+        let engine = scenario.engine.as_ref();
+        let (threads, lane_owner, balance) = match engine.filter(|e| e.partitioned == Some(true)) {
+            Some(e) => partition_run(&mut net, &mut ev, e)?,
+            None => (1, Vec::new(), Balance::default()),
+        };
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
         Ok(Sim {
             scenario,
