@@ -31,7 +31,8 @@ def frames_from_native(native_tables: dict) -> dict[str, pd.DataFrame]:
                 levels, codes = payload
                 data[col] = pd.Categorical.from_codes(np.frombuffer(codes, dtype=np.uint8).astype(np.int8), categories=list(levels))
             else:
-                data[col] = np.frombuffer(payload, dtype="<" + kind).copy()
+                # A bytearray: the array uses its memory, writable, without a copy.
+                data[col] = np.frombuffer(payload, dtype="<" + kind)
         # copy=False: the columns become the frame's as they are, not copied into blocks
         # by type (a full-length memcached run's requests table is gigabytes).
         frames[name] = pd.DataFrame(data, copy=False)

@@ -4,7 +4,7 @@ mod py_scheme;
 mod py_service;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 use wscsim::metrics::Column;
 
 // A scenario that failed validation: args are (field path, message).
@@ -129,9 +129,9 @@ fn tables_of<'py>(py: Python<'py>, sim: &mut wscsim::Sim) -> PyResult<Bound<'py,
         let cols = PyList::empty(py);
         for (name, col) in t.columns {
             let item = match col {
-                Column::F64(v) => (name, "f8", le_bytes(py, &v, f64::to_le_bytes)?),
-                Column::I64(v) => (name, "i8", le_bytes(py, &v, i64::to_le_bytes)?),
-                Column::I32(v) => (name, "i4", le_bytes(py, &v, i32::to_le_bytes)?),
+                Column::F64(v) => (name, "f8", le_bytes(py, v, f64::to_le_bytes)?),
+                Column::I64(v) => (name, "i8", le_bytes(py, v, i64::to_le_bytes)?),
+                Column::I32(v) => (name, "i4", le_bytes(py, v, i32::to_le_bytes)?),
                 Column::Str(v) => (name, "str", PyList::new(py, v)?.into_any()),
                 Column::Cat { levels, codes } => (
                     name,
@@ -249,20 +249,51 @@ fn add_python_services(
     Ok(())
 }
 
-/// A numeric column as Python bytes of little-endian values, written in place (a column
-/// can have tens of millions of rows: no intermediate copy).
+/// Values per step of `le_bytes`: the column gives its memory back this often.
+const LE_STEP: usize = 1 << 20;
+
+/// A column as a bytearray of its little-endian values: writable, so numpy uses it without
+/// a copy. It is filled from the back while the column gives its memory back step by step
+/// (shrinking a large allocation returns its pages), and the bytearray's pages are touched
+/// only as they are written: a column of hundreds of megabytes is never held twice.
 fn le_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
-    v: &[T],
+    mut v: Vec<T>,
     to_le: fn(T) -> [u8; N],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let b = PyBytes::new_with(py, v.len() * N, |buf| {
-        for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
+    let len = v.len() * N;
+    if len == 0 {
+        return Ok(PyByteArray::new(py, &[]).into_any());
+    }
+    // SAFETY: a new bytearray of `len` uninitialised bytes, or NULL with a Python error set.
+    let out = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::PyByteArray_FromStringAndSize(std::ptr::null(), len as isize),
+        )?
+    };
+    // SAFETY: the bytearray's buffer holds `len` bytes and nothing else refers to it yet;
+    // every byte is written below before Python can read it.
+    let buf = unsafe {
+        std::slice::from_raw_parts_mut(
+            pyo3::ffi::PyByteArray_AsString(out.as_ptr()) as *mut u8,
+            len,
+        )
+    };
+    let mut end = v.len();
+    while end > 0 {
+        let start = end.saturating_sub(LE_STEP);
+        for (chunk, &x) in buf[start * N..end * N]
+            .chunks_exact_mut(N)
+            .zip(&v[start..end])
+        {
             chunk.copy_from_slice(&to_le(x));
         }
-        Ok(())
-    })?;
-    Ok(b.into_any())
+        v.truncate(start);
+        v.shrink_to_fit();
+        end = start;
+    }
+    Ok(out)
 }
 
 /// Validates scenario JSON without building anything; returns the scenario with every
