@@ -62,25 +62,17 @@ def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) 
 
     q = _requests(res)
     keys = [by] if by else _keys(q)
-    q = q[keys + ["latency_us"]]
-    # Each case's completed latencies, copied once and then partitioned in place by
-    # np.quantile (a full-length run has tens of millions).
-    curves = []
-    for key, g in q.groupby(keys, observed=True) if keys else [("all", q)]:
-        lat = g["latency_us"].to_numpy()
-        lat = lat[~np.isnan(lat)]
-        if len(lat):
-            curves.append((key, lat))
-    if not curves:
+    q = _completed(q[keys + ["latency_us"]])
+    if q.empty:
         return False
     fig, ax = subplots(figsize=(6.4, 4.2))
-    fewest = min(len(lat) for _, lat in curves)
+    fewest = min(len(g) for _, g in (q.groupby(keys, observed=True) if keys else [("", q)]))
     # The last percentile drawn: the one the smallest case's samples resolve.
     top = 1 - 1 / (2 * fewest)
     # Evenly spaced percentiles, and more towards the top, where the logit axis stretches.
     probs = np.unique(np.concatenate([np.linspace(0.95, 1.0, 2001), 1 - np.logspace(np.log10(0.05), np.log10(1 - top), 400)]))
-    for key, lat in curves:
-        ax.plot(np.quantile(lat, probs, overwrite_input=True), probs, label=f"{_case_label(keys, key)} ({len(lat):,})")
+    for key, g in q.groupby(keys, observed=True) if keys else [("all", q)]:
+        ax.plot(np.quantile(g["latency_us"].to_numpy(), probs), probs, label=f"{_case_label(keys, key)} ({len(g):,})")
     ax.set_xscale("log")
     ax.set_yscale("logit", one_half="1/2")
     ax.set_ylim(0.95, top)

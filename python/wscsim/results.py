@@ -31,8 +31,10 @@ def frames_from_native(native_tables: dict) -> dict[str, pd.DataFrame]:
                 levels, codes = payload
                 data[col] = pd.Categorical.from_codes(np.frombuffer(codes, dtype=np.uint8).astype(np.int8), categories=list(levels))
             else:
-                # A bytearray: the array uses its memory, writable, without a copy.
-                data[col] = np.frombuffer(payload, dtype="<" + kind)
+                # Copied into an array of numpy's own, and the bytearray released: arrays
+                # over a bytearray made the later plots' copies larger (measured).
+                data[col] = np.frombuffer(payload, dtype="<" + kind).copy()
+                del payload
         # copy=False: the columns become the frame's as they are, not copied into blocks
         # by type (a full-length memcached run's requests table is gigabytes).
         frames[name] = pd.DataFrame(data, copy=False)
