@@ -103,3 +103,21 @@ def test_lost_udp_requests_have_no_latency_and_do_not_block_later_ones():
     same = q[(q["client"] == first_lost["client"]) & (q["server"] == first_lost["server"])]
     later = same[same["start_us"] > first_lost["start_us"]]
     assert later["latency_us"].notna().any()
+
+
+def test_class_histograms_match_numpy_histogram():
+    """The PMF plot's per-hop-class counts, taken a slice at a time, are np.histogram's."""
+    import numpy as np
+
+    from wscsim.memcached import HOP_CLASSES, _class_histograms
+
+    rng = np.random.default_rng(1)
+    lat = np.exp(rng.normal(4, 1, 300_000))
+    codes = rng.integers(0, 3, 300_000).astype(np.int8)
+    bins = np.logspace(np.log10(lat.min()), np.log10(lat.max() * 1.01), 60)
+    lat[5] = bins[-1]  # on the last edge: counted in the last bin, as np.histogram does
+    got = _class_histograms(codes, lat, bins, step=70_000)
+    for k in range(len(HOP_CLASSES)):
+        ref, _ = np.histogram(lat[codes == k], bins=bins)
+        assert got[k][0] == (codes == k).sum()
+        assert (got[k][1] == ref).all(), HOP_CLASSES[k]
