@@ -252,10 +252,10 @@ fn add_python_services(
 /// Values per step of `le_bytes`: the column gives its memory back this often.
 const LE_STEP: usize = 1 << 20;
 
-/// A column as a bytearray of its little-endian values: writable, so numpy uses it without
-/// a copy. It is filled from the back while the column gives its memory back step by step
-/// (shrinking a large allocation returns its pages), and the bytearray's pages are touched
-/// only as they are written: a column of hundreds of megabytes is never held twice.
+/// A column as a bytearray of its little-endian values, made without zero-filling it (so
+/// its pages are touched only as they are written) and filled from the back while the
+/// column gives its memory back step by step (shrinking a large allocation returns its
+/// pages): a column of hundreds of megabytes is never held twice.
 fn le_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     mut v: Vec<T>,

@@ -80,8 +80,9 @@ pub struct Sim {
     deep_prefetch: bool,
     /// The threads of a partitioned run (1: the lanes run one after another).
     threads: usize,
-    /// Per lane of a threaded run, the thread that runs it, and when that was last weighed.
+    /// Per lane of a threaded run, the thread that runs it (0: this one).
     lane_owner: Vec<u32>,
+    /// What decides `lane_owner`, measured as the run goes.
     balance: Balance,
     started: bool,
     finished: bool,
@@ -613,10 +614,7 @@ impl Sim {
     /// `run_until` on the run's threads: helpers run fabric partitions through views of
     /// the network while this thread runs the rest (`threads`).
     fn run_threaded(&mut self, until_ps: TimePs) -> bool {
-        let own: Vec<usize> = (0..self.lane_owner.len())
-            .filter(|&i| self.lane_owner[i] == 0)
-            .collect();
-        self.ev.set_own_lanes(&own);
+        self.take_own_lanes();
         // SAFETY: the crew lives within this call, and `run_slice` touches the network and
         // the helpers' lanes only at meetings, after `Crew::wait` (`meet`).
         let crew =
@@ -655,15 +653,14 @@ impl Sim {
                     crew.absorb(&mut self.net, &mut self.ev);
                     self.rebalance(crew);
                 }
-                let mut out = std::mem::take(&mut self.net.remote_out);
-                self.net.put_remote_on_wires(&mut out);
-                self.net.remote_out = out;
+                self.net.put_remote_on_wires();
             }
         }
     }
 
     /// Every `REBALANCE_WINDOWS` windows, shares the fabric lanes among threads again by
-    /// the events each ran since (between windows; changes no result).
+    /// the events each ran since and what they cost (`Balance`; between windows; changes
+    /// no result).
     fn rebalance(&mut self, crew: &threads::Crew) {
         let b = &mut self.balance;
         b.windows += 1;
@@ -689,6 +686,11 @@ impl Sim {
             .map_or(b.host_cost, |c| (b.host_cost + c) / 2.0);
         self.lane_owner = threads::assign_lanes(&recent, &b.fabric, threads, b.host_cost);
         crew.assign(&self.lane_owner);
+        self.take_own_lanes();
+    }
+
+    /// This thread runs the lanes `lane_owner` gives it (thread 0).
+    fn take_own_lanes(&mut self) {
         let own: Vec<usize> = (0..self.lane_owner.len())
             .filter(|&i| self.lane_owner[i] == 0)
             .collect();
@@ -809,8 +811,7 @@ impl Sim {
     #[inline]
     fn prefetch(&self, next: SimEvent) {
         match next {
-            SimEvent::Net(NetEvent::LinkArrive { port }) => self.net.prefetch_arrival(port),
-            SimEvent::Net(NetEvent::PortWake { port }) => self.net.prefetch_wake(port),
+            SimEvent::Net(e) => self.net.prefetch_event(e),
             SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.prefetch_timer(conn, which),
             SimEvent::Host(HostEvent::RxDone { pkt }) => {
                 let p = self.net.pool.get(pkt);

@@ -12,9 +12,11 @@
 //! application that spans partitions, the metrics sampler) run alone at barriers, with
 //! every lane stopped at their time; what they schedule is routed by the caller.
 //!
-//! The order of one window's lanes is a parameter (`set_lane_order_reversed`) so that tests can run
-//! them backwards and show that nothing depends on it: the property a threaded engine
-//! needs. This version runs the lanes one after another on the calling thread.
+//! The order of one window's lanes is a parameter (`set_lane_order_reversed`) so that
+//! tests can run them backwards and show that nothing depends on it: the property threads
+//! need. The calling thread runs the lanes in its `order`; with `meet_at_windows`, it stops
+//! where windows open and close so that the caller can run other lanes on other threads
+//! (`lanes::SharedLanes`) and put what crossed between partitions in place.
 
 use super::queue::Lane;
 use super::{Event, PartitionId, TimePs};
@@ -72,7 +74,7 @@ struct Parts<E> {
     reversed: bool,
     pos: usize,
     ctx: Ctx,
-    /// Time outside events (after `idle_until`).
+    /// Time outside events set by `advance_to` (`now` also counts how far lanes ran).
     now_ps: TimePs,
     /// Events a partition scheduled for another (or a global one) sooner than the window's
     /// end: the lookahead did not hold, and the partitioned order may not be exact.
@@ -404,7 +406,14 @@ impl<E: Copy> Parts<E> {
         match self.ctx {
             Ctx::Lane(i) => self.lanes[i].now(),
             Ctx::Global => self.global.now(),
-            Ctx::Outside => self.now_ps,
+            // The latest any lane reached: read only when asked, after other threads
+            // have finished their part of a window (reading their lanes while they run
+            // would race).
+            Ctx::Outside => self
+                .lanes
+                .iter()
+                .map(Lane::now)
+                .fold(self.now_ps.max(self.global.now()), TimePs::max),
         }
     }
 
@@ -474,10 +483,9 @@ impl<E: Copy> Parts<E> {
     fn pop_until(&mut self, until_ps: TimePs) -> Option<Event<E>> {
         let e = self.pop_next(until_ps);
         if e.is_none() {
-            // Nothing more is due: the time outside events is the latest any lane reached.
+            // Nothing more is due (or the caller is to act between windows): time outside
+            // events is the latest any lane reached (`now`).
             self.ctx = Ctx::Outside;
-            let latest = self.lanes.iter().map(Lane::now).max().unwrap_or(0);
-            self.now_ps = self.now_ps.max(latest).max(self.global.now());
         }
         e
     }

@@ -179,7 +179,9 @@ pub struct Port {
 ///
 /// The wire is the only state two nodes share, and it is a one-way mailbox: the sending
 /// port appends (scheduling the arrival when the wire was idle), the receiving node pops
-/// when the arrival is handled. Across partitions this is the message channel.
+/// when the arrival is handled. A wire between partitions (`remote`) is appended to only
+/// where the partitions meet (`remote_out`, `put_remote_on_wires`), each packet with an
+/// arrival event of its own sent as mail: the receiver pops it while the sender runs.
 #[derive(Clone, Debug, Default)]
 pub struct Wire {
     pub in_flight: std::collections::VecDeque<(PktId, TimePs)>,
@@ -680,6 +682,16 @@ impl Network {
             ev.schedule(next, NetEvent::LinkArrive { port });
         }
         Some((pkt, w.to_node, w.to_port))
+    }
+
+    /// Starts loading what network event `e` will touch first (the next event's; a hint).
+    #[inline]
+    pub fn prefetch_event(&self, e: NetEvent) {
+        match e {
+            NetEvent::LinkArrive { port } => self.prefetch_arrival(port),
+            NetEvent::PortWake { port } => self.prefetch_wake(port),
+            _ => {}
+        }
     }
 
     /// Starts loading the packet that the next arrival on `port`'s link will deliver, so

@@ -1,7 +1,7 @@
 //! Partitions of the network: which wires join them, the lookahead, where they meet, and
 //! the views through which threads run fabric partitions side by side.
 
-use super::{Network, NodeKind, PktId};
+use super::{Network, NodeKind, PktId, Wire};
 use crate::engine::{PartitionId, TimePs};
 use std::mem::ManuallyDrop;
 
@@ -95,13 +95,10 @@ impl Network {
         ports
     }
 
-    /// Where partitions meet: the packets sent on wires between partitions since the last
-    /// meeting (by this network or a view of it, `from`) go on their wires, in the order
-    /// each wire's sender sent them. Their arrivals are due after the meeting.
-    pub fn put_remote_on_wires(&mut self, from: &mut Vec<(u32, PktId, TimePs)>) {
-        for (port, pkt, at_ps) in from.drain(..) {
-            self.wires[port as usize].in_flight.push_back((pkt, at_ps));
-        }
+    /// Where partitions meet: the packets this network sent on wires between partitions
+    /// since the last meeting go on their wires (a view's go in `absorb`).
+    pub fn put_remote_on_wires(&mut self) {
+        put_on_wires(&mut self.wires, &mut self.remote_out);
     }
 
     /// A view of this network for a thread that runs fabric partitions: it shares the
@@ -140,7 +137,15 @@ impl Network {
         self.counters.absorb(&mut v.counters);
         self.drop_log.append(&mut v.drop_log);
         self.pool.absorb(&mut v.pool);
-        self.put_remote_on_wires(&mut v.remote_out);
+        put_on_wires(&mut self.wires, &mut v.remote_out);
+    }
+}
+
+/// Packets sent on wires between partitions (`Network::remote_out`) go on their wires, in
+/// the order each wire's sender sent them; their arrivals are due after the meeting.
+fn put_on_wires(wires: &mut [Wire], from: &mut Vec<(u32, PktId, TimePs)>) {
+    for (port, pkt, at_ps) in from.drain(..) {
+        wires[port as usize].in_flight.push_back((pkt, at_ps));
     }
 }
 

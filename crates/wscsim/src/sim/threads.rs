@@ -12,7 +12,7 @@
 use super::SimEvent;
 use crate::engine::partitioned::lanes::{LaneSched, SharedLanes};
 use crate::engine::{EventQueue, TimePs};
-use crate::net::{NetEvent, NetView, Network};
+use crate::net::{NetView, Network};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -207,10 +207,8 @@ fn run_fabric_lane(net: &mut Network, s: &mut LaneSched<'_, SimEvent>, check: bo
         net.enter_partition(Some(s.partition()));
     }
     while let Some(e) = s.pop() {
-        match s.peek() {
-            Some(SimEvent::Net(NetEvent::LinkArrive { port })) => net.prefetch_arrival(port),
-            Some(SimEvent::Net(NetEvent::PortWake { port })) => net.prefetch_wake(port),
-            _ => {}
+        if let Some(SimEvent::Net(next)) = s.peek() {
+            net.prefetch_event(next);
         }
         let SimEvent::Net(ne) = e.kind else {
             panic!("a fabric partition's lane held {:?}", e.kind);

@@ -116,11 +116,16 @@ impl RequestRecord {
     }
 
     pub fn op(&self) -> Op {
-        match (self.bytes_op_hit & !HIT_BIT) >> REQUEST_BYTES_BITS {
+        match self.kind_code() {
             0 => Op::Get,
             1 => Op::Set,
             _ => Op::Delete,
         }
+    }
+
+    /// The kind as the requests table codes it (0 get, 1 set, 2 delete: `KINDS`).
+    fn kind_code(&self) -> u8 {
+        ((self.bytes_op_hit & !HIT_BIT) >> REQUEST_BYTES_BITS) as u8
     }
 
     /// A get that found its key, or a delete that removed one.
@@ -580,9 +585,9 @@ fn digits(v: u32) -> u32 {
     v.checked_ilog10().unwrap_or(0) + 1
 }
 
-/// One row per memcached request: who asked whom, across how many switches, what, how big,
-/// and its latency (NaN if it never completed, as a lost UDP request).
-/// A column of 32-bit integers, one per row (the requests table is the largest).
+/// The kinds of request, by the code `RequestRecord` keeps and the table's `kind` column.
+const KINDS: [&str; 3] = ["get", "set", "delete"];
+
 /// The requests table's columns, filled row by row in any order.
 struct RequestColumns {
     client: Vec<i32>,
@@ -632,11 +637,7 @@ impl RequestColumns {
             2 | 3 => 1,
             _ => 2,
         };
-        self.kind[i] = match x.op() {
-            Op::Get => 0,
-            Op::Set => 1,
-            Op::Delete => 2,
-        };
+        self.kind[i] = x.kind_code();
         self.hit[i] = x.hit() as i32;
         self.request_bytes[i] = x.request_bytes() as i32;
         self.response_bytes[i] = x.response_bytes as i32;
@@ -665,7 +666,7 @@ impl RequestColumns {
                 (
                     "kind",
                     Column::Cat {
-                        levels: &["get", "set", "delete"],
+                        levels: &KINDS,
                         codes: self.kind,
                     },
                 ),
@@ -679,6 +680,8 @@ impl RequestColumns {
     }
 }
 
+/// One row per memcached request: who asked whom, across how many switches, what, how big,
+/// and its latency (NaN if it never completed, as a lost UDP request).
 pub fn requests_table(r: &[RequestRecord], net: &crate::net::Network) -> Table {
     let mut cols = RequestColumns::zeroed(r.len());
     for (i, x) in r.iter().enumerate() {
@@ -721,7 +724,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, reqs: &[Requ
             .filter(|r| r.end_ps != crate::engine::NEVER)
             .map(|r| r.end_ps - r.start_ps)
     };
-    let n = done().count();
+    let (n, total_ps) = done().fold((0usize, 0u128), |(n, t), x| (n + 1, t + u128::from(x)));
     h.insert("requests".into(), reqs.len().into());
     h.insert("requests_completed".into(), n.into());
     if n == 0 {
@@ -730,7 +733,6 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, reqs: &[Requ
     // Nearest-rank percentiles, in microseconds.
     let rank = |p: f64| (((p / 100.0) * n as f64).ceil() as usize).clamp(1, n) - 1;
     let at = nth_smallest(done, &[rank(50.0), rank(99.0), rank(99.9)]);
-    let total_ps: u128 = done().map(u128::from).sum();
     h.insert(
         "mean_latency_us".into(),
         (total_ps as f64 / n as f64 / 1e6).into(),
