@@ -8,13 +8,15 @@
 //! Order is exact: within a bucket events are sorted by their whole key (time, then
 //! sequence), and buckets partition time.
 
-/// Width of a fine bucket: 2^14 ps, about 16.4 ns.
-const FINE_SHIFT: u32 = 14;
+/// Width of a fine bucket of a whole run's queue: 2^14 ps, about 16.4 ns.
+pub(super) const FINE_SHIFT: u32 = 14;
 
 pub(super) struct NearFuture<E> {
     /// Time of the first fine bucket's start (events before it go to the first bucket,
     /// which is still exact: they are earlier than everything else held).
     start_ps: u64,
+    /// Width of a fine bucket, as a power of two of picoseconds.
+    fine_shift: u32,
     buckets: Vec<Vec<(u128, E)>>,
     /// One bit per non-empty bucket.
     nonempty: Vec<u64>,
@@ -28,11 +30,12 @@ pub(super) struct NearFuture<E> {
 }
 
 impl<E: Copy> NearFuture<E> {
-    /// Fine buckets covering a span of `2^span_shift` ps.
-    pub fn new(span_shift: u32) -> Self {
-        let n = 1usize << (span_shift - FINE_SHIFT);
+    /// Fine buckets of `2^fine_shift` ps covering a span of `2^span_shift` ps.
+    pub fn new(span_shift: u32, fine_shift: u32) -> Self {
+        let n = 1usize << (span_shift - fine_shift);
         NearFuture {
             start_ps: 0,
+            fine_shift,
             buckets: (0..n).map(|_| Vec::new()).collect(),
             nonempty: vec![0; n.div_ceil(64)],
             cur: 0,
@@ -61,7 +64,7 @@ impl<E: Copy> NearFuture<E> {
     #[inline]
     fn index(&self, key: u128) -> usize {
         let t = (key >> 64) as u64;
-        let i = (t.saturating_sub(self.start_ps) >> FINE_SHIFT) as usize;
+        let i = (t.saturating_sub(self.start_ps) >> self.fine_shift) as usize;
         i.min(self.buckets.len() - 1)
     }
 
@@ -141,7 +144,7 @@ mod tests {
 
     #[test]
     fn pops_in_key_order_with_pushes_between_pops() {
-        let mut q = NearFuture::new(25);
+        let mut q = NearFuture::new(25, FINE_SHIFT);
         q.restart(1 << 25);
         let mut seq = 0u128;
         let mut key = |t: u64| {

@@ -1,7 +1,7 @@
 //! Monotone event queue. Events are small `Copy` values; ties in time break by insertion
 //! order (a sequence number), which makes every run deterministic.
 
-use super::near::NearFuture;
+use super::near::{self, NearFuture};
 use super::TimePs;
 
 /// An event taken from the queue: when it is due, its place in the order, and what it is.
@@ -115,8 +115,8 @@ impl<E: Copy> QuadHeap<E> {
 /// Measured on the 1,984-node memcached array over TCP: 2^25 beat 2^22, 2^24, 2^26 and
 /// 2^28 (benchmarks/RESULTS.md).
 const BUCKET_SHIFT: u32 = 25;
-/// Buckets in the calendar ring: 32,768 x 33.5 us, about 1.1 s ahead. Later events wait in
-/// an overflow heap.
+/// Buckets in the calendar ring of a whole run's queue: 32,768 x 33.5 us, about 1.1 s
+/// ahead. Later events wait in an overflow heap.
 const RING_BUCKETS: usize = 32768;
 
 /// One ordered queue with its current time: the whole event queue of an ordinary run, or
@@ -148,10 +148,17 @@ pub(super) struct Lane<E> {
 
 impl<E: Copy> Lane<E> {
     pub fn new() -> Self {
+        Self::with_sizes(near::FINE_SHIFT, RING_BUCKETS)
+    }
+
+    /// A lane whose near future's buckets are `2^fine_shift` ps wide and whose calendar
+    /// has `ring_buckets` (a power of two) buckets.
+    pub fn with_sizes(fine_shift: u32, ring_buckets: usize) -> Self {
+        assert!(ring_buckets.is_power_of_two());
         Lane {
-            near: NearFuture::new(BUCKET_SHIFT),
+            near: NearFuture::new(BUCKET_SHIFT, fine_shift),
             near_until_ps: 0,
-            ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
+            ring: (0..ring_buckets).map(|_| Vec::new()).collect(),
             ring_len: 0,
             spare: Vec::new(),
             overflow: QuadHeap::new(),
@@ -180,8 +187,11 @@ impl<E: Copy> Lane<E> {
         let key = ((t as u128) << 64) | seq as u128;
         if t < self.near_until_ps {
             self.near.push(key, kind);
-        } else if (t >> BUCKET_SHIFT) - (self.near_until_ps >> BUCKET_SHIFT) < RING_BUCKETS as u64 {
-            let bucket = &mut self.ring[(t >> BUCKET_SHIFT) as usize % RING_BUCKETS];
+        } else if (t >> BUCKET_SHIFT) - (self.near_until_ps >> BUCKET_SHIFT)
+            < self.ring.len() as u64
+        {
+            let slot = (t >> BUCKET_SHIFT) as usize & (self.ring.len() - 1);
+            let bucket = &mut self.ring[slot];
             if bucket.capacity() == 0 {
                 if let Some(v) = self.spare.pop() {
                     *bucket = v;
@@ -214,7 +224,7 @@ impl<E: Copy> Lane<E> {
             }
             let bucket = self.near_until_ps >> BUCKET_SHIFT;
             self.near.restart(bucket << BUCKET_SHIFT);
-            let slot = bucket as usize % RING_BUCKETS;
+            let slot = bucket as usize & (self.ring.len() - 1);
             let mut events = std::mem::take(&mut self.ring[slot]);
             self.ring_len -= events.len();
             for (key, kind) in events.drain(..) {
@@ -356,11 +366,18 @@ mod tests {
 
     #[test]
     fn calendar_and_overflow_keep_exact_order() {
+        // A whole run's lane, a partition lane's (wider fine buckets, a shorter ring) and a
+        // lane with a four-bucket ring whose events are mostly in the overflow heap.
+        for (fine_shift, ring) in [(near::FINE_SHIFT, RING_BUCKETS), (17, 4096), (20, 4)] {
+            exact_order_with(Lane::with_sizes(fine_shift, ring));
+        }
+    }
+
+    fn exact_order_with(mut q: Lane<EventKind>) {
         // Delays from picoseconds to seconds: the near future, calendar buckets, a wrapped ring
         // and the overflow heap all take part; the pop order must be the sorted order.
         use rand::Rng;
         let mut rng = crate::engine::rng::stream(11, 0, 0);
-        let mut q = Lane::new();
         let mut popped = vec![];
         let mut scheduled = 0usize;
         for round in 0..20_000u32 {
