@@ -31,3 +31,18 @@ def test_public_functions_are_typed():
         sig = inspect.signature(fn)
         assert sig.return_annotation != inspect.Signature.empty
         assert all(p.annotation != inspect.Parameter.empty for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD)
+
+
+def test_a_native_simulation_whose_tables_were_taken_says_so():
+    import json
+
+    import pytest
+
+    from wscsim import _native
+
+    sim = _native.Simulation(json.dumps(SMALL))
+    sim.run_until(sim.end_ps)
+    assert "flows" in sim.tables()
+    for use in (lambda: sim.now_ps, lambda: sim.summary_json(), lambda: sim.tables(), lambda: sim.run_until(1)):
+        with pytest.raises(RuntimeError, match="tables were taken"):
+            use()

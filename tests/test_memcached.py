@@ -116,8 +116,28 @@ def test_class_histograms_match_numpy_histogram():
     codes = rng.integers(0, 3, 300_000).astype(np.int8)
     bins = np.logspace(np.log10(lat.min()), np.log10(lat.max() * 1.01), 60)
     lat[5] = bins[-1]  # on the last edge: counted in the last bin, as np.histogram does
+    lat[7::1000] = np.nan  # lost requests: in no bin, and not counted
     got = _class_histograms(codes, lat, bins, step=70_000)
     for k in range(len(HOP_CLASSES)):
-        ref, _ = np.histogram(lat[codes == k], bins=bins)
-        assert got[k][0] == (codes == k).sum()
+        mine = lat[(codes == k) & ~np.isnan(lat)]
+        ref, _ = np.histogram(mine, bins=bins)
+        assert got[k][0] == len(mine)
         assert (got[k][1] == ref).all(), HOP_CLASSES[k]
+
+
+def test_upper_quantiles_are_numpys():
+    """The tail plot's quantiles, from a pass over slices and the values at or above a
+    bound, are np.quantile's over the values that are not NaN, ties and all."""
+    from wscsim.memcached import upper_quantiles
+
+    rng = np.random.default_rng(2)
+    lat = np.round(np.exp(rng.normal(4, 1.2, 250_000)), 1)  # rounded: many ties
+    lat[3::97] = np.nan
+    probs = np.unique(np.concatenate([np.linspace(0.95, 1.0, 201), 1 - np.logspace(-1.3, -5, 40)]))
+    want = np.quantile(lat[~np.isnan(lat)], probs)
+    for step in (1 << 20, 10_000):
+        assert np.allclose(upper_quantiles(lat, probs, step=step), want, rtol=1e-12, atol=0)
+    # Every value the same, and a single value.
+    assert np.allclose(upper_quantiles(np.full(1000, 7.5), probs), 7.5)
+    assert np.allclose(upper_quantiles(np.array([np.nan, 3.0]), probs), 3.0)
+    assert np.isnan(upper_quantiles(np.array([np.nan]), probs)).all()

@@ -26,7 +26,9 @@ class Simulation:
     def summary_json(self) -> str: ...
     def tables(self) -> dict[str, list[Any]]:
         """{name: [(column, kind, data)]}; kind "f8"/"i8"/"i4" (little-endian bytes), "str"
-        (list of str) or "cat" ((levels, bytes of one-byte codes)). Call once."""
+        (list of str) or "cat" ((levels, bytes of one-byte codes)). Consumes the
+        simulation (its memory is released before the largest table is built): call it
+        last; anything called after it raises RuntimeError."""
     def captures(self) -> list[tuple[str, bytes, int, int]]:
         """[(capture point, pcap bytes, packets kept, packets seen)]."""
 

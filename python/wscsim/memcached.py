@@ -53,6 +53,51 @@ def _case_label(keys: list[str], key) -> str:
     return _label(keys, key if isinstance(key, tuple) else (key,)) if keys else "all requests"
 
 
+def _cases(q: pd.DataFrame, keys: list[str], columns: list[str]):
+    """(case, {column: numpy array}) per case of a requests table, `hops_class` as its
+    codes in HOP_CLASSES. A single run's arrays are the table's own, not copies (a
+    full-length run's requests table is gigabytes); a sweep's are copied per case."""
+
+    def arrays(g: pd.DataFrame) -> dict:
+        return {c: pd.Categorical(g[c], categories=HOP_CLASSES).codes if c == "hops_class" else g[c].to_numpy() for c in columns}
+
+    if not keys:
+        yield "all requests", arrays(q)
+        return
+    for key, g in q[keys + columns].groupby(keys, observed=True, sort=False):
+        yield key, arrays(g)
+
+
+def upper_quantiles(values: np.ndarray, probs: np.ndarray, step: int = 1 << 20) -> np.ndarray:
+    """np.quantile's (linear) quantiles at `probs` of the values that are not NaN, for
+    probabilities near the top (the tail plot's 0.95 to 1), without copying `values`
+    whole (a full-length run's latencies are hundreds of megabytes): a pass over slices
+    counts values below bounds taken from a sample, the largest bound with no more values
+    below it than the lowest rank needed is kept, and a second pass keeps only the values
+    at or above it, which are sorted."""
+    stride = max(1, len(values) // 100_000)
+    sample = values[::stride]
+    sample = np.unique(sample[~np.isnan(sample)])
+    cum = np.zeros(len(sample) + 1, dtype=np.int64)
+    for start in range(0, len(values), step):
+        x = values[start : start + step]
+        x = x[~np.isnan(x)]
+        # Index k counts the values below sample[k]; the last, every value.
+        cum += np.bincount(np.searchsorted(sample, x, side="right"), minlength=len(sample) + 1)
+    cum = np.cumsum(cum)
+    n = int(cum[-1])
+    if n == 0:
+        return np.full(len(probs), np.nan)
+    ranks = (n - 1) * np.asarray(probs, dtype=float)
+    k = int(np.searchsorted(cum[:-1], np.floor(ranks.min()), side="right")) - 1
+    bound, below = (sample[k], int(cum[k])) if k >= 0 else (-np.inf, 0)
+    kept = np.sort(np.concatenate([x[x >= bound] for start in range(0, len(values), step) for x in [values[start : start + step]]]))
+    lo = np.floor(ranks).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    a, b = kept[lo - below], kept[hi - below]
+    return a + (ranks - lo) * (b - a)
+
+
 def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) -> bool:
     """The 95th to 100th percentile CDF of request latency, one curve per case, on a logit
     axis: the same figure as DIABLO's, with the last tenths of a percent (where timeouts
@@ -62,17 +107,19 @@ def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) 
 
     q = _requests(res)
     keys = [by] if by else _keys(q)
-    q = _completed(q[keys + ["latency_us"]])
-    if q.empty:
+    cases = [(key, a["latency_us"]) for key, a in _cases(q, keys, ["latency_us"])]
+    counts = [int((~np.isnan(lat)).sum()) for _, lat in cases]
+    if not any(counts):
         return False
     fig, ax = subplots(figsize=(6.4, 4.2))
-    fewest = min(len(g) for _, g in (q.groupby(keys, observed=True) if keys else [("", q)]))
     # The last percentile drawn: the one the smallest case's samples resolve.
-    top = 1 - 1 / (2 * fewest)
+    top = 1 - 1 / (2 * min(n for n in counts if n))
     # Evenly spaced percentiles, and more towards the top, where the logit axis stretches.
     probs = np.unique(np.concatenate([np.linspace(0.95, 1.0, 2001), 1 - np.logspace(np.log10(0.05), np.log10(1 - top), 400)]))
-    for key, g in q.groupby(keys, observed=True) if keys else [("all", q)]:
-        ax.plot(np.quantile(g["latency_us"].to_numpy(), probs), probs, label=f"{_case_label(keys, key)} ({len(g):,})")
+    for (key, lat), n in zip(cases, counts):
+        if n:
+            label = _case_label(keys, key) if keys else "all"
+            ax.plot(upper_quantiles(lat, probs), probs, label=f"{label} ({n:,})")
     ax.set_xscale("log")
     ax.set_yscale("logit", one_half="1/2")
     ax.set_ylim(0.95, top)
@@ -86,21 +133,34 @@ def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) 
 
 
 def _class_histograms(codes: np.ndarray, lat: np.ndarray, bins: np.ndarray, step: int = 1 << 20) -> list:
-    """Per hop class (by category code): its number of requests and np.histogram's counts
-    of its latencies over `bins` (increasing; the last bin includes its right edge), taken
-    a slice at a time: np.histogram sorts a copy of its data for uneven bins, which for a
+    """Per hop class (by category code): its number of requests with a positive latency
+    and np.histogram's counts of their latencies over `bins` (increasing; the last bin
+    includes its right edge; NaN, the latency of a lost request, is in none), taken a
+    slice at a time: np.histogram sorts a copy of its data for uneven bins, which for a
     full-length run's tens of millions of latencies is gigabytes."""
     nbins = len(bins) - 1
     counts = np.zeros((len(HOP_CLASSES), nbins), dtype=np.int64)
+    sizes = np.zeros(len(HOP_CLASSES), dtype=np.int64)
     for start in range(0, len(lat), step):
         x, c = lat[start : start + step], codes[start : start + step]
+        sizes += np.bincount(c[x > 0], minlength=len(HOP_CLASSES))
         i = np.searchsorted(bins, x, side="right") - 1
         i[x == bins[-1]] = nbins - 1
         inside = (i >= 0) & (i < nbins)
         cell = c[inside].astype(np.int64) * nbins + i[inside]
         counts += np.bincount(cell, minlength=len(HOP_CLASSES) * nbins).reshape(len(HOP_CLASSES), nbins)
-    sizes = np.bincount(codes, minlength=len(HOP_CLASSES))
     return [(int(sizes[k]), counts[k]) for k in range(len(HOP_CLASSES))]
+
+
+def _positive_range(lat: np.ndarray, step: int = 1 << 20) -> tuple[float, float] | None:
+    """The least and greatest positive latency (NaN is neither), a slice at a time."""
+    lo, hi = np.inf, -np.inf
+    for start in range(0, len(lat), step):
+        x = lat[start : start + step]
+        x = x[x > 0]
+        if len(x):
+            lo, hi = min(lo, x.min()), max(hi, x.max())
+    return (lo, hi) if lo <= hi else None
 
 
 def plot_pmf(res, path: Path, title: str | None = None) -> bool:
@@ -111,20 +171,23 @@ def plot_pmf(res, path: Path, title: str | None = None) -> bool:
 
     q = _requests(res)
     keys = _keys(q)
-    q = q[keys + ["hops_class", "latency_us"]]
-    q = q[q["latency_us"].notna() & (q["latency_us"] > 0)]
-    if q.empty:
+    cases, ranges = [], []
+    for key, a in _cases(q, keys, ["hops_class", "latency_us"]):
+        if (r := _positive_range(a["latency_us"])) is not None:
+            cases.append((key, a))
+            ranges.append(r)
+    if not cases:
         return False
-    cases = list(q.groupby(keys, observed=True, sort=False)) if keys else [("all requests", q)]
     shown = cases[: 2 * MAX_PANELS]
-    bins = np.logspace(np.log10(q["latency_us"].min()), np.log10(q["latency_us"].max() * 1.01), 60)
+    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    bins = np.logspace(np.log10(lo), np.log10(hi * 1.01), 60)
     fig, axes = _panels(len(shown), panel=(4.2, 3.0) if len(shown) > 1 else (6.4, 4.0), sharex=True, sharey=True)
-    for ax, (key, g) in zip(axes, shown):
-        codes = pd.Categorical(g["hops_class"], categories=HOP_CLASSES).codes
-        per_class = _class_histograms(codes, g["latency_us"].to_numpy(), bins)
+    for ax, (key, a) in zip(axes, shown):
+        per_class = _class_histograms(a["hops_class"], a["latency_us"], bins)
+        total = sum(n for n, _ in per_class)
         for hc, (n, counts) in zip(HOP_CLASSES, per_class):
             if n:
-                ax.step(bins[:-1], counts / len(g), where="post", label=f"{hc} ({n:,})")
+                ax.step(bins[:-1], counts / total, where="post", label=f"{hc} ({n:,})")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(_case_label(keys, key) if keys else "", fontsize=8)

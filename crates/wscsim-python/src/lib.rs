@@ -12,9 +12,13 @@ pyo3::create_exception!(_native, ScenarioError, pyo3::exceptions::PyException);
 // A Python scheme raised while the simulation called it.
 pyo3::create_exception!(_native, SchemeError, pyo3::exceptions::PyException);
 
+/// A capture point's pcap file: (name, bytes, packets kept, packets seen).
+type Capture<'py> = (String, Bound<'py, PyBytes>, u64, u64);
+
 #[pyclass(unsendable)]
 struct Simulation {
-    sim: wscsim::Sim,
+    /// None once `tables` has consumed it.
+    sim: Option<wscsim::Sim>,
     scheme_error: py_scheme::ErrorSlot,
 }
 
@@ -26,13 +30,16 @@ impl Simulation {
     #[pyo3(signature = (scenario_json, schemes=None))]
     fn new(py: Python<'_>, scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
         let (sim, scheme_error) = build(py, scenario_json, schemes)?;
-        Ok(Simulation { sim, scheme_error })
+        Ok(Simulation {
+            sim: Some(sim),
+            scheme_error,
+        })
     }
 
     /// Runs until simulated time `until_ps`; returns True when the run has ended. A Python
     /// scheme that raised makes this raise SchemeError with its traceback.
     fn run_until(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<bool> {
-        let sim = &mut self.sim;
+        let sim = self.sim_mut()?;
         let done = py.detach(|| sim.run_until(until_ps));
         if let Some(msg) = self.scheme_error.lock().unwrap().take() {
             return Err(SchemeError::new_err(msg));
@@ -41,47 +48,49 @@ impl Simulation {
     }
 
     #[getter]
-    fn now_ps(&self) -> u64 {
-        self.sim.now_ps()
+    fn now_ps(&self) -> PyResult<u64> {
+        Ok(self.sim()?.now_ps())
     }
 
     #[getter]
-    fn end_ps(&self) -> u64 {
-        self.sim.end_ps()
+    fn end_ps(&self) -> PyResult<u64> {
+        Ok(self.sim()?.end_ps())
     }
 
     #[getter]
-    fn finished(&self) -> bool {
-        self.sim.finished()
+    fn finished(&self) -> PyResult<bool> {
+        Ok(self.sim()?.finished())
     }
 
     /// How many hosts the topology has.
     #[getter]
-    fn hosts(&self) -> usize {
-        self.sim.net.n_hosts()
+    fn hosts(&self) -> PyResult<usize> {
+        Ok(self.sim()?.net.n_hosts())
     }
 
     /// Each host's link MTU (bytes of IP packet), by host index.
     #[getter]
-    fn host_mtus(&self) -> Vec<u32> {
-        (0..self.sim.net.n_hosts() as u32)
-            .map(|h| self.sim.net.host_link(h).mtu_bytes)
-            .collect()
+    fn host_mtus(&self) -> PyResult<Vec<u32>> {
+        let net = &self.sim()?.net;
+        Ok((0..net.n_hosts() as u32)
+            .map(|h| net.host_link(h).mtu_bytes)
+            .collect())
     }
 
     /// Packet captures as [(name, pcap bytes, packets kept, packets seen)].
-    fn captures<'py>(&self, py: Python<'py>) -> Vec<(String, Bound<'py, PyBytes>, u64, u64)> {
-        self.sim
+    fn captures<'py>(&self, py: Python<'py>) -> PyResult<Vec<Capture<'py>>> {
+        Ok(self
+            .sim()?
             .captures()
             .into_iter()
             .map(|(name, data, kept, seen)| (name, PyBytes::new(py, &data), kept, seen))
-            .collect()
+            .collect())
     }
 
     /// Summary as a JSON string. A Python service whose `results` raised makes this raise
     /// SchemeError.
     fn summary_json(&self) -> PyResult<String> {
-        let text = self.sim.summary().to_string();
+        let text = self.sim()?.summary().to_string();
         if let Some(msg) = self.scheme_error.lock().unwrap().take() {
             return Err(SchemeError::new_err(msg));
         }
@@ -90,12 +99,30 @@ impl Simulation {
 
     /// Tables as {name: [(column, kind, data)]} where kind is "f8"/"i8"/"i4" (data: bytes
     /// of little-endian values, for numpy.frombuffer), "str" (data: list of str) or "cat"
-    /// (data: (levels, bytes of one-byte codes)). Releases the per-request records as it
-    /// goes (a full-length memcached run has tens of millions): call it once, after
-    /// `summary_json`.
+    /// (data: (levels, bytes of one-byte codes)). Consumes the simulation, whose memory is
+    /// released before the largest table is built (a full-length memcached run has tens
+    /// of millions of requests): call it once, last.
     fn tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        tables_of(py, &mut self.sim)
+        let sim = self.sim.take().ok_or_else(taken)?;
+        tables_as_dict(py, sim.into_tables())
     }
+}
+
+impl Simulation {
+    fn sim(&self) -> PyResult<&wscsim::Sim> {
+        self.sim.as_ref().ok_or_else(taken)
+    }
+
+    fn sim_mut(&mut self) -> PyResult<&mut wscsim::Sim> {
+        self.sim.as_mut().ok_or_else(taken)
+    }
+}
+
+/// The error of a Simulation used after `tables` consumed it.
+fn taken() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(
+        "this Simulation's tables were taken, which ends it; make a new one",
+    )
 }
 
 /// Builds a simulation from scenario JSON; raises ScenarioError(path, message).
@@ -123,9 +150,12 @@ fn build(
 }
 
 /// A run's tables, as `Simulation.tables` gives them.
-fn tables_of<'py>(py: Python<'py>, sim: &mut wscsim::Sim) -> PyResult<Bound<'py, PyDict>> {
+fn tables_as_dict(
+    py: Python<'_>,
+    tables: Vec<wscsim::metrics::Table>,
+) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
-    for t in sim.take_tables() {
+    for t in tables {
         let cols = PyList::empty(py);
         for (name, col) in t.columns {
             let item = match col {
@@ -202,7 +232,7 @@ impl Emulation {
     }
 
     fn tables<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        tables_of(py, &mut self.emu.sim)
+        tables_as_dict(py, self.emu.sim.take_tables())
     }
 
     /// pcap files of the real frames of `emulation.capture`'s hosts: [(name, bytes)].

@@ -88,6 +88,22 @@ pub struct Sim {
     finished: bool,
 }
 
+/// Returns the allocator's free memory to the system. glibc keeps what the simulation's
+/// many small and middle-sized allocations freed (a 2,000-node memcached run's is
+/// hundreds of megabytes) for reuse, and the tables built next are few large allocations
+/// that would not reuse it.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; no allocation is live across it
+    // in an inconsistent state (it takes the allocator's locks).
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Where the requests table goes among the result tables (after hosts).
+const REQUESTS_AT: usize = 6;
+
 /// In a partitioned run, the events that act across partitions and run alone at barriers:
 /// applications' timers (an application may span hosts), the metrics sampler, services and
 /// DMA engines. Every other event acts on the partition that scheduled it, or names its
@@ -1073,8 +1089,34 @@ impl Sim {
     /// full-length memcached run holds tens of millions of them, and the front end needs
     /// the memory for the conversion. Later calls see no requests; take the summary first.
     pub fn take_tables(&mut self) -> Vec<Table> {
-        let requests = memcached::take_requests_table(self.apps.take_requests(), &self.net);
-        self.tables_with(requests)
+        let (mut tables, records, pairs) = self.tables_but_requests();
+        tables.insert(REQUESTS_AT, memcached::take_requests_table(records, &pairs));
+        tables
+    }
+
+    /// The result tables, consuming the simulation: everything else it holds (packets,
+    /// queues, connections) is released before the requests table is built, which in a
+    /// full-length memcached run is the largest thing the run makes.
+    pub fn into_tables(mut self) -> Vec<Table> {
+        let (mut tables, records, pairs) = self.tables_but_requests();
+        drop(self);
+        give_back_freed_memory();
+        tables.insert(REQUESTS_AT, memcached::take_requests_table(records, &pairs));
+        tables
+    }
+
+    /// Every table but `requests`, with the records that table is made of (taken) and
+    /// what it needs of the network.
+    fn tables_but_requests(
+        &mut self,
+    ) -> (
+        Vec<Table>,
+        Vec<memcached::RequestRecord>,
+        memcached::PairSwitches,
+    ) {
+        let records = self.apps.take_requests();
+        let pairs = memcached::PairSwitches::of(&records, &self.net);
+        (self.tables_without_requests(), records, pairs)
     }
 
     /// pcap files of the capture points, by name ("host-3", "tor0-port1"), with how many
@@ -1096,14 +1138,14 @@ impl Sim {
     }
 
     pub fn tables(&self) -> Vec<Table> {
-        self.tables_with(memcached::requests_table(
-            self.memcached_requests(),
-            &self.net,
-        ))
+        let mut tables = self.tables_without_requests();
+        let requests = memcached::requests_table(self.memcached_requests(), &self.net);
+        tables.insert(REQUESTS_AT, requests);
+        tables
     }
 
-    /// The result tables, with `requests` (memcached's) among them.
-    fn tables_with(&self, requests: Table) -> Vec<Table> {
+    /// The result tables but `requests` (memcached's), which goes at `REQUESTS_AT`.
+    fn tables_without_requests(&self) -> Vec<Table> {
         let end = self.ev.now();
         let mut tables = vec![
             metrics::flows_table(
@@ -1116,7 +1158,6 @@ impl Sim {
             metrics::links_table(&self.net, end),
             metrics::drops_table(&self.net),
             metrics::hosts_table(&self.net, &self.hosts, end),
-            requests,
         ];
         if let Some(p) = self.services.ping() {
             tables.push(crate::services::ping::table(&p.records, &self.net));

@@ -90,6 +90,24 @@ fn responses_carry_the_acks_of_requests() {
     );
 }
 
+/// The tables a consumed simulation gives (the requests table built after the rest of the
+/// simulation is released) and a taken one's are the tables it gives when asked in place,
+/// in the same order, for memcached over UDP (requests lost) and TCP.
+#[test]
+fn consumed_and_taken_tables_are_the_tables() {
+    for proto in ["udp", "tcp"] {
+        let json = format!(
+            r#"{{"duration":"10s","topology":{{"kind":"diablo_array","racks":2,"preset":"10g"}},
+            "transport":{{"kind":"{proto}"}},"workload":{{"kind":"memcached","requests_per_client":40}}}}"#
+        );
+        let mut s = run(&json);
+        let whole = format!("{:?}", s.tables());
+        assert!(whole.contains("\"requests\""), "{proto}");
+        assert_eq!(format!("{:?}", run(&json).into_tables()), whole, "{proto}");
+        assert_eq!(format!("{:?}", s.take_tables()), whole, "{proto}");
+    }
+}
+
 /// Scenarios with four or more partitions: TCP permutation traffic, incast with costed
 /// hosts, a torus all-to-all.
 const PARTITIONED_CASES: [&str; 3] = [

@@ -600,9 +600,27 @@ struct RequestColumns {
     response_bytes: Vec<i32>,
     start_us: Vec<f64>,
     latency_us: Vec<f64>,
-    /// One path walk per client-server pair, not per request (full-length runs have tens
-    /// of millions of requests over a few hundred thousand pairs).
-    switches_of_pair: std::collections::HashMap<(u32, u32), u32>,
+}
+
+/// Switches between each client and server that exchanged requests: one path walk per
+/// pair, not per request (full-length runs have tens of millions of requests over a few
+/// hundred thousand pairs), and what the requests table needs of the network, so that
+/// the network can be released before the table is built.
+pub struct PairSwitches(std::collections::HashMap<(u32, u32), u32>);
+
+impl PairSwitches {
+    pub fn of(records: &[RequestRecord], net: &crate::net::Network) -> Self {
+        let mut map = std::collections::HashMap::new();
+        for x in records {
+            map.entry((x.client, x.server))
+                .or_insert_with(|| net.switches_on_path(x.client, x.server));
+        }
+        PairSwitches(map)
+    }
+
+    fn get(&self, client: u32, server: u32) -> u32 {
+        self.0[&(client, server)]
+    }
 }
 
 impl RequestColumns {
@@ -620,15 +638,11 @@ impl RequestColumns {
             response_bytes: vec![0; n],
             start_us: vec![0.0; n],
             latency_us: vec![0.0; n],
-            switches_of_pair: Default::default(),
         }
     }
 
-    fn set(&mut self, i: usize, x: &RequestRecord, net: &crate::net::Network) {
-        let switches = *self
-            .switches_of_pair
-            .entry((x.client, x.server))
-            .or_insert_with(|| net.switches_on_path(x.client, x.server));
+    fn set(&mut self, i: usize, x: &RequestRecord, pairs: &PairSwitches) {
+        let switches = pairs.get(x.client, x.server);
         self.client[i] = x.client as i32;
         self.server[i] = x.server as i32;
         self.switches[i] = switches as i32;
@@ -683,9 +697,10 @@ impl RequestColumns {
 /// One row per memcached request: who asked whom, across how many switches, what, how big,
 /// and its latency (NaN if it never completed, as a lost UDP request).
 pub fn requests_table(r: &[RequestRecord], net: &crate::net::Network) -> Table {
+    let pairs = PairSwitches::of(r, net);
     let mut cols = RequestColumns::zeroed(r.len());
     for (i, x) in r.iter().enumerate() {
-        cols.set(i, x, net);
+        cols.set(i, x, &pairs);
     }
     cols.into_table()
 }
@@ -697,11 +712,11 @@ const RETURN_EVERY: usize = 1 << 20;
 /// the columns from the back, and the records' memory is given back as they go (shrinking
 /// a large allocation returns its pages in place), so the records and the table are never
 /// held whole at once: a full-length run has tens of millions of each.
-pub fn take_requests_table(mut r: Vec<RequestRecord>, net: &crate::net::Network) -> Table {
+pub fn take_requests_table(mut r: Vec<RequestRecord>, pairs: &PairSwitches) -> Table {
     let mut cols = RequestColumns::zeroed(r.len());
     while let Some(x) = r.pop() {
         let i = r.len();
-        cols.set(i, &x, net);
+        cols.set(i, &x, pairs);
         if i.is_multiple_of(RETURN_EVERY) {
             r.shrink_to_fit();
         }
