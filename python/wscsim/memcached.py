@@ -91,7 +91,8 @@ def upper_quantiles(values: np.ndarray, probs: np.ndarray, step: int = 1 << 20) 
     ranks = (n - 1) * np.asarray(probs, dtype=float)
     k = int(np.searchsorted(cum[:-1], np.floor(ranks.min()), side="right")) - 1
     bound, below = (sample[k], int(cum[k])) if k >= 0 else (-np.inf, 0)
-    kept = np.sort(np.concatenate([x[x >= bound] for start in range(0, len(values), step) for x in [values[start : start + step]]]))
+    slices = (values[start : start + step] for start in range(0, len(values), step))
+    kept = np.sort(np.concatenate([x[x >= bound] for x in slices]))
     lo = np.floor(ranks).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
     a, b = kept[lo - below], kept[hi - below]
