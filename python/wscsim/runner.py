@@ -74,7 +74,7 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
         summary["captures"] = [{"name": name, "file": f"capture/{name}.pcap", "packets": kept, "packets_seen": seen}
                                for name, _, kept, seen in points]
     native = sim.tables()
-    del sim  # the simulation's memory goes before its tables are converted
+    del sim  # tables() consumed the simulation (its memory went before the largest table was built)
     return Outcome(summary, frames_from_native(native), captures)
 
 
