@@ -141,3 +141,38 @@ def test_upper_quantiles_are_numpys():
     assert np.allclose(upper_quantiles(np.full(1000, 7.5), probs), 7.5)
     assert np.allclose(upper_quantiles(np.array([np.nan, 3.0]), probs), 3.0)
     assert np.isnan(upper_quantiles(np.array([np.nan]), probs)).all()
+
+
+def test_percentiles_match_pandas_per_case_and_hop_class():
+    """percentiles() (the table's own columns for a single run, one copy per case) gives
+    pandas' figures per case and hop class, the lost requests, and no row for a case
+    with none answered."""
+    import pandas as pd
+
+    from wscsim.memcached import HOP_CLASSES, percentiles
+
+    rng = np.random.default_rng(3)
+    n = 20_000
+    lat = np.exp(rng.normal(4, 1, n))
+    lat[::37] = np.nan
+    q = pd.DataFrame({"load": np.repeat([0.5, 0.9], n // 2), "client": np.zeros(n, np.int32),
+                      "hops_class": pd.Categorical.from_codes(rng.integers(0, 3, n), categories=list(HOP_CLASSES)),
+                      "latency_us": lat})
+    q.loc[(q["load"] == 0.9) & (q["hops_class"] == "local"), "latency_us"] = np.nan  # never answered
+    for by_hops in (False, True):
+        got = percentiles(q, by_hops=by_hops)
+        keys = ["load"] + (["hops_class"] if by_hops else [])
+        for key, g in q.groupby(keys, observed=True):
+            row = got[(got[keys] == pd.Series(dict(zip(keys, key)))).all(axis=1)]
+            done = g["latency_us"].dropna()
+            if done.empty:
+                assert row.empty
+                continue
+            assert len(row) == 1
+            r = row.iloc[0]
+            assert r["requests"] == len(done) and r["lost"] == g["latency_us"].isna().sum()
+            assert np.isclose(r["mean_us"], done.mean(), rtol=1e-12)
+            for p, col in ((50, "p50_us"), (99, "p99_us"), (99.9, "p999_us")):
+                assert r[col] == np.percentile(done, p)
+    single = percentiles(q[q["load"] == 0.5].drop(columns="load"))
+    assert len(single) == 1 and single.iloc[0]["requests"] == q.loc[q["load"] == 0.5, "latency_us"].notna().sum()

@@ -23,28 +23,25 @@ def _keys(q: pd.DataFrame) -> list[str]:
 
 
 def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
-    """p50, p99 and p99.9 latency (us), mean, and request counts per case (and hop class)."""
+    """p50, p99 and p99.9 latency (us), mean, and request counts per case (and hop class);
+    with cases, `lost` counts the requests never answered. A case with no answered request
+    has no row."""
     q = _requests(res)
     keys = _keys(q) + (["hops_class"] if by_hops else [])
-    # Only the columns used, so that filtering copies those alone (a full-length run's
-    # requests table is gigabytes).
-    done = _completed(q[keys + ["latency_us"]])
     rows = []
-    for key, g in done.groupby(keys, observed=True) if keys else [((), done)]:
-        lat = g["latency_us"].to_numpy()
-        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        row.update({"requests": len(g), "mean_us": lat.mean(), "p50_us": np.percentile(lat, 50), "p99_us": np.percentile(lat, 99), "p999_us": np.percentile(lat, 99.9)})
+    for key, a in _cases(q, keys, ["latency_us"], sort=True):
+        lat = a["latency_us"]
+        done = lat[~np.isnan(lat)]  # one copy per case, partitioned in place below
+        if not len(done):
+            continue
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,))) if keys else {}
+        row.update({"requests": len(done), "mean_us": done.mean()})
+        p50, p99, p999 = np.percentile(done, [50, 99, 99.9], overwrite_input=True)
+        row.update({"p50_us": p50, "p99_us": p99, "p999_us": p999})
+        if keys:
+            row["lost"] = len(lat) - len(done)
         rows.append(row)
-    out = pd.DataFrame(rows)
-    lost = q["latency_us"].isna().groupby([q[k] for k in keys], observed=True).sum().reset_index(name="lost") if keys else None
-    if lost is not None and not out.empty:
-        out = out.merge(lost, on=keys, how="left")
-    return out
-
-
-def _completed(q: pd.DataFrame) -> pd.DataFrame:
-    """The rows of requests that were answered."""
-    return q[q["latency_us"].notna()]
+    return pd.DataFrame(rows)
 
 
 def _case_label(keys: list[str], key) -> str:
@@ -53,10 +50,11 @@ def _case_label(keys: list[str], key) -> str:
     return _label(keys, key if isinstance(key, tuple) else (key,)) if keys else "all requests"
 
 
-def _cases(q: pd.DataFrame, keys: list[str], columns: list[str]):
-    """(case, {column: numpy array}) per case of a requests table, `hops_class` as its
-    codes in HOP_CLASSES. A single run's arrays are the table's own, not copies (a
-    full-length run's requests table is gigabytes); a sweep's are copied per case."""
+def _cases(q: pd.DataFrame, keys: list[str], columns: list[str], sort: bool = False):
+    """(case, {column: numpy array}) per case of a requests table (in the order cases
+    first appear, or sorted), `hops_class` as its codes in HOP_CLASSES. A single run's
+    arrays are the table's own, not copies (a full-length run's requests table is
+    gigabytes); a sweep's are copied per case."""
 
     def arrays(g: pd.DataFrame) -> dict:
         return {c: pd.Categorical(g[c], categories=HOP_CLASSES).codes if c == "hops_class" else g[c].to_numpy() for c in columns}
@@ -64,7 +62,7 @@ def _cases(q: pd.DataFrame, keys: list[str], columns: list[str]):
     if not keys:
         yield "all requests", arrays(q)
         return
-    for key, g in q[keys + columns].groupby(keys, observed=True, sort=False):
+    for key, g in q[keys + columns].groupby(keys, observed=True, sort=sort):
         yield key, arrays(g)
 
 
