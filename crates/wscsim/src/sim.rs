@@ -89,9 +89,9 @@ pub struct Sim {
 }
 
 /// Returns the allocator's free memory to the system. glibc keeps what the simulation's
-/// many small and middle-sized allocations freed (a 2,000-node memcached run's is
-/// hundreds of megabytes) for reuse, and the tables built next are few large allocations
-/// that would not reuse it.
+/// many small and middle-sized allocations freed for reuse, and the tables built next
+/// are few large allocations that would not reuse it (measured on the 2,000-node
+/// memcached run at 10,000 requests per client: 50 MB less resident after the tables).
 fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory; no allocation is live across it
