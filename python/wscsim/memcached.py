@@ -66,6 +66,14 @@ def _cases(q: pd.DataFrame, keys: list[str], columns: list[str], sort: bool = Fa
         yield key, arrays(g)
 
 
+def _slices(step: int, *arrays: np.ndarray):
+    """The arrays (of one length) a slice of `step` rows at a time, side by side: a
+    full-length run's columns are hundreds of megabytes, and a temporary the size of a
+    whole column is what these passes avoid."""
+    for start in range(0, len(arrays[0]), step):
+        yield tuple(a[start : start + step] for a in arrays)
+
+
 def upper_quantiles(values: np.ndarray, probs: np.ndarray, step: int = 1 << 20) -> np.ndarray:
     """np.quantile's (linear) quantiles at `probs` of the values that are not NaN, for
     probabilities near the top (the tail plot's 0.95 to 1), without copying `values`
@@ -77,8 +85,7 @@ def upper_quantiles(values: np.ndarray, probs: np.ndarray, step: int = 1 << 20) 
     sample = values[::stride]
     sample = np.unique(sample[~np.isnan(sample)])
     cum = np.zeros(len(sample) + 1, dtype=np.int64)
-    for start in range(0, len(values), step):
-        x = values[start : start + step]
+    for (x,) in _slices(step, values):
         x = x[~np.isnan(x)]
         # Index k counts the values below sample[k]; the last, every value.
         cum += np.bincount(np.searchsorted(sample, x, side="right"), minlength=len(sample) + 1)
@@ -89,8 +96,7 @@ def upper_quantiles(values: np.ndarray, probs: np.ndarray, step: int = 1 << 20) 
     ranks = (n - 1) * np.asarray(probs, dtype=float)
     k = int(np.searchsorted(cum[:-1], np.floor(ranks.min()), side="right")) - 1
     bound, below = (sample[k], int(cum[k])) if k >= 0 else (-np.inf, 0)
-    slices = (values[start : start + step] for start in range(0, len(values), step))
-    kept = np.sort(np.concatenate([x[x >= bound] for x in slices]))
+    kept = np.sort(np.concatenate([x[x >= bound] for (x,) in _slices(step, values)]))
     lo = np.floor(ranks).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
     a, b = kept[lo - below], kept[hi - below]
@@ -140,8 +146,7 @@ def _class_histograms(codes: np.ndarray, lat: np.ndarray, bins: np.ndarray, step
     nbins = len(bins) - 1
     counts = np.zeros((len(HOP_CLASSES), nbins), dtype=np.int64)
     sizes = np.zeros(len(HOP_CLASSES), dtype=np.int64)
-    for start in range(0, len(lat), step):
-        x, c = lat[start : start + step], codes[start : start + step]
+    for x, c in _slices(step, lat, codes):
         sizes += np.bincount(c[x > 0], minlength=len(HOP_CLASSES))
         i = np.searchsorted(bins, x, side="right") - 1
         i[x == bins[-1]] = nbins - 1
@@ -154,8 +159,7 @@ def _class_histograms(codes: np.ndarray, lat: np.ndarray, bins: np.ndarray, step
 def _positive_range(lat: np.ndarray, step: int = 1 << 20) -> tuple[float, float] | None:
     """The least and greatest positive latency (NaN is neither), a slice at a time."""
     lo, hi = np.inf, -np.inf
-    for start in range(0, len(lat), step):
-        x = lat[start : start + step]
+    for (x,) in _slices(step, lat):
         x = x[x > 0]
         if len(x):
             lo, hi = min(lo, x.min()), max(hi, x.max())
