@@ -14,6 +14,7 @@ use crate::transport::dma::DmaEvent;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
 
+mod slots;
 mod threads;
 
 /// Every layer's events, one variant per layer. Each layer schedules and handles its own
@@ -84,6 +85,8 @@ pub struct Sim {
     lane_owner: Vec<u32>,
     /// What decides `lane_owner`, measured as the run goes.
     balance: Balance,
+    /// The timeslot engine's state (None: the event engine runs the scenario).
+    slots: Option<slots::Slots>,
     started: bool,
     finished: bool,
 }
@@ -473,6 +476,13 @@ impl Sim {
         let end_ps = scenario.duration.0;
         let mut services = services_for(&workload, &net)?;
         services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
+        let slots = match (&workload, config::EngineCfg::timeslots(scenario.engine.as_ref())) {
+            (crate::workload::WorkloadSpec::Udp { sources, payload_bytes, .. }, true) => {
+                let host = sources.first().copied().unwrap_or(0);
+                Some(slots::Slots::new(&net, host, *payload_bytes)?)
+            }
+            _ => None,
+        };
         let apps = Apps::build(
             workload,
             &mut tcp,
@@ -530,6 +540,7 @@ impl Sim {
             threads,
             lane_owner,
             balance,
+            slots,
             started: false,
             finished: false,
         })
@@ -618,6 +629,9 @@ impl Sim {
 
     /// Runs until simulated time `until_ps` (or the end of the run). Returns whether the run ended.
     pub fn run_until(&mut self, until_ps: TimePs) -> bool {
+        if self.slots.is_some() {
+            return self.run_slots(until_ps);
+        }
         if !self.started {
             self.start();
         }
@@ -1279,6 +1293,10 @@ impl Sim {
                 "ok": inv.ok(),
             },
             "queue_samples_truncated": self.metrics.queue_samples_truncated,
+            "timeslots": self.slots.as_ref().map(|s| serde_json::json!({
+                "slots": s.done,
+                "slot_ns": s.slot_ps as f64 / 1e3,
+            })),
             "services": self.services.user_results(),
         })
     }

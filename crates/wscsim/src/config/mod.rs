@@ -17,6 +17,7 @@ pub mod power;
 pub mod ramcloud;
 pub mod scheme;
 pub mod switch_model;
+pub mod timeslots;
 pub mod topology;
 pub use crate::units;
 
@@ -112,6 +113,18 @@ pub struct EngineCfg {
     /// The results are the same for any number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<i64>,
+    /// "events" (default: every transmission, arrival and timer at its own time) or
+    /// "timeslots": Flexplane's emulator model, the fabric advanced in timeslots of one
+    /// full-size frame, for open-loop UDP loads (`sim::slots`; docs/schemes.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
+impl EngineCfg {
+    /// Whether the scenario asks for the timeslot engine.
+    pub fn timeslots(e: Option<&EngineCfg>) -> bool {
+        e.and_then(|e| e.mode.as_deref()) == Some("timeslots")
+    }
 }
 
 /// `[[failures]]`: the link between two named nodes, or every link of one named server or

@@ -137,6 +137,10 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         super::emulation::resolve(e, n_hosts, sc.duration.0)?;
     }
     resolve_engine(&mut sc)?;
+    if super::EngineCfg::timeslots(sc.engine.as_ref()) {
+        let py = !runtime.python_services.is_empty();
+        super::timeslots::check(&sc, &graph, &workload, &host, py)?;
+    }
     if let (Some(w), None) = (power.storage_w, host.storage) {
         return Err(err(
             "power.storage_w",
@@ -188,6 +192,9 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     let partitioned = *e.partitioned.get_or_insert(threads_given);
     let order = e.lane_order.get_or_insert_with(|| "forward".into());
     one_of("engine.lane_order", order, &["forward", "reverse"])?;
+    if let Some(mode) = &e.mode {
+        one_of("engine.mode", mode, super::timeslots::MODES)?;
+    }
     if !partitioned {
         return Ok(());
     }

@@ -13,6 +13,7 @@ pub use crate::packet;
 pub use partition::NetView;
 pub mod routing;
 pub mod service_queues;
+pub mod slotted;
 
 use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
@@ -649,6 +650,13 @@ impl Network {
         in_port: u32,
         pkt: PktId,
     ) {
+        let port = self.route_at(node, pkt);
+        self.enqueue_at_port(ev, port, pkt, in_port);
+    }
+
+    /// The output port switch `node` sends `pkt` by: ECMP's choice, or its custom scheme's.
+    #[inline(always)]
+    fn route_at(&mut self, node: u32, pkt: PktId) -> u32 {
         let n = &self.nodes[node as usize];
         let (sw, base) = (n.index, n.port_base);
         let p = self.pool.get(pkt);
@@ -660,7 +668,7 @@ impl Network {
                 local = choice;
             }
         }
-        self.enqueue_at_port(ev, base + local, pkt, in_port);
+        base + local
     }
 
     /// The packet at the head of `port`'s link reaches the far end. Returns it with the
@@ -907,6 +915,16 @@ impl Network {
             self.enqueue_in_slot(ev, port, pkt);
             return;
         }
+        if self.admit(port, pkt, in_port, now) {
+            self.try_transmit(ev, port);
+        }
+    }
+
+    /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme within the
+    /// admission limit, counting marks, drops and the buffer's use; returns whether the
+    /// port has a packet newly queued (it may start sending).
+    #[inline(always)]
+    fn admit(&mut self, port: u32, pkt: PktId, in_port: u32, now: TimePs) -> bool {
         let limit_bytes = self.admission_limit(port, in_port);
         let Network {
             pool,
@@ -940,11 +958,14 @@ impl Network {
             self.counters.buffer_violations += 1;
         }
         match verdict {
-            Verdict::Accepted | Verdict::AcceptedMarked => self.try_transmit(ev, port),
-            Verdict::Dropped => self.drop_packet(now, port, pkt),
+            Verdict::Accepted | Verdict::AcceptedMarked => true,
+            Verdict::Dropped => {
+                self.drop_packet(now, port, pkt);
+                false
+            }
             Verdict::DroppedOther(other) => {
                 self.drop_packet(now, port, other);
-                self.try_transmit(ev, port);
+                true
             }
         }
     }

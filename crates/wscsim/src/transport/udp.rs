@@ -135,12 +135,45 @@ impl Udp {
         payload_bytes: u32,
         tag: u64,
     ) {
-        let s = &mut self.streams[stream as usize];
+        let src = self.streams[stream as usize].src;
         if hosts.costed {
             // One sendmsg per datagram; the copy is charged on the transmit path.
             let core = hosts.core_of(hash);
-            hosts.syscall(s.src, core, ev.now(), 0);
+            hosts.syscall(src, core, ev.now(), 0);
         }
+        let id = self.datagram(net, stream, dst, hash, payload_bytes, tag, ev.now());
+        hosts.send(net, ev, src, id);
+    }
+
+    /// Sends nothing: makes one datagram of `stream` to `dst` now (counted as the
+    /// stream's and the network's) for whoever puts it on the network (the timeslot
+    /// engine). A random destination's flow hash is the one `send_to` gives it.
+    pub fn datagram_to(
+        &mut self,
+        net: &mut Network,
+        stream: u32,
+        dst: u32,
+        payload_bytes: u32,
+        now: crate::engine::TimePs,
+    ) -> crate::packet::PktId {
+        let s = &self.streams[stream as usize];
+        let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
+        net.counters.sent += 1;
+        self.datagram(net, stream, dst, hash, payload_bytes, 0, now)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn datagram(
+        &mut self,
+        net: &mut Network,
+        stream: u32,
+        dst: u32,
+        hash: u32,
+        payload_bytes: u32,
+        tag: u64,
+        now: crate::engine::TimePs,
+    ) -> crate::packet::PktId {
+        let s = &mut self.streams[stream as usize];
         s.sent_pkts += 1;
         s.sent_bytes += payload_bytes as u64;
         let pkt = Packet {
@@ -155,11 +188,10 @@ impl Udp {
             payload_bytes,
             seq: tag,
             key: if dst == crate::packet::TO_KEY { tag } else { 0 },
-            ts_ps: ev.now(),
+            ts_ps: now,
             ..Default::default()
         };
-        let id = net.pool.alloc(pkt);
-        hosts.send(net, ev, s.src, id);
+        net.pool.alloc(pkt)
     }
 
     pub fn on_packet(&mut self, pkt: &Packet) {

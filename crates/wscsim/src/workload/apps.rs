@@ -273,6 +273,17 @@ impl Apps {
         }
     }
 
+    /// The run's UDP source with its application id (the timeslot engine drives it).
+    pub fn udp_source_mut(&mut self) -> Option<(u32, &mut udp_source::UdpSource)> {
+        self.list
+            .iter_mut()
+            .enumerate()
+            .find_map(|(id, a)| match a {
+                App::UdpSource(s) => Some((id as u32, s)),
+                _ => None,
+            })
+    }
+
     /// Where the run's UDP sources send (None: no UDP source).
     pub fn udp_target(&self) -> Option<udp_source::Target> {
         self.list.iter().find_map(|a| match a {

@@ -108,28 +108,8 @@ impl UdpSource {
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        self.first_rec = ctx.metrics.flows.len() as u32;
+        self.open(id, ctx.udp, &mut ctx.metrics.flows);
         for i in 0..self.sources.len() {
-            let s = self.sources[i];
-            let dst = match self.destination {
-                Target::Host(h) => h,
-                _ => NONE,
-            };
-            let st = ctx.udp.open(s, dst, id);
-            self.streams.push(st);
-            self.sent.push(0);
-            ctx.metrics.flows.push(FlowRecord {
-                flow_id: st,
-                src: s,
-                dst,
-                size_bytes: 0,
-                start_ps: 0,
-                end_ps: NEVER,
-                bytes_received: 0,
-                ideal_ps: 0,
-                dscp: 0,
-                tcp: false,
-            });
             let first = self.gap_ps(i);
             ctx.ev.schedule(
                 first,
@@ -141,7 +121,36 @@ impl UdpSource {
         }
     }
 
-    fn gap_ps(&mut self, i: usize) -> u64 {
+    /// Opens one stream per source, each with its flow record (application `id`'s).
+    pub fn open(&mut self, id: u32, udp: &mut crate::transport::Udp, flows: &mut Vec<FlowRecord>) {
+        self.first_rec = flows.len() as u32;
+        for i in 0..self.sources.len() {
+            let s = self.sources[i];
+            let dst = match self.destination {
+                Target::Host(h) => h,
+                _ => NONE,
+            };
+            let st = udp.open(s, dst, id);
+            self.streams.push(st);
+            self.sent.push(0);
+            flows.push(FlowRecord {
+                flow_id: st,
+                src: s,
+                dst,
+                size_bytes: 0,
+                start_ps: 0,
+                end_ps: NEVER,
+                bytes_received: 0,
+                ideal_ps: 0,
+                dscp: 0,
+                tcp: false,
+            });
+        }
+    }
+
+    /// The time from source `i`'s previous datagram (or the start) to its next: the mean
+    /// gap, or an exponential draw from the source's own generator.
+    pub fn gap_ps(&mut self, i: usize) -> u64 {
         let mean = self.mean_gap_s();
         let s = if self.poisson {
             let u: f64 = self.rngs[i].random();
@@ -193,6 +202,21 @@ impl UdpSource {
         if next < ctx.end_ps {
             ctx.ev.schedule(next, AppEvent::Timer { app: id, tag });
         }
+    }
+
+    /// Source `i`'s next datagram, made at `now` without sending it (the timeslot engine
+    /// queues it): to the fixed destination, or the next one drawn. Only for targets that
+    /// are hosts.
+    pub fn next_datagram(
+        &mut self,
+        i: usize,
+        net: &mut crate::net::Network,
+        udp: &mut crate::transport::Udp,
+        now: crate::engine::TimePs,
+    ) -> crate::packet::PktId {
+        let src = self.sources[i];
+        let dst = self.next_destination(net, i, src);
+        udp.datagram_to(net, self.streams[i], dst, self.payload_bytes, now)
     }
 
     /// The host source `i` (host `src`) sends its next datagram to, for the targets that
