@@ -74,7 +74,7 @@ def print_summary(res, verbose: bool = False, console=None) -> None:
             console.print(table)
     else:
         console.print(f"[bold]{name}[/]: {s['simulated_seconds']:.4g} s simulated in {s['wall_seconds']:.2f} s wall, "
-                      f"{s['events']:,} events, {s['packet_hops']:,} packet-hops")
+                      f"{_work(s)}, {s['packet_hops']:,} packet-hops")
         head = s.get("headline", {})
         table = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
         for k in headline_keys(head):
@@ -138,3 +138,11 @@ def print_catalogue(console=None) -> None:
     for k, v in rows:
         models.add_row(k, v)
     console.print(models)
+
+
+def _work(s: dict) -> str:
+    """What the engine did: its events, or the timeslot engine's slots (it has no events)."""
+    slots = s.get("timeslots")
+    if slots:
+        return f"{slots['slots']:,} timeslots of {slots['slot_ns']:g} ns"
+    return f"{s['events']:,} events"

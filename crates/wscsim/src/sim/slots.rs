@@ -132,6 +132,8 @@ impl Sim {
     }
 
     /// Step 1: what left ports in the previous slot lands.
+    // Kept out of line: the three steps inlined into one loop ran 4% slower.
+    #[inline(never)]
     fn land(&mut self, slots: &mut Slots, now: TimePs) {
         std::mem::swap(&mut slots.on_wires, &mut slots.landing);
         for i in 0..slots.landing.len() {
@@ -139,20 +141,18 @@ impl Sim {
             match self.net.slot_land(port, pkt, now) {
                 (Landing::Switched, Some(out)) => slots.mark_backlogged(out),
                 (Landing::Switched, None) => {}
-                (Landing::Host { pkt, .. }, _) => crate::transport::receive(
-                    &mut self.net,
-                    &mut self.hosts,
-                    &mut self.ev,
-                    &mut self.tcp,
-                    &mut self.udp,
-                    pkt,
-                ),
+                (Landing::Host { pkt, .. }, _) => {
+                    // Only UDP datagrams travel here (`config::timeslots`).
+                    self.udp.on_packet(self.net.pool.get(pkt));
+                    self.net.delivered(pkt);
+                }
             }
         }
         slots.landing.clear();
     }
 
     /// Step 2: the sources' datagrams made up to the slot's start enter their NICs.
+    #[inline(never)]
     fn make_datagrams(&mut self, slots: &mut Slots, now: TimePs) {
         let end_ps = self.apps.end_ps;
         let (_, src) = self.apps.udp_source_mut().expect("checked: a UDP workload");
@@ -169,6 +169,7 @@ impl Sim {
     }
 
     /// Step 3: every backlogged port sends its share of packets.
+    #[inline(never)]
     fn send(&mut self, slots: &mut Slots, now: TimePs) {
         for w in 0..slots.backlog.len() {
             let mut bits = slots.backlog[w];
