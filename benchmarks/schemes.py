@@ -6,7 +6,9 @@ one 10 Gbit/s switch at 90% load, in two ways:
   its transport (TCP senders and receivers, ACKs, timers simulated too);
 - open loop: Poisson UDP datagrams of 1500-byte packets, each to a random other host,
   Flexplane's own stress load (its endpoints were real machines, load came from other
-  cores, and the emulator only moved abstract packets through the switch).
+  cores, and the emulator only moved abstract packets through the switch), under the
+  event engine and under the timeslot engine (`engine.mode = "timeslots"`, Flexplane's
+  emulator model).
 
 Reports simulated switch throughput per wall-clock second on one core (Flexplane emulated
 about 120 Gbit/s per core for DropTail and DCTCP and 85 Gbit/s for pFabric, in real time),
@@ -65,6 +67,14 @@ def open_loop(scheme, duration="50ms") -> dict:
     return sc
 
 
+def open_loop_timeslots(scheme, duration="50ms") -> dict:
+    """The open-loop rack under the timeslot engine (Flexplane's emulator model: slots of
+    one full-size frame, no time inside a slot; docs/model-reference.md)."""
+    sc = open_loop(scheme, duration)
+    sc["engine"] = {"mode": "timeslots"}
+    return sc
+
+
 def python_slowdown() -> tuple[float, float]:
     """Wall seconds of the same scenario with the built-in priority scheme and with the
     Python prototype in examples/strict_priority.py, both through the Python API."""
@@ -76,7 +86,7 @@ def python_slowdown() -> tuple[float, float]:
     out = []
     for sc in (base, py):
         t0 = time.perf_counter()
-        r = wscsim.run(sc)
+        r = wscsim.run(sc, allow_python=True)
         out.append((time.perf_counter() - t0, r.summary["packet_hops"]))
     assert out[0][1] == out[1][1], "the Python scheme must forward exactly like the built-in one"
     return out[0][0], out[1][0]
@@ -88,16 +98,17 @@ def main() -> int:
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-p", "wscsim", "--quiet"], cwd=ROOT, check=True)
     lines = [
-        "| scheme | closed loop (TCP flows): switch Gbit/s per wall s | packet-hops/s | wall s | open loop (UDP): switch Gbit/s per wall s | packet-hops/s | wall s | peak MiB |",
-        "|---|---|---|---|---|---|---|---|",
+        "| scheme | closed loop (TCP flows): switch Gbit/s per wall s | packet-hops/s | wall s | open loop (UDP): switch Gbit/s per wall s | packet-hops/s | wall s "
+        "| open loop, timeslot engine: switch Gbit/s per wall s | packet-hops/s | wall s | peak MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, (scheme, transport) in SCHEMES.items():
         c = native(rack(scheme, transport))
         o = native(open_loop(scheme))
-        lines.append(
-            f"| {name} | {c['switch_gbit_per_wall_second']:.0f} | {c['packet_hops_per_second'] / 1e6:.2f} M | {c['wall_seconds']:.2f} "
-            f"| {o['switch_gbit_per_wall_second']:.0f} | {o['packet_hops_per_second'] / 1e6:.2f} M | {o['wall_seconds']:.2f} | {max(c['peak_rss_mib'], o['peak_rss_mib']):.0f} |"
-        )
+        t = native(open_loop_timeslots(scheme))
+        peak = max(c["peak_rss_mib"], o["peak_rss_mib"], t["peak_rss_mib"])
+        cells = [f"{r['switch_gbit_per_wall_second']:.0f} | {r['packet_hops_per_second'] / 1e6:.2f} M | {r['wall_seconds']:.2f}" for r in (c, o, t)]
+        lines.append(f"| {name} | {' | '.join(cells)} | {peak:.0f} |")
     table = "\n".join(lines)
     b, p = python_slowdown()
     py_line = f"Python scheme (examples/strict_priority.py) against the built-in priority scheme, same 5 ms run through the Python API: {p:.2f} s against {b:.2f} s wall ({p / b:.0f}x slower)."

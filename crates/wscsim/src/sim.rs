@@ -476,8 +476,18 @@ impl Sim {
         let end_ps = scenario.duration.0;
         let mut services = services_for(&workload, &net)?;
         services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
-        let slots = match (&workload, config::EngineCfg::timeslots(scenario.engine.as_ref())) {
-            (crate::workload::WorkloadSpec::Udp { sources, payload_bytes, .. }, true) => {
+        let slots = match (
+            &workload,
+            config::EngineCfg::timeslots(scenario.engine.as_ref()),
+        ) {
+            (
+                crate::workload::WorkloadSpec::Udp {
+                    sources,
+                    payload_bytes,
+                    ..
+                },
+                true,
+            ) => {
                 let host = sources.first().copied().unwrap_or(0);
                 Some(slots::Slots::new(&net, host, *payload_bytes)?)
             }

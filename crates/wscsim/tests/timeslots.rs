@@ -43,7 +43,11 @@ fn a_lone_flow_never_waits() {
     ));
     assert_eq!(slot_ps(&s), SLOT_PS);
     let busy: Vec<_> = s.net.ports.iter().filter(|p| p.stats.tx_pkts > 0).collect();
-    assert_eq!(busy.len(), 2, "the source's NIC and the switch port to host 0");
+    assert_eq!(
+        busy.len(),
+        2,
+        "the source's NIC and the switch port to host 0"
+    );
     for p in busy {
         assert_eq!(p.stats.wait_ps_sum, 0);
         assert_eq!(p.stats.max_queue_bytes, 1518);

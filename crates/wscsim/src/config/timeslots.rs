@@ -57,7 +57,11 @@ pub fn check(
         (!sc.failures.is_empty(), "failures", "no [[failures]]"),
         (sc.churn.is_some(), "churn", "no [churn]"),
         (sc.emulation.is_some(), "emulation", "no [emulation]"),
-        (sc.metrics.capture.is_some(), "metrics.capture", "no capture"),
+        (
+            sc.metrics.capture.is_some(),
+            "metrics.capture",
+            "no capture",
+        ),
         (sc.metrics.trace.is_some(), "metrics.trace", "no trace"),
         (python_services, "runtime.services", "no services"),
     ];

@@ -76,5 +76,4 @@ impl Network {
     pub fn slot_backlogged(&self, port: u32) -> bool {
         self.ports[port as usize].pkts_queued > 0
     }
-
 }
