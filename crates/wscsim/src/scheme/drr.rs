@@ -63,9 +63,15 @@ impl Drr {
     pub fn classify(&self, ctx: &PortCtx, pkt: PktId) -> usize {
         let p = ctx.packet(pkt);
         let n = ctx.queues.len() as u64;
-        match self.classify_by {
-            DrrClassify::Flow => (crate::engine::rng::mix64(p.hash as u64) % n) as usize,
-            DrrClassify::Dscp => (p.dscp as u64 % n) as usize,
+        let key = match self.classify_by {
+            DrrClassify::Flow => crate::engine::rng::mix64(p.hash as u64),
+            DrrClassify::Dscp => p.dscp as u64,
+        };
+        // The same remainder without a division when the count is a power of two.
+        if n.is_power_of_two() {
+            (key & (n - 1)) as usize
+        } else {
+            (key % n) as usize
         }
     }
 
