@@ -60,6 +60,15 @@ struct Parts<E> {
     global: Lane<E>,
     /// Per source lane, what it scheduled for others in this window, in its own order.
     outbox: Vec<Vec<Mail<E>>>,
+    /// Per lane, whether this thread runs it (the rest run on other threads).
+    own: Vec<bool>,
+    /// Per lane run elsewhere, the mail handed over for it at the last window's close, in
+    /// the order it would have entered the lane: the thread that runs the lane puts it in
+    /// when it opens the lane (`lanes::SharedLanes::open`), so that handing over the mail
+    /// is shared between threads.
+    inbox: Vec<Vec<(TimePs, E)>>,
+    /// The earliest time in `inbox`, until the lanes' threads take it.
+    inbox_first_ps: Option<TimePs>,
     /// Scheduled outside any partition (set-up, global events): the caller routes them.
     unrouted: Vec<(TimePs, E)>,
     classify: fn(&E) -> Route,
@@ -139,6 +148,9 @@ impl<E: Copy> EventQueue<E> {
                 .collect(),
             global: Lane::new(),
             outbox: (0..n).map(|_| Vec::new()).collect(),
+            own: vec![true; n],
+            inbox: (0..n).map(|_| Vec::new()).collect(),
+            inbox_first_ps: None,
             unrouted,
             classify,
             lookahead_ps,
@@ -192,6 +204,11 @@ impl<E: Copy> EventQueue<E> {
     /// in order (reversed when `set_lane_order_reversed` asked for it).
     pub fn set_own_lanes(&mut self, lanes: &[usize]) {
         if let Some(p) = self.parts.as_mut() {
+            p.flush_inboxes();
+            p.own.fill(false);
+            for &i in lanes {
+                p.own[i] = true;
+            }
             p.order = lanes.to_vec();
             if p.reversed {
                 p.order.reverse();
@@ -212,6 +229,7 @@ impl<E: Copy> EventQueue<E> {
         Some(lanes::SharedLanes::new(
             &mut p.lanes,
             &mut p.outbox,
+            &mut p.inbox,
             p.classify,
         ))
     }
@@ -352,6 +370,7 @@ impl<E: Copy> EventQueue<E> {
                 p.lanes.iter().map(Lane::len).sum::<usize>()
                     + p.global.len()
                     + p.outbox.iter().map(Vec::len).sum::<usize>()
+                    + p.inbox.iter().map(Vec::len).sum::<usize>()
                     + p.unrouted.len()
             }
         }
@@ -468,25 +487,54 @@ impl<E: Copy> Parts<E> {
         }
     }
 
-    /// Hands every outbox over, source lane by source lane.
+    /// Hands every outbox over, source lane by source lane: into this thread's lanes and
+    /// the global lane, and into the inboxes of lanes other threads run (each lane gets its
+    /// mail in the same order either way).
     fn deliver(&mut self) {
         let Parts {
             outbox,
             lanes,
             global,
+            own,
+            inbox,
+            inbox_first_ps,
             ..
         } = self;
         for mail in outbox.iter_mut() {
             for (to, t, kind) in mail.drain(..) {
-                enqueue(lanes, global, to, t, kind);
+                match to {
+                    Some(q) if !own[q as usize] => {
+                        inbox[q as usize].push((t, kind));
+                        *inbox_first_ps = Some(inbox_first_ps.map_or(t, |f| f.min(t)));
+                    }
+                    _ => enqueue(lanes, global, to, t, kind),
+                }
             }
         }
     }
 
-    /// The earliest time in any partition lane and in the global lane; None when all are
-    /// empty.
+    /// Puts the inboxes' mail into its lanes here (before anything else may enter them: a
+    /// global event's, or a change of which thread runs which lane).
+    fn flush_inboxes(&mut self) {
+        if self.inbox_first_ps.take().is_none() {
+            return;
+        }
+        for (lane, mail) in self.lanes.iter_mut().zip(self.inbox.iter_mut()) {
+            for (t, kind) in mail.drain(..) {
+                lane.schedule(t, kind);
+            }
+        }
+    }
+
+    /// The earliest time in any partition lane (or inbox) and in the global lane; None
+    /// when all are empty.
     fn next_times(&mut self) -> Option<(Option<TimePs>, Option<TimePs>)> {
-        let lane = self.lanes.iter_mut().filter_map(Lane::next_time_ps).min();
+        let lane = self
+            .lanes
+            .iter_mut()
+            .filter_map(Lane::next_time_ps)
+            .chain(self.inbox_first_ps)
+            .min();
         let global = self.global.next_time_ps();
         (lane.is_some() || global.is_some()).then_some((lane, global))
     }
@@ -520,6 +568,8 @@ impl<E: Copy> Parts<E> {
                 let bound = last.min(until_ps);
                 if self.meet_at_open && self.opened_to.is_none_or(|t| t < bound) {
                     self.opened_to = Some(bound);
+                    // The lanes' threads take their inboxes as they open them.
+                    self.inbox_first_ps = None;
                     self.meeting = Some(Meeting::Open { last_ps: bound });
                     return None;
                 }
@@ -552,7 +602,9 @@ impl<E: Copy> Parts<E> {
                 if g > until_ps {
                     return None;
                 }
-                // A barrier: every lane has run up to `g`; global events run alone.
+                // A barrier: every lane has run up to `g`; global events run alone, after
+                // the mail that reached the lanes before them.
+                self.flush_inboxes();
                 self.barrier_ps = g;
                 for l in self.lanes.iter_mut() {
                     l.advance_to(g);

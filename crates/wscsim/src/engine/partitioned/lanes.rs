@@ -11,6 +11,7 @@ use crate::engine::{PartitionId, TimePs};
 pub struct SharedLanes<E> {
     lanes: *mut Lane<E>,
     outboxes: *mut Vec<Mail<E>>,
+    inboxes: *mut Vec<(TimePs, E)>,
     n: usize,
     classify: fn(&E) -> Route,
 }
@@ -24,28 +25,36 @@ impl<E: Copy> SharedLanes<E> {
     pub(super) fn new(
         lanes: &mut [Lane<E>],
         outboxes: &mut [Vec<Mail<E>>],
+        inboxes: &mut [Vec<(TimePs, E)>],
         classify: fn(&E) -> Route,
     ) -> Self {
         assert_eq!(lanes.len(), outboxes.len());
+        assert_eq!(lanes.len(), inboxes.len());
         SharedLanes {
             lanes: lanes.as_mut_ptr(),
             outboxes: outboxes.as_mut_ptr(),
+            inboxes: inboxes.as_mut_ptr(),
             n: lanes.len(),
             classify,
         }
     }
 
-    /// Lane `i` for the window ending at `last_ps` (inclusive).
+    /// Lane `i` for the window ending at `last_ps` (inclusive), with the mail handed over
+    /// for it at the last window's close put in first.
     ///
     /// # Safety
     ///
-    /// While the result lives, no other thread touches lane `i` or its outbox (the queue's
-    /// own thread does not run it: `set_own_lanes`), and the queue is neither dropped nor
-    /// re-partitioned.
+    /// While the result lives, no other thread touches lane `i`, its outbox or its inbox
+    /// (the queue's own thread does not run it: `set_own_lanes`), and the queue is neither
+    /// dropped nor re-partitioned.
     pub unsafe fn open(&self, i: usize, last_ps: TimePs) -> LaneSched<'_, E> {
         assert!(i < self.n, "lane {i} of {}", self.n);
+        let lane = &mut *self.lanes.add(i);
+        for (t, kind) in (*self.inboxes.add(i)).drain(..) {
+            lane.schedule(t, kind);
+        }
         LaneSched {
-            lane: &mut *self.lanes.add(i),
+            lane,
             outbox: &mut *self.outboxes.add(i),
             me: i as PartitionId,
             last_ps,

@@ -1,5 +1,6 @@
 use super::*;
 use crate::engine::rng::mix64;
+use crate::engine::sched::Scheduler;
 
 /// A toy model: each event is a token of a partition (or a global one, `part == GLOBAL`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +29,7 @@ type Traces = Vec<Vec<(TimePs, u64)>>;
 /// times (multiples of 10) so that ties are common; most successors stay in their
 /// partition, some go to another one at the lookahead or later, a few are global, and a
 /// global token's successor goes to any partition at once.
-fn handle(q: &mut EventQueue<Tok>, now: TimePs, tok: Tok) {
+fn handle(q: &mut impl Scheduler<Tok>, now: TimePs, tok: Tok) {
     if now + 2 * LOOKAHEAD >= END {
         return;
     }
@@ -162,4 +163,60 @@ fn an_ordinary_queue_ignores_partitions() {
         .collect();
     assert_eq!(order, vec![1, 2]);
     assert!(q.take_unrouted().is_empty());
+}
+
+/// Lanes 1 and 3 run "on another thread" (here, this one, at each window's opening,
+/// through `shared_lanes` as a helper runs them): the mail for them waits in their inboxes
+/// and enters them as they open, and every partition sees what it sees on one thread.
+#[test]
+fn lanes_run_elsewhere_take_their_mail_in_the_same_order() {
+    let (base, events) = run(false, END);
+    let mut q = EventQueue::new();
+    for id in 0..4 * u64::from(PARTS) {
+        let part = (id % u64::from(PARTS)) as u16;
+        q.schedule(0, Tok { part, id });
+    }
+    q.schedule(
+        0,
+        Tok {
+            part: GLOBAL,
+            id: 99,
+        },
+    );
+    q.partition(usize::from(PARTS), LOOKAHEAD, classify);
+    q.set_own_lanes(&[0, 2]);
+    q.meet_at_windows(true);
+    let mut traces: Traces = vec![Vec::new(); usize::from(PARTS) + 1];
+    route_unrouted(&mut q);
+    let mut elsewhere = 0;
+    loop {
+        while let Some(e) = q.pop_until(END) {
+            let lane = e.kind.part.min(PARTS);
+            traces[usize::from(lane)].push((e.time_ps, e.kind.id));
+            handle(&mut q, e.time_ps, e.kind);
+            route_unrouted(&mut q);
+        }
+        match q.take_meeting() {
+            Some(Meeting::Open { last_ps }) => {
+                let shared = q.shared_lanes().unwrap();
+                for i in [1, 3] {
+                    // SAFETY: this thread runs nothing else until the lane is done.
+                    let mut s = unsafe { shared.open(i, last_ps) };
+                    while let Some(e) = s.pop() {
+                        traces[i].push((e.time_ps, e.kind.id));
+                        handle(&mut s, e.time_ps, e.kind);
+                        elsewhere += 1;
+                    }
+                }
+            }
+            Some(Meeting::Close) => {}
+            None => break,
+        }
+    }
+    assert!(
+        elsewhere > 1_000,
+        "lanes 1 and 3 ran {elsewhere} events elsewhere"
+    );
+    assert_eq!(q.events_processed(), events);
+    assert!(traces == base, "traces differ");
 }
