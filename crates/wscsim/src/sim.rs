@@ -668,7 +668,7 @@ impl Sim {
             self.run_slice(until_ps, Some(&crew))
         });
         // A slice may end inside a window whose helpers' lanes have already run it.
-        crew.absorb(&mut self.net, &mut self.ev);
+        crew.finish(&mut self.net, &mut self.ev);
         finished
     }
 
@@ -680,7 +680,8 @@ impl Sim {
         match (m, crew) {
             (Meeting::Open { last_ps }, Some(crew)) => {
                 self.balance.opened_at = Some(std::time::Instant::now());
-                crew.start(last_ps)
+                crew.start(last_ps);
+                crew.land_owner(&mut self.net);
             }
             (Meeting::Open { .. }, None) => {}
             (Meeting::Close, crew) => {
@@ -692,8 +693,9 @@ impl Sim {
                     self.balance.helpers_s += crew.take_busy_s();
                     crew.absorb(&mut self.net, &mut self.ev);
                     self.rebalance(crew);
+                } else {
+                    self.net.put_remote_on_wires();
                 }
-                self.net.put_remote_on_wires();
             }
         }
     }

@@ -10,7 +10,7 @@ pub mod kbr;
 pub mod link;
 mod partition;
 pub use crate::packet;
-pub use partition::NetView;
+pub use partition::{NetView, RemoteSend};
 pub mod routing;
 pub mod service_queues;
 pub mod slotted;

@@ -141,6 +141,39 @@ impl Network {
     }
 }
 
+/// A packet sent on a wire between partitions: (sending port, packet, arrival time).
+pub type RemoteSend = (u32, PktId, TimePs);
+
+impl Network {
+    /// The partition at the receiving end of each port's wire.
+    pub fn wire_receivers(&self) -> Vec<PartitionId> {
+        self.wires.iter().map(|w| w.to_partition).collect()
+    }
+
+    /// Takes the packets this network (or view) sent on wires between partitions since
+    /// the last call, leaving `into` (empty) in their place.
+    pub fn swap_remote_out(&mut self, into: &mut Vec<RemoteSend>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.remote_out, into);
+    }
+
+    /// Puts the packets of `sent` whose wire leads to a partition `mine` accepts on their
+    /// wires, in order (`receivers`: `wire_receivers`). Each wire has one sender, so the
+    /// packets of one wire are all in one list, in the order they were sent.
+    pub fn land(
+        &mut self,
+        sent: &[RemoteSend],
+        receivers: &[PartitionId],
+        mine: impl Fn(PartitionId) -> bool,
+    ) {
+        for &(port, pkt, at_ps) in sent {
+            if mine(receivers[port as usize]) {
+                self.wires[port as usize].in_flight.push_back((pkt, at_ps));
+            }
+        }
+    }
+}
+
 /// Packets sent on wires between partitions (`Network::remote_out`) go on their wires, in
 /// the order each wire's sender sent them; their arrivals are due after the meeting.
 fn put_on_wires(wires: &mut [Wire], from: &mut Vec<(u32, PktId, TimePs)>) {

@@ -3,16 +3,20 @@
 //! The thread that owns the simulation runs the partitions that hold hosts (their
 //! transports and applications are its alone) and any others it is given; the other
 //! threads run fabric partitions (switches only), each through its own view of the network
-//! (`Network::view`). A window goes: the owner opens it (`start`), every thread runs its
-//! lanes to the window's end, the owner waits for the others (`wait`) and takes back what
-//! their views counted, dropped, freed and sent across (`absorb`), and only then is the
-//! mail handed over, in source partition order as on one thread. Which thread runs which
-//! lane changes nothing in the results: lanes do not interact within a window.
+//! (`Network::view`). A window goes: the owner opens it (`start`), each thread puts on
+//! wires the packets sent across in the last window towards the lanes it runs (`land`)
+//! and runs its lanes to the window's end, the owner waits for the others (`wait`) and
+//! takes back what their views counted, dropped and freed, and what they sent across
+//! (`absorb`), and only then is the mail handed over, in source partition order as on one
+//! thread. Which thread runs which lane changes nothing in the results: lanes do not
+//! interact within a window.
 
 use super::SimEvent;
 use crate::engine::partitioned::lanes::{LaneSched, SharedLanes};
+use crate::engine::PartitionId;
 use crate::engine::{EventQueue, TimePs};
-use crate::net::{NetView, Network};
+use crate::net::{NetView, Network, RemoteSend};
+use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -22,8 +26,26 @@ struct Helper {
     early_mail: u64,
 }
 
+/// What one thread (the owner, or a helper's view) sent on wires between partitions in
+/// the last window. Written by the owner between windows only; read by every thread as
+/// the next window opens.
+struct Landing(UnsafeCell<Vec<RemoteSend>>);
+
+// SAFETY: see `Landing`: writes and reads never overlap (the window's opening orders them).
+unsafe impl Sync for Landing {}
+
 /// The threads of one `run_until` call and what they share.
 pub(super) struct Crew {
+    /// Per sender (0: the owner, h: helper h), what it sent across in the last window:
+    /// the thread that runs each wire's receiving lane puts it on the wire as the next
+    /// window opens, so that no thread waits while another does.
+    landing: Vec<Landing>,
+    /// The partition at the receiving end of each port's wire.
+    receivers: Vec<PartitionId>,
+    /// Times `landing` was filled; each thread lands its share once per filling.
+    landing_gen: AtomicU64,
+    /// The filling the owner has landed its share of.
+    owner_landed: AtomicU64,
     lanes: SharedLanes<SimEvent>,
     /// Per lane, the thread that runs it (0: the owner).
     owner: Vec<AtomicU32>,
@@ -57,6 +79,12 @@ impl Crew {
         owner: &[u32],
     ) -> Crew {
         Crew {
+            landing: (0..threads)
+                .map(|_| Landing(UnsafeCell::new(Vec::new())))
+                .collect(),
+            receivers: net.wire_receivers(),
+            landing_gen: AtomicU64::new(0),
+            owner_landed: AtomicU64::new(0),
             lanes: ev.shared_lanes().expect("a partitioned queue"),
             owner: owner.iter().map(|&t| AtomicU32::new(t)).collect(),
             helpers: (1..threads)
@@ -102,8 +130,54 @@ impl Crew {
         }
     }
 
-    /// Takes back what the helpers' views did since the last call (between windows).
+    /// Takes back what the helpers' views did since the last call (between windows), and
+    /// what every thread sent across, for the next window's opening to land.
     pub(super) fn absorb(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+        let landed = self.landing_gen.load(Ordering::Relaxed);
+        debug_assert_eq!(self.owner_landed.load(Ordering::Relaxed), landed);
+        // SAFETY: between windows: every thread has finished landing the last filling.
+        let sent = |t: usize| unsafe { &mut *self.landing[t].0.get() };
+        sent(0).clear();
+        net.swap_remote_out(sent(0));
+        for (i, h) in self.helpers.iter().enumerate() {
+            let mut h = h.lock().expect("a helper failed");
+            sent(i + 1).clear();
+            h.view.net().swap_remote_out(sent(i + 1));
+            net.absorb(&mut h.view);
+            ev.add_early_mail(std::mem::take(&mut h.early_mail));
+        }
+        self.landing_gen.store(landed + 1, Ordering::Relaxed);
+    }
+
+    /// The owner's share of the landing, as a window opens (after `start`).
+    pub(super) fn land_owner(&self, net: &mut Network) {
+        let gen = self.landing_gen.load(Ordering::Relaxed);
+        if self.owner_landed.swap(gen, Ordering::Relaxed) < gen {
+            self.land(net, 0);
+        }
+    }
+
+    /// Puts on wires what was sent across towards the lanes thread `me` runs.
+    fn land(&self, net: &mut Network, me: u32) {
+        for l in &self.landing {
+            // SAFETY: the owner writes `landing` only between windows (`absorb`, `finish`).
+            let sent = unsafe { &*l.0.get() };
+            net.land(sent, &self.receivers, |p| {
+                self.owner[usize::from(p)].load(Ordering::Relaxed) == me
+            });
+        }
+    }
+
+    /// At the end of the crew's call: lands what no window opened for, then takes back
+    /// what the helpers' views did.
+    pub(super) fn finish(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+        let gen = self.landing_gen.load(Ordering::Relaxed);
+        if self.owner_landed.load(Ordering::Relaxed) < gen {
+            for l in &self.landing {
+                // SAFETY: the helpers have stopped.
+                net.land(unsafe { &*l.0.get() }, &self.receivers, |_| true);
+            }
+        }
         for h in &self.helpers {
             let mut h = h.lock().expect("a helper failed");
             net.absorb(&mut h.view);
@@ -115,6 +189,7 @@ impl Crew {
     pub(super) fn work(&self, me: u32) {
         let _flag = FailFlag(&self.failed);
         let mut done = 0;
+        let mut landed = 0;
         loop {
             spin_until(
                 || self.opened.load(Ordering::Acquire) > done || self.stop.load(Ordering::Acquire),
@@ -127,6 +202,11 @@ impl Crew {
             let last_ps = self.last_ps.load(Ordering::Relaxed);
             let began = std::time::Instant::now();
             let mut h = self.helpers[me as usize - 1].lock().expect("one user");
+            let gen = self.landing_gen.load(Ordering::Relaxed);
+            if landed < gen {
+                self.land(h.view.net(), me);
+                landed = gen;
+            }
             for (lane, o) in self.owner.iter().enumerate() {
                 if o.load(Ordering::Relaxed) == me {
                     // SAFETY: lane `lane` is this thread's alone in this window (`new`).
