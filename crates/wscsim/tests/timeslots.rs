@@ -109,8 +109,8 @@ fn floats(c: &Column) -> Vec<f64> {
 /// 16 under both engines. Both draw the same datagrams (same generators, same order), so
 /// every host sends the same bytes (up to the datagrams made in the last slot). A packet's
 /// arrival at a switch port and its departure from it both move to a slot boundary, later
-/// by less than one slot each, so its wait there, and every switch port's mean wait,
-/// differs by less than one slot between the engines.
+/// by less than one slot each, so (order within a slot aside) its wait there, and every
+/// switch port's mean wait, differs by less than one slot between the engines.
 #[test]
 fn the_same_load_as_the_event_engine() {
     let w = r#""destination":"random","rate":"8Gbps","arrival":"poisson""#;
