@@ -93,6 +93,8 @@ impl Sim {
         let slots = self.slots.as_mut().expect("timeslot run");
         let (id, src) = self.apps.udp_source_mut().expect("checked: a UDP workload");
         src.open(id, &mut self.udp, &mut self.metrics.flows);
+        // The sources and sinks listen to nothing.
+        self.udp.silent = true;
         slots.next_ps = (0..src.sources.len()).map(|i| src.gap_ps(i)).collect();
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
             slots.next_sample_ps = 0;
@@ -119,7 +121,6 @@ impl Sim {
                     false => now + self.metrics.sample_interval_ps,
                 };
             }
-            self.udp.notes.clear();
             slots.done += 1;
         }
         self.slots = Some(slots);

@@ -30,6 +30,8 @@ pub struct Udp {
     pub received_steady: Vec<(u64, u64)>,
     pub steady_from_ps: crate::engine::TimePs,
     pub notes: Vec<Note>,
+    /// No application hears datagrams (the timeslot engine's sources and sinks): no notes.
+    pub silent: bool,
 }
 
 impl Udp {
@@ -214,6 +216,9 @@ impl Udp {
         let s = &mut self.streams[pkt.flow_id as usize];
         s.recv_pkts += 1;
         s.recv_bytes += pkt.payload_bytes as u64;
+        if self.silent {
+            return;
+        }
         self.notes.push(Note::Datagram {
             app: s.app,
             stream: pkt.flow_id,
