@@ -69,7 +69,7 @@ impl PFabric {
 
     pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
         // The most urgent packet (first arrival among equals) names the flow to serve...
-        let best = (0..self.order.len()).min_by_key(|&i| self.order[i].priority)?;
+        let best = self.most_urgent()?;
         let flow = self.order[best].flow;
         // ...and that flow's earliest packet goes.
         let first = self.order[..=best]
@@ -77,6 +77,21 @@ impl PFabric {
             .position(|e| e.flow == flow)
             .unwrap_or(best);
         Some(self.take(ctx, first))
+    }
+
+    /// The first of the most urgent queued packets (a priority of 0 cannot be beaten: the
+    /// scan stops at the first).
+    fn most_urgent(&self) -> Option<usize> {
+        let mut best: Option<(usize, u64)> = None;
+        for (i, e) in self.order.iter().enumerate() {
+            if best.is_none_or(|(_, p)| e.priority < p) {
+                best = Some((i, e.priority));
+                if e.priority == 0 {
+                    break;
+                }
+            }
+        }
+        best.map(|(i, _)| i)
     }
 
     /// Takes the packet at position `i` out of both the order and queue 0.
