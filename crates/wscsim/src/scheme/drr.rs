@@ -126,6 +126,10 @@ impl Drr {
                 if ctx.queues[q].is_empty() {
                     self.deficit[q] = 0;
                     self.current = None;
+                } else if self.deficit[q] == 0 {
+                    // No packet fits in nothing: the visit ends now, as the next call would
+                    // end it (without looking at the next head).
+                    self.current = None;
                 }
                 return id;
             }
