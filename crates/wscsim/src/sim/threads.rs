@@ -26,6 +26,15 @@ struct Helper {
     early_mail: u64,
 }
 
+impl Helper {
+    /// What the helper's view counted, dropped and freed, and its too-soon mail, go back to
+    /// the network and the queue (between windows).
+    fn take_back(&mut self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+        net.absorb(&mut self.view);
+        ev.add_early_mail(std::mem::take(&mut self.early_mail));
+    }
+}
+
 /// What one thread (the owner, or a helper's view) sent on wires between partitions in
 /// the last window. Written by the owner between windows only; read by every thread as
 /// the next window opens.
@@ -143,8 +152,7 @@ impl Crew {
             let mut h = h.lock().expect("a helper failed");
             sent(i + 1).clear();
             h.view.net().swap_remote_out(sent(i + 1));
-            net.absorb(&mut h.view);
-            ev.add_early_mail(std::mem::take(&mut h.early_mail));
+            h.take_back(net, ev);
         }
         self.landing_gen.store(landed + 1, Ordering::Relaxed);
     }
@@ -179,9 +187,7 @@ impl Crew {
             }
         }
         for h in &self.helpers {
-            let mut h = h.lock().expect("a helper failed");
-            net.absorb(&mut h.view);
-            ev.add_early_mail(std::mem::take(&mut h.early_mail));
+            h.lock().expect("a helper failed").take_back(net, ev);
         }
     }
 

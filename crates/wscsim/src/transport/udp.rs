@@ -95,9 +95,14 @@ impl Udp {
         dst: u32,
         payload_bytes: u32,
     ) {
-        let s = &self.streams[stream as usize];
-        let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
+        let hash = self.hash_to(stream, dst);
         self.emit(net, hosts, ev, stream, dst, hash, payload_bytes, 0);
+    }
+
+    /// The flow hash of `stream`'s datagrams to `dst` (a destination per datagram).
+    fn hash_to(&self, stream: u32, dst: u32) -> u32 {
+        let s = &self.streams[stream as usize];
+        five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp)
     }
 
     /// Sends one datagram of `stream` to the root of `key` (a torus of CamCubeOS servers:
@@ -158,8 +163,7 @@ impl Udp {
         payload_bytes: u32,
         now: crate::engine::TimePs,
     ) -> crate::packet::PktId {
-        let s = &self.streams[stream as usize];
-        let hash = five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp);
+        let hash = self.hash_to(stream, dst);
         net.counters.sent += 1;
         self.datagram(net, stream, dst, hash, payload_bytes, 0, now)
     }

@@ -52,8 +52,9 @@ fn handle(q: &mut impl Scheduler<Tok>, now: TimePs, tok: Tok) {
     }
 }
 
-/// Runs the toy model to END in slices of `step_ps`, lanes forwards or backwards.
-fn run(reversed: bool, step_ps: TimePs) -> (Traces, u64) {
+/// The toy model's queue at the start: four tokens per partition and one global, all at
+/// time 0, partitioned.
+fn toy_queue() -> EventQueue<Tok> {
     let mut q = EventQueue::new();
     for id in 0..4 * u64::from(PARTS) {
         let part = (id % u64::from(PARTS)) as u16;
@@ -67,6 +68,12 @@ fn run(reversed: bool, step_ps: TimePs) -> (Traces, u64) {
         },
     );
     q.partition(usize::from(PARTS), LOOKAHEAD, classify);
+    q
+}
+
+/// Runs the toy model to END in slices of `step_ps`, lanes forwards or backwards.
+fn run(reversed: bool, step_ps: TimePs) -> (Traces, u64) {
+    let mut q = toy_queue();
     q.set_lane_order_reversed(reversed);
     let mut traces: Traces = vec![Vec::new(); usize::from(PARTS) + 1];
     let mut horizon = 0;
@@ -171,19 +178,7 @@ fn an_ordinary_queue_ignores_partitions() {
 #[test]
 fn lanes_run_elsewhere_take_their_mail_in_the_same_order() {
     let (base, events) = run(false, END);
-    let mut q = EventQueue::new();
-    for id in 0..4 * u64::from(PARTS) {
-        let part = (id % u64::from(PARTS)) as u16;
-        q.schedule(0, Tok { part, id });
-    }
-    q.schedule(
-        0,
-        Tok {
-            part: GLOBAL,
-            id: 99,
-        },
-    );
-    q.partition(usize::from(PARTS), LOOKAHEAD, classify);
+    let mut q = toy_queue();
     q.set_own_lanes(&[0, 2]);
     q.meet_at_windows(true);
     let mut traces: Traces = vec![Vec::new(); usize::from(PARTS) + 1];
