@@ -1,12 +1,14 @@
 //! `[host]`: the stack preset, CPU and NIC parameters, resolved into a `HostSpec` with the
 //! preset's costs written back so the resolved scenario shows every number used.
 
-use super::{err, ConfigError, HostCfg};
+use super::{err, ConfigError, HostCfg, HostNoiseCfg};
+use crate::host::noise::{BurstSpec, NoiseSpec};
+use crate::units::Duration;
 use crate::host::disk::{StorageDevice, DEVICES};
 use crate::host::presets::{stack, STACKS};
 use crate::host::{HostSpec, IoModel, StackCosts, Threads};
 
-pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
+pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError> {
     let Some(preset) = stack(&h.stack) else {
         return Err(err(
             "host.stack",
@@ -78,7 +80,16 @@ pub fn resolve_host(h: &mut HostCfg) -> Result<HostSpec, ConfigError> {
             )
         })?),
     };
+    let noise = resolve_noise(&mut h.noise, &preset.noise, seed)?;
+    if !noise.is_off() && costs.is_zero() {
+        return Err(err(
+            "host.noise.enabled",
+            "true",
+            "false with a stack whose paths cost nothing (\"ideal\"): noise delays the host's work, and it has none; choose a costed host.stack",
+        ));
+    }
     Ok(HostSpec {
+        noise,
         storage,
         costs,
         clock_hz: clock_ghz * 1e9,
@@ -141,4 +152,77 @@ fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCos
         )?,
     };
     Ok(costs)
+}
+
+/// `host.noise`: each key the preset's unless given, written back; checked for range.
+fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<NoiseSpec, ConfigError> {
+    if !*c.enabled.get_or_insert(!p.is_off()) {
+        return Ok(NoiseSpec::default());
+    }
+    let tick_hz = noise_number("tick_hz", &mut c.tick_hz, p.tick_hz, 100_000.0, "ticks per second, 0 to 100000")?;
+    let tick_ps = c.tick.get_or_insert(Duration(p.tick_ps)).0;
+    if tick_hz > 0.0 && tick_ps as f64 * tick_hz * 2.0 > crate::engine::PS_PER_S as f64 {
+        return Err(err(
+            "host.noise.tick",
+            Duration(tick_ps),
+            "at most half the tick period (1 / tick_hz)",
+        ));
+    }
+    let softirq = burst(
+        "softirq",
+        (&mut c.softirq_per_s, &mut c.softirq_median, &mut c.softirq_sigma),
+        &p.softirq,
+    )?;
+    let daemon = burst(
+        "daemon",
+        (&mut c.daemon_per_s, &mut c.daemon_median, &mut c.daemon_sigma),
+        &p.daemon,
+    )?;
+    let wakeup_median_ps = c.wakeup_median.get_or_insert(Duration(p.wakeup_median_ps)).0;
+    let wakeup_sigma = noise_number("wakeup_sigma", &mut c.wakeup_sigma, p.wakeup_sigma, 5.0, SIGMA)?;
+    let work_cv = noise_number("work_cv", &mut c.work_cv, p.work_cv, 10.0, "a coefficient of variation, 0 to 10")?;
+    Ok(NoiseSpec {
+        tick_hz,
+        tick_ps,
+        softirq,
+        daemon,
+        wakeup_median_ps,
+        wakeup_sigma,
+        work_cv,
+        seed,
+    })
+}
+
+const SIGMA: &str = "a log-normal shape, 0 to 5";
+
+/// A number of `host.noise` in 0..=max, the preset's unless given.
+fn noise_number(name: &str, v: &mut Option<f64>, default: f64, max: f64, allowed: &str) -> Result<f64, ConfigError> {
+    let x = *v.get_or_insert(default);
+    if !(x.is_finite() && (0.0..=max).contains(&x)) {
+        return Err(err(&format!("host.noise.{name}"), x, allowed));
+    }
+    Ok(x)
+}
+
+/// One kind of background burst (`{kind}_per_s`, `_median`, `_sigma`).
+fn burst(
+    kind: &str,
+    (per_s, median, sigma): (&mut Option<f64>, &mut Option<Duration>, &mut Option<f64>),
+    p: &BurstSpec,
+) -> Result<BurstSpec, ConfigError> {
+    let per_s = noise_number(&format!("{kind}_per_s"), per_s, p.per_s, 1e6, "bursts per second, 0 to 1000000")?;
+    let median_ps = median.get_or_insert(Duration(p.median_ps)).0;
+    if per_s > 0.0 && median_ps == 0 {
+        return Err(err(
+            &format!("host.noise.{kind}_median"),
+            Duration(0),
+            format!("a positive duration when {kind}_per_s is above 0"),
+        ));
+    }
+    let sigma = noise_number(&format!("{kind}_sigma"), sigma, p.sigma, 5.0, SIGMA)?;
+    Ok(BurstSpec {
+        per_s,
+        median_ps,
+        sigma,
+    })
 }

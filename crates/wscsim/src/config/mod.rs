@@ -367,6 +367,49 @@ pub struct HostCfg {
     /// Instructions per path, overriding the preset's (any subset).
     #[serde(default)]
     pub costs: HostCostsCfg,
+    /// Operating-system noise (`host::noise`): the preset's unless given (any subset).
+    #[serde(default)]
+    pub noise: HostNoiseCfg,
+}
+
+/// `[host.noise]`: timer ticks, background work, wake-up latency and work jitter on every
+/// host's cores. Unset keys take the stack preset's values (none for `ideal`); `enabled =
+/// false` turns all of it off.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostNoiseCfg {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Scheduler ticks per second on each core (the kernel's HZ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_hz: Option<f64>,
+    /// CPU time one tick takes from the work it interrupts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Duration>,
+    /// Short background bursts (kernel threads, softirq work) per second on each core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_per_s: Option<f64>,
+    /// Median length of a short burst (log-normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_median: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_sigma: Option<f64>,
+    /// Long background bursts (daemons) per second on each core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_per_s: Option<f64>,
+    /// Median length of a long burst (log-normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_median: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_sigma: Option<f64>,
+    /// Median scheduler wake-up latency (log-normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeup_median: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeup_sigma: Option<f64>,
+    /// Coefficient of variation of every piece of CPU work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_cv: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -80,7 +80,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 
     let tcp = resolve_transport(&mut sc.transport, &host_tech)?;
     let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
-    let host = super::host::resolve_host(&mut sc.host)?;
+    let host = super::host::resolve_host(&mut sc.host, sc.seed)?;
 
     // --- workload ---
     let w = &mut sc.workload;

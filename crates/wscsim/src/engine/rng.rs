@@ -28,6 +28,8 @@ pub mod family {
     pub const CHURN: u64 = 6;
     /// The key-value store's clients (workload kind "kv"), one stream per client.
     pub const KV: u64 = 7;
+    /// Operating-system noise on hosts (`host.noise`), one stream per host.
+    pub const HOST_NOISE: u64 = 8;
 }
 
 /// The random stream of component `index` of family `family` under `seed`.

@@ -36,6 +36,7 @@
 
 pub mod disk;
 pub mod nic;
+pub mod noise;
 pub mod presets;
 pub mod threads;
 
@@ -134,6 +135,8 @@ pub struct HostSpec {
     pub threads: Threads,
     /// Every server's storage device (None: no storage).
     pub storage: Option<disk::StorageDevice>,
+    /// Operating-system noise on every host's cores (`noise`; off by default).
+    pub noise: noise::NoiseSpec,
 }
 
 impl HostSpec {
@@ -148,6 +151,7 @@ impl HostSpec {
             io_model: IoModel::Pthread,
             threads: Threads::PerFlow,
             storage: None,
+            noise: noise::NoiseSpec::default(),
         }
     }
 
@@ -192,6 +196,8 @@ pub struct Hosts {
     pub state: Vec<HostState>,
     /// Every server's storage device (empty when servers have none).
     pub disks: Vec<disk::Disk>,
+    /// Operating-system noise (None: off, or hosts that cost no time).
+    pub noise: Option<Box<noise::Noise>>,
     /// Per host, the CPU time of applications' compute phases (charged on every stack,
     /// the ideal one included: it is the application's work, not the network's).
     pub compute_ps: Vec<TimePs>,
@@ -258,6 +264,8 @@ impl Hosts {
                 .map(|d| vec![disk::Disk::new(d.params); n_hosts])
                 .unwrap_or_default(),
             compute_ps: vec![0; n_hosts],
+            noise: (costed && !spec.noise.is_off())
+                .then(|| Box::new(noise::Noise::new(&spec.noise, n_hosts, spec.cores as usize))),
             spec,
             costed,
             state,
@@ -316,10 +324,14 @@ impl Hosts {
             return self.charge_thread(host, 2 * MAX_LINKS + core, ready_ps, cost_ps);
         }
         let st = &mut self.state[host as usize];
-        let start = st.core_free_ps[core].max(ready_ps);
-        let done = start + cost_ps;
+        let free = st.core_free_ps[core];
+        let start = free.max(ready_ps);
+        let (done, own) = match self.noise.as_deref_mut() {
+            None => (start + cost_ps, cost_ps),
+            Some(n) => n.run(host, core, free, start, cost_ps),
+        };
         st.core_free_ps[core] = done;
-        st.busy_ps += cost_ps;
+        st.busy_ps += own;
         done
     }
 
@@ -356,10 +368,13 @@ impl Hosts {
                 (core, start, free) = (c, s, f);
             }
         }
-        let done = start + cost_ps;
+        let (done, own) = match self.noise.as_deref_mut() {
+            None => (start + cost_ps, cost_ps),
+            Some(n) => n.run(host, core, free, start, cost_ps),
+        };
         st.core_free_ps[core] = done;
         st.thread_free_ps[thread] = done;
-        st.busy_ps += cost_ps;
+        st.busy_ps += own;
         done
     }
 
@@ -393,6 +408,19 @@ impl Hosts {
             }
         }
         departures.clear();
+    }
+
+    /// The delay before a thread of `host` woken now runs (the scheduler's wake-up
+    /// latency, `host.noise`; 0 without noise).
+    #[inline]
+    pub fn wakeup_delay_ps(&mut self, host: u32) -> TimePs {
+        self.noise.as_deref_mut().map_or(0, |n| n.wakeup_delay_ps(host))
+    }
+
+    /// CPU time the operating system's noise took from `host`'s work (ticks and
+    /// background bursts; 0 without noise).
+    pub fn noise_stolen_ps(&self, host: u32) -> TimePs {
+        self.noise.as_deref().map_or(0, |n| n.stolen_ps(host))
     }
 
     /// A system call (plus a copy of `bytes`) by a thread on `core`; returns when it ends.

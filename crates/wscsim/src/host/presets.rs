@@ -2,6 +2,7 @@
 //! chosen). Time = instructions x CPI / clock, so the same preset runs slower on a slower
 //! or lower-IPC CPU.
 
+use super::noise::{BurstSpec, NoiseSpec};
 use super::StackCosts;
 
 /// Names accepted by `host.stack`.
@@ -22,6 +23,9 @@ pub struct StackPreset {
     /// The machine the costs were set for, unless the scenario gives its own.
     pub clock_ghz: f64,
     pub cores: u32,
+    /// Operating-system noise on the preset's machine (`host.noise`; none unless a full
+    /// kernel runs).
+    pub noise: NoiseSpec,
 }
 
 /// DIABLO's server model: one 4 GHz core.
@@ -36,6 +40,7 @@ pub fn stack(name: &str) -> Option<StackPreset> {
             threads: "per_flow",
             clock_ghz: DIABLO_CLOCK_GHZ,
             cores: 1,
+            noise: NoiseSpec::default(),
         },
         // Linux 2.6.39 with an e1000-class NIC (DIABLO's server model): a full kernel TCP/IP
         // path per packet, a context switch per wake-up, 256 receive descriptors.
@@ -55,6 +60,7 @@ pub fn stack(name: &str) -> Option<StackPreset> {
             threads: "per_flow",
             clock_ghz: DIABLO_CLOCK_GHZ,
             cores: 1,
+            noise: linux_noise(Kernel::Linux2_6_39),
         },
         // Linux 3.5: the same paths at a fifth of 2.6.39's cost, fitted to DIABLO Figure 14
         // (mean memcached latency almost halved at 2,000 nodes, 10 Gbit/s, same hardware).
@@ -74,6 +80,7 @@ pub fn stack(name: &str) -> Option<StackPreset> {
             threads: "per_flow",
             clock_ghz: DIABLO_CLOCK_GHZ,
             cores: 1,
+            noise: linux_noise(Kernel::Linux3_5),
         },
         // A user-space polling stack (DPDK, as in the RAMCloud slides): no system calls, no
         // interrupts, no wake-ups; a short per-packet driver and protocol path.
@@ -93,6 +100,7 @@ pub fn stack(name: &str) -> Option<StackPreset> {
             threads: "per_flow",
             clock_ghz: DIABLO_CLOCK_GHZ,
             cores: 1,
+            noise: linux_noise(Kernel::UserSpace),
         },
         "camcube" => camcube(),
         _ => return None,
@@ -134,5 +142,57 @@ fn camcube() -> StackPreset {
         // Dell T3500: a quad-core Xeon 5520 at 2.27 GHz with hyper-threading.
         clock_ghz: 2.27,
         cores: 8,
+        // Fitted to the paper's averages with no noise: a noise model would change the fit.
+        noise: NoiseSpec::default(),
+    }
+}
+
+/// Which kernel a preset's noise stands for.
+enum Kernel {
+    Linux2_6_39,
+    Linux3_5,
+    /// A polling user-space stack on a Linux host: ticks and background work still take
+    /// its core; it is never woken.
+    UserSpace,
+}
+
+/// The noise of a full Linux on one core (docs/hosts.md gives each number's source; several
+/// are assumptions, marked there): the kernel's default 250 Hz tick, each costing the work
+/// it interrupts 5 us with its cache effects (Tsafrir, ExpCS 2007: 0.5-1.5% at 1,000 Hz);
+/// short bursts (kernel threads, softirq) 10 a second of median 20 us and long ones
+/// (daemons) 0.2 a second of median 1 ms, both log-normal with shape 1 (assumed; the long
+/// ones put a millisecond-scale p99.9 within reach, the order Li et al., SoCC 2014, report
+/// for memcached on one untuned core); a wake-up latency of median 1.2 us, shape 0.5 (fitted
+/// to the spread above the minimum of Cerqueira and Brandenburg's cyclictest figures for
+/// stock Linux 3.8, OSPERT 2013); work jitter of coefficient of variation 0.1 (assumed).
+fn linux_noise(k: Kernel) -> NoiseSpec {
+    let us = crate::engine::PS_PER_US;
+    let base = NoiseSpec {
+        tick_hz: 250.0,
+        tick_ps: 5 * us,
+        softirq: BurstSpec {
+            per_s: 10.0,
+            median_ps: 20 * us,
+            sigma: 1.0,
+        },
+        daemon: BurstSpec {
+            per_s: 0.2,
+            median_ps: 1000 * us,
+            sigma: 1.0,
+        },
+        wakeup_median_ps: 1200 * crate::engine::PS_PER_NS,
+        wakeup_sigma: 0.5,
+        work_cv: 0.1,
+        seed: 0,
+    };
+    match k {
+        Kernel::Linux2_6_39 | Kernel::Linux3_5 => base,
+        // Polling: never woken; its own path is shorter and steadier (assumed half the
+        // jitter).
+        Kernel::UserSpace => NoiseSpec {
+            wakeup_median_ps: 0,
+            work_cv: 0.05,
+            ..base
+        },
     }
 }

@@ -110,7 +110,12 @@ impl<T: Copy> AppThreads<T> {
         }
         let core = hosts.core_of(key);
         let counts_wakeup = woke && hosts.wakeup_ps > 0;
-        let done = hosts.charge(d.host, core, now, cost);
+        let mut done = hosts.charge(d.host, core, now, cost);
+        if woke {
+            // The scheduler's wake-up latency (`host.noise`): the thread runs later, the
+            // core is not held meanwhile.
+            done += hosts.wakeup_delay_ps(d.host);
+        }
         *self.busy_until(thread) = done;
         hosts.count_syscalls(d.host, 1 + u64::from(woke && epoll));
         // Stacks that poll (no wake-up cost) are never woken.

@@ -374,6 +374,10 @@ pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Tab
             ("interrupts", col(&|s| s.interrupts)),
             ("wakeups", col(&|s| s.wakeups)),
             ("syscalls", col(&|s| s.syscalls)),
+            (
+                "noise_stolen_us",
+                Column::F64(ids.iter().map(|&i| us(h.noise_stolen_ps(i))).collect()),
+            ),
         ],
     }
 }
