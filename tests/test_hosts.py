@@ -56,8 +56,19 @@ def test_slow_cpu_caps_incast_goodput_before_any_collapse():
 def test_epoll_client_keeps_more_goodput_under_fan_in():
     # One epoll thread takes one wake-up for many connections' data; one thread per
     # connection takes one each, so under fan-in the pthread client falls behind first.
-    pthread, epoll = goodput(incast_hosts(4.0, "pthread", 6)), goodput(incast_hosts(4.0, "epoll", 6))
-    assert epoll > 1.05 * pthread, (pthread, epoll)
+    # The Linux preset's OS noise makes a 10-iteration run's timeouts a matter of chance,
+    # so the trend is taken over six seeds.
+    def mean_goodput(io: str, senders: int) -> float:
+        runs = []
+        for seed in range(1, 7):
+            sc = incast_hosts(4.0, io, senders)
+            sc["seed"] = seed
+            runs.append(goodput(sc))
+        return sum(runs) / len(runs)
+
+    for senders in (4, 6):
+        pthread, epoll = mean_goodput("pthread", senders), mean_goodput("epoll", senders)
+        assert epoll > 1.03 * pthread, (senders, pthread, epoll)
 
 
 def test_runs_with_hosts_are_deterministic():

@@ -279,6 +279,24 @@ pub struct TransportCfg {
     /// Selective acknowledgements and SACK-based recovery (on in Linux by default).
     #[serde(default = "d_true")]
     pub sack: bool,
+    /// Whose loss recovery and timers: "rfc" (RFC 6675 recovery, RFC 6298 timeout, exact
+    /// timers), "linux_2_6_39" or "linux_3_5"; default the host stack's kernel, else "rfc".
+    /// The four keys below default to the rules' choices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<String>,
+    /// The window's course in SACK recovery: "rfc6675", "prr" or "rate_halving".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
+    /// RFC 3042: the first two duplicate ACKs each let one new segment out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
+    /// "rfc6298" (max(rto_min, srtt + 4 rttvar)) or "linux" (srtt + max(4 rttvar, rto_min)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_formula: Option<String>,
+    /// The timer clock of retransmission timeouts and RTT samples ("0s": exact; Linux:
+    /// one jiffy, 1 / HZ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_granularity: Option<Duration>,
 }
 
 fn d_tcp() -> String {

@@ -14,6 +14,7 @@ use crate::packet::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use crate::topology::build::SwitchParams;
 use crate::topology::Graph;
 use crate::transport::cc::Variant;
+use crate::transport::tcp::Recovery;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;
 use crate::workload::flows::{FlowSizes, SizeClass};
@@ -78,9 +79,11 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     } = super::topology::resolve_topology(&mut sc.topology)?;
     let n_hosts = graph.n_hosts() as i64;
 
-    let tcp = resolve_transport(&mut sc.transport, &host_tech)?;
-    let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
     let host = super::host::resolve_host(&mut sc.host, sc.seed)?;
+    let mut tcp = resolve_transport(&mut sc.transport, &host_tech)?;
+    resolve_tcp_rules(&mut sc.transport, &sc.host.stack, &host, &mut tcp)?;
+    tcp.seed = sc.seed;
+    let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
 
     // --- workload ---
     let w = &mut sc.workload;
@@ -1342,7 +1345,69 @@ fn resolve_transport(
         ecn: tr.ecn,
         tsq_limit_bytes: tr.tsq_limit.0,
         sack: tr.sack,
+        recovery: Recovery::Rfc6675,
+        limited_transmit: false,
+        linux_rto: false,
+        rto_granularity_ps: 0,
+        seed: 0,
     })
+}
+
+/// `transport.rules` and the keys it sets (`recovery`, `limited_transmit`, `rto_formula`,
+/// `rto_granularity`), each written back. A Linux host stack's kernel is the default:
+/// 2.6.39 recovers by rate halving, 3.5 (from 3.2) by proportional rate reduction; both
+/// have limited transmit, Linux's timeout formula and timers on the jiffy clock (the host
+/// noise's tick, else HZ 250).
+fn resolve_tcp_rules(
+    tr: &mut super::TransportCfg,
+    stack: &str,
+    host: &crate::host::HostSpec,
+    tcp: &mut TcpParams,
+) -> Result<(), ConfigError> {
+    let rules = tr.rules.get_or_insert_with(|| {
+        match stack {
+            "linux_2_6_39" | "linux_3_5" => stack,
+            _ => "rfc",
+        }
+        .into()
+    });
+    one_of("transport.rules", rules, &["rfc", "linux_2_6_39", "linux_3_5"])?;
+    let linux = rules != "rfc";
+    let recovery = tr.recovery.get_or_insert_with(|| {
+        match rules.as_str() {
+            "linux_2_6_39" => "rate_halving",
+            "linux_3_5" => "prr",
+            _ => "rfc6675",
+        }
+        .into()
+    });
+    one_of("transport.recovery", recovery, &["rfc6675", "prr", "rate_halving"])?;
+    tcp.recovery = match recovery.as_str() {
+        "prr" => Recovery::Prr,
+        "rate_halving" => Recovery::RateHalving,
+        _ => Recovery::Rfc6675,
+    };
+    tcp.limited_transmit = *tr.limited_transmit.get_or_insert(linux);
+    let formula = tr
+        .rto_formula
+        .get_or_insert_with(|| if linux { "linux" } else { "rfc6298" }.into());
+    one_of("transport.rto_formula", formula, &["rfc6298", "linux"])?;
+    tcp.linux_rto = formula == "linux";
+    let hz = if host.noise.tick_hz > 0.0 { host.noise.tick_hz } else { 250.0 };
+    let jiffy = super::Duration((crate::engine::PS_PER_S as f64 / hz).round() as u64);
+    let g = tr
+        .rto_granularity
+        .get_or_insert(if linux { jiffy } else { super::Duration(0) })
+        .0;
+    if g > 0 && g > tcp.rto_min_ps.max(crate::engine::PS_PER_MS) * 1000 {
+        return Err(err(
+            "transport.rto_granularity",
+            super::Duration(g),
+            "0s (exact timers) or a timer tick at most 1000 times transport.rto_min",
+        ));
+    }
+    tcp.rto_granularity_ps = g;
+    Ok(())
 }
 
 /// `workload.sources` (default: every host but the destination) and `workload.destination`

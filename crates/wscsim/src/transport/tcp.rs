@@ -34,6 +34,34 @@ pub struct TcpParams {
     pub tsq_limit_bytes: u64,
     /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery (RFC 6675).
     pub sack: bool,
+    /// How the window comes down during SACK recovery.
+    pub recovery: Recovery,
+    /// Limited transmit (RFC 3042): the first two duplicate ACKs each let one new segment
+    /// out beyond the window.
+    pub limited_transmit: bool,
+    /// Linux's retransmission timeout, srtt + max(4 rttvar, rto_min), instead of RFC
+    /// 6298's max(rto_min, srtt + 4 rttvar).
+    pub linux_rto: bool,
+    /// The retransmission timer's clock (Linux's jiffy, 1 / HZ): a timer armed for `rto`
+    /// fires at the first tick at least that many ticks later (0: exact).
+    pub rto_granularity_ps: TimePs,
+    /// The run's seed: each host's timer clock has its own phase.
+    pub seed: u64,
+}
+
+/// The window's course during SACK recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675: the window falls to ssthresh at once; nothing is sent until the bytes in
+    /// flight fall below it.
+    Rfc6675,
+    /// Proportional rate reduction (RFC 6937, Linux from 3.2): sends in proportion to what
+    /// is delivered, so the window reaches ssthresh at the end of recovery.
+    Prr,
+    /// Linux's rate halving before 3.2 (`tcp_cwnd_down`): the window falls by one segment
+    /// for every two ACKs that deliver data, down to ssthresh, and never above the bytes
+    /// in flight plus one segment.
+    RateHalving,
 }
 
 /// RFC 6675's DupThresh: a hole is lost once this many segments' worth above it are SACKed.
@@ -80,6 +108,13 @@ pub struct Sender {
     rexmits: Vec<(u64, u64, u64)>,
     /// Retransmissions found lost again, to be sent once more before anything else.
     relost: Vec<(u64, u64)>,
+    /// Proportional rate reduction: bytes delivered and sent since recovery began, and
+    /// the bytes in flight when it began (RFC 6937's prr_delivered, prr_out, RecoverFS).
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    /// Rate halving: an ACK that delivered data is waiting for its pair.
+    halving_odd: bool,
     pub retransmits: u64,
     pub timeouts: u64,
     pub rtt: RttStats,
@@ -115,6 +150,73 @@ impl Sender {
                 i += 1;
             }
         }
+    }
+
+    /// RFC 6675's pipe (bytes the sender believes are in the network: sent, neither
+    /// acknowledged, SACKed nor lost), with the scoreboard's lost boundary and where the
+    /// search for holes to retransmit starts.
+    fn pipe(&self, mss: u64) -> (u64, u64, u64) {
+        let lost_end = self.sacked.lost_boundary(mss, DUP_THRESH);
+        let from = self.high_rxt.max(self.snd_una);
+        // Retransmissions lost again are not in the network either.
+        let relost_bytes: u64 = self
+            .relost
+            .iter()
+            .map(|&(a, b)| self.sacked.unsacked_in(a.max(self.snd_una).min(b), b))
+            .sum();
+        let pipe = ((self.snd_max - self.snd_una)
+            - self.sacked.bytes_in(self.snd_una, self.snd_max)
+            - self.sacked.unsacked_in(from, lost_end.max(from)))
+        .saturating_sub(relost_bytes);
+        (pipe, lost_end, from)
+    }
+
+    /// The window for an ACK in recovery that delivered `delivered` bytes (newly
+    /// acknowledged or SACKed): PRR's (RFC 6937, with slow-start reduction bound) or rate
+    /// halving's; RFC 6675 keeps ssthresh.
+    fn recovery_window(&mut self, mode: Recovery, delivered: u64, mss: u64) {
+        if mode == Recovery::Rfc6675 {
+            return;
+        }
+        let pipe = self.pipe(mss).0;
+        match mode {
+            Recovery::Rfc6675 => {}
+            Recovery::Prr => {
+                self.prr_delivered += delivered;
+                let ssthresh = self.ssthresh;
+                let sndcnt = if pipe as f64 > ssthresh {
+                    // Rounded up to whole segments, as Linux counts (in packets).
+                    let share = self.prr_delivered as f64 * ssthresh / self.recover_fs.max(1) as f64;
+                    let due = (share / mss as f64).ceil() * mss as f64;
+                    (due - self.prr_out as f64).max(0.0)
+                } else {
+                    let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + mss;
+                    (ssthresh - pipe as f64).min(limit as f64).max(0.0)
+                };
+                self.cwnd = pipe as f64 + sndcnt;
+            }
+            Recovery::RateHalving => {
+                if delivered > 0 {
+                    if self.halving_odd && self.cwnd > self.ssthresh {
+                        self.cwnd = (self.cwnd - mss as f64).max(self.ssthresh);
+                    }
+                    self.halving_odd = !self.halving_odd;
+                }
+                self.cwnd = self.cwnd.min((pipe + mss) as f64);
+            }
+        }
+    }
+
+    /// Recovery ends (everything sent before it is acknowledged): the window is ssthresh
+    /// (rate halving: at most ssthresh, as Linux's `tcp_complete_cwr`).
+    fn leave_recovery(&mut self, mode: Recovery) {
+        self.in_recovery = false;
+        self.cwnd = match mode {
+            Recovery::RateHalving => self.cwnd.min(self.ssthresh),
+            _ => self.ssthresh,
+        };
+        self.rexmits.clear();
+        self.relost.clear();
     }
 
     /// DCTCP: counts `acked` bytes (marked if the ACK echoed CE) and, once a window of data
@@ -280,6 +382,10 @@ impl Tcp {
             high_rxt: 0,
             rexmits: Vec::new(),
             relost: Vec::new(),
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            halving_odd: false,
             retransmits: 0,
             timeouts: 0,
             rtt: RttStats::default(),
@@ -375,7 +481,11 @@ impl Tcp {
         }
         let host = s.host;
         let frame = pkt.frame_bytes as u64;
-        self.senders[conn as usize].nic_bytes += frame;
+        let s = &mut self.senders[conn as usize];
+        s.nic_bytes += frame;
+        if s.in_recovery {
+            s.prr_out += u64::from(len);
+        }
         let id = net.pool.alloc(pkt);
         hosts.send(net, ev, host, id);
     }
@@ -418,6 +528,19 @@ impl Tcp {
         ev: &mut impl TransportSched,
         conn: u32,
     ) {
+        self.send_more_beyond(net, hosts, ev, conn, 0);
+    }
+
+    /// Sends as much as the congestion window plus `extra` bytes (limited transmit's
+    /// allowance) and the receive window allow.
+    fn send_more_beyond(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+        extra: u64,
+    ) {
         let mss = self.params.mss_bytes as u64;
         let rwnd = self.params.rcv_window_bytes;
         let tsq = self.params.tsq_limit_bytes;
@@ -433,7 +556,7 @@ impl Tcp {
                 s.snd_nxt = end;
                 continue;
             }
-            let wnd = (s.cwnd as u64).min(rwnd);
+            let wnd = (s.cwnd as u64 + extra).min(rwnd);
             let len = s.sacked.segment_at(s.snd_nxt, mss, s.app_bytes);
             let flight = s.snd_nxt - s.snd_una;
             if flight > 0 && flight + len > wnd {
@@ -479,8 +602,10 @@ impl Tcp {
     }
 
     fn arm_rto(&mut self, ev: &mut impl TransportSched, conn: u32) {
+        let (host, rto) = (self.senders[conn as usize].host, self.senders[conn as usize].rto_ps);
+        let deadline = self.timer_deadline(host, ev.now(), rto);
         let s = &mut self.senders[conn as usize];
-        s.rto_deadline = ev.now() + s.rto_ps;
+        s.rto_deadline = deadline;
         if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
             s.rto_event_at = s.rto_deadline;
             ev.schedule(
@@ -493,8 +618,39 @@ impl Tcp {
         }
     }
 
-    /// Prefetches the connection state a timer event of `conn` checks first.
-    #[inline]
+    /// When a timer armed at `now` for `delay` on `host` fires: exactly then, or with a
+    /// timer clock (`rto_granularity`, Linux's jiffies), at the tick `ceil(delay / tick)`
+    /// ticks after the one `now` falls in (so between one tick less and `delay` rounded up).
+    fn timer_deadline(&self, host: u32, now: TimePs, delay: TimePs) -> TimePs {
+        let g = self.params.rto_granularity_ps;
+        if g == 0 {
+            return now + delay;
+        }
+        let phase = self.clock_phase(host);
+        // Ticks at phase + k g; `next` counts the ticks up to and including the first
+        // after `now`.
+        let next = (now + g - phase) / g;
+        phase + (next + delay.div_ceil(g) - 1) * g
+    }
+
+    /// The phase of `host`'s timer clock (each host's ticks start at their own time).
+    fn clock_phase(&self, host: u32) -> TimePs {
+        let g = self.params.rto_granularity_ps;
+        crate::engine::rng::mix64(self.params.seed ^ u64::from(host).wrapping_mul(0x9E37_79B9)) % g
+    }
+
+    /// An RTT sample as the kernel measures it: exact, or with a timer clock, in whole
+    /// ticks between sending and the ACK, at least one (Linux counts RTTs in jiffies).
+    fn measured_rtt(&self, host: u32, sent_ps: TimePs, now: TimePs) -> TimePs {
+        let g = self.params.rto_granularity_ps;
+        if g == 0 {
+            return now - sent_ps;
+        }
+        let phase = self.clock_phase(host);
+        let tick = |t: TimePs| (t + g - phase) / g;
+        (tick(now) - tick(sent_ps)).max(1) * g
+    }
+
     /// The host whose half of connection `conn` timer `which` belongs to (the sender's
     /// retransmission timer, the receiver's delayed ACK).
     pub fn timer_host(&self, conn: u32, which: u8) -> u32 {
@@ -629,6 +785,10 @@ impl Tcp {
             } else if s.in_recovery {
                 s.cwnd += mss;
                 self.send_more(net, hosts, ev, conn);
+            } else if self.params.limited_transmit && s.dupacks <= 2 {
+                // RFC 3042: each of the first two duplicate ACKs lets one new segment out.
+                let extra = u64::from(s.dupacks) * self.params.mss_bytes as u64;
+                self.send_more_beyond(net, hosts, ev, conn, extra);
             }
         }
     }
@@ -650,9 +810,10 @@ impl Tcp {
             return;
         }
         let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
+        let r = self.measured_rtt(self.senders[conn as usize].host, ts_echo_ps, now);
+        let linux = self.params.linux_rto;
         let s = &mut self.senders[conn as usize];
-        let r = now - ts_echo_ps;
-        s.rtt.add(r);
+        s.rtt.add(now - ts_echo_ps);
         if s.srtt_ps == 0 {
             s.srtt_ps = r;
             s.rttvar_ps = r / 2;
@@ -661,13 +822,19 @@ impl Tcp {
             s.rttvar_ps = (3 * s.rttvar_ps + diff) / 4;
             s.srtt_ps = (7 * s.srtt_ps + r) / 8;
         }
-        s.rto_ps = (s.srtt_ps + (4 * s.rttvar_ps).max(1)).clamp(rto_min, rto_max);
+        s.rto_ps = if linux {
+            // Linux keeps its variance term at least rto_min (`tcp_rtt_estimator`).
+            (s.srtt_ps + (4 * s.rttvar_ps).max(rto_min)).min(rto_max)
+        } else {
+            (s.srtt_ps + (4 * s.rttvar_ps).max(1)).clamp(rto_min, rto_max)
+        };
     }
 
     /// ACK processing with SACK (RFC 6675, simplified): the scoreboard marks what the
     /// receiver holds; a hole is lost once DupThresh segments' worth above it are SACKed;
     /// in recovery the sender keeps `pipe` (its estimate of bytes in the network) under
-    /// cwnd, retransmitting lost holes first, then new data.
+    /// cwnd, retransmitting lost holes first, then new data; the window's course through
+    /// recovery is `TcpParams::recovery`'s.
     fn on_ack_sack(
         &mut self,
         net: &mut Network,
@@ -679,6 +846,12 @@ impl Tcp {
         let now = ev.now();
         let mss = self.params.mss_bytes as f64;
         let ack = pkt.ack;
+        // What the receiver held before this ACK (for what it delivers: PRR, rate halving).
+        let counts_delivery = self.params.recovery != Recovery::Rfc6675;
+        let held_before = {
+            let s = &self.senders[conn as usize];
+            counts_delivery.then(|| s.snd_una + s.sacked.bytes_in(s.snd_una, s.snd_max))
+        };
         {
             let s = &mut self.senders[conn as usize];
             for b in pkt.sack.chunks_exact(2) {
@@ -688,6 +861,7 @@ impl Tcp {
                 }
             }
         }
+        let mut duplicate = false;
         if ack > self.senders[conn as usize].snd_una {
             let (acked, ece) = self.advance_una(conn, now, pkt);
             let s = &mut self.senders[conn as usize];
@@ -695,10 +869,7 @@ impl Tcp {
             s.sacked.prune_below(ack);
             if s.in_recovery {
                 if ack >= s.recover {
-                    s.in_recovery = false;
-                    s.cwnd = s.ssthresh;
-                    s.rexmits.clear();
-                    s.relost.clear();
+                    s.leave_recovery(self.params.recovery);
                 }
             } else {
                 s.grow_window(acked, ece, mss, now);
@@ -709,35 +880,79 @@ impl Tcp {
             let s = &mut self.senders[conn as usize];
             if ack == s.snd_una && s.snd_max > s.snd_una {
                 s.dupacks += 1;
+                duplicate = true;
             }
         }
+        let delivered = held_before.map_or(0, |before| {
+            let s = &self.senders[conn as usize];
+            (s.snd_una + s.sacked.bytes_in(s.snd_una, s.snd_max)).saturating_sub(before)
+        });
         self.senders[conn as usize].find_lost_retransmissions();
-        let mss_u = self.params.mss_bytes as u64;
+        let entered = self.enter_recovery_if_due(conn);
         let s = &mut self.senders[conn as usize];
-        let after_recover = s.snd_una > s.recover || s.recover == 0;
-        if !s.in_recovery
-            && s.snd_max > s.snd_una
-            && after_recover
-            && (s.dupacks >= DUP_THRESH as u32
-                || s.sacked.lost_boundary(mss_u, DUP_THRESH) > s.snd_una)
-        {
-            let flight = (s.snd_max - s.snd_una) as f64;
-            s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
-            s.cwnd = s.ssthresh;
-            s.in_recovery = true;
-            s.recover = s.snd_max;
-            // RFC 6675 step 4.3: the first unacknowledged segment goes again at once.
-            let hole = s.sacked.first_unsacked(s.snd_una);
-            let len = s.sacked.segment_at(hole, mss_u, s.snd_max);
-            s.high_rxt = hole + len;
-            self.sack_retransmit(net, hosts, ev, conn, hole, len);
-            self.arm_rto(ev, conn);
-        }
-        if self.senders[conn as usize].in_recovery {
+        if s.in_recovery {
+            // The window first (the fast retransmission counts against it), then the
+            // retransmission that starts recovery goes whatever it says.
+            s.recovery_window(self.params.recovery, delivered, self.params.mss_bytes as u64);
+            if entered {
+                self.fast_retransmit(net, hosts, ev, conn);
+            }
             self.sack_recovery_send(net, hosts, ev, conn);
+        } else if duplicate && self.params.limited_transmit && s.dupacks <= 2 {
+            // RFC 3042: each of the first two duplicate ACKs lets one new segment out.
+            let extra = u64::from(s.dupacks) * self.params.mss_bytes as u64;
+            self.send_more_beyond(net, hosts, ev, conn, extra);
         } else {
             self.send_more(net, hosts, ev, conn);
         }
+    }
+
+    /// Enters SACK recovery once DupThresh duplicate ACKs came or a hole is lost by the
+    /// scoreboard (and the last recovery's data is acknowledged): the window threshold
+    /// falls. Returns whether it did.
+    fn enter_recovery_if_due(&mut self, conn: u32) -> bool {
+        let mss = self.params.mss_bytes as f64;
+        let mss_u = self.params.mss_bytes as u64;
+        let s = &mut self.senders[conn as usize];
+        let after_recover = s.snd_una > s.recover || s.recover == 0;
+        if s.in_recovery
+            || s.snd_max <= s.snd_una
+            || !after_recover
+            || (s.dupacks < DUP_THRESH as u32
+                && s.sacked.lost_boundary(mss_u, DUP_THRESH) <= s.snd_una)
+        {
+            return false;
+        }
+        let flight = (s.snd_max - s.snd_una) as f64;
+        s.ssthresh = s.cc.on_loss(s.cwnd, flight, mss);
+        match self.params.recovery {
+            Recovery::Rfc6675 => s.cwnd = s.ssthresh,
+            Recovery::Prr => {
+                (s.prr_delivered, s.prr_out) = (0, 0);
+                s.recover_fs = s.snd_max - s.snd_una;
+            }
+            Recovery::RateHalving => s.halving_odd = false,
+        }
+        s.in_recovery = true;
+        s.recover = s.snd_max;
+        true
+    }
+
+    /// The first hole goes again at once as recovery starts (RFC 6675 step 4.3).
+    fn fast_retransmit(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let mss = self.params.mss_bytes as u64;
+        let s = &mut self.senders[conn as usize];
+        let hole = s.sacked.first_unsacked(s.snd_una);
+        let len = s.sacked.segment_at(hole, mss, s.snd_max);
+        s.high_rxt = hole + len;
+        self.sack_retransmit(net, hosts, ev, conn, hole, len);
+        self.arm_rto(ev, conn);
     }
 
     /// Sends in SACK recovery while pipe leaves room in cwnd: lost holes first (RFC 6675
@@ -757,18 +972,7 @@ impl Tcp {
             if tsq > 0 && s.nic_bytes >= tsq {
                 break;
             }
-            let lost_end = s.sacked.lost_boundary(mss, DUP_THRESH);
-            let from = s.high_rxt.max(s.snd_una);
-            // Retransmissions lost again are not in the network either.
-            let relost_bytes: u64 = s
-                .relost
-                .iter()
-                .map(|&(a, b)| s.sacked.unsacked_in(a.max(s.snd_una).min(b), b))
-                .sum();
-            let pipe = ((s.snd_max - s.snd_una)
-                - s.sacked.bytes_in(s.snd_una, s.snd_max)
-                - s.sacked.unsacked_in(from, lost_end.max(from)))
-            .saturating_sub(relost_bytes);
+            let (pipe, lost_end, from) = s.pipe(mss);
             if (pipe + mss) as f64 > s.cwnd {
                 break;
             }
@@ -1030,3 +1234,7 @@ impl Tcp {
         self.senders.iter().map(|s| s.timeouts).sum()
     }
 }
+
+#[cfg(test)]
+#[path = "tcp_tests.rs"]
+mod tests;

@@ -1,0 +1,246 @@
+//! TCP's rules one at a time: a connection between two hosts of a switch whose ACKs the
+//! test writes by hand (nothing runs in between), so that what the sender sends in answer
+//! to each ACK is counted exactly. Segment numbers stand for byte ranges of one MSS.
+
+use super::*;
+use crate::engine::{PS_PER_MS, PS_PER_US};
+use crate::Sim;
+
+struct Bench {
+    sim: Sim,
+    conn: u32,
+    mss: u64,
+}
+
+impl Bench {
+    /// A connection from host 0 to host 1 with the given extra `[transport]` keys (JSON),
+    /// no delayed ACKs and a receive window that never limits.
+    fn new(transport: &str) -> Bench {
+        let json = format!(
+            r#"{{"duration":"10s","topology":{{"kind":"single_switch","hosts":2,"link":{{"rate":"10Gbps"}}}},
+            "transport":{{"delayed_ack":false,"rcv_window":"64MiB"{transport}}},"workload":{{"kind":"none"}}}}"#
+        );
+        let mut sim = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+        let conn = sim.tcp.open(0, 1, 0, 0);
+        let mss = u64::from(sim.tcp.params.mss_bytes);
+        Bench { sim, conn, mss }
+    }
+
+    fn sent(&self) -> u64 {
+        self.sim.net.counters.sent
+    }
+
+    fn sender(&self) -> &Sender {
+        &self.sim.tcp.senders[self.conn as usize]
+    }
+
+    /// The application writes `segments` segments; returns how many went at once.
+    fn write(&mut self, segments: u64) -> u64 {
+        let before = self.sent();
+        let Sim {
+            net, hosts, ev, tcp, ..
+        } = &mut self.sim;
+        tcp.write(net, hosts, ev, self.conn, segments * self.mss);
+        self.sent() - before
+    }
+
+    /// An ACK of everything below segment `una`, SACKing segments [a, b) for each of
+    /// `sacked` (at most two blocks), echoing a timestamp of `echo_ps` (NEVER: none).
+    /// Returns the segments sent in answer and how many of them were retransmissions.
+    fn ack_echo(&mut self, una: u64, sacked: &[(u64, u64)], echo_ps: TimePs) -> (u64, u64) {
+        let mut pkt = Packet {
+            src_host: 1,
+            dst_host: 0,
+            proto: Proto::Tcp,
+            tcp_flags: tcp_flags::ACK,
+            flow_id: self.conn,
+            ack: una * self.mss,
+            ts_echo_ps: echo_ps,
+            ..Default::default()
+        };
+        for (i, &(a, b)) in sacked.iter().enumerate() {
+            pkt.sack[2 * i] = ((a - una) * self.mss) as u32;
+            pkt.sack[2 * i + 1] = ((b - a) * self.mss) as u32;
+        }
+        let (sent, rexmits) = (self.sent(), self.sender().retransmits);
+        let Sim {
+            net, hosts, ev, tcp, ..
+        } = &mut self.sim;
+        tcp.on_packet(net, hosts, ev, &pkt);
+        (self.sent() - sent, self.sender().retransmits - rexmits)
+    }
+
+    fn ack(&mut self, una: u64, sacked: &[(u64, u64)]) -> (u64, u64) {
+        self.ack_echo(una, sacked, NEVER)
+    }
+
+    /// Segment 0 of a full window is lost: duplicate ACKs SACK segments 1, 2, ... one at a
+    /// time. Returns the segments sent in answer to each.
+    fn lose_first_of(&mut self, window: u64, acks: u64) -> Vec<u64> {
+        assert_eq!(self.write(4 * window), window);
+        (1..=acks).map(|k| self.ack(0, &[(1, k + 1)]).0).collect()
+    }
+}
+
+/// RFC 3042: with limited transmit the first two duplicate ACKs each send one new
+/// segment (not a retransmission); without it they send nothing. The third starts
+/// recovery with the retransmission of the hole either way.
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_two_duplicate_acks() {
+    for lt in [true, false] {
+        let mut b = Bench::new(&format!(r#","initial_window":4,"limited_transmit":{lt}"#));
+        assert_eq!(b.write(20), 4);
+        let expect = u64::from(lt);
+        assert_eq!(b.ack(0, &[(1, 2)]), (expect, 0), "first duplicate, lt {lt}");
+        assert_eq!(b.ack(0, &[(1, 3)]), (expect, 0), "second duplicate, lt {lt}");
+        assert_eq!(b.sender().cwnd, 4.0 * b.mss as f64, "the window is not changed");
+        let (_, rexmits) = b.ack(0, &[(1, 4)]);
+        assert_eq!(rexmits, 1, "third duplicate: fast retransmit");
+        assert!(b.sender().in_recovery);
+    }
+}
+
+/// The same without SACK (NewReno's duplicate ACKs).
+#[test]
+fn limited_transmit_works_without_sack() {
+    let mut b = Bench::new(r#","initial_window":4,"limited_transmit":true,"sack":false"#);
+    assert_eq!(b.write(20), 4);
+    assert_eq!(b.ack(0, &[]), (1, 0));
+    assert_eq!(b.ack(0, &[]), (1, 0));
+    assert_eq!(b.ack(0, &[]).1, 1);
+}
+
+/// RFC 6937: while the bytes in flight exceed ssthresh, PRR has sent, after each ACK of
+/// recovery, ceil(delivered x ssthresh / RecoverFS) in all (the fast retransmission
+/// included; in whole segments, as Linux counts). NewReno halves: ssthresh = 10 of
+/// RecoverFS = 20 segments, one segment for every two delivered, starting with the ACK
+/// that starts recovery. Once the flight is down to ssthresh (ACK 15: 20 sent + 5 new -
+/// 15 SACKed), the slow-start reduction bound keeps it there: one segment per ACK.
+#[test]
+fn prr_sends_in_proportion_to_what_is_delivered() {
+    let mut b = Bench::new(
+        r#","variant":"newreno","initial_window":20,"recovery":"prr","limited_transmit":false"#,
+    );
+    let sent = b.lose_first_of(20, 17);
+    assert_eq!(&sent[..2], &[0, 0], "before recovery");
+    assert_eq!(b.sender().ssthresh, 10.0 * b.mss as f64);
+    let mut total = 0;
+    for (k, &n) in sent.iter().enumerate().take(14).skip(2) {
+        total += n;
+        let delivered = k as u64 - 1; // segments SACKed since recovery began, this one's included
+        assert_eq!(total, delivered.div_ceil(2), "after duplicate ACK {}", k + 1);
+    }
+    assert_eq!(&sent[14..], &[0, 1, 1], "{sent:?}");
+}
+
+/// RFC 6675 without PRR: the window falls to ssthresh at once, so after the fast
+/// retransmission nothing goes until the bytes in flight fall under it, then one
+/// segment for each segment delivered.
+#[test]
+fn rfc6675_waits_until_the_flight_falls_under_ssthresh() {
+    let mut b = Bench::new(
+        r#","variant":"newreno","initial_window":20,"recovery":"rfc6675","limited_transmit":false"#,
+    );
+    let sent = b.lose_first_of(20, 15);
+    // ACK 3: the retransmission; in flight 17 (20 sent, 3 SACKed, the hole resent), so
+    // ACKs 4 to 10 bring it to 10 and send nothing; from then one for one.
+    assert_eq!(sent, [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+}
+
+/// Linux's rate halving (before 3.2): the window falls by one segment for every two ACKs
+/// that deliver data and never exceeds the flight plus one segment, so recovery sends
+/// one segment for every two ACKs, and the window stays at ssthresh or above.
+#[test]
+fn rate_halving_sends_every_other_ack() {
+    let mut b = Bench::new(
+        r#","variant":"newreno","initial_window":20,"recovery":"rate_halving","limited_transmit":false"#,
+    );
+    let sent = b.lose_first_of(20, 17);
+    assert_eq!(sent[2], 1, "the fast retransmission alone");
+    for pair in sent[3..].chunks(2) {
+        assert_eq!(pair.iter().sum::<u64>(), 1, "{sent:?}");
+    }
+    assert!(b.sender().cwnd >= b.sender().ssthresh);
+    // Recovery ends when the hole is acknowledged: the window is at most ssthresh.
+    let top = b.sender().snd_max / b.mss;
+    b.ack(top, &[]);
+    assert!(!b.sender().in_recovery && b.sender().cwnd <= b.sender().ssthresh);
+}
+
+/// A timer clock of 4 ms (Linux's jiffy at HZ 250): a timer armed for d fires on a tick,
+/// more than ceil(d / 4 ms) - 1 and at most ceil(d / 4 ms) ticks later; without a clock,
+/// exactly d later.
+#[test]
+fn timers_fire_on_the_clocks_ticks() {
+    let g = 4 * PS_PER_MS;
+    let b = Bench::new(r#","rto_granularity":"4ms","rto_min":"1ms""#);
+    let tcp = &b.sim.tcp;
+    let phase = tcp.clock_phase(0);
+    assert!(phase < g);
+    for (i, delay) in [PS_PER_MS, 200 * PS_PER_MS, 4 * PS_PER_MS, 5 * PS_PER_MS]
+        .into_iter()
+        .enumerate()
+    {
+        for now in (0..50).map(|k| k * 997 * PS_PER_US + i as u64) {
+            let at = tcp.timer_deadline(0, now, delay);
+            let ticks = delay.div_ceil(g);
+            assert_eq!((at - phase) % g, 0, "on a tick");
+            assert!(at - now <= ticks * g && at - now > (ticks - 1) * g, "{now} {delay} {at}");
+        }
+    }
+    let exact = Bench::new("");
+    assert_eq!(exact.sim.tcp.timer_deadline(0, 123, PS_PER_MS), 123 + PS_PER_MS);
+}
+
+/// Linux's timeout is srtt + max(4 rttvar, rto_min), RFC 6298's max(rto_min, srtt + 4
+/// rttvar): after one 100 us RTT sample, 200.1 ms against 200 ms.
+#[test]
+fn linux_timeout_adds_the_floor_to_the_smoothed_rtt() {
+    for (formula, expect_us) in [("linux", 200_100), ("rfc6298", 200_000)] {
+        let mut b = Bench::new(&format!(r#","rto_formula":"{formula}""#));
+        b.write(1);
+        b.sim.ev.advance_to(100 * PS_PER_US);
+        b.ack_echo(1, &[], 0);
+        assert_eq!(b.sender().rto_ps, expect_us * PS_PER_US, "{formula}");
+    }
+}
+
+/// With a timer clock, RTTs are counted in ticks, at least one: a 100 us RTT measures as
+/// one 4 ms tick.
+#[test]
+fn rtt_samples_are_whole_ticks_on_a_clock() {
+    let mut b = Bench::new(r#","rto_granularity":"4ms","rto_formula":"rfc6298""#);
+    b.write(1);
+    b.sim.ev.advance_to(100 * PS_PER_US);
+    b.ack_echo(1, &[], 0);
+    assert_eq!(b.sender().srtt_ps, 4 * PS_PER_MS);
+    // The statistics keep the true RTT.
+    assert_eq!(b.sender().rtt.max_ps, 100 * PS_PER_US);
+}
+
+/// A Linux host stack brings its kernel's rules; they are written back; a bad value is
+/// refused with the field's name.
+#[test]
+fn rules_follow_the_host_kernel() {
+    let resolve = |host: &str, transport: &str| {
+        let json = format!(
+            r#"{{"topology":{{"kind":"single_switch","hosts":2}},"host":{{"stack":"{host}"}},
+            "transport":{{"kind":"tcp"{transport}}},"workload":{{"kind":"none"}}}}"#
+        );
+        Sim::from_json(&json).map(|s| (s.tcp.params.clone(), s.scenario.transport.clone()))
+    };
+    let (p, t) = resolve("linux_2_6_39", "").unwrap();
+    assert_eq!(p.recovery, Recovery::RateHalving);
+    assert!(p.limited_transmit && p.linux_rto);
+    assert_eq!(p.rto_granularity_ps, 4 * PS_PER_MS);
+    assert_eq!(t.rules.as_deref(), Some("linux_2_6_39"));
+    let (p, _) = resolve("linux_3_5", "").unwrap();
+    assert_eq!(p.recovery, Recovery::Prr);
+    let (p, t) = resolve("ideal", "").unwrap();
+    assert_eq!((p.recovery, p.limited_transmit, p.linux_rto), (Recovery::Rfc6675, false, false));
+    assert_eq!((t.rules.as_deref(), p.rto_granularity_ps), (Some("rfc"), 0));
+    let (p, _) = resolve("linux_3_5", r#","recovery":"rfc6675","rto_granularity":"0s""#).unwrap();
+    assert_eq!((p.recovery, p.rto_granularity_ps), (Recovery::Rfc6675, 0));
+    let e = resolve("ideal", r#","recovery":"fast""#).unwrap_err().to_string();
+    assert!(e.contains("transport.recovery"), "{e}");
+}
