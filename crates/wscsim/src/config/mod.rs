@@ -281,7 +281,7 @@ pub struct TransportCfg {
     pub sack: bool,
     /// Whose loss recovery and timers: "rfc" (RFC 6675 recovery, RFC 6298 timeout, exact
     /// timers), "linux_2_6_39" or "linux_3_5"; default the host stack's kernel, else "rfc".
-    /// The four keys below default to the rules' choices.
+    /// The five keys below default to the rules' choices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<String>,
     /// The window's course in SACK recovery: "rfc6675", "prr" or "rate_halving".
@@ -297,6 +297,10 @@ pub struct TransportCfg {
     /// one jiffy, 1 / HZ).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto_granularity: Option<Duration>,
+    /// Linux's quick-ack mode (immediate ACKs at a connection's start, after a long gap in
+    /// the data and after a duplicate segment); default on for the Linux rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<bool>,
 }
 
 fn d_tcp() -> String {

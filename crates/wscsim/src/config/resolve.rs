@@ -1350,14 +1350,15 @@ fn resolve_transport(
         linux_rto: false,
         rto_granularity_ps: 0,
         seed: 0,
+        quickack: false,
     })
 }
 
 /// `transport.rules` and the keys it sets (`recovery`, `limited_transmit`, `rto_formula`,
-/// `rto_granularity`), each written back. A Linux host stack's kernel is the default:
+/// `rto_granularity`, `quickack`), each written back. A Linux host stack's kernel is the default:
 /// 2.6.39 recovers by rate halving, 3.5 (from 3.2) by proportional rate reduction; both
-/// have limited transmit, Linux's timeout formula and timers on the jiffy clock (the host
-/// noise's tick, else HZ 250).
+/// have limited transmit, quick-ack mode, Linux's timeout formula and timers on the jiffy
+/// clock (the host noise's tick, else HZ 250).
 fn resolve_tcp_rules(
     tr: &mut super::TransportCfg,
     stack: &str,
@@ -1388,6 +1389,7 @@ fn resolve_tcp_rules(
         _ => Recovery::Rfc6675,
     };
     tcp.limited_transmit = *tr.limited_transmit.get_or_insert(linux);
+    tcp.quickack = *tr.quickack.get_or_insert(linux);
     let formula = tr
         .rto_formula
         .get_or_insert_with(|| if linux { "linux" } else { "rfc6298" }.into());

@@ -47,7 +47,14 @@ pub struct TcpParams {
     pub rto_granularity_ps: TimePs,
     /// The run's seed: each host's timer clock has its own phase.
     pub seed: u64,
+    /// Linux's quick-ack mode: a receiver ACKs every segment at once for a while at a
+    /// connection's start, after a gap in the data longer than the timeout floor (the
+    /// sender timed out) and after a retransmission it already had.
+    pub quickack: bool,
 }
+
+/// Linux's TCP_MAX_QUICKACKS: the most segments one quick-ack burst ACKs at once.
+const MAX_QUICKACKS: u32 = 16;
 
 /// The window's course during SACK recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,6 +294,10 @@ pub struct Receiver {
     ce_state: bool,
     delack_deadline: TimePs,
     delack_event_at: TimePs,
+    /// Quick-ack mode: segments still to be ACKed at once.
+    quick_acks: u32,
+    /// When the last data segment arrived (NEVER: none yet).
+    last_data_ps: TimePs,
 }
 
 pub struct Tcp {
@@ -409,6 +420,8 @@ impl Tcp {
             ce_state: false,
             delack_deadline: NEVER,
             delack_event_at: NEVER,
+            quick_acks: 0,
+            last_data_ps: NEVER,
         });
         conn
     }
@@ -1133,6 +1146,9 @@ impl Tcp {
             r.pending_ts = pkt.ts_ps;
         }
         let mut ack_now = !delayed || (ce && !dctcp);
+        if self.params.quickack {
+            ack_now |= quick_ack(r, &self.params, ev.now(), end);
+        }
         if end <= r.rcv_nxt {
             ack_now = true; // a duplicate: tell the sender at once
         } else if seq <= r.rcv_nxt {
@@ -1233,6 +1249,25 @@ impl Tcp {
     pub fn total_timeouts(&self) -> u64 {
         self.senders.iter().map(|s| s.timeouts).sum()
     }
+}
+
+/// Linux's quick-ack mode for a data segment ending at `end` reaching receiver `r` at
+/// `now`: a burst of immediate ACKs begins at the connection's first data, after a gap
+/// longer than the timeout floor (Linux: longer than the RTO, "the sender failed to
+/// restart its window") and on a segment the receiver already holds (a retransmission);
+/// returns whether this segment is ACKed at once.
+fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, end: u64) -> bool {
+    let burst = (p.rcv_window_bytes / (2 * u64::from(p.mss_bytes))).min(u64::from(MAX_QUICKACKS)) as u32;
+    let gap = r.last_data_ps == NEVER || now - r.last_data_ps > p.rto_min_ps;
+    if gap || end <= r.rcv_nxt {
+        r.quick_acks = r.quick_acks.max(burst);
+    }
+    r.last_data_ps = now;
+    if r.quick_acks > 0 {
+        r.quick_acks -= 1;
+        return true;
+    }
+    false
 }
 
 #[cfg(test)]

@@ -16,9 +16,14 @@ impl Bench {
     /// A connection from host 0 to host 1 with the given extra `[transport]` keys (JSON),
     /// no delayed ACKs and a receive window that never limits.
     fn new(transport: &str) -> Bench {
+        let delack = if transport.contains("delayed_ack") {
+            ""
+        } else {
+            r#""delayed_ack":false,"#
+        };
         let json = format!(
             r#"{{"duration":"10s","topology":{{"kind":"single_switch","hosts":2,"link":{{"rate":"10Gbps"}}}},
-            "transport":{{"delayed_ack":false,"rcv_window":"64MiB"{transport}}},"workload":{{"kind":"none"}}}}"#
+            "transport":{{{delack}"rcv_window":"64MiB"{transport}}},"workload":{{"kind":"none"}}}}"#
         );
         let mut sim = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
         let conn = sim.tcp.open(0, 1, 0, 0);
@@ -68,6 +73,26 @@ impl Bench {
         } = &mut self.sim;
         tcp.on_packet(net, hosts, ev, &pkt);
         (self.sent() - sent, self.sender().retransmits - rexmits)
+    }
+
+    /// Data segment `seg` reaches the receiver now; returns the ACKs sent in answer.
+    fn data(&mut self, seg: u64) -> u64 {
+        let pkt = Packet {
+            src_host: 0,
+            dst_host: 1,
+            proto: Proto::Tcp,
+            flow_id: self.conn,
+            seq: seg * self.mss,
+            payload_bytes: self.mss as u32,
+            ts_ps: self.sim.ev.now(),
+            ..Default::default()
+        };
+        let sent = self.sent();
+        let Sim {
+            net, hosts, ev, tcp, ..
+        } = &mut self.sim;
+        tcp.on_packet(net, hosts, ev, &pkt);
+        self.sent() - sent
     }
 
     fn ack(&mut self, una: u64, sacked: &[(u64, u64)]) -> (u64, u64) {
@@ -231,7 +256,7 @@ fn rules_follow_the_host_kernel() {
     };
     let (p, t) = resolve("linux_2_6_39", "").unwrap();
     assert_eq!(p.recovery, Recovery::RateHalving);
-    assert!(p.limited_transmit && p.linux_rto);
+    assert!(p.limited_transmit && p.linux_rto && p.quickack);
     assert_eq!(p.rto_granularity_ps, 4 * PS_PER_MS);
     assert_eq!(t.rules.as_deref(), Some("linux_2_6_39"));
     let (p, _) = resolve("linux_3_5", "").unwrap();
@@ -243,4 +268,27 @@ fn rules_follow_the_host_kernel() {
     assert_eq!((p.recovery, p.rto_granularity_ps), (Recovery::Rfc6675, 0));
     let e = resolve("ideal", r#","recovery":"fast""#).unwrap_err().to_string();
     assert!(e.contains("transport.recovery"), "{e}");
+}
+
+/// Linux's quick-ack mode: with delayed ACKs, the first 16 segments (TCP_MAX_QUICKACKS)
+/// are each ACKed at once, then every second one; after a gap longer than the timeout
+/// floor (a sender coming back from a timeout) and on a segment already held, at once
+/// again. Without it, every second segment from the start.
+#[test]
+fn quickack_mode_acks_at_once_at_the_start_and_after_a_gap() {
+    let mut b = Bench::new(r#","delayed_ack":true,"quickack":true"#);
+    let acks: Vec<u64> = (0..20).map(|k| b.data(k)).collect();
+    assert!(acks[..16].iter().all(|&a| a == 1), "{acks:?}");
+    assert_eq!(&acks[16..], &[0, 1, 0, 1]);
+    b.sim.ev.advance_to(201 * PS_PER_MS);
+    assert_eq!((b.data(20), b.data(21), b.data(22)), (1, 1, 1));
+    let mut b = Bench::new(r#","delayed_ack":true,"quickack":true"#);
+    (0..18).for_each(|k| {
+        b.data(k);
+    });
+    assert_eq!(b.data(3), 1, "a duplicate is ACKed at once");
+    assert_eq!((b.data(18), b.data(19)), (1, 1), "and starts a burst");
+    let mut b = Bench::new(r#","delayed_ack":true,"quickack":false"#);
+    let acks: Vec<u64> = (0..6).map(|k| b.data(k)).collect();
+    assert_eq!(acks, [0, 1, 0, 1, 0, 1]);
 }
