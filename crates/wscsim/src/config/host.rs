@@ -2,11 +2,11 @@
 //! preset's costs written back so the resolved scenario shows every number used.
 
 use super::{err, ConfigError, HostCfg, HostNoiseCfg};
-use crate::host::noise::{BurstSpec, NoiseSpec};
-use crate::units::Duration;
 use crate::host::disk::{StorageDevice, DEVICES};
+use crate::host::noise::{BurstSpec, NoiseSpec};
 use crate::host::presets::{stack, STACKS};
 use crate::host::{HostSpec, IoModel, StackCosts, Threads};
+use crate::units::Duration;
 
 pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError> {
     let Some(preset) = stack(&h.stack) else {
@@ -159,7 +159,13 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
     if !*c.enabled.get_or_insert(!p.is_off()) {
         return Ok(NoiseSpec::default());
     }
-    let tick_hz = noise_number("tick_hz", &mut c.tick_hz, p.tick_hz, 100_000.0, "ticks per second, 0 to 100000")?;
+    let tick_hz = noise_number(
+        "tick_hz",
+        &mut c.tick_hz,
+        p.tick_hz,
+        100_000.0,
+        "ticks per second, 0 to 100000",
+    )?;
     let tick_ps = c.tick.get_or_insert(Duration(p.tick_ps)).0;
     if tick_hz > 0.0 && tick_ps as f64 * tick_hz * 2.0 > crate::engine::PS_PER_S as f64 {
         return Err(err(
@@ -170,17 +176,40 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
     }
     let softirq = burst(
         "softirq",
-        (&mut c.softirq_per_s, &mut c.softirq_median, &mut c.softirq_sigma),
+        (
+            &mut c.softirq_per_s,
+            &mut c.softirq_median,
+            &mut c.softirq_sigma,
+        ),
         &p.softirq,
     )?;
     let daemon = burst(
         "daemon",
-        (&mut c.daemon_per_s, &mut c.daemon_median, &mut c.daemon_sigma),
+        (
+            &mut c.daemon_per_s,
+            &mut c.daemon_median,
+            &mut c.daemon_sigma,
+        ),
         &p.daemon,
     )?;
-    let wakeup_median_ps = c.wakeup_median.get_or_insert(Duration(p.wakeup_median_ps)).0;
-    let wakeup_sigma = noise_number("wakeup_sigma", &mut c.wakeup_sigma, p.wakeup_sigma, 5.0, SIGMA)?;
-    let work_cv = noise_number("work_cv", &mut c.work_cv, p.work_cv, 10.0, "a coefficient of variation, 0 to 10")?;
+    let wakeup_median_ps = c
+        .wakeup_median
+        .get_or_insert(Duration(p.wakeup_median_ps))
+        .0;
+    let wakeup_sigma = noise_number(
+        "wakeup_sigma",
+        &mut c.wakeup_sigma,
+        p.wakeup_sigma,
+        5.0,
+        SIGMA,
+    )?;
+    let work_cv = noise_number(
+        "work_cv",
+        &mut c.work_cv,
+        p.work_cv,
+        10.0,
+        "a coefficient of variation, 0 to 10",
+    )?;
     Ok(NoiseSpec {
         tick_hz,
         tick_ps,
@@ -196,7 +225,13 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
 const SIGMA: &str = "a log-normal shape, 0 to 5";
 
 /// A number of `host.noise` in 0..=max, the preset's unless given.
-fn noise_number(name: &str, v: &mut Option<f64>, default: f64, max: f64, allowed: &str) -> Result<f64, ConfigError> {
+fn noise_number(
+    name: &str,
+    v: &mut Option<f64>,
+    default: f64,
+    max: f64,
+    allowed: &str,
+) -> Result<f64, ConfigError> {
     let x = *v.get_or_insert(default);
     if !(x.is_finite() && (0.0..=max).contains(&x)) {
         return Err(err(&format!("host.noise.{name}"), x, allowed));
@@ -210,7 +245,13 @@ fn burst(
     (per_s, median, sigma): (&mut Option<f64>, &mut Option<Duration>, &mut Option<f64>),
     p: &BurstSpec,
 ) -> Result<BurstSpec, ConfigError> {
-    let per_s = noise_number(&format!("{kind}_per_s"), per_s, p.per_s, 1e6, "bursts per second, 0 to 1000000")?;
+    let per_s = noise_number(
+        &format!("{kind}_per_s"),
+        per_s,
+        p.per_s,
+        1e6,
+        "bursts per second, 0 to 1000000",
+    )?;
     let median_ps = median.get_or_insert(Duration(p.median_ps)).0;
     if per_s > 0.0 && median_ps == 0 {
         return Err(err(

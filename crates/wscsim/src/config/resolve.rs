@@ -1372,7 +1372,11 @@ fn resolve_tcp_rules(
         }
         .into()
     });
-    one_of("transport.rules", rules, &["rfc", "linux_2_6_39", "linux_3_5"])?;
+    one_of(
+        "transport.rules",
+        rules,
+        &["rfc", "linux_2_6_39", "linux_3_5"],
+    )?;
     let linux = rules != "rfc";
     let recovery = tr.recovery.get_or_insert_with(|| {
         match rules.as_str() {
@@ -1382,7 +1386,11 @@ fn resolve_tcp_rules(
         }
         .into()
     });
-    one_of("transport.recovery", recovery, &["rfc6675", "prr", "rate_halving"])?;
+    one_of(
+        "transport.recovery",
+        recovery,
+        &["rfc6675", "prr", "rate_halving"],
+    )?;
     tcp.recovery = match recovery.as_str() {
         "prr" => Recovery::Prr,
         "rate_halving" => Recovery::RateHalving,
@@ -1395,7 +1403,11 @@ fn resolve_tcp_rules(
         .get_or_insert_with(|| if linux { "linux" } else { "rfc6298" }.into());
     one_of("transport.rto_formula", formula, &["rfc6298", "linux"])?;
     tcp.linux_rto = formula == "linux";
-    let hz = if host.noise.tick_hz > 0.0 { host.noise.tick_hz } else { 250.0 };
+    let hz = if host.noise.tick_hz > 0.0 {
+        host.noise.tick_hz
+    } else {
+        250.0
+    };
     let jiffy = super::Duration((crate::engine::PS_PER_S as f64 / hz).round() as u64);
     let g = tr
         .rto_granularity

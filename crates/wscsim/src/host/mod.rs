@@ -414,7 +414,9 @@ impl Hosts {
     /// latency, `host.noise`; 0 without noise).
     #[inline]
     pub fn wakeup_delay_ps(&mut self, host: u32) -> TimePs {
-        self.noise.as_deref_mut().map_or(0, |n| n.wakeup_delay_ps(host))
+        self.noise
+            .as_deref_mut()
+            .map_or(0, |n| n.wakeup_delay_ps(host))
     }
 
     /// CPU time the operating system's noise took from `host`'s work (ticks and

@@ -306,7 +306,10 @@ mod tests {
         let period = 1000 * US;
         // Work that fits between two ticks is not touched.
         let start = phase + 1;
-        assert_eq!(n.run(0, 0, 0, start, 500 * US), (start + 500 * US, 500 * US));
+        assert_eq!(
+            n.run(0, 0, 0, start, 500 * US),
+            (start + 500 * US, 500 * US)
+        );
         // 100 ms of work from just after a tick: the ticks within it, each extending it.
         let start = phase + 10 * period + 1;
         let (end, own) = n.run(0, 0, start, start, 100_000 * US);
@@ -315,7 +318,10 @@ mod tests {
         assert_eq!((end - start - own) % (10 * US), 0, "whole ticks stolen");
         // Ticks at phase + k x period in [start, end).
         let fell = (end - phase).div_ceil(period) - (start - phase).div_ceil(period);
-        assert!(fell == ticks, "ticks in the run's span: {fell}, stolen: {ticks}");
+        assert!(
+            fell == ticks,
+            "ticks in the run's span: {fell}, stolen: {ticks}"
+        );
         assert!((100..=101).contains(&ticks), "{ticks}");
         assert_eq!(n.stolen_ps(0), ticks * 10 * US);
     }
@@ -338,7 +344,10 @@ mod tests {
         let (end, _) = n.run(0, 0, 0, 0, w);
         let ratio = end as f64 / w as f64;
         let expect = 1.0 / (1.0 - load);
-        assert!((ratio / expect - 1.0).abs() < 0.02, "{ratio} against {expect}");
+        assert!(
+            (ratio / expect - 1.0).abs() < 0.02,
+            "{ratio} against {expect}"
+        );
     }
 
     /// Work that becomes ready while a burst holds an idle core starts when it ends.
@@ -382,7 +391,11 @@ mod tests {
         let mean = own.iter().sum::<f64>() / own.len() as f64;
         let var = own.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / own.len() as f64;
         assert!((mean - 1.0).abs() < 0.01, "mean {mean}");
-        assert!((var.sqrt() / mean - 0.3).abs() < 0.015, "cv {}", var.sqrt() / mean);
+        assert!(
+            (var.sqrt() / mean - 0.3).abs() < 0.015,
+            "cv {}",
+            var.sqrt() / mean
+        );
         let mut w: Vec<TimePs> = (0..20_001).map(|_| n.wakeup_delay_ps(0)).collect();
         w.sort_unstable();
         let median = w[10_000] as f64 / (2 * US) as f64;
@@ -398,7 +411,9 @@ mod tests {
             s.work_cv = 0.1;
         });
         let runs = |n: &mut Noise, host: u32| -> Vec<TimePs> {
-            (0..50).map(|i| n.run(host, 0, 0, i * 7_000 * US, 3_000 * US).0).collect()
+            (0..50)
+                .map(|i| n.run(host, 0, 0, i * 7_000 * US, 3_000 * US).0)
+                .collect()
         };
         let mut a = Noise::new(&spec, 2, 1);
         let mut b = Noise::new(&spec, 2, 1);

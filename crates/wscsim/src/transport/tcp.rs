@@ -193,11 +193,16 @@ impl Sender {
                 let ssthresh = self.ssthresh;
                 let sndcnt = if pipe as f64 > ssthresh {
                     // Rounded up to whole segments, as Linux counts (in packets).
-                    let share = self.prr_delivered as f64 * ssthresh / self.recover_fs.max(1) as f64;
+                    let share =
+                        self.prr_delivered as f64 * ssthresh / self.recover_fs.max(1) as f64;
                     let due = (share / mss as f64).ceil() * mss as f64;
                     (due - self.prr_out as f64).max(0.0)
                 } else {
-                    let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + mss;
+                    let limit = self
+                        .prr_delivered
+                        .saturating_sub(self.prr_out)
+                        .max(delivered)
+                        + mss;
                     (ssthresh - pipe as f64).min(limit as f64).max(0.0)
                 };
                 self.cwnd = pipe as f64 + sndcnt;
@@ -296,6 +301,9 @@ pub struct Receiver {
     delack_event_at: TimePs,
     /// Quick-ack mode: segments still to be ACKed at once.
     quick_acks: u32,
+    /// Linux's interactive ("pingpong") mode: the receiver's side answered data within the
+    /// delayed-ACK timeout, so ACKs wait to ride on answers and quick-acks are off.
+    pingpong: bool,
     /// When the last data segment arrived (NEVER: none yet).
     last_data_ps: TimePs,
 }
@@ -421,6 +429,7 @@ impl Tcp {
             delack_deadline: NEVER,
             delack_event_at: NEVER,
             quick_acks: 0,
+            pingpong: false,
             last_data_ps: NEVER,
         });
         conn
@@ -457,6 +466,13 @@ impl Tcp {
     ) {
         // On a bidirectional connection, an in-order ACK the other direction owes rides along.
         let rev = self.reverse_of(conn);
+        if self.params.quickack && rev != crate::net::NONE {
+            // Data sent soon after data came in: an interactive exchange (Linux's pingpong).
+            let r = &mut self.receivers[rev as usize];
+            if r.last_data_ps != NEVER && ev.now() - r.last_data_ps < self.params.delayed_ack_ps {
+                r.pingpong = true;
+            }
+        }
         let piggy = if rev != crate::net::NONE
             && self.receivers[rev as usize].pending_segs > 0
             && self.receivers[rev as usize].ooo.ranges().is_empty()
@@ -615,7 +631,10 @@ impl Tcp {
     }
 
     fn arm_rto(&mut self, ev: &mut impl TransportSched, conn: u32) {
-        let (host, rto) = (self.senders[conn as usize].host, self.senders[conn as usize].rto_ps);
+        let (host, rto) = (
+            self.senders[conn as usize].host,
+            self.senders[conn as usize].rto_ps,
+        );
         let deadline = self.timer_deadline(host, ev.now(), rto);
         let s = &mut self.senders[conn as usize];
         s.rto_deadline = deadline;
@@ -906,7 +925,11 @@ impl Tcp {
         if s.in_recovery {
             // The window first (the fast retransmission counts against it), then the
             // retransmission that starts recovery goes whatever it says.
-            s.recovery_window(self.params.recovery, delivered, self.params.mss_bytes as u64);
+            s.recovery_window(
+                self.params.recovery,
+                delivered,
+                self.params.mss_bytes as u64,
+            );
             if entered {
                 self.fast_retransmit(net, hosts, ev, conn);
             }
@@ -1075,6 +1098,8 @@ impl Tcp {
                 ev.schedule(r.delack_deadline, TcpEvent::Timer { conn, which });
                 return;
             }
+            // A delayed ACK no answer took along: Linux leaves interactive mode.
+            r.pingpong = false;
             self.send_ack(net, hosts, ev, conn);
             return;
         }
@@ -1147,8 +1172,11 @@ impl Tcp {
         }
         let mut ack_now = !delayed || (ce && !dctcp);
         if self.params.quickack {
-            ack_now |= quick_ack(r, &self.params, ev.now(), end);
+            let gap_ps = self.quickack_gap_ps(conn);
+            let r = &mut self.receivers[conn as usize];
+            ack_now |= quick_ack(r, &self.params, ev.now(), end, gap_ps);
         }
+        let r = &mut self.receivers[conn as usize];
         if end <= r.rcv_nxt {
             ack_now = true; // a duplicate: tell the sender at once
         } else if seq <= r.rcv_nxt {
@@ -1182,6 +1210,17 @@ impl Tcp {
                     },
                 );
             }
+        }
+    }
+
+    /// How long a pause in `conn`'s data restarts quick-acks: Linux compares it with the
+    /// receiving socket's RTO, which is the reverse half's on a bidirectional connection;
+    /// a one-way connection's receiver has none, so the floor plus two timer ticks stands
+    /// for it (a socket that sends small requests has about that).
+    fn quickack_gap_ps(&self, conn: u32) -> TimePs {
+        match self.reverse_of(conn) {
+            crate::net::NONE => self.params.rto_min_ps + 2 * self.params.rto_granularity_ps,
+            rev => self.senders[rev as usize].rto_ps,
         }
     }
 
@@ -1254,16 +1293,23 @@ impl Tcp {
 /// Linux's quick-ack mode for a data segment ending at `end` reaching receiver `r` at
 /// `now`: a burst of immediate ACKs begins at the connection's first data, after a gap
 /// longer than the timeout floor (Linux: longer than the RTO, "the sender failed to
-/// restart its window") and on a segment the receiver already holds (a retransmission);
-/// returns whether this segment is ACKed at once.
-fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, end: u64) -> bool {
-    let burst = (p.rcv_window_bytes / (2 * u64::from(p.mss_bytes))).min(u64::from(MAX_QUICKACKS)) as u32;
-    let gap = r.last_data_ps == NEVER || now - r.last_data_ps > p.rto_min_ps;
+/// restart its window") and on a segment the receiver already holds (a retransmission,
+/// which also ends interactive mode); in interactive mode (`Receiver::pingpong`: its side
+/// answers within the delayed-ACK timeout) ACKs wait to ride on answers instead. Returns
+/// whether this segment is ACKed at once.
+fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, end: u64, gap_ps: TimePs) -> bool {
+    let burst =
+        (p.rcv_window_bytes / (2 * u64::from(p.mss_bytes))).min(u64::from(MAX_QUICKACKS)) as u32;
+    let gap = r.last_data_ps == NEVER || now - r.last_data_ps > gap_ps;
     if gap || end <= r.rcv_nxt {
         r.quick_acks = r.quick_acks.max(burst);
     }
+    if end <= r.rcv_nxt {
+        // A segment it already had: Linux enters quick-ack mode, leaving interactive mode.
+        r.pingpong = false;
+    }
     r.last_data_ps = now;
-    if r.quick_acks > 0 {
+    if r.quick_acks > 0 && !r.pingpong {
         r.quick_acks -= 1;
         return true;
     }

@@ -43,7 +43,11 @@ impl Bench {
     fn write(&mut self, segments: u64) -> u64 {
         let before = self.sent();
         let Sim {
-            net, hosts, ev, tcp, ..
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
         } = &mut self.sim;
         tcp.write(net, hosts, ev, self.conn, segments * self.mss);
         self.sent() - before
@@ -69,7 +73,11 @@ impl Bench {
         }
         let (sent, rexmits) = (self.sent(), self.sender().retransmits);
         let Sim {
-            net, hosts, ev, tcp, ..
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
         } = &mut self.sim;
         tcp.on_packet(net, hosts, ev, &pkt);
         (self.sent() - sent, self.sender().retransmits - rexmits)
@@ -89,7 +97,11 @@ impl Bench {
         };
         let sent = self.sent();
         let Sim {
-            net, hosts, ev, tcp, ..
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
         } = &mut self.sim;
         tcp.on_packet(net, hosts, ev, &pkt);
         self.sent() - sent
@@ -117,8 +129,16 @@ fn limited_transmit_sends_one_new_segment_on_each_of_two_duplicate_acks() {
         assert_eq!(b.write(20), 4);
         let expect = u64::from(lt);
         assert_eq!(b.ack(0, &[(1, 2)]), (expect, 0), "first duplicate, lt {lt}");
-        assert_eq!(b.ack(0, &[(1, 3)]), (expect, 0), "second duplicate, lt {lt}");
-        assert_eq!(b.sender().cwnd, 4.0 * b.mss as f64, "the window is not changed");
+        assert_eq!(
+            b.ack(0, &[(1, 3)]),
+            (expect, 0),
+            "second duplicate, lt {lt}"
+        );
+        assert_eq!(
+            b.sender().cwnd,
+            4.0 * b.mss as f64,
+            "the window is not changed"
+        );
         let (_, rexmits) = b.ack(0, &[(1, 4)]);
         assert_eq!(rexmits, 1, "third duplicate: fast retransmit");
         assert!(b.sender().in_recovery);
@@ -153,7 +173,12 @@ fn prr_sends_in_proportion_to_what_is_delivered() {
     for (k, &n) in sent.iter().enumerate().take(14).skip(2) {
         total += n;
         let delivered = k as u64 - 1; // segments SACKed since recovery began, this one's included
-        assert_eq!(total, delivered.div_ceil(2), "after duplicate ACK {}", k + 1);
+        assert_eq!(
+            total,
+            delivered.div_ceil(2),
+            "after duplicate ACK {}",
+            k + 1
+        );
     }
     assert_eq!(&sent[14..], &[0, 1, 1], "{sent:?}");
 }
@@ -210,11 +235,17 @@ fn timers_fire_on_the_clocks_ticks() {
             let at = tcp.timer_deadline(0, now, delay);
             let ticks = delay.div_ceil(g);
             assert_eq!((at - phase) % g, 0, "on a tick");
-            assert!(at - now <= ticks * g && at - now > (ticks - 1) * g, "{now} {delay} {at}");
+            assert!(
+                at - now <= ticks * g && at - now > (ticks - 1) * g,
+                "{now} {delay} {at}"
+            );
         }
     }
     let exact = Bench::new("");
-    assert_eq!(exact.sim.tcp.timer_deadline(0, 123, PS_PER_MS), 123 + PS_PER_MS);
+    assert_eq!(
+        exact.sim.tcp.timer_deadline(0, 123, PS_PER_MS),
+        123 + PS_PER_MS
+    );
 }
 
 /// Linux's timeout is srtt + max(4 rttvar, rto_min), RFC 6298's max(rto_min, srtt + 4
@@ -262,11 +293,20 @@ fn rules_follow_the_host_kernel() {
     let (p, _) = resolve("linux_3_5", "").unwrap();
     assert_eq!(p.recovery, Recovery::Prr);
     let (p, t) = resolve("ideal", "").unwrap();
-    assert_eq!((p.recovery, p.limited_transmit, p.linux_rto), (Recovery::Rfc6675, false, false));
+    assert_eq!(
+        (p.recovery, p.limited_transmit, p.linux_rto),
+        (Recovery::Rfc6675, false, false)
+    );
     assert_eq!((t.rules.as_deref(), p.rto_granularity_ps), (Some("rfc"), 0));
-    let (p, _) = resolve("linux_3_5", r#","recovery":"rfc6675","rto_granularity":"0s""#).unwrap();
+    let (p, _) = resolve(
+        "linux_3_5",
+        r#","recovery":"rfc6675","rto_granularity":"0s""#,
+    )
+    .unwrap();
     assert_eq!((p.recovery, p.rto_granularity_ps), (Recovery::Rfc6675, 0));
-    let e = resolve("ideal", r#","recovery":"fast""#).unwrap_err().to_string();
+    let e = resolve("ideal", r#","recovery":"fast""#)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("transport.recovery"), "{e}");
 }
 
@@ -291,4 +331,34 @@ fn quickack_mode_acks_at_once_at_the_start_and_after_a_gap() {
     let mut b = Bench::new(r#","delayed_ack":true,"quickack":false"#);
     let acks: Vec<u64> = (0..6).map(|k| b.data(k)).collect();
     assert_eq!(acks, [0, 1, 0, 1, 0, 1]);
+}
+
+/// Linux's interactive mode: once the receiving side answers on the reverse half within
+/// the delayed-ACK timeout, its ACKs wait to ride on answers (no quick-acks); a duplicate
+/// segment ends it.
+#[test]
+fn answers_within_the_ack_timeout_turn_quick_acks_off() {
+    let mut b = Bench::new(r#","delayed_ack":true,"quickack":true"#);
+    let rev = b.sim.tcp.open(1, 0, 0, 0);
+    b.sim.tcp.link_reverse(b.conn, rev);
+    assert_eq!(b.data(0), 1, "the first segment: a quick ACK");
+    // Host 1 answers at once: the answer carries the ACK of nothing new, and the
+    // exchange is interactive from now on.
+    let Sim {
+        net,
+        hosts,
+        ev,
+        tcp,
+        ..
+    } = &mut b.sim;
+    tcp.write(net, hosts, ev, rev, 100);
+    assert!(b.sim.tcp.receivers[b.conn as usize].pingpong);
+    b.sim.ev.advance_to(PS_PER_US);
+    assert_eq!(b.data(1), 0, "interactive: the ACK waits for an answer");
+    assert_eq!(b.data(1), 1, "a duplicate is ACKed at once");
+    assert!(
+        !b.sim.tcp.receivers[b.conn as usize].pingpong,
+        "and ends interactive mode"
+    );
+    assert_eq!(b.data(2), 1, "quick-acks again");
 }
