@@ -168,6 +168,8 @@ impl Ramcloud {
         if self.spec.tcp {
             self.req_conn = ctx.tcp.open(c, m, id, id);
             self.resp_conn = ctx.tcp.open(m, c, id, id);
+            // One kernel TCP session (socket): responses carry the ACKs of requests.
+            ctx.tcp.link_reverse(self.req_conn, self.resp_conn);
         } else {
             let mtu = ctx.net.host_link(c).mtu_bytes;
             self.frag_bytes = mtu - crate::packet::UDP_IP_HEADER_BYTES - FAST_HEADER_BYTES;
