@@ -301,6 +301,10 @@ pub struct TransportCfg {
     /// the data and after a duplicate segment); default on for the Linux rules.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quickack: Option<bool>,
+    /// Tail loss probes (Linux 3.10 and later, with SACK); off by default (neither of
+    /// DIABLO's kernels had them).
+    #[serde(default)]
+    pub tlp: bool,
 }
 
 fn d_tcp() -> String {

@@ -1351,6 +1351,7 @@ fn resolve_transport(
         rto_granularity_ps: 0,
         seed: 0,
         quickack: false,
+        tlp: tr.tlp,
     })
 }
 

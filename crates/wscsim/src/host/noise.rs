@@ -204,7 +204,8 @@ impl Noise {
         while left > 0 {
             let tick = laws.next_tick(&c, now);
             let (kind, burst_at) = c.first_burst();
-            let at = tick.min(burst_at);
+            // A burst that came while another (or a tick) held the core starts after it.
+            let at = tick.min(burst_at).max(now);
             if at >= now + left {
                 break;
             }

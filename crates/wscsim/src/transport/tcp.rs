@@ -51,7 +51,18 @@ pub struct TcpParams {
     /// connection's start, after a gap in the data longer than the timeout floor (the
     /// sender timed out) and after a retransmission it already had.
     pub quickack: bool,
+    /// Tail loss probes (Linux 3.10's TLP, with SACK): with data outstanding and no ACK for
+    /// a probe timeout (two smoothed RTTs, at least 10 ms), one segment goes out (new data,
+    /// else the last segment again) so that a lost tail is repaired by SACK recovery
+    /// instead of a retransmission timeout.
+    pub tlp: bool,
 }
+
+/// Linux's TCP_DELACK_MAX: with one segment outstanding a tail loss probe also waits for
+/// the peer's longest delayed ACK.
+const DELACK_MAX_PS: TimePs = 200 * crate::engine::PS_PER_MS;
+/// Linux's floor on the tail loss probe timeout (10 ms).
+const PTO_MIN_PS: TimePs = 10 * crate::engine::PS_PER_MS;
 
 /// Linux's TCP_MAX_QUICKACKS: the most segments one quick-ack burst ACKs at once.
 const MAX_QUICKACKS: u32 = 16;
@@ -124,6 +135,12 @@ pub struct Sender {
     halving_odd: bool,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Tail loss probes sent.
+    pub tail_probes: u64,
+    /// The retransmission timer is armed for a tail loss probe, not a timeout.
+    probe_armed: bool,
+    /// snd_max when the last probe went: no other probe until it is acknowledged.
+    tlp_high: u64,
     pub rtt: RttStats,
     /// This connection's window is traced (`Tcp::trace`).
     pub traced: bool,
@@ -407,6 +424,9 @@ impl Tcp {
             halving_odd: false,
             retransmits: 0,
             timeouts: 0,
+            tail_probes: 0,
+            probe_armed: false,
+            tlp_high: 0,
             rtt: RttStats::default(),
             traced: self.trace.wants(self.senders.len() as u32),
             // Linux starts alpha at 1 (the first marks halve the window).
@@ -635,8 +655,10 @@ impl Tcp {
             self.senders[conn as usize].host,
             self.senders[conn as usize].rto_ps,
         );
-        let deadline = self.timer_deadline(host, ev.now(), rto);
+        let probe = self.probe_timeout_ps(conn).filter(|&p| p < rto);
+        let deadline = self.timer_deadline(host, ev.now(), probe.unwrap_or(rto));
         let s = &mut self.senders[conn as usize];
+        s.probe_armed = probe.is_some();
         s.rto_deadline = deadline;
         if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
             s.rto_event_at = s.rto_deadline;
@@ -648,6 +670,55 @@ impl Tcp {
                 },
             );
         }
+    }
+
+    /// The tail loss probe's timeout for `conn`, when a probe is due before a timeout:
+    /// probes on, SACK on, not in recovery, an RTT sampled, and no probe unanswered (Linux
+    /// 3.10's `tcp_schedule_loss_probe`).
+    fn probe_timeout_ps(&self, conn: u32) -> Option<TimePs> {
+        let s = &self.senders[conn as usize];
+        if !self.params.tlp
+            || !self.params.sack
+            || s.in_recovery
+            || s.srtt_ps == 0
+            || s.snd_una < s.tlp_high
+        {
+            return None;
+        }
+        let mut pto = 2 * s.srtt_ps;
+        if s.snd_max - s.snd_una <= u64::from(self.params.mss_bytes) {
+            pto = pto.max(s.srtt_ps * 3 / 2 + DELACK_MAX_PS);
+        }
+        Some(pto.max(PTO_MIN_PS))
+    }
+
+    /// The probe timeout passed with no ACK: one segment goes, new data if the windows
+    /// allow, else the last segment again; then the retransmission timer.
+    fn send_probe(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let mss = u64::from(self.params.mss_bytes);
+        let rwnd = self.params.rcv_window_bytes;
+        let s = &mut self.senders[conn as usize];
+        s.tail_probes += 1;
+        let (seq, len) = if s.snd_nxt < s.app_bytes && s.snd_nxt - s.snd_una + mss <= rwnd {
+            let len = mss.min(s.app_bytes - s.snd_nxt);
+            let seq = s.snd_nxt;
+            s.snd_nxt += len;
+            s.snd_max = s.snd_max.max(s.snd_nxt);
+            (seq, len)
+        } else {
+            let seq = s.snd_max.saturating_sub(mss).max(s.snd_una);
+            s.retransmits += 1;
+            (seq, s.snd_max - seq)
+        };
+        s.tlp_high = s.snd_max;
+        self.send_segment(net, hosts, ev, conn, seq, len as u32);
+        self.arm_rto(ev, conn);
     }
 
     /// When a timer armed at `now` for `delay` on `host` fires: exactly then, or with a
@@ -1117,6 +1188,10 @@ impl Tcp {
             s.rto_event_at = s.rto_deadline;
             ev.schedule(s.rto_deadline, TcpEvent::Timer { conn, which });
             return;
+        }
+        if s.probe_armed {
+            s.rto_deadline = NEVER;
+            return self.send_probe(net, hosts, ev, conn);
         }
         // Timeout: back to one segment, go back N, double the timer (pFabric: same window,
         // same timer).

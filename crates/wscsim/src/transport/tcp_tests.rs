@@ -362,3 +362,38 @@ fn answers_within_the_ack_timeout_turn_quick_acks_off() {
     );
     assert_eq!(b.data(2), 1, "quick-acks again");
 }
+
+/// Tail loss probe: with ten segments out and no ACK, one probe (the last segment again,
+/// nothing new to send) goes after max(2 SRTT, 10 ms), before any timeout; its SACK would
+/// start recovery. Without probes the timer is the timeout. One probe at a time.
+#[test]
+fn a_tail_loss_probe_goes_before_the_timeout() {
+    for tlp in [true, false] {
+        let mut b = Bench::new(&format!(r#","tlp":{tlp},"initial_window":10"#));
+        assert_eq!(b.write(1), 1);
+        b.sim.ev.advance_to(100 * PS_PER_US);
+        b.ack_echo(1, &[], 0); // an RTT sample of 100 us
+        assert_eq!(b.write(10), 10);
+        let now = b.sim.ev.now();
+        let at = b.sender().rto_deadline;
+        if !tlp {
+            assert_eq!(at, now + b.sender().rto_ps, "the timeout");
+            continue;
+        }
+        assert_eq!(at, now + 10 * PS_PER_MS, "max(2 x 100 us, 10 ms)");
+        b.sim.ev.advance_to(at);
+        let (sent, rexmits) = (b.sent(), b.sender().retransmits);
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
+        } = &mut b.sim;
+        tcp.on_timer(net, hosts, ev, b.conn, TIMER_RTO);
+        assert_eq!((b.sent() - sent, b.sender().retransmits - rexmits), (1, 1));
+        assert_eq!((b.sender().tail_probes, b.sender().timeouts), (1, 0));
+        // The probe is unanswered: next comes the timeout.
+        assert_eq!(b.sender().rto_deadline, at + b.sender().rto_ps);
+    }
+}
