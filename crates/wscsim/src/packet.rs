@@ -75,6 +75,11 @@ pub mod tcp_flags {
     /// and ECE are its fields): wscsim connections are one-way, and two linked ones make a
     /// bidirectional TCP connection whose ACKs ride on data.
     pub const ACK_REVERSE: u8 = 0x01;
+    /// Synchronise: the first packet of a handshake (with ACK: the second).
+    pub const SYN: u8 = 0x02;
+    /// The third packet of a handshake, when no data carries it (wscsim's own flag: a
+    /// one-way connection's receiver keeps no state it would change).
+    pub const HANDSHAKE_ACK: u8 = 0x04;
 }
 
 /// A packet. `repr(C)` with 64-byte alignment puts the fields every hop touches in the

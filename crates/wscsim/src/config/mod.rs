@@ -305,6 +305,10 @@ pub struct TransportCfg {
     /// DIABLO's kernels had them).
     #[serde(default)]
     pub tlp: bool,
+    /// The retransmission timeout before any RTT sample (a handshake's SYN): default the
+    /// rules' (3 s for linux_2_6_39, 1 s otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Duration>,
 }
 
 fn d_tcp() -> String {

@@ -1352,6 +1352,7 @@ fn resolve_transport(
         seed: 0,
         quickack: false,
         tlp: tr.tlp,
+        initial_rto_ps: 0,
     })
 }
 
@@ -1422,6 +1423,20 @@ fn resolve_tcp_rules(
         ));
     }
     tcp.rto_granularity_ps = g;
+    let initial = tr
+        .initial_rto
+        .get_or_insert(super::Duration(
+            if rules == "linux_2_6_39" { 3 } else { 1 } * crate::engine::PS_PER_S,
+        ))
+        .0;
+    if initial < tcp.rto_min_ps || initial > tcp.rto_max_ps {
+        return Err(err(
+            "transport.initial_rto",
+            super::Duration(initial),
+            "a duration from transport.rto_min to transport.rto_max",
+        ));
+    }
+    tcp.initial_rto_ps = initial;
     Ok(())
 }
 

@@ -56,6 +56,9 @@ pub struct TcpParams {
     /// else the last segment again) so that a lost tail is repaired by SACK recovery
     /// instead of a retransmission timeout.
     pub tlp: bool,
+    /// The retransmission timeout before any RTT sample: a handshake's SYN waits this long
+    /// (RFC 6298 and Linux from 3.1: 1 s; Linux before: 3 s).
+    pub initial_rto_ps: TimePs,
 }
 
 /// Linux's TCP_DELACK_MAX: with one segment outstanding a tail loss probe also waits for
@@ -141,6 +144,10 @@ pub struct Sender {
     probe_armed: bool,
     /// snd_max when the last probe went: no other probe until it is acknowledged.
     tlp_high: u64,
+    /// A handshake is under way (`Tcp::connect`): nothing is sent until the SYN-ACK.
+    connecting: bool,
+    /// SYNs sent again after their timeout.
+    pub syn_retransmits: u64,
     pub rtt: RttStats,
     /// This connection's window is traced (`Tcp::trace`).
     pub traced: bool,
@@ -427,6 +434,8 @@ impl Tcp {
             tail_probes: 0,
             probe_armed: false,
             tlp_high: 0,
+            connecting: false,
+            syn_retransmits: 0,
             rtt: RttStats::default(),
             traced: self.trace.wants(self.senders.len() as u32),
             // Linux starts alpha at 1 (the first marks halve the window).
@@ -594,6 +603,9 @@ impl Tcp {
         let rwnd = self.params.rcv_window_bytes;
         let tsq = self.params.tsq_limit_bytes;
         let mut sent = false;
+        if self.senders[conn as usize].connecting {
+            return; // the data waits for the handshake
+        }
         loop {
             let s = &mut self.senders[conn as usize];
             if s.snd_nxt >= s.app_bytes || (tsq > 0 && s.nic_bytes >= tsq) {
@@ -787,6 +799,9 @@ impl Tcp {
         ev: &mut impl TransportSched,
         pkt: &Packet,
     ) {
+        if pkt.tcp_flags & (tcp_flags::SYN | tcp_flags::HANDSHAKE_ACK) != 0 {
+            return self.on_handshake(net, hosts, ev, pkt);
+        }
         if pkt.payload_bytes > 0 {
             if pkt.tcp_flags & tcp_flags::ACK_REVERSE != 0 {
                 // The acknowledgement first, as TCP processes a segment. Data never counts
@@ -1193,6 +1208,10 @@ impl Tcp {
             s.rto_deadline = NEVER;
             return self.send_probe(net, hosts, ev, conn);
         }
+        if s.connecting {
+            s.rto_deadline = NEVER;
+            return self.syn_timeout(net, hosts, ev, conn);
+        }
         // Timeout: back to one segment, go back N, double the timer (pFabric: same window,
         // same timer).
         s.timeouts += 1;
@@ -1390,6 +1409,9 @@ fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, end: u64, gap_ps: Tim
     }
     false
 }
+
+#[path = "tcp_handshake.rs"]
+mod handshake;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]

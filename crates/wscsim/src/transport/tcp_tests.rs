@@ -397,3 +397,102 @@ fn a_tail_loss_probe_goes_before_the_timeout() {
         assert_eq!(b.sender().rto_deadline, at + b.sender().rto_ps);
     }
 }
+
+/// What host `host` sent since `since` packets were allocated: (flags, payload) of each.
+fn sent_by(b: &Bench, host: u32, since: usize) -> Vec<(u8, u32)> {
+    let pool = &b.sim.net.pool;
+    (since as u32..pool.capacity_used() as u32)
+        .map(|id| pool.get(id))
+        .filter(|p| p.src_host == host)
+        .map(|p| (p.tcp_flags, p.payload_bytes))
+        .collect()
+}
+
+/// The three-way handshake: a SYN goes at connect; data written meanwhile waits; the
+/// listener answers with a SYN-ACK echoing the SYN's time; the SYN-ACK gives the first
+/// RTT sample and lets the data out, the first segment carrying the third ACK.
+#[test]
+fn a_handshake_holds_data_until_the_syn_ack() {
+    let mut b = Bench::new(r#","initial_window":4"#);
+    let Sim {
+        net,
+        hosts,
+        ev,
+        tcp,
+        ..
+    } = &mut b.sim;
+    let before = net.pool.capacity_used();
+    let conn = tcp.connect(net, hosts, ev, 0, 1, 0, 0);
+    b.conn = conn;
+    assert_eq!(b.write(3), 0, "nothing before the SYN-ACK");
+    let syn = sent_by(&b, 0, before);
+    assert_eq!(syn, [(tcp_flags::SYN, 0)]);
+    // The listener's answer.
+    b.sim.ev.advance_to(30 * PS_PER_US);
+    let syn_pkt = *b.sim.net.pool.get(before as u32);
+    let mark = b.sim.net.pool.capacity_used();
+    let Sim {
+        net,
+        hosts,
+        ev,
+        tcp,
+        ..
+    } = &mut b.sim;
+    tcp.on_packet(net, hosts, ev, &syn_pkt);
+    let answer = sent_by(&b, 1, mark);
+    assert_eq!(answer, [(tcp_flags::SYN | tcp_flags::ACK, 0)]);
+    let syn_ack = *b.sim.net.pool.get(mark as u32);
+    assert_eq!(syn_ack.ts_echo_ps, 0);
+    // Its arrival: an RTT sample of 60 us, and the three segments go.
+    b.sim.ev.advance_to(60 * PS_PER_US);
+    let sent = b.sent();
+    let Sim {
+        net,
+        hosts,
+        ev,
+        tcp,
+        ..
+    } = &mut b.sim;
+    tcp.on_packet(net, hosts, ev, &syn_ack);
+    assert_eq!(b.sent() - sent, 3);
+    assert_eq!(b.sender().srtt_ps, 60 * PS_PER_US);
+}
+
+/// A lost SYN goes again after the initial RTO (3 s for Linux 2.6.39, 1 s from 3.1), then
+/// after twice that.
+#[test]
+fn a_lost_syn_waits_out_the_initial_rto() {
+    for (rules, initial_s) in [("linux_2_6_39", 3), ("linux_3_5", 1), ("rfc", 1)] {
+        let mut b = Bench::new(&format!(r#","rules":"{rules}","rto_granularity":"0s""#));
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
+        } = &mut b.sim;
+        b.conn = tcp.connect(net, hosts, ev, 0, 1, 0, 0);
+        let first = b.sender().rto_deadline;
+        assert_eq!(first, initial_s * crate::engine::PS_PER_S, "{rules}");
+        b.sim.ev.advance_to(first);
+        let sent = b.sent();
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
+        } = &mut b.sim;
+        tcp.on_timer(net, hosts, ev, b.conn, TIMER_RTO);
+        assert_eq!((b.sent() - sent, b.sender().syn_retransmits), (1, 1));
+        assert_eq!(
+            b.sender().timeouts,
+            0,
+            "a SYN's timeout is not a data timeout"
+        );
+        assert_eq!(
+            b.sender().rto_deadline,
+            first + 2 * initial_s * crate::engine::PS_PER_S
+        );
+    }
+}
