@@ -156,7 +156,15 @@ fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCos
 
 /// `host.noise`: each key the preset's unless given, written back; checked for range.
 fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<NoiseSpec, ConfigError> {
-    if !*c.enabled.get_or_insert(!p.is_off()) {
+    // A key given turns noise on for a stack whose preset has none (on `ideal` that is
+    // then refused, instead of the key being ignored).
+    let any_given = c.tick_hz.is_some()
+        || c.tick.is_some()
+        || c.softirq_per_s.is_some()
+        || c.daemon_per_s.is_some()
+        || c.wakeup_median.is_some()
+        || c.work_cv.is_some();
+    if !*c.enabled.get_or_insert(!p.is_off() || any_given) {
         return Ok(NoiseSpec::default());
     }
     let tick_hz = noise_number(
