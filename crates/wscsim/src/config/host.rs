@@ -80,14 +80,18 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
             )
         })?),
     };
-    let noise = resolve_noise(&mut h.noise, &preset.noise, seed)?;
-    if !noise.is_off() && costs.is_zero() {
+    let asked = match h.noise.enabled {
+        Some(on) => on,
+        None => noise_keys_given(&h.noise),
+    };
+    if costs.is_zero() && asked {
         return Err(err(
             "host.noise.enabled",
             "true",
             "false with a stack whose paths cost nothing (\"ideal\"): noise delays the host's work, and it has none; choose a costed host.stack",
         ));
     }
+    let noise = resolve_noise(&mut h.noise, &preset.noise, seed)?;
     Ok(HostSpec {
         noise,
         storage,
@@ -158,12 +162,7 @@ fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCos
 fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<NoiseSpec, ConfigError> {
     // A key given turns noise on for a stack whose preset has none (on `ideal` that is
     // then refused, instead of the key being ignored).
-    let any_given = c.tick_hz.is_some()
-        || c.tick.is_some()
-        || c.softirq_per_s.is_some()
-        || c.daemon_per_s.is_some()
-        || c.wakeup_median.is_some()
-        || c.work_cv.is_some();
+    let any_given = noise_keys_given(c);
     if !*c.enabled.get_or_insert(!p.is_off() || any_given) {
         return Ok(NoiseSpec::default());
     }
@@ -174,12 +173,21 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
         100_000.0,
         "ticks per second, 0 to 100000",
     )?;
+    if tick_hz > 0.0 && tick_hz < 1.0 {
+        return Err(err(
+            "host.noise.tick_hz",
+            tick_hz,
+            "0 (no ticks) or 1 to 100000 ticks per second",
+        ));
+    }
     let tick_ps = c.tick.get_or_insert(Duration(p.tick_ps)).0;
-    if tick_hz > 0.0 && tick_ps as f64 * tick_hz * 2.0 > crate::engine::PS_PER_S as f64 {
+    if tick_hz > 0.0
+        && (tick_ps == 0 || tick_ps as f64 * tick_hz * 2.0 > crate::engine::PS_PER_S as f64)
+    {
         return Err(err(
             "host.noise.tick",
             Duration(tick_ps),
-            "at most half the tick period (1 / tick_hz)",
+            "above 0 and at most half the tick period (1 / tick_hz) when tick_hz is above 0",
         ));
     }
     let softirq = burst(
@@ -200,6 +208,21 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
         ),
         &p.daemon,
     )?;
+    // The bursts' mean load on a core (rate x mean length) must leave it time to work.
+    let load: f64 = [&softirq, &daemon]
+        .iter()
+        .map(|b| {
+            b.per_s * b.median_ps as f64 / crate::engine::PS_PER_S as f64
+                * (b.sigma * b.sigma / 2.0).exp()
+        })
+        .sum();
+    if load > 0.5 {
+        return Err(err(
+            "host.noise.daemon_per_s",
+            format!("background bursts taking {:.0}% of each core", load * 100.0),
+            "bursts (softirq and daemon together: rate x median x exp(sigma^2 / 2)) taking at most 50% of a core",
+        ));
+    }
     let wakeup_median_ps = c
         .wakeup_median
         .get_or_insert(Duration(p.wakeup_median_ps))
@@ -274,4 +297,14 @@ fn burst(
         median_ps,
         sigma,
     })
+}
+
+/// Whether the scenario sets any of `host.noise`'s rates or sizes.
+fn noise_keys_given(c: &HostNoiseCfg) -> bool {
+    c.tick_hz.is_some()
+        || c.tick.is_some()
+        || c.softirq_per_s.is_some()
+        || c.daemon_per_s.is_some()
+        || c.wakeup_median.is_some()
+        || c.work_cv.is_some()
 }

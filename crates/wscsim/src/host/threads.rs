@@ -111,7 +111,7 @@ impl<T: Copy> AppThreads<T> {
         let core = hosts.core_of(key);
         let counts_wakeup = woke && hosts.wakeup_ps > 0;
         let mut done = hosts.charge(d.host, core, now, cost);
-        if woke {
+        if counts_wakeup {
             // The scheduler's wake-up latency (`host.noise`): the thread runs later, the
             // core is not held meanwhile.
             done += hosts.wakeup_delay_ps(d.host);

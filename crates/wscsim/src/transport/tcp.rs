@@ -689,9 +689,12 @@ impl Tcp {
     /// 3.10's `tcp_schedule_loss_probe`).
     fn probe_timeout_ps(&self, conn: u32) -> Option<TimePs> {
         let s = &self.senders[conn as usize];
+        // Only in Linux's open state: not in recovery, nor going back over data after a
+        // timeout (snd_nxt below snd_max).
         if !self.params.tlp
             || !self.params.sack
             || s.in_recovery
+            || s.snd_nxt < s.snd_max
             || s.srtt_ps == 0
             || s.snd_una < s.tlp_high
         {

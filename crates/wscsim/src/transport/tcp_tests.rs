@@ -394,7 +394,22 @@ fn a_tail_loss_probe_goes_before_the_timeout() {
         assert_eq!((b.sent() - sent, b.sender().retransmits - rexmits), (1, 1));
         assert_eq!((b.sender().tail_probes, b.sender().timeouts), (1, 0));
         // The probe is unanswered: next comes the timeout.
-        assert_eq!(b.sender().rto_deadline, at + b.sender().rto_ps);
+        let timeout_at = b.sender().rto_deadline;
+        assert_eq!(timeout_at, at + b.sender().rto_ps);
+        // After the timeout the sender goes back over its data: no probe then, the timer is
+        // the (doubled) timeout.
+        b.sim.ev.advance_to(timeout_at);
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
+        } = &mut b.sim;
+        tcp.on_timer(net, hosts, ev, b.conn, TIMER_RTO);
+        assert_eq!(b.sender().timeouts, 1);
+        assert!(!b.sender().probe_armed);
+        assert_eq!(b.sender().rto_deadline, timeout_at + b.sender().rto_ps);
     }
 }
 
