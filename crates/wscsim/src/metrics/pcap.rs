@@ -106,11 +106,12 @@ fn headers(r: &Captured) -> Vec<u8> {
     f
 }
 
-/// Real TCP flag bits from the model's: ACK, ECE and CWR sit where TCP has them; the
-/// model's "acknowledges the reverse connection" bit (where TCP has FIN) becomes ACK.
+/// Real TCP flag bits from the model's: SYN, ACK, ECE and CWR sit where TCP has them; the
+/// model's "acknowledges the reverse connection" bit (where TCP has FIN) and its
+/// handshake-ACK bit (where TCP has RST) become ACK.
 fn tcp_header_flags(model: u8) -> u8 {
-    let mut f = model & (tcp_flags::ACK | tcp_flags::ECE | tcp_flags::CWR);
-    if model & tcp_flags::ACK_REVERSE != 0 {
+    let mut f = model & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::ECE | tcp_flags::CWR);
+    if model & (tcp_flags::ACK_REVERSE | tcp_flags::HANDSHAKE_ACK) != 0 {
         f |= tcp_flags::ACK;
     }
     f
@@ -184,6 +185,15 @@ mod tests {
         r.tcp_flags = tcp_flags::ACK_REVERSE;
         let bytes = write(&[r]);
         assert_eq!(bytes[24 + 16 + 34 + 13], tcp_flags::ACK, "never FIN");
+        // A handshake: SYN as is, SYN-ACK as is, the third packet an ACK (never RST).
+        for (model, real) in [
+            (tcp_flags::SYN, 0x02),
+            (tcp_flags::SYN | tcp_flags::ACK, 0x12),
+            (tcp_flags::ACK | tcp_flags::HANDSHAKE_ACK, 0x10),
+        ] {
+            r.tcp_flags = model;
+            assert_eq!(write(&[r])[24 + 16 + 34 + 13], real);
+        }
         r.proto = Proto::Udp;
         r.payload_bytes = 100;
         let bytes = write(&[r]);
