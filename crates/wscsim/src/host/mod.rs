@@ -326,10 +326,8 @@ impl Hosts {
         let st = &mut self.state[host as usize];
         let free = st.core_free_ps[core];
         let start = free.max(ready_ps);
-        let (done, own) = match self.noise.as_deref_mut() {
-            None => (start + cost_ps, cost_ps),
-            Some(n) => n.run(host, core, free, start, cost_ps),
-        };
+        let (done, own) =
+            noise::run_on(self.noise.as_deref_mut(), host, core, free, start, cost_ps);
         st.core_free_ps[core] = done;
         st.busy_ps += own;
         done
@@ -368,10 +366,8 @@ impl Hosts {
                 (core, start, free) = (c, s, f);
             }
         }
-        let (done, own) = match self.noise.as_deref_mut() {
-            None => (start + cost_ps, cost_ps),
-            Some(n) => n.run(host, core, free, start, cost_ps),
-        };
+        let (done, own) =
+            noise::run_on(self.noise.as_deref_mut(), host, core, free, start, cost_ps);
         st.core_free_ps[core] = done;
         st.thread_free_ps[thread] = done;
         st.busy_ps += own;

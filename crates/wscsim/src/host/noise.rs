@@ -238,6 +238,24 @@ impl Noise {
     }
 }
 
+/// Runs `cost_ps` of work on `core` of `host` from `start_ps` (the core free since
+/// `free_ps`): through `noise` when there is some (`Noise::run`), else it simply takes its
+/// cost. Returns when it ends and the CPU time it took itself.
+#[inline]
+pub fn run_on(
+    noise: Option<&mut Noise>,
+    host: u32,
+    core: usize,
+    free_ps: TimePs,
+    start_ps: TimePs,
+    cost_ps: TimePs,
+) -> (TimePs, TimePs) {
+    match noise {
+        None => (start_ps + cost_ps, cost_ps),
+        Some(n) => n.run(host, core, free_ps, start_ps, cost_ps),
+    }
+}
+
 impl Laws {
     /// A core with a random tick phase and each kind's first burst.
     fn new_core(&self, rng: &mut StreamRng) -> CoreNoise {

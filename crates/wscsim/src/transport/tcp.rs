@@ -1071,12 +1071,9 @@ impl Tcp {
         ev: &mut impl TransportSched,
         conn: u32,
     ) {
-        let mss = self.params.mss_bytes as u64;
-        let s = &mut self.senders[conn as usize];
+        let s = &self.senders[conn as usize];
         let hole = s.sacked.first_unsacked(s.snd_una);
-        let len = s.sacked.segment_at(hole, mss, s.snd_max);
-        s.high_rxt = hole + len;
-        self.sack_retransmit(net, hosts, ev, conn, hole, len);
+        self.resend_hole(net, hosts, ev, conn, hole);
         self.arm_rto(ev, conn);
     }
 
@@ -1116,9 +1113,7 @@ impl Tcp {
             }
             let hole = s.sacked.first_unsacked(from);
             if hole < lost_end && hole < s.snd_max {
-                let len = s.sacked.segment_at(hole, mss, s.snd_max);
-                s.high_rxt = hole + len;
-                self.sack_retransmit(net, hosts, ev, conn, hole, len);
+                self.resend_hole(net, hosts, ev, conn, hole);
                 continue;
             }
             if s.snd_nxt < s.app_bytes && s.snd_nxt - s.snd_una < rwnd {
@@ -1132,9 +1127,7 @@ impl Tcp {
             // Rule 3: nothing lost and no new data, but a hole lies below SACKed data.
             let highest_sacked = s.sacked.highest_end();
             if hole < highest_sacked && hole < s.snd_max {
-                let len = s.sacked.segment_at(hole, mss, s.snd_max);
-                s.high_rxt = hole + len;
-                self.sack_retransmit(net, hosts, ev, conn, hole, len);
+                self.resend_hole(net, hosts, ev, conn, hole);
                 continue;
             }
             break;
@@ -1144,6 +1137,23 @@ impl Tcp {
         {
             self.arm_rto(ev, conn);
         }
+    }
+
+    /// Resends the segment at `hole` (up to the next SACKed byte) and moves the
+    /// retransmission mark past it (RFC 6675's HighRxt).
+    fn resend_hole(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+        hole: u64,
+    ) {
+        let mss = self.params.mss_bytes as u64;
+        let s = &mut self.senders[conn as usize];
+        let len = s.sacked.segment_at(hole, mss, s.snd_max);
+        s.high_rxt = hole + len;
+        self.sack_retransmit(net, hosts, ev, conn, hole, len);
     }
 
     /// Resends [hole, hole + len) in SACK recovery and remembers it, with what had been sent
@@ -1343,24 +1353,9 @@ impl Tcp {
         conn: u32,
     ) {
         let (ack, ts_echo, flags) = self.take_ack(conn);
-        let s = &self.senders[conn as usize];
+        let mut pkt = self.control_packet(net, ev.now(), conn, true, flags, ts_echo);
+        pkt.ack = ack;
         let r = &self.receivers[conn as usize];
-        let mut pkt = Packet {
-            src_host: r.host,
-            dst_host: r.peer,
-            src_port: s.dport,
-            dst_port: s.sport,
-            proto: Proto::Tcp,
-            dscp: s.dscp,
-            tcp_flags: flags,
-            flow_id: conn,
-            hash: five_tuple_hash(r.host, r.peer, s.dport, s.sport, Proto::Tcp),
-            frame_bytes: net.frame_bytes(r.host, TCP_IP_HEADER_BYTES),
-            ack,
-            ts_ps: ev.now(),
-            ts_echo_ps: ts_echo,
-            ..Default::default()
-        };
         if self.params.sack && !r.ooo.ranges().is_empty() {
             // First the block holding the segment received last, then the highest other.
             let blocks = r.ooo.ranges();
@@ -1377,6 +1372,41 @@ impl Tcp {
         let host = r.host;
         let id = net.pool.alloc(pkt);
         hosts.send(net, ev, host, id);
+    }
+
+    /// A packet of connection `conn` without data, sent now: from its sender's host
+    /// (`reverse` false) or from its receiver's (an ACK, a SYN-ACK), with `flags` and an
+    /// echoed timestamp.
+    fn control_packet(
+        &self,
+        net: &Network,
+        now: TimePs,
+        conn: u32,
+        reverse: bool,
+        flags: u8,
+        ts_echo_ps: TimePs,
+    ) -> Packet {
+        let s = &self.senders[conn as usize];
+        let (from, to, sport, dport) = if reverse {
+            (s.peer, s.host, s.dport, s.sport)
+        } else {
+            (s.host, s.peer, s.sport, s.dport)
+        };
+        Packet {
+            src_host: from,
+            dst_host: to,
+            src_port: sport,
+            dst_port: dport,
+            proto: Proto::Tcp,
+            dscp: s.dscp,
+            tcp_flags: flags,
+            flow_id: conn,
+            hash: five_tuple_hash(from, to, sport, dport, Proto::Tcp),
+            frame_bytes: net.frame_bytes(from, TCP_IP_HEADER_BYTES),
+            ts_ps: now,
+            ts_echo_ps,
+            ..Default::default()
+        }
     }
 
     pub fn total_retransmits(&self) -> u64 {

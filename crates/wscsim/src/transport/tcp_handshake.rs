@@ -85,8 +85,7 @@ impl Tcp {
         self.arm_rto(ev, conn);
     }
 
-    /// A packet of connection `conn` without data: from its sender's host (`reverse`
-    /// false) or its receiver's, with `flags` and an echoed timestamp.
+    /// Sends a packet of the handshake (`control_packet`'s) now.
     #[allow(clippy::too_many_arguments)]
     fn send_control(
         &mut self,
@@ -98,27 +97,8 @@ impl Tcp {
         flags: u8,
         ts_echo_ps: TimePs,
     ) {
-        let s = &self.senders[conn as usize];
-        let (from, to, sport, dport) = if reverse {
-            (s.peer, s.host, s.dport, s.sport)
-        } else {
-            (s.host, s.peer, s.sport, s.dport)
-        };
-        let pkt = Packet {
-            src_host: from,
-            dst_host: to,
-            src_port: sport,
-            dst_port: dport,
-            proto: Proto::Tcp,
-            dscp: s.dscp,
-            tcp_flags: flags,
-            flow_id: conn,
-            hash: five_tuple_hash(from, to, sport, dport, Proto::Tcp),
-            frame_bytes: net.frame_bytes(from, TCP_IP_HEADER_BYTES),
-            ts_ps: ev.now(),
-            ts_echo_ps,
-            ..Default::default()
-        };
+        let pkt = self.control_packet(net, ev.now(), conn, reverse, flags, ts_echo_ps);
+        let from = pkt.src_host;
         let id = net.pool.alloc(pkt);
         hosts.send(net, ev, from, id);
     }

@@ -31,6 +31,32 @@ impl Bench {
         Bench { sim, conn, mss }
     }
 
+    /// Runs `f` on the connection's TCP with the network, hosts and event queue.
+    fn with<R>(
+        &mut self,
+        f: impl FnOnce(
+            &mut Tcp,
+            &mut Network,
+            &mut Hosts,
+            &mut crate::engine::EventQueue<crate::sim::SimEvent>,
+        ) -> R,
+    ) -> R {
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            ..
+        } = &mut self.sim;
+        f(tcp, net, hosts, ev)
+    }
+
+    /// The retransmission timer's event fires now.
+    fn fire_rto(&mut self) {
+        let conn = self.conn;
+        self.with(|t, n, h, e| t.on_timer(n, h, e, conn, TIMER_RTO));
+    }
+
     fn sent(&self) -> u64 {
         self.sim.net.counters.sent
     }
@@ -42,14 +68,8 @@ impl Bench {
     /// The application writes `segments` segments; returns how many went at once.
     fn write(&mut self, segments: u64) -> u64 {
         let before = self.sent();
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut self.sim;
-        tcp.write(net, hosts, ev, self.conn, segments * self.mss);
+        let (conn, bytes) = (self.conn, segments * self.mss);
+        self.with(|t, n, h, e| t.write(n, h, e, conn, bytes));
         self.sent() - before
     }
 
@@ -72,14 +92,7 @@ impl Bench {
             pkt.sack[2 * i + 1] = ((b - a) * self.mss) as u32;
         }
         let (sent, rexmits) = (self.sent(), self.sender().retransmits);
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut self.sim;
-        tcp.on_packet(net, hosts, ev, &pkt);
+        self.with(|t, n, h, e| t.on_packet(n, h, e, &pkt));
         (self.sent() - sent, self.sender().retransmits - rexmits)
     }
 
@@ -96,14 +109,7 @@ impl Bench {
             ..Default::default()
         };
         let sent = self.sent();
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut self.sim;
-        tcp.on_packet(net, hosts, ev, &pkt);
+        self.with(|t, n, h, e| t.on_packet(n, h, e, &pkt));
         self.sent() - sent
     }
 
@@ -344,14 +350,7 @@ fn answers_within_the_ack_timeout_turn_quick_acks_off() {
     assert_eq!(b.data(0), 1, "the first segment: a quick ACK");
     // Host 1 answers at once: the answer carries the ACK of nothing new, and the
     // exchange is interactive from now on.
-    let Sim {
-        net,
-        hosts,
-        ev,
-        tcp,
-        ..
-    } = &mut b.sim;
-    tcp.write(net, hosts, ev, rev, 100);
+    b.with(|t, n, h, e| t.write(n, h, e, rev, 100));
     assert!(b.sim.tcp.receivers[b.conn as usize].pingpong);
     b.sim.ev.advance_to(PS_PER_US);
     assert_eq!(b.data(1), 0, "interactive: the ACK waits for an answer");
@@ -383,14 +382,7 @@ fn a_tail_loss_probe_goes_before_the_timeout() {
         assert_eq!(at, now + 10 * PS_PER_MS, "max(2 x 100 us, 10 ms)");
         b.sim.ev.advance_to(at);
         let (sent, rexmits) = (b.sent(), b.sender().retransmits);
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut b.sim;
-        tcp.on_timer(net, hosts, ev, b.conn, TIMER_RTO);
+        b.fire_rto();
         assert_eq!((b.sent() - sent, b.sender().retransmits - rexmits), (1, 1));
         assert_eq!((b.sender().tail_probes, b.sender().timeouts), (1, 0));
         // The probe is unanswered: next comes the timeout.
@@ -399,14 +391,7 @@ fn a_tail_loss_probe_goes_before_the_timeout() {
         // After the timeout the sender goes back over its data: no probe then, the timer is
         // the (doubled) timeout.
         b.sim.ev.advance_to(timeout_at);
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut b.sim;
-        tcp.on_timer(net, hosts, ev, b.conn, TIMER_RTO);
+        b.fire_rto();
         assert_eq!(b.sender().timeouts, 1);
         assert!(!b.sender().probe_armed);
         assert_eq!(b.sender().rto_deadline, timeout_at + b.sender().rto_ps);
@@ -429,16 +414,8 @@ fn sent_by(b: &Bench, host: u32, since: usize) -> Vec<(u8, u32)> {
 #[test]
 fn a_handshake_holds_data_until_the_syn_ack() {
     let mut b = Bench::new(r#","initial_window":4"#);
-    let Sim {
-        net,
-        hosts,
-        ev,
-        tcp,
-        ..
-    } = &mut b.sim;
-    let before = net.pool.capacity_used();
-    let conn = tcp.connect(net, hosts, ev, 0, 1, 0, 0);
-    b.conn = conn;
+    let before = b.sim.net.pool.capacity_used();
+    b.conn = b.with(|t, n, h, e| t.connect(n, h, e, 0, 1, 0, 0));
     assert_eq!(b.write(3), 0, "nothing before the SYN-ACK");
     let syn = sent_by(&b, 0, before);
     assert_eq!(syn, [(tcp_flags::SYN, 0)]);
@@ -446,14 +423,7 @@ fn a_handshake_holds_data_until_the_syn_ack() {
     b.sim.ev.advance_to(30 * PS_PER_US);
     let syn_pkt = *b.sim.net.pool.get(before as u32);
     let mark = b.sim.net.pool.capacity_used();
-    let Sim {
-        net,
-        hosts,
-        ev,
-        tcp,
-        ..
-    } = &mut b.sim;
-    tcp.on_packet(net, hosts, ev, &syn_pkt);
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &syn_pkt));
     let answer = sent_by(&b, 1, mark);
     assert_eq!(answer, [(tcp_flags::SYN | tcp_flags::ACK, 0)]);
     let syn_ack = *b.sim.net.pool.get(mark as u32);
@@ -461,14 +431,7 @@ fn a_handshake_holds_data_until_the_syn_ack() {
     // Its arrival: an RTT sample of 60 us, and the three segments go.
     b.sim.ev.advance_to(60 * PS_PER_US);
     let sent = b.sent();
-    let Sim {
-        net,
-        hosts,
-        ev,
-        tcp,
-        ..
-    } = &mut b.sim;
-    tcp.on_packet(net, hosts, ev, &syn_ack);
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &syn_ack));
     assert_eq!(b.sent() - sent, 3);
     assert_eq!(b.sender().srtt_ps, 60 * PS_PER_US);
 }
@@ -479,26 +442,12 @@ fn a_handshake_holds_data_until_the_syn_ack() {
 fn a_lost_syn_waits_out_the_initial_rto() {
     for (rules, initial_s) in [("linux_2_6_39", 3), ("linux_3_5", 1), ("rfc", 1)] {
         let mut b = Bench::new(&format!(r#","rules":"{rules}","rto_granularity":"0s""#));
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut b.sim;
-        b.conn = tcp.connect(net, hosts, ev, 0, 1, 0, 0);
+        b.conn = b.with(|t, n, h, e| t.connect(n, h, e, 0, 1, 0, 0));
         let first = b.sender().rto_deadline;
         assert_eq!(first, initial_s * crate::engine::PS_PER_S, "{rules}");
         b.sim.ev.advance_to(first);
         let sent = b.sent();
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            ..
-        } = &mut b.sim;
-        tcp.on_timer(net, hosts, ev, b.conn, TIMER_RTO);
+        b.fire_rto();
         assert_eq!((b.sent() - sent, b.sender().syn_retransmits), (1, 1));
         assert_eq!(
             b.sender().timeouts,
