@@ -80,6 +80,12 @@ pub mod tcp_flags {
     /// The third packet of a handshake, when no data carries it (wscsim's own flag: a
     /// one-way connection's receiver keeps no state it would change).
     pub const HANDSHAKE_ACK: u8 = 0x04;
+    /// Finish: the sender has no more data; the FIN sits at `seq` (wscsim's bit, where
+    /// TCP has PSH: TCP's own FIN bit is `ACK_REVERSE` here).
+    pub const FIN: u8 = 0x08;
+    /// This packet's `ack` also acknowledges the FIN at that sequence number (TCP's ack
+    /// field would read one more; wscsim's bit, where TCP has URG).
+    pub const FIN_ACKED: u8 = 0x20;
 }
 
 /// A packet. `repr(C)` with 64-byte alignment puts the fields every hop touches in the

@@ -43,9 +43,6 @@ pub struct AppThreads<T> {
     conn_busy_until: Vec<TimePs>,
     stream_busy_until: Vec<TimePs>,
     host_busy_until: Vec<TimePs>,
-    /// What each TCP connection had delivered when its application last read (to price
-    /// the copy of what is new).
-    conn_delivered: Vec<u64>,
     /// Deliveries waiting for their thread, by the slot their event carries.
     held: Slots<Held<T>>,
 }
@@ -56,7 +53,6 @@ impl<T> Default for AppThreads<T> {
             conn_busy_until: Vec::new(),
             stream_busy_until: Vec::new(),
             host_busy_until: Vec::new(),
-            conn_delivered: Vec::new(),
             held: Slots::default(),
         }
     }
@@ -76,14 +72,6 @@ impl<T: Copy> AppThreads<T> {
             ThreadId::Stream(i) => slot_of(&mut self.stream_busy_until, i),
             ThreadId::Host(i) => slot_of(&mut self.host_busy_until, i),
         }
-    }
-
-    /// New bytes of connection `conn` whose count so far is `total`.
-    pub fn new_bytes(&mut self, conn: u32, total: u64) -> u64 {
-        let seen = slot_of(&mut self.conn_delivered, conn);
-        let bytes = total - *seen;
-        *seen = total;
-        bytes
     }
 
     /// Holds `item` until its thread has run (charged on the host's CPU now) and schedules

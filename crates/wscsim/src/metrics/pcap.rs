@@ -95,7 +95,9 @@ fn headers(r: &Captured) -> Vec<u8> {
     f.extend_from_slice(&r.dst_port.to_be_bytes());
     if r.proto == Proto::Tcp {
         f.extend_from_slice(&(r.seq as u32).to_be_bytes());
-        f.extend_from_slice(&(r.ack as u32).to_be_bytes());
+        // A FIN takes one sequence number: what acknowledges it reads one more.
+        let ack = r.ack + u64::from(r.tcp_flags & tcp_flags::FIN_ACKED != 0);
+        f.extend_from_slice(&(ack as u32).to_be_bytes());
         f.extend_from_slice(&[5 << 4, tcp_header_flags(r.tcp_flags)]);
         f.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]); // window, checksum, urgent pointer
     } else {
@@ -107,12 +109,18 @@ fn headers(r: &Captured) -> Vec<u8> {
 }
 
 /// Real TCP flag bits from the model's: SYN, ACK, ECE and CWR sit where TCP has them; the
-/// model's "acknowledges the reverse connection" bit (where TCP has FIN) and its
-/// handshake-ACK bit (where TCP has RST) become ACK.
+/// model's "acknowledges the reverse connection" bit (where TCP has FIN), its
+/// handshake-ACK bit (where TCP has RST) and its FIN-acknowledged bit become ACK; its FIN
+/// bit becomes TCP's FIN.
 fn tcp_header_flags(model: u8) -> u8 {
+    const TCP_FIN: u8 = 0x01;
     let mut f = model & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::ECE | tcp_flags::CWR);
-    if model & (tcp_flags::ACK_REVERSE | tcp_flags::HANDSHAKE_ACK) != 0 {
+    let acks = tcp_flags::ACK_REVERSE | tcp_flags::HANDSHAKE_ACK | tcp_flags::FIN_ACKED;
+    if model & acks != 0 {
         f |= tcp_flags::ACK;
+    }
+    if model & tcp_flags::FIN != 0 {
+        f |= TCP_FIN;
     }
     f
 }
@@ -190,10 +198,18 @@ mod tests {
             (tcp_flags::SYN, 0x02),
             (tcp_flags::SYN | tcp_flags::ACK, 0x12),
             (tcp_flags::ACK | tcp_flags::HANDSHAKE_ACK, 0x10),
+            // Teardown: the FIN as TCP's FIN (with the ACK it carries), its ACK an ACK.
+            (tcp_flags::FIN | tcp_flags::ACK, 0x11),
+            (tcp_flags::ACK | tcp_flags::FIN_ACKED, 0x10),
         ] {
             r.tcp_flags = model;
             assert_eq!(write(&[r])[24 + 16 + 34 + 13], real);
         }
+        // What acknowledges a FIN reads one more than the FIN's sequence number.
+        r.tcp_flags = tcp_flags::ACK | tcp_flags::FIN_ACKED;
+        r.ack = 500;
+        let tcp = &write(&[r])[24 + 16 + 34..];
+        assert_eq!(u32::from_be_bytes(tcp[8..12].try_into().unwrap()), 501);
         r.proto = Proto::Udp;
         r.payload_bytes = 100;
         let bytes = write(&[r]);

@@ -3,10 +3,13 @@
 //! timeout with a configurable floor, timestamps for RTT samples, optional ECN (RFC 3168
 //! response), TCP small queues, and NewReno or CUBIC window growth.
 //!
-//! Simplified: no handshake or teardown (a connection starts sending at once, with its RTO
-//! at the floor as a datacenter handshake's RTT sample would leave it), two SACK blocks per
-//! ACK, no D-SACK, RACK or tail-loss probe, no Nagle, no receive-window autotuning (a fixed
-//! advertised window), no pacing.
+//! Connections opened with `Tcp::open` start established (sending at once, with the RTO
+//! at the floor, as a datacenter handshake's RTT sample would leave it); `Tcp::connect`
+//! opens one with a three-way handshake (tcp_handshake.rs), and `Tcp::close` ends a
+//! direction with a FIN (tcp_close.rs), after which a closed connection's slot is reused.
+//!
+//! Simplified: two SACK blocks per ACK, no D-SACK or RACK, no Nagle, no receive-window
+//! autotuning (a fixed advertised window), no pacing.
 
 use super::cc::{CcState, Variant};
 use super::scoreboard::Scoreboard;
@@ -88,6 +91,18 @@ pub enum Recovery {
 /// RFC 6675's DupThresh: a hole is lost once this many segments' worth above it are SACKed.
 const DUP_THRESH: u64 = 3;
 
+/// Where a sender's FIN is (`Tcp::close`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fin {
+    /// The application has not closed this direction.
+    Open,
+    /// Closed: the FIN goes once all data has been sent.
+    Wanted,
+    /// Sent and not yet acknowledged (the retransmission timer covers it).
+    Sent,
+    Acked,
+}
+
 pub const TIMER_RTO: u8 = 0;
 pub const TIMER_DELACK: u8 = 1;
 
@@ -148,6 +163,7 @@ pub struct Sender {
     connecting: bool,
     /// SYNs sent again after their timeout.
     pub syn_retransmits: u64,
+    pub fin: Fin,
     pub rtt: RttStats,
     /// This connection's window is traced (`Tcp::trace`).
     pub traced: bool,
@@ -330,6 +346,21 @@ pub struct Receiver {
     pingpong: bool,
     /// When the last data segment arrived (NEVER: none yet).
     last_data_ps: TimePs,
+    /// The peer's FIN arrived in order (all its data is in).
+    fin_rcvd: bool,
+    /// Bytes the application has read (`Tcp::take_unread`).
+    app_read: u64,
+}
+
+/// Counts of connections whose slots were reused, kept so that totals cover every
+/// connection of the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Retired {
+    pub connections: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub syn_retransmits: u64,
+    pub tail_probes: u64,
 }
 
 pub struct Tcp {
@@ -342,6 +373,17 @@ pub struct Tcp {
     reverse: Vec<u32>,
     /// Window traces of chosen connections (none unless asked for).
     pub trace: CwndTrace,
+    /// Slots of closed connections, reused by the next `open` (last freed first).
+    free: Vec<u32>,
+    /// Connections opened so far (each takes the next source port).
+    opened: u32,
+    /// A slot has been reused: packets of the connection that held it before may still
+    /// arrive, and are told apart by their ports.
+    slots_reused: bool,
+    /// What the connections whose slots were reused counted.
+    pub retired: Retired,
+    /// Packets of a connection whose slot was reused since (dropped on arrival).
+    pub stale_packets: u64,
 }
 
 impl Tcp {
@@ -353,6 +395,11 @@ impl Tcp {
             notes: Vec::new(),
             reverse: Vec::new(),
             trace: CwndTrace::default(),
+            free: Vec::new(),
+            opened: 0,
+            slots_reused: false,
+            retired: Retired::default(),
+            stale_packets: 0,
         }
     }
 
@@ -383,6 +430,9 @@ impl Tcp {
         {
             flags |= tcp_flags::ECE;
         }
+        if r.fin_rcvd {
+            flags |= tcp_flags::FIN_ACKED;
+        }
         r.pending_segs = 0;
         r.ce_pending = false;
         r.delack_deadline = NEVER;
@@ -390,13 +440,36 @@ impl Tcp {
     }
 
     /// Opens a connection from `src` to `dst`; data written to it is delivered to
-    /// application `rx_app` at the destination. Returns the connection id.
+    /// application `rx_app` at the destination. Returns the connection id: a new slot, or
+    /// the slot of a connection closed before (its packets still in flight are dropped on
+    /// arrival: the new connection has another source port).
     pub fn open(&mut self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> u32 {
-        let conn = self.senders.len() as u32;
-        let sport = 1024 + (conn % 60_000) as u16;
+        let (sender, receiver) = self.fresh_halves(src, dst, tx_app, rx_app);
+        self.opened = self.opened.wrapping_add(1);
+        match self.free.pop() {
+            Some(conn) => {
+                self.slots_reused = true;
+                self.senders[conn as usize] = sender;
+                self.receivers[conn as usize] = receiver;
+                if let Some(r) = self.reverse.get_mut(conn as usize) {
+                    *r = crate::net::NONE;
+                }
+                conn
+            }
+            None => {
+                self.senders.push(sender);
+                self.receivers.push(receiver);
+                self.senders.len() as u32 - 1
+            }
+        }
+    }
+
+    /// A new connection's two halves, with the next source port.
+    fn fresh_halves(&self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> (Sender, Receiver) {
+        let sport = 1024 + (self.opened % 60_000) as u16;
         let dport = 5001;
         let mss = self.params.mss_bytes as f64;
-        self.senders.push(Sender {
+        let sender = Sender {
             host: src,
             peer: dst,
             sport,
@@ -436,6 +509,7 @@ impl Tcp {
             tlp_high: 0,
             connecting: false,
             syn_retransmits: 0,
+            fin: Fin::Open,
             rtt: RttStats::default(),
             traced: self.trace.wants(self.senders.len() as u32),
             // Linux starts alpha at 1 (the first marks halve the window).
@@ -443,8 +517,8 @@ impl Tcp {
             dctcp_acked: 0,
             dctcp_marked: 0,
             dctcp_window_end: 0,
-        });
-        self.receivers.push(Receiver {
+        };
+        let receiver = Receiver {
             host: dst,
             peer: src,
             app: rx_app,
@@ -460,8 +534,10 @@ impl Tcp {
             quick_acks: 0,
             pingpong: false,
             last_data_ps: NEVER,
-        });
-        conn
+            fin_rcvd: false,
+            app_read: 0,
+        };
+        (sender, receiver)
     }
 
     /// The application at the source writes `bytes` more.
@@ -635,6 +711,10 @@ impl Tcp {
         if sent && self.senders[conn as usize].rto_deadline == NEVER {
             self.arm_rto(ev, conn);
         }
+        let s = &self.senders[conn as usize];
+        if s.fin == Fin::Wanted && s.snd_nxt >= s.app_bytes {
+            self.send_fin(net, hosts, ev, conn);
+        }
     }
 
     fn retransmit_first(
@@ -655,7 +735,7 @@ impl Tcp {
     /// After new data is acknowledged: stop the timer if nothing is outstanding, else restart it.
     fn rearm_rto(&mut self, ev: &mut impl TransportSched, conn: u32) {
         let s = &mut self.senders[conn as usize];
-        if s.snd_una >= s.snd_max {
+        if s.snd_una >= s.snd_max && s.fin != Fin::Sent {
             s.rto_deadline = NEVER;
         } else {
             self.arm_rto(ev, conn);
@@ -692,6 +772,7 @@ impl Tcp {
         // Only in Linux's open state: not in recovery, nor going back over data after a
         // timeout (snd_nxt below snd_max).
         if !self.params.tlp
+            || s.snd_max == s.snd_una
             || !self.params.sack
             || s.in_recovery
             || s.snd_nxt < s.snd_max
@@ -802,27 +883,47 @@ impl Tcp {
         ev: &mut impl TransportSched,
         pkt: &Packet,
     ) {
-        if pkt.tcp_flags & (tcp_flags::SYN | tcp_flags::HANDSHAKE_ACK) != 0 {
-            return self.on_handshake(net, hosts, ev, pkt);
+        if self.slots_reused && self.is_stale(pkt) {
+            self.stale_packets += 1;
+            return;
+        }
+        const CONTROL: u8 =
+            tcp_flags::SYN | tcp_flags::HANDSHAKE_ACK | tcp_flags::FIN | tcp_flags::FIN_ACKED;
+        if pkt.tcp_flags & CONTROL != 0 {
+            return self.on_control(net, hosts, ev, pkt);
         }
         if pkt.payload_bytes > 0 {
             if pkt.tcp_flags & tcp_flags::ACK_REVERSE != 0 {
-                // The acknowledgement first, as TCP processes a segment. Data never counts
-                // as a duplicate ACK (RFC 5681), so only new acknowledgements are taken.
-                let rev = self.reverse_of(pkt.flow_id);
-                if pkt.ack > self.senders[rev as usize].snd_una {
-                    let ack = Packet {
-                        flow_id: rev,
-                        payload_bytes: 0,
-                        sack: [0; 4],
-                        ..*pkt
-                    };
-                    self.on_ack(net, hosts, ev, &ack);
-                }
+                self.reverse_ack(net, hosts, ev, pkt);
             }
             self.on_data(net, hosts, ev, pkt);
         } else {
             self.on_ack(net, hosts, ev, pkt);
+        }
+    }
+
+    /// The acknowledgement a segment of `pkt.flow_id` carries for the reverse connection,
+    /// taken first, as TCP processes a segment. Data never counts as a duplicate ACK (RFC
+    /// 5681), so only new acknowledgements are taken.
+    fn reverse_ack(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
+        let rev = self.reverse_of(pkt.flow_id);
+        if pkt.ack > self.senders[rev as usize].snd_una {
+            let ack = Packet {
+                flow_id: rev,
+                payload_bytes: 0,
+                sack: [0; 4],
+                ..*pkt
+            };
+            self.on_ack(net, hosts, ev, &ack);
+        }
+        if pkt.tcp_flags & tcp_flags::FIN_ACKED != 0 {
+            self.fin_acked(rev, pkt.ack);
         }
     }
 
@@ -1225,6 +1326,13 @@ impl Tcp {
             s.rto_deadline = NEVER;
             return self.syn_timeout(net, hosts, ev, conn);
         }
+        if s.fin == Fin::Sent {
+            s.rto_deadline = NEVER;
+            if s.snd_una >= s.snd_max {
+                return self.fin_timeout(net, hosts, ev, conn);
+            }
+            s.fin = Fin::Wanted; // going back over the data, then the FIN again
+        }
         // Timeout: back to one segment, go back N, double the timer (pFabric: same window,
         // same timer).
         s.timeouts += 1;
@@ -1305,18 +1413,27 @@ impl Tcp {
         }
         if ack_now {
             self.send_ack(net, hosts, ev, conn);
-        } else if r.delack_deadline == NEVER {
-            r.delack_deadline = ev.now() + self.params.delayed_ack_ps;
-            if r.delack_event_at == NEVER || r.delack_event_at > r.delack_deadline {
-                r.delack_event_at = r.delack_deadline;
-                ev.schedule(
-                    r.delack_deadline,
-                    TcpEvent::Timer {
-                        conn,
-                        which: TIMER_DELACK,
-                    },
-                );
-            }
+        } else {
+            self.arm_delack(ev, conn);
+        }
+    }
+
+    /// Starts receiver `conn`'s delayed-ACK timer unless it runs already.
+    fn arm_delack(&mut self, ev: &mut impl TransportSched, conn: u32) {
+        let r = &mut self.receivers[conn as usize];
+        if r.delack_deadline != NEVER {
+            return;
+        }
+        r.delack_deadline = ev.now() + self.params.delayed_ack_ps;
+        if r.delack_event_at == NEVER || r.delack_event_at > r.delack_deadline {
+            r.delack_event_at = r.delack_deadline;
+            ev.schedule(
+                r.delack_deadline,
+                TcpEvent::Timer {
+                    conn,
+                    which: TIMER_DELACK,
+                },
+            );
         }
     }
 
@@ -1409,11 +1526,13 @@ impl Tcp {
         }
     }
 
+    /// Retransmitted segments of every connection of the run (slots reused included).
     pub fn total_retransmits(&self) -> u64 {
-        self.senders.iter().map(|s| s.retransmits).sum()
+        self.retired.retransmits + self.senders.iter().map(|s| s.retransmits).sum::<u64>()
     }
+    /// Retransmission timeouts of every connection of the run (slots reused included).
     pub fn total_timeouts(&self) -> u64 {
-        self.senders.iter().map(|s| s.timeouts).sum()
+        self.retired.timeouts + self.senders.iter().map(|s| s.timeouts).sum::<u64>()
     }
 }
 
@@ -1445,6 +1564,9 @@ fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, end: u64, gap_ps: Tim
 
 #[path = "tcp_handshake.rs"]
 mod handshake;
+
+#[path = "tcp_close.rs"]
+mod close;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]

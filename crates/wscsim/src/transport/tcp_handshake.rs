@@ -9,7 +9,7 @@
 //! saves that ACK when a write is pending), else a pure ACK.
 //!
 //! Simplified: the listening side keeps no half-open state (no SYN queue, no SYN-ACK
-//! timer: a lost SYN-ACK is repaired by the SYN's timer), and there is no teardown.
+//! timer: a lost SYN-ACK is repaired by the SYN's timer). Teardown: tcp_close.rs.
 
 use super::*;
 
@@ -87,7 +87,7 @@ impl Tcp {
 
     /// Sends a packet of the handshake (`control_packet`'s) now.
     #[allow(clippy::too_many_arguments)]
-    fn send_control(
+    pub(super) fn send_control(
         &mut self,
         net: &mut Network,
         hosts: &mut Hosts,

@@ -460,3 +460,133 @@ fn a_lost_syn_waits_out_the_initial_rto() {
         );
     }
 }
+
+/// Delivers every packet `host` sent since `since` packets were allocated, in order, to
+/// its destination; returns (flags, payload) of what was sent in answer and the mark
+/// after which the answers lie.
+fn pass(b: &mut Bench, host: u32, since: usize) -> (Vec<(u8, u32)>, usize) {
+    let mark = b.sim.net.pool.capacity_used();
+    let pkts: Vec<Packet> = (since as u32..mark as u32)
+        .map(|id| *b.sim.net.pool.get(id))
+        .filter(|p| p.src_host == host)
+        .collect();
+    for p in pkts {
+        b.with(|t, n, h, e| t.on_packet(n, h, e, &p));
+    }
+    (sent_by(b, 1 - host, mark), mark)
+}
+
+/// A one-way connection's close: the FIN follows the data at once, carries the data's
+/// end as its sequence number, is ignored by a receiver still missing data and
+/// acknowledged at once by one that has it all (the application reads the end of the
+/// stream); its acknowledgement frees the slot, which the next connection takes with
+/// another port, so a packet of the old connection is dropped on arrival.
+#[test]
+fn a_closed_connection_sends_its_fin_after_its_data_and_frees_its_slot() {
+    let mut b = Bench::new(r#","initial_window":4"#);
+    let start = b.sim.net.pool.capacity_used();
+    assert_eq!(b.write(2), 2);
+    let conn = b.conn;
+    b.with(|t, n, h, e| t.close(n, h, e, conn));
+    let sent = sent_by(&b, 0, start);
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[2], (tcp_flags::FIN, 0), "the FIN after the data");
+    let fin = *b.sim.net.pool.get(start as u32 + 2);
+    assert_eq!(fin.seq, 2 * b.mss);
+    // The FIN alone, ahead of the data: acknowledged at once, not taken.
+    let mark = b.sim.net.pool.capacity_used();
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &fin));
+    assert_eq!(sent_by(&b, 1, mark), [(tcp_flags::ACK, 0)]);
+    assert!(b.sim.tcp.notes.is_empty());
+    // The data, then the FIN: the end of the stream, acknowledged with the FIN.
+    assert_eq!(b.data(0) + b.data(1), 2);
+    b.sim.tcp.notes.clear();
+    let mark = b.sim.net.pool.capacity_used();
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &fin));
+    assert_eq!(
+        sent_by(&b, 1, mark),
+        [(tcp_flags::ACK | tcp_flags::FIN_ACKED, 0)]
+    );
+    assert!(matches!(b.sim.tcp.notes[..], [Note::Closed { conn: c, .. }] if c == conn));
+    assert_eq!(b.sim.tcp.retired.connections, 0);
+    let fin_ack = *b.sim.net.pool.get(mark as u32);
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &fin_ack));
+    assert_eq!(b.sender().fin, Fin::Acked);
+    assert_eq!(b.sim.tcp.retired.connections, 1);
+    // The slot again, with another port; the old connection's FIN is stale there.
+    let old_port = b.sender().sport;
+    assert_eq!(b.sim.tcp.open(0, 1, 0, 0), conn);
+    assert_ne!(b.sender().sport, old_port);
+    let mark = b.sim.net.pool.capacity_used();
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &fin));
+    assert_eq!(b.sim.tcp.stale_packets, 1);
+    assert_eq!(sent_by(&b, 1, mark), []);
+}
+
+/// A FIN whose acknowledgement is lost goes again when the retransmission timer expires
+/// (a timeout, doubling the timer), even though all data is acknowledged.
+#[test]
+fn a_lost_fin_goes_again_on_the_timer() {
+    let mut b = Bench::new(r#","initial_window":4,"rto_granularity":"0s""#);
+    assert_eq!(b.write(1), 1);
+    let conn = b.conn;
+    b.with(|t, n, h, e| t.close(n, h, e, conn));
+    assert_eq!(b.ack(1, &[]), (0, 0));
+    let deadline = b.sender().rto_deadline;
+    assert_ne!(deadline, NEVER, "the timer still covers the FIN");
+    b.sim.ev.advance_to(deadline);
+    let mark = b.sim.net.pool.capacity_used();
+    b.fire_rto();
+    assert_eq!(sent_by(&b, 0, mark), [(tcp_flags::FIN, 0)]);
+    assert_eq!(b.sender().timeouts, 1);
+    // Armed at time 0 for one RTO; now twice that, from the timeout.
+    assert_eq!(b.sender().rto_ps, 2 * deadline);
+    assert_eq!(b.sender().rto_deadline, 3 * deadline);
+}
+
+/// A bidirectional connection (two linked halves) closes in three packets: the client's
+/// FIN carries its pending acknowledgement; the server's application reads the end of
+/// the stream and closes, its FIN carrying the acknowledgement of the client's; the
+/// client, closed already, acknowledges at once and is not told. Both slots are then free.
+#[test]
+fn a_request_connection_closes_in_three_packets() {
+    let mut b = Bench::new(r#","initial_window":4,"delayed_ack":true"#);
+    let (req, resp) = (b.conn, b.sim.tcp.open(1, 0, 0, 0));
+    b.sim.tcp.link_reverse(req, resp);
+    let start = b.sim.net.pool.capacity_used();
+    b.with(|t, n, h, e| t.write(n, h, e, req, 100));
+    let (answer, mark) = pass(&mut b, 0, start);
+    assert_eq!(answer, [], "the request's ACK waits for the response");
+    b.with(|t, n, h, e| t.write(n, h, e, resp, 200));
+    let (answer, mark) = pass(&mut b, 1, mark);
+    assert_eq!(answer, [], "the response's ACK waits");
+    b.sim.tcp.notes.clear();
+    b.with(|t, n, h, e| t.close(n, h, e, req));
+    let fin = sent_by(&b, 0, mark);
+    assert_eq!(
+        fin,
+        [(tcp_flags::FIN | tcp_flags::ACK | tcp_flags::ACK_REVERSE, 0)]
+    );
+    let (answer, _) = pass(&mut b, 0, mark);
+    assert_eq!(
+        answer,
+        [],
+        "the server's ACK waits for its application's close"
+    );
+    assert!(matches!(b.sim.tcp.notes[..], [Note::Closed { conn, .. }] if conn == req));
+    b.sim.tcp.notes.clear();
+    let mark = b.sim.net.pool.capacity_used();
+    b.with(|t, n, h, e| t.close(n, h, e, resp));
+    let server_fin = sent_by(&b, 1, mark);
+    let acks_fin = tcp_flags::ACK | tcp_flags::ACK_REVERSE | tcp_flags::FIN_ACKED;
+    assert_eq!(server_fin, [(tcp_flags::FIN | acks_fin, 0)]);
+    let (answer, mark) = pass(&mut b, 1, mark);
+    assert_eq!(answer, [(tcp_flags::ACK | tcp_flags::FIN_ACKED, 0)]);
+    assert!(b.sim.tcp.notes.is_empty(), "the closed side is not told");
+    assert_eq!(b.sim.tcp.senders[req as usize].fin, Fin::Acked);
+    assert_eq!(b.sim.tcp.retired.connections, 0);
+    pass(&mut b, 0, mark);
+    assert_eq!(b.sim.tcp.retired.connections, 2);
+    let again = [b.sim.tcp.open(0, 1, 0, 0), b.sim.tcp.open(1, 0, 0, 0)];
+    assert_eq!(again, [req, resp], "the freed slots, last freed first");
+}

@@ -212,7 +212,10 @@ impl Apps {
 
     fn deliver_note(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
         let app = match n {
-            Note::Delivered { app, .. } | Note::Datagram { app, .. } | Note::Dma { app, .. } => app,
+            Note::Delivered { app, .. }
+            | Note::Closed { app, .. }
+            | Note::Datagram { app, .. }
+            | Note::Dma { app, .. } => app,
         };
         let mut ctx = Self::ctx(s, &mut self.active, self.end_ps);
         self.list[app as usize].on_note(n, &mut ctx);
@@ -225,7 +228,14 @@ impl Apps {
                 host: s.tcp.receivers[conn as usize].host,
                 flow: conn,
                 tcp: true,
-                bytes: self.threads.new_bytes(conn, total),
+                bytes: s.tcp.take_unread(conn, total),
+            },
+            // The end of the stream: a read that returns nothing.
+            Note::Closed { conn, .. } => Delivery {
+                host: s.tcp.receivers[conn as usize].host,
+                flow: conn,
+                tcp: true,
+                bytes: 0,
             },
             Note::Datagram {
                 stream,

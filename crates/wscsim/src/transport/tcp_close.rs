@@ -1,0 +1,202 @@
+//! TCP's teardown: `Tcp::close` ends one direction of a connection with a FIN, sent once
+//! all of that direction's data has been, and retransmitted by the retransmission timer
+//! until acknowledged. A FIN that arrives in order (all data before it in) ends the
+//! receiver's stream: the application is told (`Note::Closed`) while its own side is still
+//! open, and the FIN is acknowledged after the delayed-ACK timeout so that the
+//! application's own close carries the acknowledgement (Linux's CLOSE_WAIT, which enters
+//! interactive mode); a side that has closed already acknowledges at once (Linux's
+//! FIN_WAIT to TIME_WAIT). Once every direction of a connection (both, for two linked
+//! with `link_reverse`) has its FIN acknowledged, the connection's slot is free for the
+//! next `open`: its counts go to `Tcp::retired`.
+//!
+//! Simplified: no TIME_WAIT state (the port is not held: the model gives each connection
+//! its own source port and drops packets of a connection whose slot was reused), no
+//! RST, no half-open or orphan limits, and a FIN that arrives ahead of missing data is
+//! ignored (the sender's timer sends it again) instead of queued.
+
+use super::*;
+
+impl Tcp {
+    /// The application at `conn`'s source closes its sending direction: a `close` system
+    /// call on a host that costs time, then the FIN once all written data has gone.
+    pub fn close(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let s = &mut self.senders[conn as usize];
+        debug_assert_eq!(s.fin, Fin::Open, "connection {conn} closed twice");
+        s.fin = Fin::Wanted;
+        if hosts.costed {
+            let core = hosts.core_of(s.hash);
+            hosts.syscall(s.host, core, ev.now(), 0);
+        }
+        self.send_more(net, hosts, ev, conn);
+    }
+
+    /// The bytes of `conn` that its application has not read yet, given `total` delivered
+    /// so far; they count as read from now on.
+    pub fn take_unread(&mut self, conn: u32, total: u64) -> u64 {
+        let r = &mut self.receivers[conn as usize];
+        let new = total.saturating_sub(r.app_read);
+        r.app_read = r.app_read.max(total);
+        new
+    }
+
+    /// A packet with a handshake's or a teardown's flags reached its host.
+    pub(super) fn on_control(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
+        if pkt.tcp_flags & (tcp_flags::SYN | tcp_flags::HANDSHAKE_ACK) != 0 {
+            return self.on_handshake(net, hosts, ev, pkt);
+        }
+        let fin = pkt.tcp_flags & tcp_flags::FIN != 0;
+        if pkt.payload_bytes == 0 && !fin {
+            // A pure ACK that also acknowledges the FIN.
+            self.on_ack(net, hosts, ev, pkt);
+            return self.fin_acked(pkt.flow_id, pkt.ack);
+        }
+        if pkt.tcp_flags & tcp_flags::ACK_REVERSE != 0 {
+            self.reverse_ack(net, hosts, ev, pkt);
+        }
+        if pkt.payload_bytes > 0 {
+            self.on_data(net, hosts, ev, pkt);
+        }
+        if fin {
+            self.on_fin(net, hosts, ev, pkt);
+        }
+    }
+
+    /// Sends `conn`'s FIN (at the end of its data), with the acknowledgement the reverse
+    /// connection owes riding on it, and keeps the retransmission timer running for it.
+    pub(super) fn send_fin(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let rev = self.reverse_of(conn);
+        let piggy = (rev != crate::net::NONE && self.receivers[rev as usize].pending_segs > 0)
+            .then(|| self.take_ack(rev));
+        let mut pkt = self.control_packet(net, ev.now(), conn, false, tcp_flags::FIN, NEVER);
+        let s = &mut self.senders[conn as usize];
+        s.fin = Fin::Sent;
+        pkt.seq = s.app_bytes;
+        if let Some((ack, ts_echo, flags)) = piggy {
+            pkt.ack = ack;
+            pkt.ts_echo_ps = ts_echo;
+            pkt.tcp_flags |= flags | tcp_flags::ACK_REVERSE;
+        }
+        let from = pkt.src_host;
+        let id = net.pool.alloc(pkt);
+        hosts.send(net, ev, from, id);
+        if self.senders[conn as usize].rto_deadline == NEVER {
+            self.arm_rto(ev, conn);
+        }
+    }
+
+    /// The timer expired with only the FIN unacknowledged: it goes again, the timer doubled.
+    pub(super) fn fin_timeout(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let rto_max = self.params.rto_max_ps;
+        let s = &mut self.senders[conn as usize];
+        s.timeouts += 1;
+        s.rto_ps = (s.rto_ps * 2).min(rto_max);
+        self.send_fin(net, hosts, ev, conn);
+    }
+
+    /// A FIN of `pkt.flow_id` reached its receiver.
+    fn on_fin(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        pkt: &Packet,
+    ) {
+        let conn = pkt.flow_id;
+        let rev = self.reverse_of(conn);
+        let own_side_open = rev == crate::net::NONE || self.senders[rev as usize].fin == Fin::Open;
+        let r = &mut self.receivers[conn as usize];
+        let in_order = pkt.seq == r.rcv_nxt && !r.fin_rcvd;
+        if in_order {
+            r.fin_rcvd = true;
+            if own_side_open {
+                // The application reads the end of the stream (recv returns 0).
+                self.notes.push(Note::Closed { app: r.app, conn });
+            }
+        }
+        if in_order && own_side_open && rev != crate::net::NONE && self.params.delayed_ack {
+            // CLOSE_WAIT: the acknowledgement waits for the application's own FIN.
+            if r.pending_segs == 0 {
+                r.pending_ts = pkt.ts_ps;
+            }
+            r.pending_segs += 1;
+            self.arm_delack(ev, conn);
+        } else {
+            // A closing side (or a one-way connection, or a FIN again, or one ahead of
+            // missing data) acknowledges at once.
+            if r.pending_segs == 0 {
+                r.pending_ts = pkt.ts_ps;
+            }
+            self.send_ack(net, hosts, ev, conn);
+        }
+    }
+
+    /// An acknowledgement up to `ack` reached `conn`'s sender with the FIN-acknowledged
+    /// flag: once it covers the FIN, this direction is done.
+    pub(super) fn fin_acked(&mut self, conn: u32, ack: u64) {
+        let s = &mut self.senders[conn as usize];
+        if s.fin != Fin::Sent || ack < s.app_bytes {
+            return;
+        }
+        s.fin = Fin::Acked;
+        s.rto_deadline = NEVER;
+        let rev = self.reverse_of(conn);
+        let done = |c: u32| c == crate::net::NONE || self.senders[c as usize].fin == Fin::Acked;
+        if done(rev) {
+            self.retire(conn);
+            if rev != crate::net::NONE {
+                self.retire(rev);
+            }
+        }
+    }
+
+    /// Frees a closed connection's slot, keeping its counts.
+    fn retire(&mut self, conn: u32) {
+        let s = &mut self.senders[conn as usize];
+        let t = &mut self.retired;
+        t.connections += 1;
+        t.retransmits += s.retransmits;
+        t.timeouts += s.timeouts;
+        t.syn_retransmits += s.syn_retransmits;
+        t.tail_probes += s.tail_probes;
+        (s.retransmits, s.timeouts, s.syn_retransmits, s.tail_probes) = (0, 0, 0, 0);
+        s.rto_deadline = NEVER;
+        self.receivers[conn as usize].delack_deadline = NEVER;
+        self.free.push(conn);
+    }
+
+    /// Whether `pkt` belongs to a connection that held its slot before: its port on the
+    /// sender's side is not the slot's.
+    pub(super) fn is_stale(&self, pkt: &Packet) -> bool {
+        let s = &self.senders[pkt.flow_id as usize];
+        let port = if pkt.src_host == s.host {
+            pkt.src_port
+        } else {
+            pkt.dst_port
+        };
+        port != s.sport
+    }
+}
