@@ -1,6 +1,7 @@
 //! `workload.kind = "memcached"`: servers (listed, or `server_count` spread evenly over the
 //! hosts, as DIABLO put two in every rack of 31), clients (every other host), requests per
-//! client, the gap scale, the memcached version, pool size and key space.
+//! client, the gap scale, the memcached version, requests per connection (reconnecting
+//! clients), pool size and key space.
 
 use super::checks::{host_list, int_in};
 use super::{err, ConfigError};
@@ -50,6 +51,22 @@ pub fn resolve_memcached(
         .filter(|&h| !is_server[h as usize])
         .collect();
     let knobs = resolve_knobs(w)?;
+    let requests_per_connection = match w.requests_per_connection {
+        None => None,
+        Some(_) if udp => {
+            return Err(err(
+                "workload.requests_per_connection",
+                "a value with transport.kind = \"udp\"",
+                "no value under UDP (memcached's UDP has no connections)",
+            ))
+        }
+        Some(n) => Some(int_in(
+            "workload.requests_per_connection",
+            n,
+            1,
+            u32::MAX as i64,
+        )?),
+    };
     w.servers = Some(servers.iter().map(|&s| s as i64).collect());
     Ok(MemcachedSpec {
         servers,
@@ -58,6 +75,7 @@ pub fn resolve_memcached(
         gap_scale: knobs.gap_scale,
         udp,
         accept4: knobs.accept4,
+        requests_per_connection,
         pool_bytes: knobs.pool_bytes,
         key_space: knobs.key_space,
     })

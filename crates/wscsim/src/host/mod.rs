@@ -428,6 +428,17 @@ impl Hosts {
         self.charge(host, core, now, cost)
     }
 
+    /// `n` system calls without copies by the thread of `key` on `host`, from `now`;
+    /// returns when they end (`now` on hosts that cost no time).
+    pub fn syscalls(&mut self, host: u32, key: u32, now: TimePs, n: u64) -> TimePs {
+        if !self.costed || n == 0 {
+            return now;
+        }
+        self.count_syscalls(host, n);
+        let core = self.core_of(key);
+        self.charge(host, core, now, n * self.syscall_ps)
+    }
+
     /// A server application's own work for one request (`app_request`), plus `syscalls`
     /// more system calls it makes for it, on the core of `key`, from `now`. Nothing on
     /// hosts that cost no time.

@@ -1534,6 +1534,10 @@ impl Tcp {
     pub fn total_timeouts(&self) -> u64 {
         self.retired.timeouts + self.senders.iter().map(|s| s.timeouts).sum::<u64>()
     }
+    /// SYNs sent again, over every connection of the run (slots reused included).
+    pub fn total_syn_retransmits(&self) -> u64 {
+        self.retired.syn_retransmits + self.senders.iter().map(|s| s.syn_retransmits).sum::<u64>()
+    }
 }
 
 /// Linux's quick-ack mode for a data segment ending at `end` reaching receiver `r` at

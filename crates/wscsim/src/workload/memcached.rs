@@ -1,7 +1,9 @@
 //! memcached at scale (DIABLO section 4.2): servers with a memory pool under LRU eviction,
 //! and clients that send the Facebook ETC workload, each request to a server chosen
 //! uniformly at random, over TCP (a persistent connection per client-server pair, opened on
-//! first use) or UDP (one datagram per 1,400 bytes, each way).
+//! first use; or, with `requests_per_connection`, a new connection with its handshake for
+//! every so many requests, closed once their responses are in) or UDP (one datagram per
+//! 1,400 bytes, each way).
 //!
 //! Requests and responses are sized like memcached's text protocol: `get <key>\r\n`;
 //! `set <key> 0 0 <bytes>\r\n<value>\r\n`; `delete <key>\r\n`; a hit returns
@@ -9,8 +11,12 @@
 //! the gap to a client's next request is an ETC inter-arrival gap times `gap_scale`.
 //!
 //! On hosts that cost time, each request costs the server `app_request` instructions, and
-//! the first request of a TCP connection also pays for accepting it: accept, fcntl and
-//! epoll_ctl in memcached 1.4.15, accept4 and epoll_ctl in 1.4.17 (one system call fewer).
+//! the first request of a TCP connection also pays for accepting it as memcached's code
+//! does: the listening thread's accept, fcntl(F_GETFL) and fcntl(F_SETFL, O_NONBLOCK) in
+//! 1.4.15, or one accept4(SOCK_NONBLOCK) in 1.4.17; then, in both, the write to the
+//! worker's notify pipe, the worker's read of it and its epoll_ctl(ADD): six system calls
+//! against four. A reconnecting client pays socket and connect to open and close to end a
+//! connection; the server, reading the end of the stream, pays epoll_ctl(DEL) and close.
 //!
 //! Simplified: keys are integers drawn uniformly from `key_space` and live on server
 //! key mod servers; each server's pool is filled before the run with its keys at ETC value
@@ -46,6 +52,10 @@ pub struct Params {
     /// "1.4.15" or "1.4.17" (accept4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// TCP: requests a client sends on one connection before it opens another (with a
+    /// handshake) and closes this one; absent: one persistent connection per pair.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_connection: Option<i64>,
     /// Each server's memory pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<crate::units::Bytes>,
@@ -69,6 +79,8 @@ pub struct MemcachedSpec {
     pub udp: bool,
     /// memcached 1.4.17 and later accept new connections with accept4.
     pub accept4: bool,
+    /// TCP: requests per connection before the client reconnects (None: persistent).
+    pub requests_per_connection: Option<u32>,
     pub pool_bytes: u64,
     pub key_space: u64,
 }
@@ -193,6 +205,11 @@ struct Pair {
     /// Responses on their way, in order.
     responses: VecDeque<Message>,
     accepted: bool,
+    /// Requests sent on this connection.
+    sent: u32,
+    /// No more requests go on this connection: the client closes it once the responses
+    /// are in (reconnecting clients).
+    retiring: bool,
 }
 
 /// A server's memory pool: value sizes of the keys it holds, evicted least recently used.
@@ -251,6 +268,8 @@ pub struct Memcached {
     pair_of: Vec<u32>,
     /// Pair index by TCP connection or UDP stream id.
     pair_of_conn: Vec<u32>,
+    /// Pairs whose connections were closed, reused for new ones (reconnecting clients).
+    free_pairs: Vec<u32>,
     pub requests: Vec<RequestRecord>,
     outstanding: u64,
     issuing: u32,
@@ -294,6 +313,7 @@ impl Memcached {
             pairs: Vec::new(),
             pair_of: vec![NONE; nc * ns],
             pair_of_conn: Vec::new(),
+            free_pairs: Vec::new(),
             requests: Vec::new(),
             outstanding: 0,
             issuing: nc as u32,
@@ -325,6 +345,16 @@ impl Memcached {
         let (ch, sh) = (self.spec.clients[c as usize], self.spec.servers[s as usize]);
         let (req, resp) = if self.spec.udp {
             (ctx.udp.open(ch, sh, self.id), ctx.udp.open(sh, ch, self.id))
+        } else if self.spec.requests_per_connection.is_some() {
+            // socket() and connect(), then the handshake; the request waits for it.
+            let now = ctx.ev.now();
+            ctx.hosts.syscalls(ch, ch, now, 2);
+            let req = ctx
+                .tcp
+                .connect(ctx.net, ctx.hosts, ctx.ev, ch, sh, self.id, self.id);
+            let resp = ctx.tcp.open(sh, ch, self.id, self.id);
+            ctx.tcp.link_reverse(req, resp);
+            (req, resp)
         } else {
             let (req, resp) = (
                 ctx.tcp.open(ch, sh, self.id, self.id),
@@ -334,13 +364,22 @@ impl Memcached {
             ctx.tcp.link_reverse(req, resp);
             (req, resp)
         };
-        let p = self.pairs.len() as u32;
-        self.pairs.push(Pair {
+        let fresh = Pair {
             server: s,
             req,
             resp,
             ..Default::default()
-        });
+        };
+        let p = match self.free_pairs.pop() {
+            Some(p) => {
+                self.pairs[p as usize] = fresh;
+                p
+            }
+            None => {
+                self.pairs.push(fresh);
+                self.pairs.len() as u32 - 1
+            }
+        };
         *slot(&mut self.pair_of_conn, req) = p;
         *slot(&mut self.pair_of_conn, resp) = p;
         self.pair_of[idx] = p;
@@ -398,6 +437,16 @@ impl Memcached {
             ctx.tcp
                 .write(ctx.net, ctx.hosts, ctx.ev, pair.req, request_bytes as u64);
         }
+        pair.sent += 1;
+        if self
+            .spec
+            .requests_per_connection
+            .is_some_and(|n| pair.sent >= n)
+        {
+            // The next request to this server opens a new connection.
+            pair.retiring = true;
+            self.pair_of[c as usize * self.spec.servers.len() + s as usize] = NONE;
+        }
         self.outstanding += 1;
         self.sent[c as usize] += 1;
         if self.sent[c as usize] < self.spec.requests_per_client {
@@ -427,12 +476,13 @@ impl Memcached {
         let rec = q.msg.rec;
         let pair = &mut self.pairs[p as usize];
         let host = self.spec.servers[pair.server as usize];
-        // accept4 + epoll_ctl (1.4.17), or accept + fcntl + epoll_ctl (1.4.15), the first
-        // time a TCP connection is served.
+        // accept4 (1.4.17) or accept + fcntl + fcntl (1.4.15), then the hand-off to a
+        // worker (pipe write and read) and its epoll_ctl, the first time a TCP connection
+        // is served.
         let accept_calls = match (self.spec.udp || pair.accepted, self.spec.accept4) {
             (true, _) => 0,
-            (false, true) => 2,
-            (false, false) => 3,
+            (false, true) => 4,
+            (false, false) => 6,
         };
         ctx.hosts
             .app_request(host, pair.resp, ctx.ev.now(), accept_calls);
@@ -522,7 +572,24 @@ impl Memcached {
                 self.pairs[p as usize].responses.pop_front();
                 self.complete(r.rec, ctx);
             }
+            let pair = &self.pairs[p as usize];
+            if pair.retiring && pair.unread.is_empty() && pair.responses.is_empty() {
+                // The connection's last response is in: the client closes it.
+                ctx.tcp.close(ctx.net, ctx.hosts, ctx.ev, pair.req);
+            }
         }
+    }
+
+    /// The server read the end of a request stream (the client closed its connection):
+    /// epoll_ctl(DEL) and close, whose FIN ends the connection; the pair is free again.
+    pub fn on_closed(&mut self, conn: u32, ctx: &mut Ctx<impl AppSched>) {
+        let p = self.pair_of_conn[conn as usize];
+        let pair = &self.pairs[p as usize];
+        debug_assert_eq!(conn, pair.req, "only clients close first");
+        let host = self.spec.servers[pair.server as usize];
+        ctx.hosts.syscalls(host, pair.resp, ctx.ev.now(), 1);
+        ctx.tcp.close(ctx.net, ctx.hosts, ctx.ev, pair.resp);
+        self.free_pairs.push(p);
     }
 
     /// A UDP datagram of request or response `rec` arrived on stream `stream`.

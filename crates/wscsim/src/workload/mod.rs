@@ -139,6 +139,7 @@ impl App {
             (App::Memcached(a), Note::Delivered { conn, total, .. }) => {
                 a.on_delivered(conn, total, ctx)
             }
+            (App::Memcached(a), Note::Closed { conn, .. }) => a.on_closed(conn, ctx),
             (App::Memcached(a), Note::Datagram { stream, tag, .. }) => {
                 a.on_datagram(stream, tag as u32, ctx)
             }
