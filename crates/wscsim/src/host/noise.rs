@@ -199,6 +199,8 @@ impl Noise {
             start = start.max(idle_cursor);
             laws.draw_burst(&mut hn.rng, &mut c, kind, at);
         }
+        // What the work waited for them is taken from it too.
+        hn.stolen_ps += start - start_ps;
         // The work runs from `start`, paused by what falls on the core meanwhile.
         let (mut now, mut left) = (start, own_ps);
         while left > 0 {
@@ -212,7 +214,9 @@ impl Noise {
             left -= at - now;
             let taken = if burst_at <= tick {
                 let len = c.bursts[kind].1;
-                laws.draw_burst(&mut hn.rng, &mut c, kind, at);
+                // The next arrival follows this one's arrival (not its delayed start):
+                // arrivals are a Poisson process whatever the core is doing.
+                laws.draw_burst(&mut hn.rng, &mut c, kind, burst_at);
                 len
             } else {
                 laws.tick_ps

@@ -73,6 +73,10 @@ const PTO_MIN_PS: TimePs = 10 * crate::engine::PS_PER_MS;
 /// Linux's TCP_MAX_QUICKACKS: the most segments one quick-ack burst ACKs at once.
 const MAX_QUICKACKS: u32 = 16;
 
+/// Linux's first receive window (TCP_DEFAULT_INIT_RCVWND, from 2.6.39): 10 segments, so
+/// the quick-ack burst at a connection's start covers half of them.
+const INITIAL_RCV_WINDOW_SEGMENTS: u32 = 10;
+
 /// The window's course during SACK recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recovery {
@@ -248,13 +252,15 @@ impl Sender {
                 self.cwnd = pipe as f64 + sndcnt;
             }
             Recovery::RateHalving => {
+                // Only ACKs that make progress move the window (`tcp_cwnd_down`'s
+                // FLAG_ANY_PROGRESS), both the halving and the cap at the flight.
                 if delivered > 0 {
                     if self.halving_odd && self.cwnd > self.ssthresh {
                         self.cwnd = (self.cwnd - mss as f64).max(self.ssthresh);
                     }
                     self.halving_odd = !self.halving_odd;
+                    self.cwnd = self.cwnd.min((pipe + mss) as f64);
                 }
-                self.cwnd = self.cwnd.min((pipe + mss) as f64);
             }
         }
     }
@@ -1389,7 +1395,7 @@ impl Tcp {
         if self.params.quickack {
             let gap_ps = self.quickack_gap_ps(conn);
             let r = &mut self.receivers[conn as usize];
-            ack_now |= quick_ack(r, &self.params, ev.now(), end, gap_ps);
+            ack_now |= quick_ack(r, &self.params, ev.now(), (seq, end), gap_ps);
         }
         let r = &mut self.receivers[conn as usize];
         if end <= r.rcv_nxt {
@@ -1540,22 +1546,36 @@ impl Tcp {
     }
 }
 
-/// Linux's quick-ack mode for a data segment ending at `end` reaching receiver `r` at
-/// `now`: a burst of immediate ACKs begins at the connection's first data, after a gap
-/// longer than the timeout floor (Linux: longer than the RTO, "the sender failed to
-/// restart its window") and on a segment the receiver already holds (a retransmission,
-/// which also ends interactive mode); in interactive mode (`Receiver::pingpong`: its side
-/// answers within the delayed-ACK timeout) ACKs wait to ride on answers instead. Returns
-/// whether this segment is ACKed at once.
-fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, end: u64, gap_ps: TimePs) -> bool {
-    let burst =
-        (p.rcv_window_bytes / (2 * u64::from(p.mss_bytes))).min(u64::from(MAX_QUICKACKS)) as u32;
-    let gap = r.last_data_ps == NEVER || now - r.last_data_ps > gap_ps;
-    if gap || end <= r.rcv_nxt {
+/// Linux's quick-ack mode (2.6.39 to 4.17) for a data segment [seq, end) reaching
+/// receiver `r` at `now`: a burst of immediate ACKs (half the receive window in segments,
+/// at most 16; at the connection's first data half of the first window, 5) begins at the
+/// connection's first data, after a gap longer than the timeout floor (Linux: longer than
+/// the RTO, "the sender failed to restart its window"), and on any segment that is not the
+/// next expected one (already held, partly held or out of order: `tcp_data_queue`), which
+/// also ends interactive mode; in interactive mode (`Receiver::pingpong`: its side answers
+/// within the delayed-ACK timeout) ACKs wait to ride on answers instead. Returns whether
+/// this segment is ACKed at once.
+fn quick_ack(
+    r: &mut Receiver,
+    p: &TcpParams,
+    now: TimePs,
+    (seq, end): (u64, u64),
+    gap_ps: TimePs,
+) -> bool {
+    let first = r.last_data_ps == NEVER;
+    let window_segments = if first {
+        u64::from(INITIAL_RCV_WINDOW_SEGMENTS)
+    } else {
+        p.rcv_window_bytes / u64::from(p.mss_bytes)
+    };
+    let burst = (window_segments / 2).min(u64::from(MAX_QUICKACKS)) as u32;
+    let gap = first || now - r.last_data_ps > gap_ps;
+    let unexpected = seq != r.rcv_nxt;
+    if gap || unexpected {
         r.quick_acks = r.quick_acks.max(burst);
     }
-    if end <= r.rcv_nxt {
-        // A segment it already had: Linux enters quick-ack mode, leaving interactive mode.
+    if unexpected {
+        // Linux enters quick-ack mode, leaving interactive mode.
         r.pingpong = false;
     }
     r.last_data_ps = now;
