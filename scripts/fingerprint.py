@@ -40,6 +40,7 @@ SHORTER = {
     "diablo_incast_hosts": {"workload.iterations": 5},
     "diablo_memcached": {"workload.requests_per_client": 100},
     "diablo_memcached_factors": {"workload.requests_per_client": 100},
+    "diablo_memcached_reconnect": {"workload.requests_per_client": 100},
     "flexplane_fct": {"duration": "50ms"},
     "flexplane_priority": {"duration": "100ms"},
     "flexplane_queue_occupancy": {"duration": "100ms"},

@@ -194,16 +194,17 @@ def test_reconnecting_clients_handshake_close_and_reuse_slots():
 
 def test_accept4_lowers_the_tail_with_reconnecting_clients():
     # DIABLO Figure 15: with a connection per request, 1.4.15's two extra system calls per
-    # accept (fcntl to get and set O_NONBLOCK) delay every response, so its p99 and mean
+    # accept (fcntl to get and set O_NONBLOCK) delay every response, so its p99 and median
     # are above 1.4.17's; with persistent connections accept runs once per pair and the
-    # two versions' means differ by far less.
-    def tail(version, **kw):
+    # two versions' medians differ by far less. (Not the mean: one 200 ms timeout more or
+    # less moves it by microseconds.)
+    def latency(version, **kw):
         q = run(memcached(2, "tcp", requests=1000, version=version, **kw)).requests
-        return q["latency_us"].quantile(0.99), q["latency_us"].mean()
+        return q["latency_us"].quantile(0.99), q["latency_us"].median()
 
-    (old_p99, old_mean), (new_p99, new_mean) = (
-        tail(v, requests_per_connection=1) for v in ("1.4.15", "1.4.17")
+    (old_p99, old_p50), (new_p99, new_p50) = (
+        latency(v, requests_per_connection=1) for v in ("1.4.15", "1.4.17")
     )
-    assert new_p99 < old_p99 and new_mean < old_mean, (old_p99, new_p99, old_mean, new_mean)
-    (_, warm_old), (_, warm_new) = (tail(v) for v in ("1.4.15", "1.4.17"))
-    assert abs(warm_old - warm_new) < (old_mean - new_mean) / 2, (warm_old, warm_new)
+    assert new_p99 < old_p99 and new_p50 < old_p50, (old_p99, new_p99, old_p50, new_p50)
+    (_, warm_old), (_, warm_new) = (latency(v) for v in ("1.4.15", "1.4.17"))
+    assert abs(warm_old - warm_new) < (old_p50 - new_p50) / 2, (warm_old, warm_new)

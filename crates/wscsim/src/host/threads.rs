@@ -103,6 +103,10 @@ impl<T: Copy> AppThreads<T> {
             // The scheduler's wake-up latency (`host.noise`): the thread runs later, the
             // core is not held meanwhile.
             done += hosts.wakeup_delay_ps(d.host);
+        } else {
+            // A thread takes its deliveries in order: this one not before the last
+            // (which may still wait out its wake-up latency).
+            done = done.max(*self.busy_until(thread));
         }
         *self.busy_until(thread) = done;
         hosts.count_syscalls(d.host, 1 + u64::from(woke && epoll));

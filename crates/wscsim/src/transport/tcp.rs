@@ -1395,7 +1395,7 @@ impl Tcp {
         if self.params.quickack {
             let gap_ps = self.quickack_gap_ps(conn);
             let r = &mut self.receivers[conn as usize];
-            ack_now |= quick_ack(r, &self.params, ev.now(), (seq, end), gap_ps);
+            ack_now |= quick_ack(r, &self.params, ev.now(), seq, gap_ps);
         }
         let r = &mut self.receivers[conn as usize];
         if end <= r.rcv_nxt {
@@ -1546,7 +1546,7 @@ impl Tcp {
     }
 }
 
-/// Linux's quick-ack mode (2.6.39 to 4.17) for a data segment [seq, end) reaching
+/// Linux's quick-ack mode (2.6.39 to 4.17) for a data segment starting at `seq` reaching
 /// receiver `r` at `now`: a burst of immediate ACKs (half the receive window in segments,
 /// at most 16; at the connection's first data half of the first window, 5) begins at the
 /// connection's first data, after a gap longer than the timeout floor (Linux: longer than
@@ -1555,13 +1555,7 @@ impl Tcp {
 /// also ends interactive mode; in interactive mode (`Receiver::pingpong`: its side answers
 /// within the delayed-ACK timeout) ACKs wait to ride on answers instead. Returns whether
 /// this segment is ACKed at once.
-fn quick_ack(
-    r: &mut Receiver,
-    p: &TcpParams,
-    now: TimePs,
-    (seq, end): (u64, u64),
-    gap_ps: TimePs,
-) -> bool {
+fn quick_ack(r: &mut Receiver, p: &TcpParams, now: TimePs, seq: u64, gap_ps: TimePs) -> bool {
     let first = r.last_data_ps == NEVER;
     let window_segments = if first {
         u64::from(INITIAL_RCV_WINDOW_SEGMENTS)

@@ -208,7 +208,7 @@ struct Pair {
     /// Requests sent on this connection.
     sent: u32,
     /// No more requests go on this connection: the client closes it once the responses
-    /// are in (reconnecting clients).
+    /// are in (reconnecting clients), and the flag falls.
     retiring: bool,
 }
 
@@ -572,9 +572,10 @@ impl Memcached {
                 self.pairs[p as usize].responses.pop_front();
                 self.complete(r.rec, ctx);
             }
-            let pair = &self.pairs[p as usize];
+            let pair = &mut self.pairs[p as usize];
             if pair.retiring && pair.unread.is_empty() && pair.responses.is_empty() {
-                // The connection's last response is in: the client closes it.
+                // The connection's last response is in: the client closes it (once).
+                pair.retiring = false;
                 ctx.tcp.close(ctx.net, ctx.hosts, ctx.ev, pair.req);
             }
         }
