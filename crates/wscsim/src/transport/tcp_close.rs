@@ -10,9 +10,12 @@
 //! next `open`: its counts go to `Tcp::retired`.
 //!
 //! Simplified: no TIME_WAIT state (the port is not held: the model gives each connection
-//! its own source port and drops packets of a connection whose slot was reused), no
-//! RST, no half-open or orphan limits, and a FIN that arrives ahead of missing data is
-//! ignored (the sender's timer sends it again) instead of queued.
+//! its own source port and drops packets of a connection whose slot was reused; ports
+//! cycle every 60,000 connections, so a packet that arrived 60,000 connections late at a
+//! slot reused by a connection with its port would be taken for that one's: stale packets
+//! arrive within a round trip or two), no RST, no half-open or orphan limits, and a FIN
+//! that arrives ahead of missing data is ignored (the sender's timer sends it again)
+//! instead of queued.
 
 use super::*;
 
