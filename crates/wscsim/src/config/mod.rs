@@ -305,6 +305,10 @@ pub struct TransportCfg {
     /// DIABLO's kernels had them).
     #[serde(default)]
     pub tlp: bool,
+    /// RACK loss detection (Linux 4.4 and later, with SACK); off by default (neither of
+    /// DIABLO's kernels had it).
+    #[serde(default)]
+    pub rack: bool,
     /// The retransmission timeout before any RTT sample (a handshake's SYN): default the
     /// rules' (3 s for linux_2_6_39, 1 s otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]

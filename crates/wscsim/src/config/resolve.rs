@@ -1353,6 +1353,7 @@ fn resolve_transport(
         quickack: false,
         tlp: tr.tlp,
         initial_rto_ps: 0,
+        rack: tr.rack,
     })
 }
 

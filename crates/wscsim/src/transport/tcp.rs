@@ -8,7 +8,9 @@
 //! opens one with a three-way handshake (tcp_handshake.rs), and `Tcp::close` ends a
 //! direction with a FIN (tcp_close.rs), after which a closed connection's slot is reused.
 //!
-//! Simplified: two SACK blocks per ACK, no D-SACK or RACK, no Nagle, no receive-window
+//! Loss detection by time (RACK) is an option (tcp_rack.rs).
+//!
+//! Simplified: two SACK blocks per ACK, no D-SACK, no Nagle, no receive-window
 //! autotuning (a fixed advertised window), no pacing.
 
 use super::cc::{CcState, Variant};
@@ -62,6 +64,10 @@ pub struct TcpParams {
     /// The retransmission timeout before any RTT sample: a handshake's SYN waits this long
     /// (RFC 6298 and Linux from 3.1: 1 s; Linux before: 3 s).
     pub initial_rto_ps: TimePs,
+    /// RACK (RFC 8985, Linux 4.4 and later, with SACK): a segment is lost once one sent
+    /// after it is delivered and a round trip plus a reordering window has passed since it
+    /// was sent, instead of once three segments above it are SACKed (tcp_rack.rs).
+    pub rack: bool,
 }
 
 /// Linux's TCP_DELACK_MAX: with one segment outstanding a tail loss probe also waits for
@@ -161,6 +167,8 @@ pub struct Sender {
     pub tail_probes: u64,
     /// The retransmission timer is armed for a tail loss probe, not a timeout.
     probe_armed: bool,
+    /// RACK's state (`TcpParams::rack`); its timer is the retransmission timer's.
+    rack: Option<Box<super::tcp::rack::Rack>>,
     /// snd_max when the last probe went: no other probe until it is acknowledged.
     tlp_high: u64,
     /// A handshake is under way (`Tcp::connect`): nothing is sent until the SYN-ACK.
@@ -207,7 +215,10 @@ impl Sender {
     /// acknowledged, SACKed nor lost), with the scoreboard's lost boundary and where the
     /// search for holes to retransmit starts.
     fn pipe(&self, mss: u64) -> (u64, u64, u64) {
-        let lost_end = self.sacked.lost_boundary(mss, DUP_THRESH);
+        let lost_end = match &self.rack {
+            None => self.sacked.lost_boundary(mss, DUP_THRESH),
+            Some(r) => r.lost_end,
+        };
         let from = self.high_rxt.max(self.snd_una);
         // Retransmissions lost again are not in the network either.
         let relost_bytes: u64 = self
@@ -512,6 +523,7 @@ impl Tcp {
             timeouts: 0,
             tail_probes: 0,
             probe_armed: false,
+            rack: self.params.rack.then(Box::default),
             tlp_high: 0,
             connecting: false,
             syn_retransmits: 0,
@@ -623,6 +635,9 @@ impl Tcp {
         let frame = pkt.frame_bytes as u64;
         let s = &mut self.senders[conn as usize];
         s.nic_bytes += frame;
+        if let Some(r) = &mut s.rack {
+            r.sent(seq, seq + u64::from(len), ev.now());
+        }
         if s.in_recovery {
             s.prr_out += u64::from(len);
         }
@@ -754,9 +769,21 @@ impl Tcp {
             self.senders[conn as usize].rto_ps,
         );
         let probe = self.probe_timeout_ps(conn).filter(|&p| p < rto);
-        let deadline = self.timer_deadline(host, ev.now(), probe.unwrap_or(rto));
+        let now = ev.now();
+        let mut deadline = self.timer_deadline(host, now, probe.unwrap_or(rto));
+        let s = &self.senders[conn as usize];
+        // RACK's reordering timer, when it comes first.
+        let reo = s.rack.as_ref().map_or(NEVER, |r| r.deadline_ps);
+        let reo = (reo != NEVER).then(|| self.timer_deadline(host, now, reo.max(now + 1) - now));
+        let reo_first = reo.is_some_and(|r| r < deadline);
+        if let Some(r) = reo.filter(|_| reo_first) {
+            deadline = r;
+        }
         let s = &mut self.senders[conn as usize];
-        s.probe_armed = probe.is_some();
+        s.probe_armed = probe.is_some() && !reo_first;
+        if let Some(r) = &mut s.rack {
+            r.timer_armed = reo_first;
+        }
         s.rto_deadline = deadline;
         if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
             s.rto_event_at = s.rto_deadline;
@@ -1115,7 +1142,11 @@ impl Tcp {
             let s = &self.senders[conn as usize];
             (s.snd_una + s.sacked.bytes_in(s.snd_una, s.snd_max)).saturating_sub(before)
         });
-        self.senders[conn as usize].find_lost_retransmissions();
+        if self.senders[conn as usize].rack.is_some() {
+            self.rack_detect(conn, now, pkt.ts_echo_ps);
+        } else {
+            self.senders[conn as usize].find_lost_retransmissions();
+        }
         let entered = self.enter_recovery_if_due(conn);
         let s = &mut self.senders[conn as usize];
         if s.in_recovery {
@@ -1137,6 +1168,10 @@ impl Tcp {
         } else {
             self.send_more(net, hosts, ev, conn);
         }
+        let s = &self.senders[conn as usize];
+        if s.rack.as_ref().is_some_and(|r| r.deadline_ps != NEVER) && s.snd_max > s.snd_una {
+            self.arm_rto(ev, conn); // the reordering timer, if it comes first
+        }
     }
 
     /// Enters SACK recovery once DupThresh duplicate ACKs came or a hole is lost by the
@@ -1147,12 +1182,15 @@ impl Tcp {
         let mss_u = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
         let after_recover = s.snd_una > s.recover || s.recover == 0;
-        if s.in_recovery
-            || s.snd_max <= s.snd_una
-            || !after_recover
-            || (s.dupacks < DUP_THRESH as u32
-                && s.sacked.lost_boundary(mss_u, DUP_THRESH) <= s.snd_una)
-        {
+        let lost_found = match &s.rack {
+            // RACK: once it has found a segment lost (DupThresh plays no part).
+            Some(r) => r.lost_end > s.snd_una || !s.relost.is_empty(),
+            None => {
+                s.dupacks >= DUP_THRESH as u32
+                    || s.sacked.lost_boundary(mss_u, DUP_THRESH) > s.snd_una
+            }
+        };
+        if s.in_recovery || s.snd_max <= s.snd_una || !after_recover || !lost_found {
             return false;
         }
         let flight = (s.snd_max - s.snd_una) as f64;
@@ -1179,8 +1217,17 @@ impl Tcp {
         conn: u32,
     ) {
         let s = &self.senders[conn as usize];
-        let hole = s.sacked.first_unsacked(s.snd_una);
-        self.resend_hole(net, hosts, ev, conn, hole);
+        // With RACK a range retransmitted before goes again only once RACK finds it lost
+        // again (Linux keeps its retransmitted mark): the first hole above them.
+        let from = match &s.rack {
+            None => s.snd_una,
+            Some(_) => s.high_rxt.max(s.snd_una),
+        };
+        let hole = s.sacked.first_unsacked(from);
+        let lost_end = s.pipe(u64::from(self.params.mss_bytes)).1;
+        if s.rack.is_none() || (hole < lost_end && hole < s.snd_max) {
+            self.resend_hole(net, hosts, ev, conn, hole);
+        }
         self.arm_rto(ev, conn);
     }
 
@@ -1259,7 +1306,11 @@ impl Tcp {
         let mss = self.params.mss_bytes as u64;
         let s = &mut self.senders[conn as usize];
         let len = s.sacked.segment_at(hole, mss, s.snd_max);
-        s.high_rxt = hole + len;
+        s.high_rxt = match s.rack {
+            None => hole + len,
+            // RACK: the mark only rises (what lies below was retransmitted).
+            Some(_) => s.high_rxt.max(hole + len),
+        };
         self.sack_retransmit(net, hosts, ev, conn, hole, len);
     }
 
@@ -1276,7 +1327,10 @@ impl Tcp {
     ) {
         let s = &mut self.senders[conn as usize];
         s.retransmits += 1;
-        s.rexmits.push((hole, hole + len, s.snd_max));
+        if s.rack.is_none() {
+            // (RACK finds lost retransmissions by their send times instead.)
+            s.rexmits.push((hole, hole + len, s.snd_max));
+        }
         self.send_segment(net, hosts, ev, conn, hole, len as u32);
     }
 
@@ -1323,6 +1377,10 @@ impl Tcp {
             s.rto_event_at = s.rto_deadline;
             ev.schedule(s.rto_deadline, TcpEvent::Timer { conn, which });
             return;
+        }
+        if s.rack.as_ref().is_some_and(|r| r.timer_armed) {
+            s.rto_deadline = NEVER;
+            return self.rack_timeout(net, hosts, ev, conn);
         }
         if s.probe_armed {
             s.rto_deadline = NEVER;
@@ -1585,6 +1643,9 @@ mod handshake;
 
 #[path = "tcp_close.rs"]
 mod close;
+
+#[path = "tcp_rack.rs"]
+pub(super) mod rack;
 
 #[cfg(test)]
 #[path = "tcp_tests.rs"]
