@@ -1150,17 +1150,7 @@ impl Tcp {
         let entered = self.enter_recovery_if_due(conn);
         let s = &mut self.senders[conn as usize];
         if s.in_recovery {
-            // The window first (the fast retransmission counts against it), then the
-            // retransmission that starts recovery goes whatever it says.
-            s.recovery_window(
-                self.params.recovery,
-                delivered,
-                self.params.mss_bytes as u64,
-            );
-            if entered {
-                self.fast_retransmit(net, hosts, ev, conn);
-            }
-            self.sack_recovery_send(net, hosts, ev, conn);
+            self.recovery_send(net, hosts, ev, conn, entered, delivered);
         } else if duplicate && self.params.limited_transmit && s.dupacks <= 2 {
             // RFC 3042: each of the first two duplicate ACKs lets one new segment out.
             let extra = u64::from(s.dupacks) * self.params.mss_bytes as u64;
@@ -1172,6 +1162,27 @@ impl Tcp {
         if s.rack.as_ref().is_some_and(|r| r.deadline_ps != NEVER) && s.snd_max > s.snd_una {
             self.arm_rto(ev, conn); // the reordering timer, if it comes first
         }
+    }
+
+    /// In SACK recovery, after an ACK that delivered `delivered` bytes or a RACK timer: the
+    /// window first (the fast retransmission counts against it), then the retransmission
+    /// that starts recovery (when it just `entered`) goes whatever it says, then what the
+    /// window leaves room for.
+    fn recovery_send(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+        entered: bool,
+        delivered: u64,
+    ) {
+        let mss = u64::from(self.params.mss_bytes);
+        self.senders[conn as usize].recovery_window(self.params.recovery, delivered, mss);
+        if entered {
+            self.fast_retransmit(net, hosts, ev, conn);
+        }
+        self.sack_recovery_send(net, hosts, ev, conn);
     }
 
     /// Enters SACK recovery once DupThresh duplicate ACKs came or a hole is lost by the
@@ -1345,26 +1356,8 @@ impl Tcp {
     ) {
         let now = ev.now();
         if which == TIMER_DELACK {
-            let r = &mut self.receivers[conn as usize];
-            if now != r.delack_event_at {
-                return;
-            }
-            r.delack_event_at = NEVER;
-            if r.delack_deadline == NEVER {
-                return;
-            }
-            if now < r.delack_deadline {
-                r.delack_event_at = r.delack_deadline;
-                ev.schedule(r.delack_deadline, TcpEvent::Timer { conn, which });
-                return;
-            }
-            // A delayed ACK no answer took along: Linux leaves interactive mode.
-            r.pingpong = false;
-            self.send_ack(net, hosts, ev, conn);
-            return;
+            return self.delack_timer(net, hosts, ev, conn);
         }
-        let mss = self.params.mss_bytes as f64;
-        let rto_max = self.params.rto_max_ps;
         let s = &mut self.senders[conn as usize];
         if now != s.rto_event_at {
             return;
@@ -1397,8 +1390,49 @@ impl Tcp {
             }
             s.fin = Fin::Wanted; // going back over the data, then the FIN again
         }
-        // Timeout: back to one segment, go back N, double the timer (pFabric: same window,
-        // same timer).
+        self.timeout(net, hosts, ev, conn);
+    }
+
+    /// Receiver `conn`'s delayed-ACK timer event (lazy, like the retransmission timer's).
+    fn delack_timer(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let now = ev.now();
+        let r = &mut self.receivers[conn as usize];
+        if now != r.delack_event_at {
+            return;
+        }
+        r.delack_event_at = NEVER;
+        if r.delack_deadline == NEVER {
+            return;
+        }
+        if now < r.delack_deadline {
+            r.delack_event_at = r.delack_deadline;
+            let which = TIMER_DELACK;
+            ev.schedule(r.delack_deadline, TcpEvent::Timer { conn, which });
+            return;
+        }
+        // A delayed ACK no answer took along: Linux leaves interactive mode.
+        r.pingpong = false;
+        self.send_ack(net, hosts, ev, conn);
+    }
+
+    /// A retransmission timeout: back to one segment, go back N, double the timer
+    /// (pFabric: same window, same timer).
+    fn timeout(
+        &mut self,
+        net: &mut Network,
+        hosts: &mut Hosts,
+        ev: &mut impl TransportSched,
+        conn: u32,
+    ) {
+        let mss = self.params.mss_bytes as f64;
+        let rto_max = self.params.rto_max_ps;
+        let s = &mut self.senders[conn as usize];
         s.timeouts += 1;
         let flight = (s.snd_max - s.snd_una) as f64;
         let fixed = s.cc.variant == Variant::PFabric;
@@ -1417,7 +1451,7 @@ impl Tcp {
         }
         s.rto_deadline = NEVER;
         if s.traced {
-            self.record_trace(conn, now);
+            self.record_trace(conn, ev.now());
         }
         self.send_more(net, hosts, ev, conn);
     }

@@ -151,13 +151,8 @@ impl Tcp {
         }
         self.rack_detect(conn, ev.now(), NEVER);
         let entered = self.enter_recovery_if_due(conn);
-        let s = &mut self.senders[conn as usize];
-        if s.in_recovery {
-            s.recovery_window(self.params.recovery, 0, u64::from(self.params.mss_bytes));
-            if entered {
-                self.fast_retransmit(net, hosts, ev, conn);
-            }
-            self.sack_recovery_send(net, hosts, ev, conn);
+        if self.senders[conn as usize].in_recovery {
+            self.recovery_send(net, hosts, ev, conn, entered, 0);
         }
         let s = &self.senders[conn as usize];
         if s.rto_deadline == NEVER && s.snd_max > s.snd_una {
