@@ -100,6 +100,8 @@ CASES = [
     ("more memcached servers than hosts", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nserver_count = 4'), "workload.server_count"),
     ("unknown memcached version", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nversion = "2.0"'), "workload.version"),
     ("zero memcached gap scale", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\ngap_scale = 0'), "workload.gap_scale"),
+    ("RACK without SACK", BASE.replace('[workload]', '[transport]\nsack = false\nrack = true\n\n[workload]'), "transport.rack"),
+    ("tail loss probes without SACK", BASE.replace('[workload]', '[transport]\nsack = false\ntlp = true\n\n[workload]'), "transport.tlp"),
     ("zero requests per connection", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nrequests_per_connection = 0'), "workload.requests_per_connection"),
     ("reconnecting over UDP", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nrequests_per_connection = 1').replace('[workload]', '[transport]\nkind = "udp"\n\n[workload]'), "workload.requests_per_connection"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),

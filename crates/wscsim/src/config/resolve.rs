@@ -1291,6 +1291,16 @@ fn resolve_transport(
             "a positive duration such as \"200ms\" or \"1ms\"",
         ));
     }
+    // Both find losses through SACK's scoreboard; without it they would do nothing.
+    for (path, on) in [("transport.tlp", tr.tlp), ("transport.rack", tr.rack)] {
+        if on && !tr.sack {
+            return Err(err(
+                path,
+                on,
+                "false unless transport.sack = true (it needs SACK)",
+            ));
+        }
+    }
     if tr.rto_max.0 < tr.rto_min.0 {
         return Err(err(
             "transport.rto_max",

@@ -111,6 +111,9 @@ pub enum Fin {
     /// Sent and not yet acknowledged (the retransmission timer covers it).
     Sent,
     Acked,
+    /// Both directions closed: the slot waits for reuse (once its segments have left the
+    /// host's NIC, whose departures name the slot).
+    Retired,
 }
 
 pub const TIMER_RTO: u8 = 0;
@@ -390,16 +393,17 @@ pub struct Tcp {
     reverse: Vec<u32>,
     /// Window traces of chosen connections (none unless asked for).
     pub trace: CwndTrace,
-    /// Slots of closed connections, reused by the next `open` (last freed first).
-    free: Vec<u32>,
+    /// Slots of closed connections, reused by the next `open`, smallest first (so the
+    /// order in which they were freed, which partitions may interleave, does not matter).
+    free: std::collections::BinaryHeap<std::cmp::Reverse<u32>>,
     /// Connections opened so far (each takes the next source port).
     opened: u32,
-    /// A slot has been reused: packets of the connection that held it before may still
-    /// arrive, and are told apart by their ports.
-    slots_reused: bool,
+    /// A connection has closed: packets of it may still arrive, at its slot closed or
+    /// reused, and are told apart (`is_stale`).
+    slots_closed: bool,
     /// What the connections whose slots were reused counted.
     pub retired: Retired,
-    /// Packets of a connection whose slot was reused since (dropped on arrival).
+    /// Packets of a closed connection (dropped on arrival).
     pub stale_packets: u64,
 }
 
@@ -412,9 +416,9 @@ impl Tcp {
             notes: Vec::new(),
             reverse: Vec::new(),
             trace: CwndTrace::default(),
-            free: Vec::new(),
+            free: std::collections::BinaryHeap::new(),
             opened: 0,
-            slots_reused: false,
+            slots_closed: false,
             retired: Retired::default(),
             stale_packets: 0,
         }
@@ -463,10 +467,10 @@ impl Tcp {
     pub fn open(&mut self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> u32 {
         let (sender, receiver) = self.fresh_halves(src, dst, tx_app, rx_app);
         self.opened = self.opened.wrapping_add(1);
-        match self.free.pop() {
+        match self.free.pop().map(|std::cmp::Reverse(c)| c) {
             Some(conn) => {
-                self.slots_reused = true;
                 self.senders[conn as usize] = sender;
+                self.senders[conn as usize].traced = self.trace.wants(conn);
                 self.receivers[conn as usize] = receiver;
                 if let Some(r) = self.reverse.get_mut(conn as usize) {
                     *r = crate::net::NONE;
@@ -660,6 +664,13 @@ impl Tcp {
                 let was_held = s.nic_bytes >= self.params.tsq_limit_bytes;
                 debug_assert!(s.nic_bytes >= u64::from(bytes), "TSQ bytes below zero");
                 s.nic_bytes -= u64::from(bytes);
+                if s.fin == Fin::Retired {
+                    // A closed connection's last segment left its NIC: the slot is free.
+                    if s.nic_bytes == 0 {
+                        self.free.push(std::cmp::Reverse(conn));
+                    }
+                    continue;
+                }
                 if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
                     if s.in_recovery && self.params.sack {
                         self.sack_recovery_send(net, hosts, ev, conn);
@@ -916,7 +927,7 @@ impl Tcp {
         ev: &mut impl TransportSched,
         pkt: &Packet,
     ) {
-        if self.slots_reused && self.is_stale(pkt) {
+        if self.slots_closed && self.is_stale(pkt) {
             self.stale_packets += 1;
             return;
         }
@@ -1446,6 +1457,10 @@ impl Tcp {
         s.snd_nxt = s.snd_una;
         s.rexmits.clear();
         s.relost.clear();
+        if let Some(r) = &mut s.rack {
+            // Everything goes again from snd_una: no range waits for its window.
+            (r.deadline_ps, r.timer_armed) = (NEVER, false);
+        }
         if !fixed {
             s.rto_ps = (s.rto_ps * 2).min(rto_max);
         }

@@ -7,7 +7,8 @@
 //! interactive mode); a side that has closed already acknowledges at once (Linux's
 //! FIN_WAIT to TIME_WAIT). Once every direction of a connection (both, for two linked
 //! with `link_reverse`) has its FIN acknowledged, the connection's slot is free for the
-//! next `open`: its counts go to `Tcp::retired`.
+//! next `open` (the smallest free slot, once its segments have left the NIC): its counts
+//! go to `Tcp::retired`, and its packets that arrive later are dropped.
 //!
 //! Simplified: no TIME_WAIT state (the port is not held: the model gives each connection
 //! its own source port and drops packets of a connection whose slot was reused; ports
@@ -172,6 +173,8 @@ impl Tcp {
             self.retire(conn);
             if rev != crate::net::NONE {
                 self.retire(rev);
+                self.reverse[conn as usize] = crate::net::NONE;
+                self.reverse[rev as usize] = crate::net::NONE;
             }
         }
     }
@@ -179,6 +182,7 @@ impl Tcp {
     /// Frees a closed connection's slot, keeping its counts.
     fn retire(&mut self, conn: u32) {
         let s = &mut self.senders[conn as usize];
+        self.slots_closed = true;
         let t = &mut self.retired;
         t.connections += 1;
         t.retransmits += s.retransmits;
@@ -187,19 +191,25 @@ impl Tcp {
         t.tail_probes += s.tail_probes;
         (s.retransmits, s.timeouts, s.syn_retransmits, s.tail_probes) = (0, 0, 0, 0);
         s.rto_deadline = NEVER;
+        s.fin = Fin::Retired;
+        // Departures are reported (naming the slot) only with TCP small queues on.
+        if s.nic_bytes == 0 || self.params.tsq_limit_bytes == 0 {
+            self.free.push(std::cmp::Reverse(conn));
+        } // else once its last segment leaves the NIC (`on_nic_departures`)
         self.receivers[conn as usize].delack_deadline = NEVER;
-        self.free.push(conn);
     }
 
-    /// Whether `pkt` belongs to a connection that held its slot before: its port on the
-    /// sender's side is not the slot's.
+    /// Whether `pkt` belongs to a closed connection: its slot is closed, or reused by
+    /// another whose hosts and ports, either way round, are not the packet's. (Nothing
+    /// needs it: both FINs were acknowledged, so it is a copy sent again needlessly.)
     pub(super) fn is_stale(&self, pkt: &Packet) -> bool {
         let s = &self.senders[pkt.flow_id as usize];
-        let port = if pkt.src_host == s.host {
-            pkt.src_port
-        } else {
-            pkt.dst_port
-        };
-        port != s.sport
+        if s.fin == Fin::Retired {
+            return true;
+        }
+        let forward = (s.host, s.peer, s.sport, s.dport);
+        let reverse = (s.peer, s.host, s.dport, s.sport);
+        let seen = (pkt.src_host, pkt.dst_host, pkt.src_port, pkt.dst_port);
+        seen != forward && seen != reverse
     }
 }

@@ -58,8 +58,9 @@ impl Tcp {
                 self.rtt_sample(conn, ev.now(), pkt.ts_echo_ps);
             }
             let s = &self.senders[conn as usize];
-            if first && s.app_bytes > s.snd_nxt {
-                self.send_more(net, hosts, ev, conn); // the data carries the ACK
+            if first && (s.app_bytes > s.snd_nxt || s.fin == Fin::Wanted) {
+                // The data (or a FIN, closed before any was written) carries the ACK.
+                self.send_more(net, hosts, ev, conn);
             } else {
                 // A pure ACK (again, for a SYN-ACK repeated because the ACK was lost).
                 let ack = tcp_flags::ACK | tcp_flags::HANDSHAKE_ACK;

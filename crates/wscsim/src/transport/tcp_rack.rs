@@ -19,7 +19,8 @@ use super::*;
 pub struct Rack {
     /// Ranges sent and not yet delivered: (start, end, last sent, retransmitted), sorted.
     xmits: Vec<(u64, u64, TimePs, bool)>,
-    /// The most recent send time among delivered ranges (0: none yet), and that range's end.
+    /// The most recent send time among delivered ranges (NEVER: none yet), and that
+    /// range's end.
     xmit_ps: TimePs,
     end: u64,
     /// The round trip that delivery gave, and the least seen.
@@ -39,7 +40,7 @@ impl Default for Rack {
     fn default() -> Self {
         Rack {
             xmits: Vec::new(),
-            xmit_ps: 0,
+            xmit_ps: NEVER,
             end: 0,
             rtt_ps: 0,
             min_rtt_ps: 0,
@@ -96,7 +97,8 @@ impl Tcp {
             if delivered {
                 let rtt = now - t;
                 let ambiguous = again && r.min_rtt_ps > 0 && rtt < r.min_rtt_ps;
-                if !ambiguous && (t > r.xmit_ps || (t == r.xmit_ps && b > r.end)) {
+                let later = r.xmit_ps == NEVER || t > r.xmit_ps || (t == r.xmit_ps && b > r.end);
+                if !ambiguous && later {
                     (r.xmit_ps, r.end, r.rtt_ps) = (t, b, rtt);
                     r.min_rtt_ps = if r.min_rtt_ps == 0 {
                         rtt
@@ -114,7 +116,7 @@ impl Tcp {
             (r.min_rtt_ps / 4).min(s.srtt_ps.max(1))
         };
         r.deadline_ps = NEVER;
-        if r.xmit_ps == 0 {
+        if r.xmit_ps == NEVER {
             return;
         }
         for &(a, b, t, again) in &r.xmits {
@@ -155,7 +157,7 @@ impl Tcp {
             self.recovery_send(net, hosts, ev, conn, entered, 0);
         }
         let s = &self.senders[conn as usize];
-        if s.rto_deadline == NEVER && s.snd_max > s.snd_una {
+        if s.rto_deadline == NEVER && (s.snd_max > s.snd_una || s.fin == Fin::Sent) {
             self.arm_rto(ev, conn);
         }
     }

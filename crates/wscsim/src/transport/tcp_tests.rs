@@ -113,6 +113,17 @@ impl Bench {
         self.sent() - sent
     }
 
+    /// Every segment connection `conn` has queued leaves its host's NIC.
+    fn drain_nic(&mut self, conn: u32) {
+        // Departures the NIC reported already (a segment it started at once), then the rest.
+        self.with(|t, n, h, e| t.on_nic_departures(n, h, e));
+        let bytes = self.sim.tcp.senders[conn as usize].nic_bytes;
+        if bytes > 0 {
+            self.sim.net.nic_departures.push((conn, bytes as u32));
+            self.with(|t, n, h, e| t.on_nic_departures(n, h, e));
+        }
+    }
+
     fn ack(&mut self, una: u64, sacked: &[(u64, u64)]) -> (u64, u64) {
         self.ack_echo(una, sacked, NEVER)
     }
@@ -520,15 +531,29 @@ fn a_closed_connection_sends_its_fin_after_its_data_and_frees_its_slot() {
     assert_eq!(b.sim.tcp.retired.connections, 0);
     let fin_ack = *b.sim.net.pool.get(mark as u32);
     b.with(|t, n, h, e| t.on_packet(n, h, e, &fin_ack));
-    assert_eq!(b.sender().fin, Fin::Acked);
+    assert_eq!(b.sender().fin, Fin::Retired);
     assert_eq!(b.sim.tcp.retired.connections, 1);
+    // Closed, the connection takes no packet; its slot waits for its segments to leave
+    // the NIC (their departures name the slot).
+    let mark = b.sim.net.pool.capacity_used();
+    b.with(|t, n, h, e| t.on_packet(n, h, e, &fin));
+    assert_eq!(
+        (b.sim.tcp.stale_packets, sent_by(&b, 1, mark).len()),
+        (1, 0)
+    );
+    assert_ne!(
+        b.sim.tcp.open(0, 1, 0, 0),
+        conn,
+        "not before its segments left"
+    );
+    b.drain_nic(conn);
     // The slot again, with another port; the old connection's FIN is stale there.
     let old_port = b.sender().sport;
     assert_eq!(b.sim.tcp.open(0, 1, 0, 0), conn);
     assert_ne!(b.sender().sport, old_port);
     let mark = b.sim.net.pool.capacity_used();
     b.with(|t, n, h, e| t.on_packet(n, h, e, &fin));
-    assert_eq!(b.sim.tcp.stale_packets, 1);
+    assert_eq!(b.sim.tcp.stale_packets, 2);
     assert_eq!(sent_by(&b, 1, mark), []);
 }
 
@@ -596,8 +621,14 @@ fn a_request_connection_closes_in_three_packets() {
     assert_eq!(b.sim.tcp.retired.connections, 0);
     pass(&mut b, 0, mark);
     assert_eq!(b.sim.tcp.retired.connections, 2);
-    let again = [b.sim.tcp.open(0, 1, 0, 0), b.sim.tcp.open(1, 0, 0, 0)];
-    assert_eq!(again, [req, resp], "the freed slots, last freed first");
+    b.drain_nic(req);
+    b.drain_nic(resp);
+    let again = [b.sim.tcp.open(1, 0, 0, 0), b.sim.tcp.open(0, 1, 0, 0)];
+    assert_eq!(
+        again,
+        [req.min(resp), req.max(resp)],
+        "the freed slots, smallest first"
+    );
 }
 
 /// RACK: a segment is lost once one sent after it is delivered and a round trip plus the

@@ -268,8 +268,9 @@ pub struct Memcached {
     pair_of: Vec<u32>,
     /// Pair index by TCP connection or UDP stream id.
     pair_of_conn: Vec<u32>,
-    /// Pairs whose connections were closed, reused for new ones (reconnecting clients).
-    free_pairs: Vec<u32>,
+    /// Pairs whose connections were closed, reused for new ones (reconnecting clients),
+    /// smallest first.
+    free_pairs: std::collections::BinaryHeap<std::cmp::Reverse<u32>>,
     pub requests: Vec<RequestRecord>,
     outstanding: u64,
     issuing: u32,
@@ -313,7 +314,7 @@ impl Memcached {
             pairs: Vec::new(),
             pair_of: vec![NONE; nc * ns],
             pair_of_conn: Vec::new(),
-            free_pairs: Vec::new(),
+            free_pairs: std::collections::BinaryHeap::new(),
             requests: Vec::new(),
             outstanding: 0,
             issuing: nc as u32,
@@ -370,7 +371,7 @@ impl Memcached {
             resp,
             ..Default::default()
         };
-        let p = match self.free_pairs.pop() {
+        let p = match self.free_pairs.pop().map(|std::cmp::Reverse(p)| p) {
             Some(p) => {
                 self.pairs[p as usize] = fresh;
                 p
@@ -590,7 +591,7 @@ impl Memcached {
         let host = self.spec.servers[pair.server as usize];
         ctx.hosts.syscalls(host, pair.resp, ctx.ev.now(), 1);
         ctx.tcp.close(ctx.net, ctx.hosts, ctx.ev, pair.resp);
-        self.free_pairs.push(p);
+        self.free_pairs.push(std::cmp::Reverse(p));
     }
 
     /// A UDP datagram of request or response `rec` arrived on stream `stream`.
