@@ -36,11 +36,16 @@ pub struct Delivery {
     pub flow: u32,
     pub tcp: bool,
     pub bytes: u64,
+    /// Which connection holds the slot `flow` now (TCP reuses closed connections' slots;
+    /// 0 for streams): a new one starts with an idle thread.
+    pub epoch: u32,
 }
 
 /// When each thread is busy until, and the deliveries waiting for their threads.
 pub struct AppThreads<T> {
     conn_busy_until: Vec<TimePs>,
+    /// The epoch of the connection each `conn_busy_until` entry belongs to.
+    conn_epoch: Vec<u32>,
     stream_busy_until: Vec<TimePs>,
     host_busy_until: Vec<TimePs>,
     /// Deliveries waiting for their thread, by the slot their event carries.
@@ -51,6 +56,7 @@ impl<T> Default for AppThreads<T> {
     fn default() -> Self {
         AppThreads {
             conn_busy_until: Vec::new(),
+            conn_epoch: Vec::new(),
             stream_busy_until: Vec::new(),
             host_busy_until: Vec::new(),
             held: Slots::default(),
@@ -90,6 +96,14 @@ impl<T: Copy> AppThreads<T> {
             (false, true) => (ThreadId::Conn(d.flow), d.flow),
             (false, false) => (ThreadId::Stream(d.flow), d.flow),
         };
+        if let ThreadId::Conn(i) = thread {
+            let epoch = slot_of(&mut self.conn_epoch, i);
+            if *epoch != d.epoch {
+                // Another connection in the slot: its thread has not run yet.
+                *epoch = d.epoch;
+                *slot_of(&mut self.conn_busy_until, i) = 0;
+            }
+        }
         let busy = self.busy_until(thread);
         let mut cost = hosts.syscall_ps + hosts.copy_ps(d.bytes);
         let woke = now >= *busy;

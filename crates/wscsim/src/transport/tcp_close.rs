@@ -40,6 +40,12 @@ impl Tcp {
         self.send_more(net, hosts, ev, conn);
     }
 
+    /// Which connection holds slot `conn` now (its source port: each connection opened
+    /// takes the next), for state kept per slot outside the transport.
+    pub fn epoch(&self, conn: u32) -> u32 {
+        u32::from(self.senders[conn as usize].sport)
+    }
+
     /// The bytes of `conn` that its application has not read yet, given `total` delivered
     /// so far; they count as read from now on.
     pub fn take_unread(&mut self, conn: u32, total: u64) -> u64 {

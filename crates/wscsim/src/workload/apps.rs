@@ -229,6 +229,7 @@ impl Apps {
                 flow: conn,
                 tcp: true,
                 bytes: s.tcp.take_unread(conn, total),
+                epoch: s.tcp.epoch(conn),
             },
             // The end of the stream: a read that returns nothing.
             Note::Closed { conn, .. } => Delivery {
@@ -236,6 +237,7 @@ impl Apps {
                 flow: conn,
                 tcp: true,
                 bytes: 0,
+                epoch: s.tcp.epoch(conn),
             },
             Note::Datagram {
                 stream,
@@ -247,6 +249,7 @@ impl Apps {
                 flow: stream,
                 tcp: false,
                 bytes: payload_bytes as u64,
+                epoch: 0,
             },
             // A DMA completion needs no thread of the stack to reach the library.
             Note::Dma { .. } => return self.deliver_note(s, n),
