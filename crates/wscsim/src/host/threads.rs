@@ -157,3 +157,55 @@ impl<T: Copy> AppThreads<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EventQueue;
+    use crate::host::{HostSpec, StackCosts};
+
+    /// One-core hosts whose system calls and wake-ups take 1 us each, with `io` threads.
+    fn hosts(io: IoModel) -> Hosts {
+        let spec = HostSpec {
+            costs: StackCosts {
+                syscall: 1000.0,
+                wakeup: 1000.0,
+                ..Default::default()
+            },
+            clock_hz: 1e9,
+            cores: 1,
+            io_model: io,
+            ..HostSpec::ideal()
+        };
+        Hosts::new(spec, 1)
+    }
+
+    fn delivery(flow: u32, epoch: u32) -> Delivery {
+        Delivery {
+            host: 0,
+            flow,
+            tcp: true,
+            bytes: 0,
+            epoch,
+        }
+    }
+
+    /// A connection's thread (pthread) that is awake takes a second delivery without a
+    /// wake-up; a new connection in the same slot (another epoch) starts with an idle
+    /// thread, which a delivery must wake.
+    #[test]
+    fn a_new_connection_in_a_slot_has_an_idle_thread() {
+        let us = 1_000_000;
+        let mut h = hosts(IoModel::Pthread);
+        let mut ev: EventQueue<HostEvent> = EventQueue::default();
+        let mut t: AppThreads<u32> = AppThreads::default();
+        t.hold(&mut h, &mut ev, 1, delivery(0, 7));
+        assert_eq!(h.state[0].wakeups, 1);
+        t.hold(&mut h, &mut ev, 2, delivery(0, 7));
+        assert_eq!(h.state[0].wakeups, 1, "awake: no wake-up");
+        t.hold(&mut h, &mut ev, 3, delivery(0, 8));
+        assert_eq!(h.state[0].wakeups, 2, "another connection's thread wakes");
+        // Wake-up + recv, recv, then wake-up + recv: 5 us of the core.
+        assert_eq!(h.state[0].busy_ps, 5 * us);
+    }
+}
