@@ -200,7 +200,12 @@ def _missing_privilege() -> type[Exception]:
     return MissingPrivilege
 
 
-def _terminated(signum, frame):
+_INTERRUPTED = False
+
+
+def _interrupted(signum, frame):
+    global _INTERRUPTED
+    _INTERRUPTED = True
     raise KeyboardInterrupt
 
 
@@ -210,8 +215,12 @@ def main(argv=None) -> int:
     if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "-h", "--help", "--version"):
         argv = ["run"] + argv
     args = parser.parse_args(argv)
-    # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130.
-    signal.signal(signal.SIGTERM, _terminated)
+    # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130. Both are
+    # remembered, because an interrupt that lands inside a library's import can come out
+    # as another exception (numpy turns it into an ImportError).
+    signal.signal(signal.SIGTERM, _interrupted)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupted)
     # `kill -USR1 <pid>` prints where a run that seems stuck is (every thread's Python
     # stack, on stderr), and the run goes on. Not where stderr is no file (called in-process
     # with its output captured).
@@ -237,7 +246,22 @@ def main(argv=None) -> int:
     except RecursionError:
         print("error: scenario: given tables or lists nested too deep; allowed: a scenario's few levels", file=sys.stderr)
         return 2
+    except Exception:
+        if _INTERRUPTED:
+            print("interrupted: no results were written", file=sys.stderr)
+            return 130
+        raise
+
+
+def console_main() -> int:
+    """The `wscsim` command: `main`, after which a late Ctrl-C or SIGTERM (the run is
+    complete, only the interpreter's exit is left) is ignored instead of printing a
+    traceback over a finished run."""
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return code
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())
