@@ -193,6 +193,11 @@ pub struct Sender {
 pub const DCTCP_G: f64 = 1.0 / 16.0;
 
 impl Sender {
+    /// A timeout doubles the retransmission timer, up to `rto_max_ps`.
+    fn back_off(&mut self, rto_max_ps: TimePs) {
+        self.rto_ps = (self.rto_ps * 2).min(rto_max_ps);
+    }
+
     /// Lost retransmissions: data sent after a retransmission has been SACKed while the
     /// retransmitted bytes are still missing (the path never reorders). They move from
     /// `rexmits` to `relost`; retransmissions no longer missing are forgotten.
@@ -600,14 +605,6 @@ impl Tcp {
                 r.pingpong = true;
             }
         }
-        let piggy = if rev != crate::net::NONE
-            && self.receivers[rev as usize].pending_segs > 0
-            && self.receivers[rev as usize].ooo.ranges().is_empty()
-        {
-            Some(self.take_ack(rev))
-        } else {
-            None
-        };
         let s = &self.senders[conn as usize];
         let mut pkt = Packet {
             src_host: s.host,
@@ -630,12 +627,8 @@ impl Tcp {
             ts_ps: ev.now(),
             ..Default::default()
         };
-        if let Some((ack, ts_echo, flags)) = piggy {
-            pkt.ack = ack;
-            pkt.ts_echo_ps = ts_echo;
-            pkt.tcp_flags = flags | tcp_flags::ACK_REVERSE;
-        }
         let host = s.host;
+        self.carry_reverse_ack(conn, &mut pkt);
         let frame = pkt.frame_bytes as u64;
         let s = &mut self.senders[conn as usize];
         s.nic_bytes += frame;
@@ -647,6 +640,22 @@ impl Tcp {
         }
         let id = net.pool.alloc(pkt);
         hosts.send(net, ev, host, id);
+    }
+
+    /// On a bidirectional connection, `pkt` (of `conn`) carries the in-order ACK the other
+    /// direction owes (not one that owes SACK blocks, which a data segment has no room for).
+    fn carry_reverse_ack(&mut self, conn: u32, pkt: &mut Packet) {
+        let rev = self.reverse_of(conn);
+        if rev == crate::net::NONE {
+            return;
+        }
+        let r = &self.receivers[rev as usize];
+        if r.pending_segs > 0 && r.ooo.ranges().is_empty() {
+            let (ack, ts_echo, flags) = self.take_ack(rev);
+            pkt.ack = ack;
+            pkt.ts_echo_ps = ts_echo;
+            pkt.tcp_flags |= flags | tcp_flags::ACK_REVERSE;
+        }
     }
 
     /// Segments of connections left their host NICs: sender that were held back by the
@@ -796,16 +805,7 @@ impl Tcp {
             r.timer_armed = reo_first;
         }
         s.rto_deadline = deadline;
-        if s.rto_event_at == NEVER || s.rto_event_at > s.rto_deadline {
-            s.rto_event_at = s.rto_deadline;
-            ev.schedule(
-                s.rto_deadline,
-                TcpEvent::Timer {
-                    conn,
-                    which: TIMER_RTO,
-                },
-            );
-        }
+        arm_lazy(ev, &mut s.rto_event_at, deadline, conn, TIMER_RTO);
     }
 
     /// The tail loss probe's timeout for `conn`, when a probe is due before a timeout:
@@ -1365,37 +1365,25 @@ impl Tcp {
         conn: u32,
         which: u8,
     ) {
-        let now = ev.now();
         if which == TIMER_DELACK {
             return self.delack_timer(net, hosts, ev, conn);
         }
         let s = &mut self.senders[conn as usize];
-        if now != s.rto_event_at {
+        if !lazy_due(ev, &mut s.rto_event_at, s.rto_deadline, conn, which) {
             return;
         }
-        s.rto_event_at = NEVER;
-        if s.rto_deadline == NEVER {
-            return;
-        }
-        if now < s.rto_deadline {
-            s.rto_event_at = s.rto_deadline;
-            ev.schedule(s.rto_deadline, TcpEvent::Timer { conn, which });
-            return;
-        }
+        // The timer is spent: whatever it was armed for re-arms it.
+        s.rto_deadline = NEVER;
         if s.rack.as_ref().is_some_and(|r| r.timer_armed) {
-            s.rto_deadline = NEVER;
             return self.rack_timeout(net, hosts, ev, conn);
         }
         if s.probe_armed {
-            s.rto_deadline = NEVER;
             return self.send_probe(net, hosts, ev, conn);
         }
         if s.connecting {
-            s.rto_deadline = NEVER;
             return self.syn_timeout(net, hosts, ev, conn);
         }
         if s.fin == Fin::Sent {
-            s.rto_deadline = NEVER;
             if s.snd_una >= s.snd_max {
                 return self.fin_timeout(net, hosts, ev, conn);
             }
@@ -1412,19 +1400,14 @@ impl Tcp {
         ev: &mut impl TransportSched,
         conn: u32,
     ) {
-        let now = ev.now();
         let r = &mut self.receivers[conn as usize];
-        if now != r.delack_event_at {
-            return;
-        }
-        r.delack_event_at = NEVER;
-        if r.delack_deadline == NEVER {
-            return;
-        }
-        if now < r.delack_deadline {
-            r.delack_event_at = r.delack_deadline;
-            let which = TIMER_DELACK;
-            ev.schedule(r.delack_deadline, TcpEvent::Timer { conn, which });
+        if !lazy_due(
+            ev,
+            &mut r.delack_event_at,
+            r.delack_deadline,
+            conn,
+            TIMER_DELACK,
+        ) {
             return;
         }
         // A delayed ACK no answer took along: Linux leaves interactive mode.
@@ -1462,7 +1445,7 @@ impl Tcp {
             (r.deadline_ps, r.timer_armed) = (NEVER, false);
         }
         if !fixed {
-            s.rto_ps = (s.rto_ps * 2).min(rto_max);
+            s.back_off(rto_max);
         }
         s.rto_deadline = NEVER;
         if s.traced {
@@ -1538,16 +1521,13 @@ impl Tcp {
             return;
         }
         r.delack_deadline = ev.now() + self.params.delayed_ack_ps;
-        if r.delack_event_at == NEVER || r.delack_event_at > r.delack_deadline {
-            r.delack_event_at = r.delack_deadline;
-            ev.schedule(
-                r.delack_deadline,
-                TcpEvent::Timer {
-                    conn,
-                    which: TIMER_DELACK,
-                },
-            );
-        }
+        arm_lazy(
+            ev,
+            &mut r.delack_event_at,
+            r.delack_deadline,
+            conn,
+            TIMER_DELACK,
+        );
     }
 
     /// How long a pause in `conn`'s data restarts quick-acks: Linux compares it with the
@@ -1651,6 +1631,46 @@ impl Tcp {
     pub fn total_syn_retransmits(&self) -> u64 {
         self.retired.syn_retransmits + self.senders.iter().map(|s| s.syn_retransmits).sum::<u64>()
     }
+}
+
+/// Arms a lazy timer (one event kept queued, the real deadline beside it, checked when the
+/// event fires) for `deadline`: an event goes unless one comes at or before it.
+fn arm_lazy(
+    ev: &mut impl TransportSched,
+    event_at: &mut TimePs,
+    deadline: TimePs,
+    conn: u32,
+    which: u8,
+) {
+    if *event_at == NEVER || *event_at > deadline {
+        *event_at = deadline;
+        ev.schedule(deadline, TcpEvent::Timer { conn, which });
+    }
+}
+
+/// A lazy timer's event fired now: whether its deadline has come. A stale event or a
+/// disarmed timer is not due; a deadline moved later is not either, and its event goes
+/// again.
+fn lazy_due(
+    ev: &mut impl TransportSched,
+    event_at: &mut TimePs,
+    deadline: TimePs,
+    conn: u32,
+    which: u8,
+) -> bool {
+    let now = ev.now();
+    if now != *event_at {
+        return false;
+    }
+    *event_at = NEVER;
+    if deadline == NEVER {
+        return false;
+    }
+    if now < deadline {
+        arm_lazy(ev, event_at, deadline, conn, which);
+        return false;
+    }
+    true
 }
 
 /// Linux's quick-ack mode (2.6.39 to 4.17) for a data segment starting at `seq` reaching

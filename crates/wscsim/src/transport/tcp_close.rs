@@ -92,18 +92,11 @@ impl Tcp {
         ev: &mut impl TransportSched,
         conn: u32,
     ) {
-        let rev = self.reverse_of(conn);
-        let piggy = (rev != crate::net::NONE && self.receivers[rev as usize].pending_segs > 0)
-            .then(|| self.take_ack(rev));
         let mut pkt = self.control_packet(net, ev.now(), conn, false, tcp_flags::FIN, NEVER);
         let s = &mut self.senders[conn as usize];
         s.fin = Fin::Sent;
         pkt.seq = s.app_bytes;
-        if let Some((ack, ts_echo, flags)) = piggy {
-            pkt.ack = ack;
-            pkt.ts_echo_ps = ts_echo;
-            pkt.tcp_flags |= flags | tcp_flags::ACK_REVERSE;
-        }
+        self.carry_reverse_ack(conn, &mut pkt);
         let from = pkt.src_host;
         let id = net.pool.alloc(pkt);
         hosts.send(net, ev, from, id);
@@ -120,10 +113,9 @@ impl Tcp {
         ev: &mut impl TransportSched,
         conn: u32,
     ) {
-        let rto_max = self.params.rto_max_ps;
         let s = &mut self.senders[conn as usize];
         s.timeouts += 1;
-        s.rto_ps = (s.rto_ps * 2).min(rto_max);
+        s.back_off(self.params.rto_max_ps);
         self.send_fin(net, hosts, ev, conn);
     }
 

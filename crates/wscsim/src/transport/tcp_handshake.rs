@@ -78,10 +78,9 @@ impl Tcp {
         ev: &mut impl TransportSched,
         conn: u32,
     ) {
-        let rto_max = self.params.rto_max_ps;
         let s = &mut self.senders[conn as usize];
         s.syn_retransmits += 1;
-        s.rto_ps = (s.rto_ps * 2).min(rto_max);
+        s.back_off(self.params.rto_max_ps);
         self.send_control(net, hosts, ev, conn, false, tcp_flags::SYN, NEVER);
         self.arm_rto(ev, conn);
     }

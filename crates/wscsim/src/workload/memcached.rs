@@ -346,21 +346,16 @@ impl Memcached {
         let (ch, sh) = (self.spec.clients[c as usize], self.spec.servers[s as usize]);
         let (req, resp) = if self.spec.udp {
             (ctx.udp.open(ch, sh, self.id), ctx.udp.open(sh, ch, self.id))
-        } else if self.spec.requests_per_connection.is_some() {
-            // socket() and connect(), then the handshake; the request waits for it.
-            let now = ctx.ev.now();
-            ctx.hosts.syscalls(ch, ch, now, 2);
-            let req = ctx
-                .tcp
-                .connect(ctx.net, ctx.hosts, ctx.ev, ch, sh, self.id, self.id);
-            let resp = ctx.tcp.open(sh, ch, self.id, self.id);
-            ctx.tcp.link_reverse(req, resp);
-            (req, resp)
         } else {
-            let (req, resp) = (
-                ctx.tcp.open(ch, sh, self.id, self.id),
-                ctx.tcp.open(sh, ch, self.id, self.id),
-            );
+            let req = if self.spec.requests_per_connection.is_some() {
+                // socket() and connect(), then the handshake; the request waits for it.
+                ctx.hosts.syscalls(ch, ch, ctx.ev.now(), 2);
+                ctx.tcp
+                    .connect(ctx.net, ctx.hosts, ctx.ev, ch, sh, self.id, self.id)
+            } else {
+                ctx.tcp.open(ch, sh, self.id, self.id)
+            };
+            let resp = ctx.tcp.open(sh, ch, self.id, self.id);
             // One bidirectional connection: responses carry the ACKs of requests.
             ctx.tcp.link_reverse(req, resp);
             (req, resp)
