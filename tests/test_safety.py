@@ -179,6 +179,10 @@ class Evil:
         return "accept"
     def schedule(self, port):
         return 0 if port.queue_packets[0] else None
+
+class EvilService:
+    def deliver(self, ctx, host, packet):
+        pass
 """
 
 PY_SCENARIO = """
@@ -205,6 +209,7 @@ def test_check_and_run_do_not_import_a_scheme_unless_allowed(tmp_path):
     sc.write_text(PY_SCENARIO.format(cls="evil.py:Evil"))  # relative: beside the scenario
     p = wscsim("check", sc, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
+    assert wscsim("check", "--allow-python", sc, cwd=tmp_path).returncode == 0
     one_line_error(wscsim("run", sc, "--out", tmp_path / "o", cwd=tmp_path), "--allow-python")
     assert not flag.exists()
     nope = _write(sub / "nope.toml", PY_SCENARIO.format(cls="evil.py:Nope"))
@@ -221,14 +226,78 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_a_scheme_that_exits_on_import_is_one_line(tmp_path):
-    (tmp_path / "quitter.py").write_text("import sys\nsys.exit(3)\nclass Q: pass\n")
-    sc = _write(tmp_path / "sc.toml", PY_SCENARIO.format(cls="quitter.py:Q"))
-    for cmd in (("check", "--allow-python"), ("run", "--allow-python", "--out", tmp_path / "o")):
-        one_line_error(wscsim(*cmd, sc), "switch.scheme.class")
+    (tmp_path / "quitter.py").write_text("import sys\nsys.exit(3)\n" + EVIL.split("\n", 3)[3])
+    sc = _write(tmp_path / "sc.toml", PY_SCENARIO.format(cls="quitter.py:Evil"))
+    assert wscsim("check", "--allow-python", sc).returncode == 0  # not imported: its exit never runs
+    one_line_error(wscsim("run", "--allow-python", "--out", tmp_path / "o", sc), "switch.scheme.class")
     import wscsim as api
 
     with pytest.raises(api.ScenarioError):
         api.run(str(sc), allow_python=True)
+
+
+SERVICE_SCENARIO = """
+name = "py-service"
+duration = "1ms"
+[topology]
+kind = "torus3d"
+dims = [3, 3, 3]
+[workload]
+kind = "services"
+[[runtime.services]]
+class = "{cls}"
+"""
+
+
+@pytest.mark.parametrize("scenario", [
+    PY_SCENARIO.format(cls="evil.py:Evil"),
+    PY_SCENARIO.format(cls="evil.py:Evil") + '[sweep]\n"duration" = ["1ms", "2ms"]\n',
+    SERVICE_SCENARIO.format(cls="evil.py:EvilService"),
+], ids=["scheme", "sweep", "service"])
+def test_check_never_imports_even_with_allow_python(tmp_path, scenario):
+    flag = tmp_path / "ran.txt"
+    (tmp_path / "evil.py").write_text(EVIL.format(flag=str(flag)))
+    sc = _write(tmp_path / "sc.toml", scenario)
+    for extra in ((), ("--show",)):
+        p = wscsim("check", "--allow-python", sc, *extra)
+        assert p.returncode == 0, p.stderr
+        assert not flag.exists(), "check ran the file's top-level code"
+
+
+SCHEME_HEAD = "import wscsim\nfrom wscsim import Scheme as Base\nimport pathlib\npathlib.Path({flag!r}).write_text('ran')\n\n"
+ACCEPT = "    def enqueue(self, packet, port, queue):\n        return 'accept'\n"
+SCHEDULE = "    def schedule(self, port):\n        return 0 if port.queue_packets[0] else None\n"
+
+
+@pytest.mark.parametrize("body,refusal", [
+    ("class S(Base):\n" + ACCEPT, "(missing: schedule)"),
+    ("class S:\n" + ACCEPT + SCHEDULE, "(missing: classify)"),
+    ("class S(wscsim.Scheme):\n    queues = 65\n" + ACCEPT + SCHEDULE, "S.queues given 65; allowed: an integer from 1 to 64"),
+    ("class S(Base):\n    schedule = None\n" + ACCEPT, "(missing: schedule)"),
+    ("class Half(Base):\n" + ACCEPT + "\nclass S(Half):\n    queues = 0\n" + SCHEDULE, "S.queues given 0"),
+], ids=["no schedule", "no classify", "65 queues", "schedule is None", "inherited in the file"])
+def test_check_reads_a_class_from_its_source(tmp_path, body, refusal):
+    flag = tmp_path / "ran.txt"
+    (tmp_path / "s.py").write_text(SCHEME_HEAD.format(flag=str(flag)) + body)
+    sc = _write(tmp_path / "sc.toml", PY_SCENARIO.format(cls="s.py:S"))
+    line = one_line_error(wscsim("check", "--allow-python", sc), "switch.scheme.class")
+    assert refusal in line
+    assert not flag.exists()
+
+
+@pytest.mark.parametrize("body", [
+    "class S(Base):\n" + ACCEPT + SCHEDULE,
+    "class S(wscsim.Scheme):\n    queues = 2\n" + ACCEPT + SCHEDULE,
+    # What the source cannot say is left to the import: a base from elsewhere, a decorator.
+    "from collections import UserDict\nclass S(UserDict):\n    pass\n",
+    "def more(cls):\n    return cls\n@more\nclass S:\n    pass\n",
+], ids=["complete", "two queues", "base from elsewhere", "decorated"])
+def test_check_passes_a_class_it_cannot_fault_without_running_it(tmp_path, body):
+    flag = tmp_path / "ran.txt"
+    (tmp_path / "s.py").write_text(SCHEME_HEAD.format(flag=str(flag)) + body)
+    p = wscsim("check", "--allow-python", _write(tmp_path / "sc.toml", PY_SCENARIO.format(cls="s.py:S")))
+    assert p.returncode == 0, p.stderr
+    assert not flag.exists()
 
 
 # --- 4. bounded reads and memory ---------------------------------------------------------

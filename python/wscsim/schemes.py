@@ -26,7 +26,9 @@ A scenario names it with `switch.scheme = { kind = "python", class = "file.py:My
 params = {...} }` (or "module:MyScheme", or a name given to `register_scheme`). A file path
 is relative to the scenario file. Running a scenario imports the class only when the user
 says so (`--allow-python`, `allow_python=True`): a scenario file alone never runs code, and
-`wscsim check` validates the class string without importing anything. The packet
+`wscsim check` never imports it, with or without `--allow-python`: it reads the class
+from its source (defined, with its methods and queue count) and refuses what a run would
+refuse. The packet
 and port arguments are views: `packet.dscp`, `packet.priority` and `packet.fields` (two
 integers) may be changed and travel on with the packet. The framework still enforces the
 port's buffer: an accepted packet that does not fit is dropped.
@@ -39,11 +41,13 @@ import importlib
 import importlib.util
 from pathlib import Path
 
+from . import static_class
 from .errors import ScenarioError
 
 REQUIRED = ("classify", "enqueue", "schedule")
 
 _registry: dict[str, type] = {}
+MAX_SOURCE_BYTES = 4 << 20
 
 
 class Scheme:
@@ -119,11 +123,17 @@ def check_statically(spec: str, where: str) -> None:
         top = mod_name.split(".")[0]
         if importlib.util.find_spec(top) is None:
             raise ScenarioError(where, f"given {spec!r}; allowed: an installed module ({top} not found)")
+        # A module's source is read where it can be found without importing; what it
+        # binds otherwise (a class imported from elsewhere) is left to the import.
+        source = static_class.module_source(mod_name)
+        tree = _parsed(source) if source is not None and source.stat().st_size <= MAX_SOURCE_BYTES else None
+        if tree is not None:
+            _check_source(tree, cls_name, spec, where)
         return
     path = Path(mod_name)
     if not path.is_file():
         raise ScenarioError(where, f"given {spec!r}; allowed: an existing Python file ({path} not found)")
-    if path.stat().st_size > 4 << 20:
+    if path.stat().st_size > MAX_SOURCE_BYTES:
         raise ScenarioError(where, f"given {spec!r}; allowed: a Python file of at most 4 MB")
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
@@ -131,6 +141,23 @@ def check_statically(spec: str, where: str) -> None:
         raise ScenarioError(where, f"given {spec!r}; allowed: a Python file that parses ({type(e).__name__} at line {getattr(e, 'lineno', '?')})") from None
     if not any(isinstance(n, ast.ClassDef) and n.name == cls_name for n in tree.body):
         raise ScenarioError(where, f"given {spec!r}; allowed: a class defined at the top of {path.name} (it has no class {cls_name})")
+    _check_source(tree, cls_name, spec, where)
+
+
+def _parsed(source: Path) -> ast.Module | None:
+    try:
+        return ast.parse(source.read_bytes(), filename=str(source))
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _check_source(tree: ast.Module, cls_name: str, spec: str, where: str) -> None:
+    """`_check` of a class as its source defines it (where the source alone can say)."""
+    found = static_class.members(tree, cls_name)
+    if found is None:
+        return
+    queues = static_class.literal(found["queues"]) if "queues" in found else (True, 1)
+    _judge(spec, where, lambda m: m in found and static_class.maybe_callable(found[m]), queues)
 
 
 def _import(spec: str, where: str) -> type:
@@ -159,15 +186,22 @@ def _import(spec: str, where: str) -> type:
 
 
 def _check(cls: type, spec: str, where: str) -> None:
+    _judge(spec, where, lambda m: callable(getattr(cls, m, None)), (True, getattr(cls, "queues", 1)))
+
+
+def _judge(spec: str, where: str, is_callable, queues: tuple[bool, object]) -> None:
+    """Refuses a scheme's or service's class from what is known of it: `is_callable(name)`
+    for its methods, `queues` (known, value) for a scheme's queue count. The same lines
+    whether the class was imported (run) or read from its source (check)."""
     if where.startswith("runtime.services"):
-        if not callable(getattr(cls, "deliver", None)):
+        if not is_callable("deliver"):
             raise ScenarioError(where, f"given {spec!r}; allowed: a class with a deliver method (see wscsim.Service)")
         return
-    missing = [m for m in REQUIRED if not callable(getattr(cls, m, None))]
+    missing = [m for m in REQUIRED if not is_callable(m)]
     if missing:
         raise ScenarioError(where, f"given {spec!r}; allowed: a class with methods classify, enqueue and schedule (missing: {', '.join(missing)})")
-    q = getattr(cls, "queues", 1)
-    if not isinstance(q, int) or not 1 <= q <= 64:
+    known, q = queues
+    if known and (not isinstance(q, int) or not 1 <= q <= 64):
         raise ScenarioError(where.rsplit(".", 1)[0] + ".class", f"{spec}.queues given {q!r}; allowed: an integer from 1 to 64")
 
 
@@ -195,27 +229,32 @@ def classes_for(sc: dict, allow_python: bool = False) -> dict | None:
     found = {}
     for path, spec in python_schemes(sc):
         where = f"{path}.class"
-        if spec not in _registry and not allow_python:
-            check_statically(spec, where)
-            raise ScenarioError(where, f"given {spec!r}; allowed: {ALLOW_HINT}")
+        _refuse_unless_allowed(spec, where, allow_python)
         cls = _import(spec, where)
         _check(cls, spec, where)
         found[spec] = cls
     return found or None
 
 
+def _refuse_unless_allowed(spec: str, where: str, allow_python: bool) -> None:
+    """The class string checked from its source, and refused unless its code may run."""
+    check_statically(spec, where)
+    if spec not in _registry and not allow_python:
+        raise ScenarioError(where, f"given {spec!r}; allowed: {ALLOW_HINT}")
+
+
 def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
-    """Validates a scenario without building its network or running any of its code
-    (unless `allow_python`, when its Python schemes are imported and checked too); returns
-    the scenario with every default filled in. `for_run` also refuses Python schemes that
-    running would need `allow_python` for."""
+    """Validates a scenario without building its network or running any of its code:
+    Python schemes and services are read from their source, never imported. Returns the
+    scenario with every default filled in. `for_run` (a sweep about to run its points)
+    also imports the classes, and refuses them without `allow_python`."""
     import json
 
     from . import _native
     from .scenario import to_json
 
-    if allow_python or for_run:
-        classes_for(sc, allow_python)  # imports only with allow_python; refuses otherwise
+    if for_run:
+        classes_for(sc, allow_python)
     else:
         for path, spec in python_schemes(sc):
             check_statically(spec, f"{path}.class")
