@@ -207,8 +207,9 @@ def test_check_and_run_do_not_import_a_scheme_unless_allowed(tmp_path):
     (sub / "evil.py").write_text(EVIL.format(flag=str(flag)))
     sc = sub / "sc.toml"
     sc.write_text(PY_SCENARIO.format(cls="evil.py:Evil"))  # relative: beside the scenario
-    p = wscsim("check", sc, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
+    # Without --allow-python check refuses the scheme as run does; with it, check passes
+    # without importing.
+    one_line_error(wscsim("check", sc, cwd=tmp_path), "--allow-python")
     assert wscsim("check", "--allow-python", sc, cwd=tmp_path).returncode == 0
     one_line_error(wscsim("run", sc, "--out", tmp_path / "o", cwd=tmp_path), "--allow-python")
     assert not flag.exists()
@@ -298,6 +299,30 @@ def test_check_passes_a_class_it_cannot_fault_without_running_it(tmp_path, body)
     p = wscsim("check", "--allow-python", _write(tmp_path / "sc.toml", PY_SCENARIO.format(cls="s.py:S")))
     assert p.returncode == 0, p.stderr
     assert not flag.exists()
+
+
+# --- check and run agree ------------------------------------------------------------------
+
+PARTITIONED = '[engine]\nthreads = 2\n'
+AGREE = [
+    ("threads with a Python scheme", PY_SCENARIO.format(cls="evil.py:Evil") + PARTITIONED, ["--allow-python"], "engine.threads"),
+    ("a swept thread count", PY_SCENARIO.format(cls="evil.py:Evil") + '[sweep]\n"engine.threads" = [1, 2]\n', ["--allow-python"],
+     "engine.threads"),
+    ("a Python scheme not allowed", PY_SCENARIO.format(cls="evil.py:Evil"), [], "--allow-python"),
+    ("a Python service not allowed", SERVICE_SCENARIO.format(cls="evil.py:EvilService"), [], "--allow-python"),
+    ("a scheme missing a method", PY_SCENARIO.format(cls="evil.py:EvilService"), ["--allow-python"], "missing: classify"),
+    ("a class not in the file", PY_SCENARIO.format(cls="evil.py:Nope"), ["--allow-python"], "switch.scheme.class"),
+]
+
+
+@pytest.mark.parametrize("what,scenario,flags,field", AGREE, ids=[a[0] for a in AGREE])
+def test_check_refuses_what_run_refuses_with_the_same_line(tmp_path, what, scenario, flags, field):
+    (tmp_path / "evil.py").write_text(EVIL.format(flag=str(tmp_path / "ran.txt")))
+    sc = _write(tmp_path / "sc.toml", scenario)
+    checked = one_line_error(wscsim("check", sc, *flags), field)
+    ran = one_line_error(wscsim("run", sc, *flags, "--no-plots", "--out", tmp_path / "o"), field)
+    assert checked == ran
+    assert not (tmp_path / "o").exists()
 
 
 # --- 4. bounded reads and memory ---------------------------------------------------------

@@ -244,10 +244,11 @@ def _refuse_unless_allowed(spec: str, where: str, allow_python: bool) -> None:
 
 
 def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
-    """Validates a scenario without building its network or running any of its code:
-    Python schemes and services are read from their source, never imported. Returns the
-    scenario with every default filled in. `for_run` (a sweep about to run its points)
-    also imports the classes, and refuses them without `allow_python`."""
+    """Validates a scenario as running it would before it starts, without building its
+    network or running any of its code: Python schemes and services are read from their
+    source, not imported, and refused unless `allow_python`, as a run refuses them.
+    Returns the scenario with every default filled in. `for_run` (a sweep about to run its
+    points) also imports the classes, which needs `allow_python`."""
     import json
 
     from . import _native
@@ -257,12 +258,23 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
         classes_for(sc, allow_python)
     else:
         for path, spec in python_schemes(sc):
-            check_statically(spec, f"{path}.class")
+            _refuse_unless_allowed(spec, f"{path}.class", allow_python)
     try:
-        return json.loads(_native.check(to_json(sc)))
+        resolved = json.loads(_native.check(to_json(sc)))
     except _native.ScenarioError as e:
         path, message = e.args
         raise ScenarioError(path, message) from None
+    _refuse_threads_with_python_schemes(sc, resolved)
+    return resolved
+
+
+def _refuse_threads_with_python_schemes(sc: dict, resolved: dict) -> None:
+    """What the core refuses only once it builds the network (a Python scheme is called
+    from one thread), refused here so that check says it too, in the core's words."""
+    engine = resolved.get("engine") or {}
+    threads = engine.get("threads", 1)
+    if engine.get("partitioned") and threads > 1 and any(path.startswith("switch.") for path, _ in python_schemes(sc)):
+        raise ScenarioError("engine.threads", f"given {threads}; allowed: 1 with custom (Python or user) schemes")
 
 
 def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, for_run: bool = False) -> list[dict]:
