@@ -68,3 +68,19 @@ def test_an_unreachable_cluster_is_one_line():
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --ray:"), p.stderr
+
+
+def test_ray_on_a_single_point_is_refused_not_ignored(tmp_path):
+    # Ray runs a sweep's points; a point without a sweep would run locally, the address
+    # unused. Refused before anything runs, with or without Ray installed.
+    p = subprocess.run(WSCSIM + ["run", "diablo_incast", "--set", "sweep={}", "--ray", "127.0.0.1:9", "--no-plots", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("error: --ray: given '127.0.0.1:9'") and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "o").exists()
+    import wscsim
+
+    with pytest.raises(wscsim.ScenarioError) as e:
+        wscsim.run("diablo_incast", overrides={"sweep": {}}, ray="auto", out=tmp_path / "o")
+    assert e.value.path == "ray"
+    assert not (tmp_path / "o").exists()

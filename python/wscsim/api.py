@@ -27,6 +27,16 @@ def _destination(out: str | Path | Destination | None, overwrite: bool) -> Desti
     return chosen_destination(out, overwrite, field="out")
 
 
+def refuse_ray_without_sweep(ray: str | None, axes: list, field: str = "ray", sweep_hint: str = "wscsim.sweep(vary=...)") -> None:
+    """Ray runs a sweep's points on a cluster; a single point runs here, so a Ray address
+    given with one is refused rather than ignored."""
+    if ray is not None and not axes:
+        from .errors import ScenarioError
+
+        raise ScenarioError(field, f"given {ray!r} for a scenario without a sweep; allowed: {field} only with a sweep "
+                                   f"(a [sweep] table or {sweep_hint}); a single point runs in this process")
+
+
 def run(
     scenario: Scenario = None,
     *,
@@ -51,6 +61,7 @@ def run(
     Ray cluster at address `ray` (`pip install wscsim[ray]`), with the same results.
     """
     base, axes = _prepare(scenario, overrides, seed)
+    refuse_ray_without_sweep(ray, axes)
     dest = _destination(out, overwrite)
     if axes:
         from .sweeps import run_sweep

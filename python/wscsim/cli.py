@@ -53,7 +53,7 @@ def _destination(args, sc: dict):
 
 def cmd_run(args, vary=None) -> int:
     from . import api
-    from .scenario import apply_overrides, load
+    from .scenario import apply_overrides, load, split_sweep
 
     if args.workers is not None and args.workers < 1:
         raise ScenarioError("--workers", f"given {args.workers}; allowed: at least 1")
@@ -64,6 +64,7 @@ def cmd_run(args, vary=None) -> int:
         if not isinstance(sweep, dict):
             raise ScenarioError("sweep", f"given {sweep!r}; allowed: a table of dotted paths to lists of values")
         sweep.update(vary)
+    api.refuse_ray_without_sweep(args.ray, split_sweep(sc)[1], field="--ray", sweep_hint="wscsim sweep --vary")
     res = api.run(sc, out=_destination(args, sc), seed=args.seed, progress=sys.stderr.isatty() and not args.quiet,
                   workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots, ray=args.ray)
     if args.quiet:
