@@ -110,7 +110,8 @@ def test_same_scenario_and_seed_same_plot_bytes(tmp_path):
 
 
 def test_a_sweep_gets_a_panel_per_point(tmp_path, captured):
-    res = wscsim.run(_with(INCAST, sweep={"transport.rto_min": ["200ms", "1ms"]}), out=tmp_path / "s")
+    # One worker: the figures are drawn in this process, where `captured` keeps them.
+    res = wscsim.run(_with(INCAST, sweep={"transport.rto_min": ["200ms", "1ms"]}), out=tmp_path / "s", workers=1)
     fig = captured.figures["queue_cdf.png"]
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2

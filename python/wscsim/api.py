@@ -58,7 +58,8 @@ def run(
     wscsim wrote it); without it nothing is written. Python schemes named by the scenario
     run only with `allow_python=True` (schemes given to `register_scheme` always do).
     A sweep's points run in `workers` local processes (default: one per core), or on the
-    Ray cluster at address `ray` (`pip install wscsim[ray]`), with the same results.
+    Ray cluster at address `ray` (`pip install wscsim[ray]`), with the same results; the
+    plots are drawn in up to `workers` local processes (1: in this one).
     """
     base, axes = _prepare(scenario, overrides, seed)
     refuse_ray_without_sweep(ray, axes)
@@ -69,7 +70,7 @@ def run(
         return run_sweep(base, axes, dest, workers=workers, progress=progress, allow_python=allow_python, make_plots=plots, ray=ray)
     from .runner import run_point
 
-    return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots)
+    return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots, workers=workers)
 
 
 def emulate(

@@ -1,4 +1,4 @@
-"""The `wscsim` command: run, sweep, check, list, emulate.
+"""The `wscsim` command: run, sweep, check, list, emulate, plot.
 
 Every error a user can cause is one line on stderr, `error: FIELD: given X; allowed: Y`,
 with exit status 2; an interrupted run (Ctrl-C, SIGTERM) exits 130 and leaves nothing
@@ -7,14 +7,40 @@ that looks complete.
 
 from __future__ import annotations
 
-import argparse
-import faulthandler
-import json
+import os
 import signal
 import sys
 
-from .errors import ScenarioError
-from .pool import WorkerDied
+# A signal that comes before main() can act on it (while this module's imports load) is
+# noted here and acted on as soon as main() starts.
+_SIGNALLED = 0
+
+
+def _note_signal(signum, frame):
+    global _SIGNALLED
+    _SIGNALLED = signum
+
+
+def _note_signals_from_now() -> None:
+    """Ctrl-C and SIGTERM are noted instead of stopping the import halfway (a traceback, or
+    for SIGTERM a silent exit) from here on; main() then reports them as interrupts."""
+    signal.signal(signal.SIGTERM, _note_signal)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _note_signal)
+
+
+# As early as the `wscsim` command can: before the imports below, which take most of the
+# first tenth of a second. Not when another program imports this module (a notebook's
+# Ctrl-C must stay its own).
+if __name__ == "__main__" or os.path.basename(sys.argv[0]) in ("wscsim", "wscsim.exe"):
+    _note_signals_from_now()
+
+import argparse  # noqa: E402
+import faulthandler  # noqa: E402
+import json  # noqa: E402
+
+from .errors import ScenarioError  # noqa: E402
+from .pool import WorkerDied  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,6 +181,19 @@ def cmd_emulate(args) -> int:
     return 0
 
 
+def cmd_plot(args) -> int:
+    from .drawing import redraw
+
+    if args.workers is not None and args.workers < 1:
+        raise ScenarioError("--workers", f"given {args.workers}; allowed: at least 1")
+    made = redraw(args.folder, workers=args.workers, progress=sys.stderr.isatty() and not args.quiet)
+    if not args.quiet:
+        pngs = [m for m in made if m.endswith(".png")]
+        print(f"{len(pngs)} plot{'s' if len(pngs) != 1 else ''} drawn again (PNG and SVG): {', '.join(pngs) or 'none had anything to show'}")
+    print(f"results: {args.folder}" if not args.quiet else args.folder)
+    return 0
+
+
 def cmd_list(args) -> int:
     from .terminal import print_catalogue
 
@@ -179,6 +218,10 @@ def _parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--show", action="store_true", help="print the scenario with every default filled in")
     sub.add_parser("list", help="bundled scenarios, topologies, presets")
+    p = sub.add_parser("plot", help="draw a results folder's plots again from its tables (writes only inside it)")
+    p.add_argument("folder", metavar="FOLDER", help="a results folder written by wscsim run or sweep")
+    p.add_argument("--workers", type=int, default=None, help="parallel processes drawing plots (default: cores)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
     p = sub.add_parser("emulate", help="run a scenario in real time with real programs in network namespaces (root)")
     _common(p)
     p.add_argument("--out", default=None, help="results folder (default: results/NAME, numbered if it exists)")
@@ -195,33 +238,91 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def _missing_privilege() -> type[Exception]:
-    from .emulation import MissingPrivilege
+def _missing_privilege(e: Exception) -> bool:
+    """Whether `e` is emulate's refusal to run without root. Looked up only if emulation was
+    imported (it alone raises it): importing it here would load numpy in an except clause,
+    and fail again after an import that an interrupt broke."""
+    emulation = sys.modules.get(f"{__package__}.emulation")
+    return emulation is not None and isinstance(e, emulation.MissingPrivilege)
 
-    return MissingPrivilege
 
-
-_INTERRUPTED = False
+_IN_UNRAISABLE_HOOK = False
+_OTHER_UNRAISABLE_HOOK = sys.unraisablehook
 
 
 def _interrupted(signum, frame):
-    global _INTERRUPTED
-    _INTERRUPTED = True
+    global _SIGNALLED
+    _SIGNALLED = signum
+    if _IN_UNRAISABLE_HOOK:  # raised there, it would be discarded again
+        _interrupt_again_soon()
+        return
     raise KeyboardInterrupt
 
 
-def main(argv=None) -> int:
-    parser = _parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "-h", "--help", "--version"):
-        argv = ["run"] + argv
-    args = parser.parse_args(argv)
-    # SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130. Both are
-    # remembered, because an interrupt that lands inside a library's import can come out
-    # as another exception (numpy turns it into an ImportError).
+def _interrupt_discarded(unraisable) -> None:
+    """sys.unraisablehook. An interrupt raised where Python discards exceptions (in a
+    weakref callback or a __del__ that ran when the signal came, as import's module locks
+    have) would be lost after a traceback on stderr: it is raised again instead, once that
+    code has returned."""
+    global _IN_UNRAISABLE_HOOK
+    if not (_SIGNALLED and issubclass(unraisable.exc_type, KeyboardInterrupt)):
+        _OTHER_UNRAISABLE_HOOK(unraisable)
+        return
+    _IN_UNRAISABLE_HOOK = True
+    try:
+        _interrupt_again_soon()
+    finally:
+        _IN_UNRAISABLE_HOOK = False
+
+
+def _interrupt_again_soon() -> None:
+    """Has the signal's handler run again in the main thread in 10 ms, by which time the
+    code that discarded it has returned."""
+    import _thread
+    import threading
+
+    timer = threading.Timer(0.01, _thread.interrupt_main, args=(_SIGNALLED,))
+    timer.daemon = True
+    timer.start()
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM stops a run as Ctrl-C does: partial output removed, exit 130. Both are
+    remembered, because an interrupt that lands inside a library's import can come out as
+    another exception (numpy turns it into an ImportError), or be discarded (see
+    `_interrupt_discarded`). One noted before this (see `_note_signals_from_now`) is raised
+    now."""
+    global _OTHER_UNRAISABLE_HOOK
+    _OTHER_UNRAISABLE_HOOK = sys.unraisablehook
+    sys.unraisablehook = _interrupt_discarded
     signal.signal(signal.SIGTERM, _interrupted)
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _interrupted)
+    if _SIGNALLED:
+        raise KeyboardInterrupt
+
+
+def _what_an_interrupt_left() -> str:
+    """The line an interrupt ends with, saying what is on disk: nothing, or a results folder
+    that was complete when the interrupt came (after the simulation, while plots were drawn,
+    or as the outcome was printed)."""
+    folders = sys.modules.get(f"{__package__}.folders")
+    kept = folders.committed_folders() if folders is not None else []
+    if not kept:
+        return "interrupted: no results were written"
+    path = kept[-1]
+    try:
+        status = json.loads((path / "summary.json").read_text()).get("plots_status", "")
+    except (OSError, ValueError):
+        status = ""
+    if status.startswith("incomplete"):
+        return (f"interrupted while drawing plots: {path} holds the complete results, with the plots drawn until then "
+                f"(summary.json: plots_status {status!r})")
+    return f"interrupted: the results were written completely to {path}"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     # `kill -USR1 <pid>` prints where a run that seems stuck is (every thread's Python
     # stack, on stderr), and the run goes on. Not where stderr is no file (called in-process
     # with its output captured).
@@ -230,35 +331,54 @@ def main(argv=None) -> int:
     except (AttributeError, ValueError, OSError):
         pass
     try:
-        commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate}
+        _stop_on_signals()
+        if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "plot", "-h", "--help", "--version"):
+            argv = ["run"] + argv
+        args = _parser().parse_args(argv)
+        commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate, "plot": cmd_plot}
         return commands[args.command](args)
     except ScenarioError as e:
         print(f"error: {_printable(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: no results were written", file=sys.stderr)
+        _note_signals_from_now()  # a second Ctrl-C does not cut the last line short
+        print(_what_an_interrupt_left(), file=sys.stderr)
         return 130
-    except _missing_privilege() as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except WorkerDied as e:
         print(f"error: {e}; no results were written", file=sys.stderr)
         return 1
     except RecursionError:
         print("error: scenario: given tables or lists nested too deep; allowed: a scenario's few levels", file=sys.stderr)
         return 2
-    except Exception:
-        if _INTERRUPTED:
-            print("interrupted: no results were written", file=sys.stderr)
+    except MemoryError:
+        # Building tables or plots ran out (ulimit -v, a cgroup or the machine); the core's
+        # own allocations end the process with a line of their own.
+        print("error: memory: the run's tables or plots did not fit in this process's memory (the machine, ulimit -v or the cgroup limit); no results were written", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if _SIGNALLED:
+            _note_signals_from_now()
+            print(_what_an_interrupt_left(), file=sys.stderr)
             return 130
+        if _missing_privilege(e):
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         raise
+    finally:
+        if sys.unraisablehook is _interrupt_discarded:
+            sys.unraisablehook = _OTHER_UNRAISABLE_HOOK
 
 
 def console_main() -> int:
     """The `wscsim` command: `main`, after which a late Ctrl-C or SIGTERM (the run is
     complete, only the interpreter's exit is left) is ignored instead of printing a
     traceback over a finished run."""
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # in the instant between main's answer and the lines below
+        _note_signals_from_now()
+        print(_what_an_interrupt_left(), file=sys.stderr)
+        code = 130
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return code

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .scenario import duration_seconds
 
 SIZE_BUCKETS = [(0, 10e3, "<10KB"), (10e3, 100e3, "10-100KB"), (100e3, 1e6, "100KB-1MB"), (1e6, 10e6, "1-10MB"), (10e6, np.inf, ">10MB")]
 
@@ -67,8 +66,11 @@ def _log_label(v: float, _pos=None) -> str:
 def _tidy_log_axes(fig) -> None:
     """Plain-number labels on log axes, with 2 and 5 labelled too when an axis spans less
     than about two decades (matplotlib's default then labels every minor tick in
-    overlapping scientific notation, or labels nothing at all)."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+    overlapping scientific notation, or labels nothing at all). An axis over more decades
+    has a labelled tick and a grid line at each and no minor ticks: eight unlabelled ticks
+    a decade added little to read and were most of the time spent drawing a figure of
+    several log-log panels (each tick is laid out at every pass)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
     for ax in fig.axes:
         if not ax.get_visible():
@@ -81,20 +83,22 @@ def _tidy_log_axes(fig) -> None:
             axis.set_major_locator(LogLocator(10, subs=(1.0, 2.0, 5.0) if decades < 2.2 else (1.0,)))
             axis.set_major_formatter(FuncFormatter(_log_label))
             axis.set_minor_formatter(NullFormatter())
+            if decades >= 2.2:
+                axis.set_minor_locator(NullLocator())
 
 
 def _save(fig, path: Path) -> list[str]:
     """Writes the figure as PNG at `path` and as SVG beside it; returns the file names."""
     files = [Path(path).with_suffix(s) for s in FORMATS]
     _tidy_log_axes(fig)
-    # Lay the figure out once and keep that layout for both files: the same positions in
-    # both, and constrained layout's passes (most of the time spent) are not repeated.
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
+    # Lay the figure out once, as the PNG is drawn, and keep that layout for the SVG: the
+    # same positions in both, and each file costs one pass over the figure (a layout pass
+    # of its own before them was a third of the time a figure of many panels took).
     # A local rc_context: the SVG settings apply to this save only, never to the caller's
     # rcParams (and rc_context never touches the backend).
     with matplotlib.rc_context(_SVG_RC):
         fig.savefig(files[0], dpi=DPI, metadata=_PNG_METADATA)
+        fig.set_layout_engine("none")
         fig.savefig(files[1], metadata=_SVG_METADATA)
     return [f.name for f in files]
 
@@ -292,9 +296,8 @@ def port_queues(queues: pd.DataFrame, links: pd.DataFrame | None) -> pd.DataFram
     """One row per sampled switch port (per sweep point): point, node, port, samples, mean
     and peak queue (bytes), and a name ("tor3 port 31 -> array0") from the links table.
     A run's tables get point 0."""
-    q = queues if "point" in queues.columns else queues.assign(point=0)
     keys = ["point", "node", "port"]
-    ports = q.groupby(keys, sort=True)["queue_bytes"].agg(samples="size", mean="mean", peak="max").reset_index()
+    ports = _port_stats(queues)
     ports["name"] = "node " + ports["node"].astype(str) + " port " + ports["port"].astype(str)
     if links is not None and not links.empty:
         lk = links if "point" in links.columns else links.assign(point=0)
@@ -305,6 +308,32 @@ def port_queues(queues: pd.DataFrame, links: pd.DataFrame | None) -> pd.DataFram
         ports = ports.drop(columns=["node_name", "peer_name"])
     # Busiest first: highest mean queue, then highest peak; the name breaks ties stably.
     return ports.sort_values(["point", "mean", "peak", "name"], ascending=[True, False, False, True], ignore_index=True)
+
+
+def _port_keys(queues: pd.DataFrame) -> np.ndarray:
+    """One int64 per sample naming its (point, node, port), ordered as the triples are."""
+    point = queues["point"].to_numpy(np.int64) if "point" in queues.columns else np.zeros(len(queues), np.int64)
+    node, port = queues["node"].to_numpy(np.int64), queues["port"].to_numpy(np.int64)
+    nodes, ports = int(node.max(initial=0)) + 1, int(port.max(initial=0)) + 1
+    return (point * nodes + node) * ports + port
+
+
+def _port_stats(queues: pd.DataFrame) -> pd.DataFrame:
+    """point, node, port, samples, mean and peak queue of every sampled port. With numpy
+    over one integer key per sample: a sweep's queues table has millions of rows, and a
+    three-column groupby over them took seconds."""
+    codes, keys = pd.factorize(_port_keys(queues), sort=True)
+    size = queues["queue_bytes"].to_numpy()
+    samples = np.bincount(codes, minlength=len(keys))
+    busy = size > 0  # most samples are empty queues, which cannot raise a peak
+    peak = np.zeros(len(keys), dtype=size.dtype)
+    np.maximum.at(peak, codes[busy], size[busy])
+    first = np.zeros(len(keys), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # each port's first row
+    rows = queues.iloc[first]
+    return pd.DataFrame({"point": rows["point"].to_numpy() if "point" in rows.columns else 0,
+                         "node": rows["node"].to_numpy(), "port": rows["port"].to_numpy(), "samples": samples,
+                         "mean": np.bincount(codes, weights=size, minlength=len(keys)) / samples, "peak": peak})
 
 
 # A CCDF of samples is a staircase; a dot marks each port's largest sample, so that a port
@@ -1117,161 +1146,3 @@ def plot_kv_latency(ops: pd.DataFrame, path: Path, title: str | None = None) -> 
     _title(fig, title, "thumbnail lookups: latency",
            "150 in flight from 10 load generators; squares: the paper's median and 95th percentile")
     return bool(_save(fig, path))
-
-
-# ---------------------------------------------------------------------------------------
-# What a results folder gets
-
-
-def _memcached_plots(requests: pd.DataFrame | None, folder: Path, title: str | None) -> list[str]:
-    from . import memcached
-
-    if requests is None or requests.empty:
-        return []
-    made = []
-    if memcached.plot_tail(requests, folder / "latency_tail.png", title=title):
-        made += _files("latency_tail.png")
-    if memcached.plot_pmf(requests, folder / "latency_pmf.png", title=title):
-        made += _files("latency_pmf.png")
-    return made
-
-
-def _files(png: str) -> list[str]:
-    """The files one plot is written as (PNG and SVG)."""
-    return [str(Path(png).with_suffix(s)) for s in FORMATS]
-
-
-def for_run(frames: dict, summary: dict, folder: Path) -> list[str]:
-    """Writes a run's plots into `folder`; lists them in summary["plots"]."""
-    title, sc = scenario_name(summary), summary.get("scenario")
-    empty = pd.DataFrame()
-    made = _memcached_plots(frames.get("requests"), folder, title)
-    if plot_incast_iterations(frames.get("incast", empty), folder / "incast_goodput.png", title, sc):
-        made += _files("incast_goodput.png")
-    if "flows" in frames and plot_slowdown(frames["flows"], folder / "fct_slowdown.png", title):
-        made += _files("fct_slowdown.png")
-    if "queues" in frames and plot_queue_ccdf(frames["queues"], frames.get("links"), folder / "queue_cdf.png", title=title, summary=summary):
-        made += _files("queue_cdf.png")
-    torus = torus_throughput([summary.get("headline") or {}], [summary], [title or "run"])
-    if plot_torus_throughput(torus, folder / "torus_throughput.png", title):
-        made += _files("torus_throughput.png")
-    if plot_ping_rtt(frames.get("pings"), folder / "ping_rtt.png", title):
-        made += _files("ping_rtt.png")
-    if _kv_timeline_plot(frames, summary, folder / "kv_timeline.png", title):
-        made += _files("kv_timeline.png")
-    if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and "flows" in frames:
-        inbound = tcp_inbound_per_server(frames["flows"], 1e6 * summary.get("simulated_seconds", 0.0))
-        if plot_tcp_inbound([(title or "run", inbound)], folder / "tcp_inbound.png", title):
-            made += _files("tcp_inbound.png")
-    made += _energy_plot(frames.get("energy"), folder, title, [], summary.get("headline") or {})
-    summary["plots"] = made
-    return made
-
-
-def _energy_plot(energy: pd.DataFrame | None, folder: Path, title: str | None, swept: list[str], headline: dict) -> list[str]:
-    """plot_energy (in its own module), with a single run's totals as the note."""
-    from .plots_pcie import plot_energy
-
-    note = None
-    if "energy_j" in headline and "mean_power_w" in headline:
-        note = f"{headline['energy_j']:.4g} J in all, {headline['mean_power_w']:.4g} W mean"
-        if "energy_per_byte_nj" in headline:
-            nj = headline["energy_per_byte_nj"]
-            scale, unit = next(((d, u) for d, u in ((1e6, "mJ"), (1e3, "uJ")) if nj >= d), (1.0, "nJ"))
-            note += f", {nj / scale:.4g} {unit} per byte delivered"
-        if headline.get("power_unsourced"):
-            note += f"\nno power figure for {', '.join(headline['power_unsourced'])} (counted as 0 W)"
-    return _files("energy.png") if plot_energy(energy, folder / "energy.png", title, swept, note) else []
-
-
-def for_sweep(tables: dict, summary: dict, swept: list[str], folder: Path) -> list[str]:
-    """Writes a sweep's plots into `folder`; lists them in summary["plots"]."""
-    title, sc = scenario_name(summary), summary.get("scenario")
-    empty = pd.DataFrame()
-    points = sweep_points(tables, swept)
-    incast, flows = tables.get("incast", empty), tables.get("flows", empty)
-    made = []
-    if plot_incast_sweep(incast, swept, folder / "incast_goodput.png", title, sc):
-        made += _files("incast_goodput.png")
-    if plot_incast_times(incast, points, swept, folder / "incast_time.png", title):
-        made += _files("incast_time.png")
-    if not flows.empty and plot_slowdown_sweep(flows, points, swept, folder / "fct_slowdown.png", title):
-        made += _files("fct_slowdown.png")
-    if "queues" in tables and plot_queue_ccdf(tables["queues"], tables.get("links"), folder / "queue_cdf.png", points, swept, title, summary):
-        made += _files("queue_cdf.png")
-    made += _memcached_plots(tables.get("requests"), folder, title)
-    if "case" in swept and "load" in swept and plot_fct_by_load(flows, folder / "fct_by_load.png", title):
-        made += _files("fct_by_load.png")
-    elif swept == ["case"] and plot_priority_tradeoff(flows, folder / "priority_tradeoff.png", title):
-        made += _files("priority_tradeoff.png")
-    torus = _sweep_torus_throughput(tables.get("points", empty), summary, swept)
-    churn = torus_churn(tables.get("points", empty), summary)
-    if plot_ping_rtt(tables.get("pings"), folder / "ping_rtt.png", title):
-        made += _files("ping_rtt.png")
-    if _sweep_tcp_inbound(tables, summary, swept, folder / "tcp_inbound.png", title):
-        made += _files("tcp_inbound.png")
-    links = torus_links(tables.get("points", empty))
-    if links is not None and plot_torus_links(links, folder / "torus_links.png", title):
-        made += _files("torus_links.png")
-    inserts = kv_inserts(tables.get("points", empty), summary)
-    if inserts is not None and plot_kv_inserts(inserts, folder / "kv_inserts.png", title):
-        made += _files("kv_inserts.png")
-    if plot_kv_latency(tables.get("kv_ops"), folder / "kv_latency.png", title):
-        made += _files("kv_latency.png")
-    if churn is not None:
-        if plot_torus_churn(churn, folder / "torus_churn.png", title):
-            made += _files("torus_churn.png")
-    elif torus_failures(torus) is not None:
-        if plot_torus_failures(torus, folder / "torus_failures.png", title):
-            made += _files("torus_failures.png")
-    elif plot_torus_throughput(torus, folder / "torus_throughput.png", title):
-        made += _files("torus_throughput.png")
-    made += _energy_plot(tables.get("energy"), folder, title, swept, {})
-    from .plots_pcie import plot_dma, plot_job_efficiency
-
-    if plot_dma(tables.get("points"), swept, folder / "dma.png", title):
-        made += _files("dma.png")
-    if plot_job_efficiency(tables.get("points"), swept, folder / "job_efficiency.png", title, summary.get("point_summaries")):
-        made += _files("job_efficiency.png")
-    summary["plots"] = made
-    return made
-
-
-def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str]) -> pd.DataFrame:
-    """torus_throughput for a sweep: headline figures from the `points` table, servers and
-    dims from each point's summary."""
-    if points.empty or "headline_delivered_gbps_per_server" not in points.columns:
-        return torus_throughput([], [], [])
-    points = points.sort_values("point")
-    heads = [{k.removeprefix("headline_"): v for k, v in r.items() if k.startswith("headline_")} for r in points.to_dict("records")]
-    per_point = summary.get("point_summaries") or []
-    summaries = [per_point[p] if p < len(per_point) else {} for p in points["point"]]
-    labels = [_label(swept, [r[k] for k in swept]) for _, r in points.iterrows()]
-    return torus_throughput(heads, summaries, labels)
-
-
-def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path, title: str | None) -> bool:
-    """plot_tcp_inbound for a sweep of TCP runs on a torus: a column per point."""
-    points, flows = tables.get("points", pd.DataFrame()), tables.get("flows", pd.DataFrame())
-    if points.empty or flows.empty or "headline_median_inbound_gbps_per_server" not in points.columns:
-        return False
-    per_point = summary.get("point_summaries") or []
-    groups = []
-    for r in points.sort_values("point").to_dict("records"):
-        p = int(r["point"])
-        end_us = 1e6 * (per_point[p] if p < len(per_point) else {}).get("simulated_seconds", 0.0)
-        groups.append((_label(swept, [r[k] for k in swept]), tcp_inbound_per_server(_in(flows, p), end_us)))
-    return plot_tcp_inbound(groups, path, title)
-
-
-def _kv_timeline_plot(frames: dict, summary: dict, path: Path, title: str | None) -> bool:
-    """plot_kv_timeline for a key-value run with failures."""
-    ops, sc = frames.get("kv_ops"), summary.get("scenario") or {}
-    failures = [f for f in (duration_seconds(x.get("at")) for x in sc.get("failures") or [] if isinstance(x, dict)) if f is not None]
-    if ops is None or ops.empty or not failures:
-        return False
-    value = _bytes((sc.get("workload") or {}).get("value_size", ""))
-    if value is None:
-        return False
-    t = kv_timeline(ops, value, float(summary.get("simulated_seconds", 0.0)))
-    return plot_kv_timeline(t, failures, path, title)

@@ -76,16 +76,19 @@ def _points_table(tables: dict, width: int) -> str:
     return "<h2>Points</h2><table>" + header + "".join(rows) + "</table>"
 
 
-def write_html(folder: Path, summary: dict, tables: dict, points_width: int = 3) -> None:
-    """Writes `folder/report.html` from the folder's summary, tables, plots and captures."""
+def write_html(folder: Path, summary: dict, tables: dict, points_width: int = 3, page: Path | None = None) -> None:
+    """Writes `folder/report.html` (or `page`) from the folder's summary, tables, plots and
+    captures."""
     name = summary.get("scenario", {}).get("name", "run")
     plots = [p for p in summary.get("plots", []) if p.endswith(".png")]
     body = [f"<h1>{_e(name)}</h1>", summary_html(summary), _points_table(tables, points_width)]
-    if plots:
-        body.append("<h2>Plots</h2>" + "".join(f"<p><img src='{_e(p)}' alt='{_e(p)}'></p>" for p in plots))
+    cut = str(summary.get("plots_status", "")).startswith("incomplete")
+    if plots or cut:
+        note = "<p class=bad>Plots incomplete: the run was interrupted while they were drawn; these are the ones finished.</p>" if cut else ""
+        body.append("<h2>Plots</h2>" + note + "".join(f"<p><img src='{_e(p)}' alt='{_e(p)}'></p>" for p in plots))
     body.append("<h2>Tables</h2>" + _table_links(folder, tables))
     scenario = json.dumps(summary.get("scenario", {}), indent=2, sort_keys=True)
     body.append(f"<details><summary>Scenario as run, every default filled in</summary><pre>{_e(scenario)}</pre></details>")
     body.append("<p><a href='summary.json'>summary.json</a></p>")
-    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(name)}: wscsim</title><style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n"
-    (folder / "report.html").write_text(page)
+    html_text = f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(name)}: wscsim</title><style>{STYLE}</style></head><body>{''.join(body)}</body></html>\n"
+    (page or folder / "report.html").write_text(html_text)

@@ -39,6 +39,8 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
                 done = sim.run_until(min(end, sim.now_ps + step))
             except _native.SchemeError as e:
                 raise _python_error(sc, e) from None
+            except _native.ScenarioError as e:  # the engine stopped a run making no progress
+                raise ScenarioError(*e.args) from None
             if done:
                 break
             # Keep slices between about 50 and 200 ms of wall time, so that the progress bar
@@ -71,7 +73,9 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
     points = sim.captures()
     captures = {name: data for name, data, _, _ in points}
     if points:
-        summary["captures"] = [{"name": name, "file": f"capture/{name}.pcap", "packets": kept, "packets_seen": seen}
+        from .results import capture_file_stem
+
+        summary["captures"] = [{"name": name, "file": f"capture/{capture_file_stem(name)}.pcap", "packets": kept, "packets_seen": seen}
                                for name, _, kept, seen in points]
     native = sim.tables()
     del sim  # tables() consumed the simulation (its memory went before the largest table was built)
@@ -90,13 +94,21 @@ def _python_error(sc: dict, e: Exception) -> ScenarioError:
     return ScenarioError(path, msg)
 
 
-def _plots_for_run(frames, summary, folder):
-    from . import plots  # matplotlib loads only when a folder gets plots
+def plots_for_run(workers: int | None = None, progress: bool = False):
+    """What draws a run's plots into its folder (in up to `workers` processes), listing
+    them in summary["plots"]."""
 
-    plots.for_run(frames, summary, folder)
+    def draw(frames, summary, folder):
+        from . import drawing  # matplotlib loads only when a folder gets plots
+
+        summary["plots"] = drawing.draw(drawing.run_figures(frames, summary), folder, workers, progress)
+
+    return draw
 
 
-def run_point(sc: dict, dest: Destination | None, progress: bool = False, allow_python: bool = False, make_plots: bool = True) -> Result:
-    """Runs one point and, if `dest` is given, writes its folder (atomically)."""
+def run_point(sc: dict, dest: Destination | None, progress: bool = False, allow_python: bool = False, make_plots: bool = True,
+              workers: int | None = None) -> Result:
+    """Runs one point and, if `dest` is given, writes its folder (atomically); its plots
+    are drawn in up to `workers` processes."""
     summary, frames, captures = simulate(sc, progress=progress, allow_python=allow_python)
-    return write(dest, summary, frames, _plots_for_run if make_plots else None, captures=captures)
+    return write(dest, summary, frames, plots=plots_for_run(workers, progress) if make_plots else None, captures=captures)

@@ -64,7 +64,7 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     results = _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None)
     tables, names = _combine(points, axes, results)
     summary = {
-        "sweep": [{"path": p, "values": v} for p, v in axes],
+        "sweep": [{"path": p, "values": v, "column": names[p]} for p, v in axes],
         "points": len(points),
         "scenario": base,
         "seed": base.get("seed", 1),
@@ -88,13 +88,13 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
             write_html(sub, point_summary, frames)
             (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
 
-    def fill(tables, summary, folder):
-        from . import plots  # matplotlib loads only when a folder gets plots
+    def draw(tables, summary, folder):
+        from . import drawing  # matplotlib loads only when a folder gets plots
 
-        plots.for_sweep(tables, summary, swept, folder)
-        point_folders(tables, summary, folder)
+        summary["plots"] = drawing.draw(drawing.sweep_figures(tables, summary, swept), folder, workers, progress)
 
-    return write(dest, summary, tables, fill if make_plots else point_folders, points_width=width)
+    # The point folders are part of the result; the plots, drawn last, may be cut short.
+    return write(dest, summary, tables, point_folders, plots=draw if make_plots else None, points_width=width)
 
 
 def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | None) -> list:

@@ -1,0 +1,323 @@
+"""Which figures a results folder gets, and drawing them.
+
+A run's or a sweep's plots are a list of figures, each drawn on its own from the tables:
+so several are drawn at once in worker processes (forked once the tables are in memory,
+so nothing is copied to them), the heaviest started first, and a bar on the terminal says
+which phase is running. `redraw` draws a finished folder's plots again from its parquet
+tables and summary.json (`wscsim plot FOLDER`).
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+
+from . import plots
+from .plots import FORMATS, _bytes, _label, _in, scenario_name
+from .scenario import duration_seconds
+
+
+class Figure(NamedTuple):
+    """One plot: its PNG's file name, what draws it there (False when there is nothing to
+    show) and how many table rows it reads (the heaviest are started first)."""
+
+    name: str
+    draw: Callable[[Path], bool]
+    rows: int = 0
+
+
+def _files(png: str) -> list[str]:
+    """The files one plot is written as (PNG and SVG)."""
+    return [str(Path(png).with_suffix(s)) for s in FORMATS]
+
+
+def _rows(df: pd.DataFrame | None) -> int:
+    return 0 if df is None else len(df)
+
+
+def _memcached_figures(requests: pd.DataFrame | None, title: str | None) -> list[Figure]:
+    from . import memcached
+
+    if requests is None or requests.empty:
+        return []
+    return [Figure("latency_tail.png", lambda p: memcached.plot_tail(requests, p, title=title), len(requests)),
+            Figure("latency_pmf.png", lambda p: memcached.plot_pmf(requests, p, title=title), len(requests))]
+
+
+def run_figures(frames: dict, summary: dict) -> list[Figure]:
+    """The figures a single run's folder gets."""
+    title, sc = scenario_name(summary), summary.get("scenario")
+    empty = pd.DataFrame()
+    figures = _memcached_figures(frames.get("requests"), title)
+    incast, flows, queues = frames.get("incast", empty), frames.get("flows"), frames.get("queues")
+    figures.append(Figure("incast_goodput.png", lambda p: plots.plot_incast_iterations(incast, p, title, sc), len(incast)))
+    if flows is not None:
+        figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown(flows, p, title), len(flows)))
+    if queues is not None:
+        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(queues, frames.get("links"), p, title=title, summary=summary), len(queues)))
+    torus = plots.torus_throughput([summary.get("headline") or {}], [summary], [title or "run"])
+    figures.append(Figure("torus_throughput.png", lambda p: plots.plot_torus_throughput(torus, p, title)))
+    figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(frames.get("pings"), p, title), _rows(frames.get("pings"))))
+    figures.append(Figure("kv_timeline.png", lambda p: _kv_timeline_plot(frames, summary, p, title), _rows(frames.get("kv_ops"))))
+    if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and flows is not None:
+        def inbound(p: Path) -> bool:
+            per_server = plots.tcp_inbound_per_server(flows, 1e6 * summary.get("simulated_seconds", 0.0))
+            return plots.plot_tcp_inbound([(title or "run", per_server)], p, title)
+
+        figures.append(Figure("tcp_inbound.png", inbound, len(flows)))
+    figures.append(_energy_figure(frames.get("energy"), title, [], summary.get("headline") or {}))
+    return figures
+
+
+def _energy_figure(energy: pd.DataFrame | None, title: str | None, swept: list[str], headline: dict) -> Figure:
+    """plot_energy (in its own module), with a single run's totals as the note."""
+    from .plots_pcie import plot_energy
+
+    note = None
+    if "energy_j" in headline and "mean_power_w" in headline:
+        note = f"{headline['energy_j']:.4g} J in all, {headline['mean_power_w']:.4g} W mean"
+        if "energy_per_byte_nj" in headline:
+            nj = headline["energy_per_byte_nj"]
+            scale, unit = next(((d, u) for d, u in ((1e6, "mJ"), (1e3, "uJ")) if nj >= d), (1.0, "nJ"))
+            note += f", {nj / scale:.4g} {unit} per byte delivered"
+        if headline.get("power_unsourced"):
+            note += f"\nno power figure for {', '.join(headline['power_unsourced'])} (counted as 0 W)"
+    return Figure("energy.png", lambda p: plot_energy(energy, p, title, swept, note), _rows(energy))
+
+
+def sweep_figures(tables: dict, summary: dict, swept: list[str]) -> list[Figure]:
+    """The figures a sweep's folder gets."""
+    from .plots_pcie import plot_dma, plot_job_efficiency
+
+    title, sc = scenario_name(summary), summary.get("scenario")
+    empty = pd.DataFrame()
+    points, table = plots.sweep_points(tables, swept), tables.get("points", empty)
+    incast, flows = tables.get("incast", empty), tables.get("flows", empty)
+    figures = [Figure("incast_goodput.png", lambda p: plots.plot_incast_sweep(incast, swept, p, title, sc), len(incast)),
+               Figure("incast_time.png", lambda p: plots.plot_incast_times(incast, points, swept, p, title), len(incast))]
+    if not flows.empty:
+        figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown_sweep(flows, points, swept, p, title), len(flows)))
+    if "queues" in tables:
+        queues, links = tables["queues"], tables.get("links")
+        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(queues, links, p, points, swept, title, summary), len(queues)))
+    figures += _memcached_figures(tables.get("requests"), title)
+    if "case" in swept and "load" in swept:
+        figures.append(Figure("fct_by_load.png", lambda p: plots.plot_fct_by_load(flows, p, title), len(flows)))
+    elif swept == ["case"]:
+        figures.append(Figure("priority_tradeoff.png", lambda p: plots.plot_priority_tradeoff(flows, p, title), len(flows)))
+    figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(tables.get("pings"), p, title), _rows(tables.get("pings"))))
+    figures.append(Figure("tcp_inbound.png", lambda p: _sweep_tcp_inbound(tables, summary, swept, p, title), len(flows)))
+    links = plots.torus_links(table)
+    if links is not None:
+        figures.append(Figure("torus_links.png", lambda p: plots.plot_torus_links(links, p, title)))
+    inserts = plots.kv_inserts(table, summary)
+    if inserts is not None:
+        figures.append(Figure("kv_inserts.png", lambda p: plots.plot_kv_inserts(inserts, p, title)))
+    figures.append(Figure("kv_latency.png", lambda p: plots.plot_kv_latency(tables.get("kv_ops"), p, title), _rows(tables.get("kv_ops"))))
+    figures.append(_torus_figure(table, summary, swept, title))
+    figures.append(_energy_figure(tables.get("energy"), title, swept, {}))
+    figures.append(Figure("dma.png", lambda p: plot_dma(tables.get("points"), swept, p, title)))
+    figures.append(Figure("job_efficiency.png", lambda p: plot_job_efficiency(tables.get("points"), swept, p, title, summary.get("point_summaries"))))
+    return figures
+
+
+def _torus_figure(points: pd.DataFrame, summary: dict, swept: list[str], title: str | None) -> Figure:
+    """A torus sweep's one figure: churn, else failures, else throughput against servers."""
+    torus = _sweep_torus_throughput(points, summary, swept)
+    churn = plots.torus_churn(points, summary)
+    if churn is not None:
+        return Figure("torus_churn.png", lambda p: plots.plot_torus_churn(churn, p, title))
+    if plots.torus_failures(torus) is not None:
+        return Figure("torus_failures.png", lambda p: plots.plot_torus_failures(torus, p, title))
+    return Figure("torus_throughput.png", lambda p: plots.plot_torus_throughput(torus, p, title))
+
+
+def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str]) -> pd.DataFrame:
+    """torus_throughput for a sweep: headline figures from the `points` table, servers and
+    dims from each point's summary."""
+    if points.empty or "headline_delivered_gbps_per_server" not in points.columns:
+        return plots.torus_throughput([], [], [])
+    points = points.sort_values("point")
+    heads = [{k.removeprefix("headline_"): v for k, v in r.items() if k.startswith("headline_")} for r in points.to_dict("records")]
+    per_point = summary.get("point_summaries") or []
+    summaries = [per_point[p] if p < len(per_point) else {} for p in points["point"]]
+    labels = [_label(swept, [r[k] for k in swept]) for _, r in points.iterrows()]
+    return plots.torus_throughput(heads, summaries, labels)
+
+
+def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path, title: str | None) -> bool:
+    """plot_tcp_inbound for a sweep of TCP runs on a torus: a column per point."""
+    points, flows = tables.get("points", pd.DataFrame()), tables.get("flows", pd.DataFrame())
+    if points.empty or flows.empty or "headline_median_inbound_gbps_per_server" not in points.columns:
+        return False
+    per_point = summary.get("point_summaries") or []
+    groups = []
+    for r in points.sort_values("point").to_dict("records"):
+        p = int(r["point"])
+        end_us = 1e6 * (per_point[p] if p < len(per_point) else {}).get("simulated_seconds", 0.0)
+        groups.append((_label(swept, [r[k] for k in swept]), plots.tcp_inbound_per_server(_in(flows, p), end_us)))
+    return plots.plot_tcp_inbound(groups, path, title)
+
+
+def _kv_timeline_plot(frames: dict, summary: dict, path: Path, title: str | None) -> bool:
+    """plot_kv_timeline for a key-value run with failures."""
+    ops, sc = frames.get("kv_ops"), summary.get("scenario") or {}
+    failures = [f for f in (duration_seconds(x.get("at")) for x in sc.get("failures") or [] if isinstance(x, dict)) if f is not None]
+    if ops is None or ops.empty or not failures:
+        return False
+    value = _bytes((sc.get("workload") or {}).get("value_size", ""))
+    if value is None:
+        return False
+    t = plots.kv_timeline(ops, value, float(summary.get("simulated_seconds", 0.0)))
+    return plots.plot_kv_timeline(t, failures, path, title)
+
+
+# ---------------------------------------------------------------------------------------
+# Drawing, in worker processes when there are several figures and cores
+
+# The figures a forked worker draws, by index: set before the workers fork, so that they
+# inherit the figures and the tables they read instead of being sent them.
+_FIGURES: list[Figure] = []
+
+
+def _draw_one(job: tuple[int, str]) -> tuple[int, bool | str]:
+    """In a worker: draws figure i into the folder; its error as text (a plotting bug must
+    not look like a worker killed by the system)."""
+    i, folder = job
+    try:
+        return i, _FIGURES[i].draw(Path(folder) / _FIGURES[i].name)
+    except Exception:
+        return i, traceback.format_exc()
+
+
+def draw(figures: list[Figure], folder: Path, workers: int | None = None, progress: bool = False) -> list[str]:
+    """Draws `figures` into `folder` in up to `workers` processes (default: one per core;
+    1 draws them in this process); returns the files written, in the figures' order."""
+    global _FIGURES
+    from .pool import LocalPool
+
+    order = sorted(range(len(figures)), key=lambda i: -figures[i].rows)
+    n = min(len(figures), workers or os.cpu_count() or 1)
+    drawn: list[bool | str] = [False] * len(figures)
+    if n <= 1:
+        with _PlotsBar(progress, len(figures)) as advance:
+            for i in order:
+                drawn[i] = figures[i].draw(folder / figures[i].name)
+                advance()
+        return [f for fig, ok in zip(figures, drawn) if ok for f in _files(fig.name)]
+    _FIGURES = figures
+    pool = LocalPool(_draw_one, n)  # forked before the bar starts its thread
+    try:
+        with _PlotsBar(progress, len(figures)) as advance:
+            for i, ok in pool.outcomes([(i, str(folder)) for i in order]):
+                if isinstance(ok, str):
+                    raise RuntimeError(f"drawing {figures[i].name} failed in a worker process:\n{ok}")
+                drawn[i] = ok
+                advance()
+    finally:
+        pool.stop()
+        _FIGURES = []
+    return [f for fig, ok in zip(figures, drawn) if ok for f in _files(fig.name)]
+
+
+class _PlotsBar:
+    """A transient bar on the terminal while plots are drawn ("plotting ━━━ 3/12"),
+    so that a long figure never leaves it silent; nothing without `progress`."""
+
+    def __init__(self, progress: bool, total: int):
+        self.progress, self.total, self.bar = progress, total, None
+
+    def __enter__(self):
+        if not self.progress:
+            return lambda: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("plotting"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), transient=True)
+        self.bar.start()
+        task = self.bar.add_task("plots", total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# Drawing a finished folder's plots again (`wscsim plot FOLDER`)
+
+
+def swept_columns(summary: dict, points: pd.DataFrame | None) -> list[str]:
+    """A sweep's swept columns, as its summary names them; for a folder written before the
+    summary did, each path's last key when the points table has it, else the path."""
+    names = []
+    for axis in summary.get("sweep") or []:
+        path = str(axis.get("path", ""))
+        last = path.split(".")[-1]
+        fallback = last if points is not None and last in points.columns else path.replace(".", "_")
+        names.append(axis.get("column", fallback))
+    return names
+
+
+def _complete_folder(path: Path) -> dict:
+    """The summary of a complete wscsim results folder at `path`; a one-line error for
+    anything else (a folder it did not write, a partial one, a file)."""
+    import json
+
+    from .errors import ScenarioError
+    from .folders import is_results_folder
+
+    refusal = ScenarioError("FOLDER", f"given {str(path)!r}, which is not a complete wscsim results folder; "
+                                      "allowed: a folder written by wscsim run or sweep")
+    if not is_results_folder(path):
+        raise refusal
+    try:
+        summary = json.loads((path / "summary.json").read_text())
+    except (OSError, ValueError):
+        raise refusal from None
+    if not isinstance(summary, dict) or summary.get("complete") is not True:
+        raise refusal
+    return summary
+
+
+def redraw(path: str | Path, workers: int | None = None, progress: bool = False) -> list[str]:
+    """Draws a finished run's or sweep's plots again from its tables and summary.json,
+    writing only inside its folder: the plots are drawn into a folder within it, then each
+    file replaces its old version by a rename, and summary.json and report.html are
+    rewritten the same way. Returns the files drawn."""
+    import json
+    import shutil
+
+    from .report import write_html
+    from .results import read
+
+    path = Path(path)
+    summary = _complete_folder(path)
+    tables = read(path).tables
+    if isinstance(summary.get("points"), int):
+        figures = sweep_figures(tables, summary, swept_columns(summary, tables.get("points")))
+    else:
+        figures = run_figures(tables, summary)
+    work = path / f".plots-partial-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        made = draw(figures, work, workers, progress)
+        for name in made:
+            os.replace(work / name, path / name)
+        for name in set(summary.get("plots") or []) - set(made):
+            if Path(name).name == name and Path(name).suffix in FORMATS:  # only the folder's own plots
+                (path / name).unlink(missing_ok=True)
+        summary["plots"], summary["plots_status"] = made, "complete"
+        write_html(path, summary, tables, points_width=max(3, len(str(summary.get("points", 1) - 1))), page=work / "report.html")
+        os.replace(work / "report.html", path / "report.html")
+        (work / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        os.replace(work / "summary.json", path / "summary.json")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return made
