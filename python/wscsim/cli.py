@@ -381,7 +381,18 @@ def console_main() -> int:
         code = 130
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _SIGNALLED:
+        _forget_handled_interrupt()
     return code
+
+
+def _forget_handled_interrupt() -> None:
+    """Lets the process exit with the status main chose (130) after an interrupt it handled.
+    CPython marks an interrupt as unhandled when it passes through code run from a string
+    (dataclasses and namedtuples make their methods so, at import), and the mark stays though
+    the interrupt was caught: at exit the interpreter then kills itself with SIGINT. Running
+    code from a string again clears the mark."""
+    exec("pass", {})
 
 
 if __name__ == "__main__":

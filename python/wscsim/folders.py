@@ -135,17 +135,43 @@ def recover(out: Path, say=None) -> None:
 @contextmanager
 def _signals_held():
     """Holds Ctrl-C and SIGTERM for the few renames that swap folders, so that they are
-    never interrupted halfway; a signal that arrives meanwhile is acted on afterwards."""
-    held = {signal.SIGINT, signal.SIGTERM}
+    never interrupted halfway; a signal that arrives meanwhile is acted on afterwards.
+
+    Held by handlers that note the signal, not by a signal mask: a process-wide signal goes
+    to any thread that does not block it (Arrow's and BLAS's threads), whose C handler then
+    has Python run the main thread's handler between two renames, mask or not."""
+    noted: list[int] = []
+    held = {}
     try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (AttributeError, ValueError, OSError):  # not the main thread, or not POSIX
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            action = signal.getsignal(sig)
+            if action not in (signal.SIG_IGN, None):
+                held[sig] = action
+                signal.signal(sig, lambda signum, frame: noted.append(signum))
+    except ValueError:  # not the main thread, where no signal handler runs anyway
         yield
         return
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, action in held.items():
+            signal.signal(sig, action)
+        for sig in noted[:1]:
+            action = held[sig]
+            if callable(action):
+                action(sig, None)  # Python's Ctrl-C handler or the CLI's: raises KeyboardInterrupt
+            else:
+                os.kill(os.getpid(), sig)  # the default action, now restored
+
+
+# Results folders this process has moved into place, in order: what an interrupt that
+# comes late (during the swap's last step, or while the outcome is printed) has left.
+_COMMITTED: list[Path] = []
+
+
+def committed_folders() -> list[Path]:
+    """The results folders this process has completed and moved into place."""
+    return list(_COMMITTED)
 
 
 class ResultFolder:
@@ -156,6 +182,9 @@ class ResultFolder:
         self.out = Path(out)
         self.overwrite = overwrite
         self.unique = unique
+        #: The path the folder was moved to, once it was (None before).
+        self.committed: Path | None = None
+        self._aside: Path | None = None
         if not unique:
             check_destination(self.out, overwrite)
         self.out.parent.mkdir(parents=True, exist_ok=True)
@@ -170,23 +199,35 @@ class ResultFolder:
         (self.tmp / MARKER).write_text(json.dumps({"wscsim_results": True}) + "\n")
 
     def commit(self) -> Path:
+        """Moves the folder into place. A Ctrl-C or SIGTERM held during the swap is raised
+        once the swap is done and the replaced folder removed: by then the new folder is in
+        place, and `committed_folders()` says so to whoever reports the interrupt."""
+        interrupt = None
         while True:
             try:
                 with _signals_held():
-                    aside = self._swap_in()
+                    self._swap_in()
+                break
+            except KeyboardInterrupt as e:  # released with the signals, after the swap
+                if self.committed is None:
+                    raise
+                interrupt = e
                 break
             except OSError as e:
                 if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not self.unique:
                     raise
                 # Another run took the name meanwhile: take the next free one.
                 self.out = _next_free(self.out)
-        if aside is not None:
-            shutil.rmtree(aside, ignore_errors=True)
+        if self._aside is not None:
+            shutil.rmtree(self._aside, ignore_errors=True)
+        if interrupt is not None:
+            raise interrupt
         return self.out
 
-    def _swap_in(self) -> Path | None:
-        """Renames the new folder in (the old one aside first when replacing it); returns
-        the folder set aside, for removal once the swap is done."""
+    def _swap_in(self) -> None:
+        """Renames the new folder in (the old one aside first when replacing it, kept in
+        `_aside` for removal once the swap is done). Runs with signals held, so the folder
+        is recorded as committed in the same step as it is renamed."""
         aside = None
         if self.overwrite and is_results_folder(self.out):
             aside = self.out.with_name(self.out.name + f".old-{os.getpid()}")
@@ -200,7 +241,9 @@ class ResultFolder:
             if aside is not None:
                 os.rename(aside, self.out)
             raise
-        return aside
+        self._aside = aside
+        self.committed = self.out
+        _COMMITTED.append(self.out)
 
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -78,10 +78,16 @@ class Result:
 
 
 def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None, captures: dict[str, bytes] | None = None,
-          points_width: int = 3) -> Result:
-    """Writes a results folder (tables, then what `fill(tables, summary, folder)` adds, such
-    as plots, then summary.json marked complete) and moves it into place only when all of
-    it is there (see `folders`)."""
+          points_width: int = 3, plots=None) -> Result:
+    """Writes a results folder and moves it into place only when all of it is there (see
+    `folders`): the tables, what `fill(tables, summary, folder)` adds (a sweep's point
+    folders, an emulation's program logs), the plots `plots(tables, summary, folder)` draws,
+    report.html, then summary.json marked complete.
+
+    The plots come last because they only show what the tables hold: a Ctrl-C or SIGTERM
+    while they are drawn keeps the finished run. The folder is completed with the plots
+    drawn so far (summary.json's "plots_status" says "incomplete (interrupted)"), moved into
+    place, and `PlotsInterrupted` (a KeyboardInterrupt) raised, naming it."""
     if dest is None:
         return Result(None, summary, tables, captures or {})
     folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique)
@@ -92,6 +98,7 @@ def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFram
         write_captures(folder.tmp, captures)
         if fill is not None:
             fill(tables, summary, folder.tmp)
+        drawn = _draw(plots, tables, summary, folder.tmp)
         from .report import write_html
 
         write_html(folder.tmp, summary, tables, points_width=points_width)
@@ -99,9 +106,66 @@ def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFram
         (folder.tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         path = folder.commit()
     except BaseException:
-        folder.abort()
+        if folder.committed is None:  # an interrupt that came after the commit leaves it
+            folder.abort()
         raise
+    if not drawn:
+        raise PlotsInterrupted(path)
     return Result(path, summary, tables, captures or {})
+
+
+class PlotsInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM came while plots were drawn: `path` holds the complete results
+    with the plots drawn until then."""
+
+    def __init__(self, path: Path):
+        super().__init__(f"interrupted while drawing plots; {path} holds the complete results and the plots drawn until then")
+        self.path = path
+
+
+PLOTS_INTERRUPTED = "incomplete (interrupted)"
+
+
+def _draw(plots, tables: dict, summary: dict, folder: Path) -> bool:
+    """Draws the plots, noting in summary["plots_status"] whether they all were; False if
+    an interrupt stopped them (the plots finished by then are kept, a half-written one is
+    removed)."""
+    if plots is None:
+        summary["plots_status"] = "none (not asked for)"
+        return True
+    try:
+        plots(tables, summary, folder)
+    except KeyboardInterrupt:
+        summary["plots"] = _whole_plots(folder)
+        summary["plots_status"] = PLOTS_INTERRUPTED
+        return False
+    summary["plots_status"] = "complete"
+    return True
+
+
+def _whole_plots(folder: Path) -> list[str]:
+    """The plots in `folder` written whole in both formats (a PNG ends with its IEND chunk,
+    an SVG with its closing tag), in the order they were drawn; the rest are removed."""
+    images = [p for p in folder.iterdir() if p.suffix in (".png", ".svg") and p.is_file()]
+    whole = {p for p in images if _is_whole_image(p)}
+    kept = []
+    for p in images:
+        twin = p.with_suffix(".svg" if p.suffix == ".png" else ".png")
+        if p in whole and twin in whole:
+            kept.append(p)
+        else:
+            p.unlink()
+    return [p.name for p in sorted(kept, key=lambda p: (p.stat().st_mtime_ns, p.suffix != ".png", p.name))]
+
+
+def _is_whole_image(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        f.seek(max(0, f.tell() - 16))
+        tail = f.read()
+    if path.suffix == ".png":
+        return tail.endswith(b"IEND\xaeB`\x82")
+    return tail.rstrip().endswith(b"</svg>")
 
 
 def _release_arrow_memory() -> None:
@@ -120,7 +184,15 @@ def write_captures(folder: Path, captures: dict[str, bytes] | None) -> None:
         return
     (folder / "capture").mkdir()
     for name, data in captures.items():
-        (folder / "capture" / f"{name}.pcap").write_bytes(data)
+        (folder / "capture" / f"{capture_file_stem(name)}.pcap").write_bytes(data)
+
+
+def capture_file_stem(name: str) -> str:
+    """A capture point's name as a file name that stays inside `capture/` whatever the name
+    (the core refuses node names that are not plain words; this is the second guard):
+    characters other than letters, digits, `_`, `-` and `.` become `_`, and no leading dot."""
+    stem = "".join(c if c.isascii() and (c.isalnum() or c in "_-.") else "_" for c in name)
+    return ("_" + stem[1:] if stem.startswith(".") else stem) or "_"
 
 
 def read(path: str | Path) -> Result:
