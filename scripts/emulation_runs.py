@@ -18,10 +18,10 @@ def emulate_pinned(sc: dict, out: Path, check: bool = True) -> Path:
     """Runs scenario `sc` with `wscsim emulate` on CPU 0, its results folder at `out` (the
     scenario beside it, `out`.toml). With `check`, a failed run stops the script with its
     error. Returns `out`."""
-    import tomli_w
+    from wscsim.toml_text import dumps
 
     path = out.with_suffix(".toml")
-    path.write_text(tomli_w.dumps(sc))
+    path.write_text(dumps(sc))
     r = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"],
                        capture_output=True, text=True)
     if check and r.returncode != 0:

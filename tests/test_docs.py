@@ -28,6 +28,7 @@ still in the documents.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -178,11 +179,68 @@ def commands(block: str) -> list[str]:
     return out
 
 
+def normalised(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+def runtime_distributions() -> set[str]:
+    """The distributions a virtual environment made by the README's install holds: wscsim's
+    [project].dependencies for this Python, what they need in turn, and what `python3 -m
+    venv` brings (pip, and setuptools before Python 3.12). Not the test or Ray extras."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    todo = [Requirement(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+    have = {"wscsim", "pip", "setuptools"}
+    while todo:
+        req = todo.pop()
+        if (req.marker and not req.marker.evaluate({"extra": ""})) or normalised(req.name) in have:
+            continue
+        have.add(normalised(req.name))
+        try:
+            todo += [Requirement(r) for r in md.requires(req.name) or []]
+        except md.PackageNotFoundError:
+            pass
+    return have
+
+
+def modules_outside_the_install() -> set[str]:
+    """Top-level modules installed here that the README's install would not give a user
+    (pytest, hypothesis, tomli_w and what they need)."""
+    import importlib.metadata as md
+
+    allowed = runtime_distributions()
+    return {m for m, dists in md.packages_distributions().items()
+            if m not in sys.stdlib_module_names and not any(normalised(d) in allowed for d in dists)}
+
+
+# Loaded by every Python the documents' commands start: a module the README's install
+# would not have cannot be imported, as in a user's environment.
+HIDE_MODULES = """import sys
+
+
+class _NotInstalled:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.partition(".")[0] in {hidden!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (the README's install has no such module)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NotInstalled)
+"""
+
+
 def shell_environment(folder: Path) -> dict:
     """PATH with `wscsim`, `python` and `python3` that run this Python, as an activated
-    virtual environment has them, in `folder/.venv/bin` (so `.venv/bin/wscsim` works too)."""
+    virtual environment has them, in `folder/.venv/bin` (so `.venv/bin/wscsim` works too).
+    Modules that only the tests' extras install are hidden from them."""
     bin_dir = folder / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
+    site = folder / ".venv" / "hide"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(HIDE_MODULES.format(hidden=sorted(modules_outside_the_install())))
     scripts = {"wscsim": f'exec {shlex.quote(sys.executable)} -m wscsim.cli "$@"\n',
                "python": f'exec {shlex.quote(sys.executable)} "$@"\n'}
     scripts["python3"] = scripts["python"]
@@ -192,6 +250,7 @@ def shell_environment(folder: Path) -> dict:
         p.chmod(0o755)
     env = dict(os.environ)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
     return env
 
 
@@ -347,3 +406,55 @@ def test_links_and_repository_paths_exist():
             if any(c in path for c in "<>*{}") or "NNN" in path:
                 continue
             assert (ROOT / path).exists(), f"{doc.relative_to(ROOT)} names {path}, which does not exist"
+
+
+def imported_modules(script: Path, seen: set[Path] | None = None) -> dict[str, str]:
+    """Top-level module -> where a script imports it (anywhere in it, unless the import is
+    guarded by `except ImportError`), following the modules beside it that it imports."""
+    seen = set() if seen is None else seen
+    seen.add(script)
+    tree = ast.parse(script.read_text(), filename=str(script))
+    guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) and any(
+        h.type is None or any(isinstance(x, ast.Name) and x.id in ("ImportError", "ModuleNotFoundError")
+                              for x in ast.walk(h.type)) for h in t.handlers) for stmt in t.body for n in ast.walk(stmt)}
+    found = {}
+    for n in ast.walk(tree):
+        if id(n) in guarded:
+            continue
+        names = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module] if isinstance(n, ast.ImportFrom) and not n.level else []
+        for name in names:
+            top = name.split(".")[0]
+            beside = script.with_name(f"{top}.py")
+            if beside.exists():
+                if beside not in seen:
+                    found.update(imported_modules(beside, seen))
+            else:
+                found.setdefault(top, f"{script.relative_to(ROOT)}:{n.lineno}")
+    return found
+
+
+def test_documented_scripts_import_only_what_the_install_gives():
+    """A script a document tells a user to run (scripts/, benchmarks/) imports only the
+    standard library, wscsim and its runtime dependencies: what the README's install gives,
+    not the test extra (a user of docs/emulation.md met tomli_w missing)."""
+    named = {m for doc in DOCS for m in re.findall(r"\b((?:scripts|benchmarks)/[\w-]+\.py)\b", doc.read_text())}
+    assert "scripts/flexplane_queues.py" in named
+    hidden = modules_outside_the_install()
+    import importlib.util
+
+    for script in sorted(named):
+        for module, at in imported_modules(ROOT / script).items():
+            ok = module in sys.stdlib_module_names or module == "wscsim" or (
+                module not in hidden and importlib.util.find_spec(module) is not None)
+            assert ok, f"{at} imports {module}, which the README's install does not give"
+
+
+def test_the_documents_commands_run_without_the_test_extra(tmp_path):
+    """The documents' commands see what a user's environment has: wscsim and its
+    dependencies, not the test extra's modules."""
+    env = shell_environment(tmp_path)
+    p = run(["python3", "-c", "import wscsim, pandas, matplotlib, rich, pyarrow"], tmp_path, env)
+    assert p.returncode == 0, p.stdout
+    for module in ("pytest", "hypothesis", "tomli_w"):
+        p = run(["python3", "-c", f"import {module}"], tmp_path, env)
+        assert p.returncode == 1 and f"No module named '{module}'" in p.stdout, p.stdout
