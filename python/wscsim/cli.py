@@ -137,7 +137,18 @@ def cmd_check(args) -> int:
         print(json.dumps(shown, indent=2))
     else:
         print(f"ok: {base.get('name', 'unnamed')} ({n} point{'s' if n > 1 else ''})")
+        _list_commands(resolved)
     return 0
+
+
+def _list_commands(resolved: list[dict]) -> None:
+    """What `wscsim emulate` would run for this scenario, shown and not run."""
+    from .emulation import commands_to_run
+
+    if len(resolved) == 1 and commands_to_run(resolved[0]):
+        print("wscsim emulate would run, given --allow-commands:")
+        for line in commands_to_run(resolved[0]):
+            print(f"  {_printable(line)}")
 
 
 def cmd_emulate(args) -> int:
@@ -158,7 +169,7 @@ def cmd_emulate(args) -> int:
     sc = apply_overrides(load(args.scenario), args.overrides)
     try:
         res = api.emulate(sc, out=None if args.no_write else _destination(args, sc), seed=args.seed,
-                          allow_python=args.allow_python, overwrite=args.force)
+                          allow_python=args.allow_python, allow_commands=args.allow_commands, overwrite=args.force)
     except OSError as e:  # a namespace, device or program the system would not make
         print(f"error: emulate: {e}; nothing was left behind and no results were written", file=sys.stderr)
         return 1
@@ -227,6 +238,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="results folder (default: results/NAME, numbered if it exists)")
     p.add_argument("--force", action="store_true", help="replace the --out folder if it holds an earlier wscsim run")
     p.add_argument("--no-write", action="store_true", help="write no results folder")
+    p.add_argument("--allow-commands", action="store_true", help="let the scenario's [[emulation.apps]] commands run (a scenario runs commands only when you say so)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
     p.add_argument("--cleanup", action="store_true", help="remove what crashed runs left (namespaces and their programs), then exit")
     return parser
@@ -322,6 +334,7 @@ def _what_an_interrupt_left() -> str:
 
 
 def main(argv=None) -> int:
+    given = argv
     argv = sys.argv[1:] if argv is None else list(argv)
     # `kill -USR1 <pid>` prints where a run that seems stuck is (every thread's Python
     # stack, on stderr), and the run goes on. Not where stderr is no file (called in-process
@@ -335,6 +348,9 @@ def main(argv=None) -> int:
         if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "plot", "-h", "--help", "--version"):
             argv = ["run"] + argv
         args = _parser().parse_args(argv)
+        from .provenance import set_command_line
+
+        set_command_line(["wscsim", *sys.argv[1:]] if given is None else ["wscsim", *given])
         commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate, "plot": cmd_plot}
         return commands[args.command](args)
     except ScenarioError as e:
@@ -367,6 +383,9 @@ def main(argv=None) -> int:
     finally:
         if sys.unraisablehook is _interrupt_discarded:
             sys.unraisablehook = _OTHER_UNRAISABLE_HOOK
+        provenance = sys.modules.get(f"{__package__}.provenance")
+        if provenance is not None:  # a later run from Python in this process has no command line
+            provenance.set_command_line(None)
 
 
 def console_main() -> int:

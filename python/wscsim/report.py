@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import html
 import json
+import shlex
 from pathlib import Path
 
+from .folder_tables import table_shape
 from .terminal import fmt_value, headline_keys, points_columns
 
 STYLE = """
@@ -53,9 +55,9 @@ def summary_html(summary: dict) -> str:
 def _table_links(folder: Path, tables: dict) -> str:
     items = []
     for name in sorted(tables):
-        df = tables[name]
-        cols = ", ".join(map(str, df.columns))
-        items.append(f"<tr><td class=l><a href='{_e(name)}.parquet'>{_e(name)}.parquet</a></td><td>{len(df):,}</td><td class=l>{_e(cols)}</td></tr>")
+        rows, columns = table_shape(tables, name)  # a sweep's tables are not read for this
+        cols = ", ".join(map(str, columns))
+        items.append(f"<tr><td class=l><a href='{_e(name)}.parquet'>{_e(name)}.parquet</a></td><td>{rows:,}</td><td class=l>{_e(cols)}</td></tr>")
     caps = sorted((folder / "capture").glob("*.pcap")) if (folder / "capture").is_dir() else []
     for p in caps:
         items.append(f"<tr><td class=l><a href='capture/{_e(p.name)}'>capture/{_e(p.name)}</a></td><td></td><td class=l>pcap (tshark, Wireshark)</td></tr>")
@@ -76,6 +78,28 @@ def _points_table(tables: dict, width: int) -> str:
     return "<h2>Points</h2><table>" + header + "".join(rows) + "</table>"
 
 
+def _provenance_html(summary: dict) -> str:
+    """Where the result came from (summary.json's "provenance"): command, build, machine, date."""
+    prov = summary.get("provenance")
+    if not isinstance(prov, dict):
+        return ""
+    git = prov.get("git") or {}
+    build = git.get("commit", "not run from a git checkout")
+    if git.get("dirty"):
+        build += " (with uncommitted changes)"
+    plat = prov.get("platform") or {}
+    cores = plat.get("cores")
+    if plat.get("cores_usable") not in (None, cores):
+        cores = f"{cores} ({plat['cores_usable']} usable)"
+    command = prov.get("command_line")
+    rows = [("command", shlex.join(command) if command else "run from Python"), ("wscsim", prov.get("wscsim_version")),
+            ("commit", build), ("date (UTC)", prov.get("date_utc")), ("CPU", plat.get("cpu")), ("cores", cores),
+            ("OS", " / ".join(x for x in (plat.get("os"), plat.get("os_release")) if x)), ("Python", plat.get("python"))]
+    if plat.get("rustc"):
+        rows.append(("Rust", plat["rustc"]))
+    return "<h2>Provenance</h2><table>" + "".join(f"<tr><th class=l>{_e(k)}</th><td class=l>{_e(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
 def write_html(folder: Path, summary: dict, tables: dict, points_width: int = 3, page: Path | None = None) -> None:
     """Writes `folder/report.html` (or `page`) from the folder's summary, tables, plots and
     captures."""
@@ -87,6 +111,7 @@ def write_html(folder: Path, summary: dict, tables: dict, points_width: int = 3,
         note = "<p class=bad>Plots incomplete: the run was interrupted while they were drawn; these are the ones finished.</p>" if cut else ""
         body.append("<h2>Plots</h2>" + note + "".join(f"<p><img src='{_e(p)}' alt='{_e(p)}'></p>" for p in plots))
     body.append("<h2>Tables</h2>" + _table_links(folder, tables))
+    body.append(_provenance_html(summary))
     scenario = json.dumps(summary.get("scenario", {}), indent=2, sort_keys=True)
     body.append(f"<details><summary>Scenario as run, every default filled in</summary><pre>{_e(scenario)}</pre></details>")
     body.append("<p><a href='summary.json'>summary.json</a></p>")

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .folder_tables import FolderTables
 from .folders import Destination, ResultFolder
 
 TABLES = ("flows", "incast", "queues", "links", "drops", "hosts", "requests")
@@ -78,7 +79,7 @@ class Result:
 
 
 def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFrame], fill=None, captures: dict[str, bytes] | None = None,
-          points_width: int = 3, plots=None) -> Result:
+          points_width: int = 3, plots=None, folder: ResultFolder | None = None) -> Result:
     """Writes a results folder and moves it into place only when all of it is there (see
     `folders`): the tables, what `fill(tables, summary, folder)` adds (a sweep's point
     folders, an emulation's program logs), the plots `plots(tables, summary, folder)` draws,
@@ -88,11 +89,15 @@ def write(dest: Destination | None, summary: dict, tables: dict[str, pd.DataFram
     while they are drawn keeps the finished run. The folder is completed with the plots
     drawn so far (summary.json's "plots_status" says "incomplete (interrupted)"), moved into
     place, and `PlotsInterrupted` (a KeyboardInterrupt) raised, naming it."""
+    from .provenance import record
+
+    summary.setdefault("provenance", record())
     if dest is None:
         return Result(None, summary, tables, captures or {})
-    folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique)
+    # A sweep makes its folder first, and writes its tables into it as its points finish.
+    folder = folder or ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique)
     try:
-        for name, df in tables.items():
+        for name, df in ({} if isinstance(tables, FolderTables) else tables).items():
             df.to_parquet(folder.tmp / f"{name}.parquet", index=False, compression="zstd")
         _release_arrow_memory()
         write_captures(folder.tmp, captures)
