@@ -2,10 +2,15 @@
 
 mod py_scheme;
 mod py_service;
+mod watchdog;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 use wscsim::metrics::Column;
+
+/// A failed allocation ends the process with one line, not an abort and a backtrace.
+#[global_allocator]
+static ALLOCATOR: wscsim::memory::OneLineOnFailure = wscsim::memory::OneLineOnFailure;
 
 // A scenario that failed validation: args are (field path, message).
 pyo3::create_exception!(_native, ScenarioError, pyo3::exceptions::PyException);
@@ -20,6 +25,8 @@ struct Simulation {
     /// None once `tables` has consumed it.
     sim: Option<wscsim::Sim>,
     scheme_error: py_scheme::ErrorSlot,
+    /// Python schemes or services run in it (their hooks are watched).
+    python_code: bool,
 }
 
 #[pymethods]
@@ -29,20 +36,35 @@ impl Simulation {
     #[new]
     #[pyo3(signature = (scenario_json, schemes=None))]
     fn new(py: Python<'_>, scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
+        let python_code = schemes.is_some();
         let (sim, scheme_error) = build(py, scenario_json, schemes)?;
         Ok(Simulation {
             sim: Some(sim),
             scheme_error,
+            python_code,
         })
     }
 
     /// Runs until simulated time `until_ps`; returns True when the run has ended. A Python
     /// scheme that raised makes this raise SchemeError with its traceback.
     fn run_until(&mut self, py: Python<'_>, until_ps: u64) -> PyResult<bool> {
+        let watched = self.python_code;
         let sim = self.sim_mut()?;
-        let done = py.detach(|| sim.run_until(until_ps));
+        let limit = hook_timeout(sim);
+        // SAFETY: reads the calling thread's id; the interpreter lock is held (`py`).
+        let thread_id = unsafe { pyo3::ffi::PyThread_get_thread_ident() };
+        let done = py.detach(|| {
+            // Stopped (and joined) before the lock is taken back: it may be waiting for it.
+            let _watchdog = watched.then(|| watchdog::Watchdog::start(thread_id, limit));
+            sim.run_until(until_ps)
+        });
+        // The engine stopped a run that made no progress: ScenarioError("run", why).
+        let fault = sim.fault().map(str::to_string);
         if let Some(msg) = self.scheme_error.lock().unwrap().take() {
             return Err(SchemeError::new_err(msg));
+        }
+        if let Some(why) = fault {
+            return Err(ScenarioError::new_err(("run", why)));
         }
         Ok(done)
     }
@@ -116,6 +138,17 @@ impl Simulation {
     fn sim_mut(&mut self) -> PyResult<&mut wscsim::Sim> {
         self.sim.as_mut().ok_or_else(taken)
     }
+}
+
+/// How long one Python hook may run (wall time): `engine.python_hook_timeout`.
+fn hook_timeout(sim: &wscsim::Sim) -> std::time::Duration {
+    let ps = sim
+        .scenario
+        .engine
+        .as_ref()
+        .and_then(|e| e.python_hook_timeout)
+        .map_or(wscsim::config::DEFAULT_PYTHON_HOOK_TIMEOUT_PS, |d| d.0);
+    std::time::Duration::from_nanos(ps / 1_000)
 }
 
 /// The error of a Simulation used after `tables` consumed it.
@@ -362,6 +395,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchemeError", m.py().get_type::<SchemeError>())?;
+    m.add("HookTimeout", m.py().get_type::<watchdog::HookTimeout>())?;
     m.add_class::<py_scheme::PyPacket>()?;
     m.add_class::<py_scheme::PyPort>()?;
     m.add_class::<py_service::PyServicePacket>()?;

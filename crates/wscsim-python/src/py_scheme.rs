@@ -122,14 +122,17 @@ impl PyScheme {
                 .traceback(py)
                 .and_then(|t| t.format().ok())
                 .unwrap_or_default();
-            *slot = Some(format!(
-                "{}.{method} raised {}\n{tb}",
-                self.class,
-                e.value(py)
-                    .repr()
-                    .map(|r| r.to_string())
-                    .unwrap_or_default()
-            ));
+            *slot = Some(match crate::watchdog::timeout_message(py, &e) {
+                Some(m) => format!("{}.{method} {m}", self.class),
+                None => format!(
+                    "{}.{method} raised {}\n{tb}",
+                    self.class,
+                    e.value(py)
+                        .repr()
+                        .map(|r| r.to_string())
+                        .unwrap_or_default()
+                ),
+            });
         }
     }
     fn failed(&self) -> bool {
@@ -147,6 +150,7 @@ impl CustomScheme for PyScheme {
             return None;
         }
         Python::attach(|py| {
+            let _hook = crate::watchdog::enter();
             let r = self
                 .obj
                 .call_method1(py, "route", (PyPacket::of(pkt), candidates.to_vec()))
@@ -160,6 +164,7 @@ impl CustomScheme for PyScheme {
             return 0;
         }
         Python::attach(|py| {
+            let _hook = crate::watchdog::enter();
             let view = match Py::new(py, PyPacket::of(ctx.packet(pkt))) {
                 Ok(v) => v,
                 Err(e) => {
@@ -203,6 +208,7 @@ impl CustomScheme for PyScheme {
             return Verdict::Dropped;
         }
         let answer = Python::attach(|py| {
+            let _hook = crate::watchdog::enter();
             let view = Py::new(py, PyPacket::of(ctx.packet(pkt)))
                 .map_err(|e| self.fail(py, "enqueue", e))
                 .ok()?;
@@ -235,6 +241,7 @@ impl CustomScheme for PyScheme {
             return ctx.pop(q);
         }
         let q = Python::attach(|py| {
+            let _hook = crate::watchdog::enter();
             let r = self
                 .obj
                 .call_method1(py, "schedule", (PyPort::of(self.port, ctx),))

@@ -256,10 +256,10 @@ impl PyService {
                 .repr()
                 .map(|r| r.to_string())
                 .unwrap_or_default();
-            *slot = Some(format!(
-                "{}: {}.{method} raised {what}\n{tb}",
-                self.path, self.class
-            ));
+            *slot = Some(match crate::watchdog::timeout_message(py, &e) {
+                Some(m) => format!("{}: {}.{method} {m}", self.path, self.class),
+                None => format!("{}: {}.{method} raised {what}\n{tb}", self.path, self.class),
+            });
         }
     }
 
@@ -307,6 +307,7 @@ impl PyService {
             // it included, so that one it kept never reaches the network again.
             let obj = &self.obj;
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _hook = crate::watchdog::enter();
                 obj.call_method1(py, method, tuple)
             }));
             let actions = {

@@ -10,6 +10,7 @@ pub mod config;
 pub mod emulate;
 pub mod engine;
 pub mod host;
+pub mod memory;
 pub mod metrics;
 pub mod net;
 pub mod packet;

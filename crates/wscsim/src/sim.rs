@@ -15,6 +15,7 @@ use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
 
 mod slots;
+mod stall;
 mod threads;
 
 /// Every layer's events, one variant per layer. Each layer schedules and handles its own
@@ -89,6 +90,10 @@ pub struct Sim {
     slots: Option<slots::Slots>,
     started: bool,
     finished: bool,
+    /// Stops a run whose events stay at one instant (`stall`).
+    stall: stall::StallGuard,
+    /// `engine.max_events_per_instant`.
+    stall_limit: u64,
 }
 
 /// Returns the allocator's free memory to the system. glibc keeps what the simulation's
@@ -527,6 +532,9 @@ impl Sim {
             None => (1, Vec::new(), Balance::default()),
         };
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
+        let stall_limit = engine
+            .and_then(|e| e.max_events_per_instant)
+            .map_or(stall::STALL_EVENTS, |n| n as u64);
         Ok(Sim {
             scenario,
             ev,
@@ -553,6 +561,8 @@ impl Sim {
             slots,
             started: false,
             finished: false,
+            stall: stall::StallGuard::default(),
+            stall_limit,
         })
     }
 
@@ -635,6 +645,11 @@ impl Sim {
 
     pub fn end_ps(&self) -> TimePs {
         self.apps.end_ps
+    }
+
+    /// Why the run was stopped before its end (no progress), if it was.
+    pub fn fault(&self) -> Option<&str> {
+        self.stall.fault.as_deref()
     }
 
     /// Runs until simulated time `until_ps` (or the end of the run). Returns whether the run ended.
@@ -765,6 +780,10 @@ impl Sim {
             }
             if self.net.check_partitions {
                 self.check_partition(e.kind);
+            }
+            if self.stall.stalled(e.time_ps, &e.kind, self.stall_limit) {
+                self.finished = true;
+                break;
             }
             self.handle(e.kind);
             if self.ev.in_global() {

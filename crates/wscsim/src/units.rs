@@ -34,8 +34,11 @@ pub struct Bytes(pub u64);
 
 pub const RATE_ALLOWED: &str = "a positive rate with a unit, such as \"10Gbps\", \"2.5Gbps\" or \"100Mbps\" (bps, Kbps, Mbps, Gbps, Tbps)";
 pub const DURATION_ALLOWED: &str =
-    "a duration with a unit, such as \"200ms\", \"1us\" or \"500ns\" (s, ms, us, ns, ps)";
-pub const BYTES_ALLOWED: &str = "a size in bytes as an integer, or with a unit such as \"4KiB\", \"256KB\" or \"1500B\" (B, KB, KiB, MB, MiB, GB, GiB)";
+    "a duration with a unit, such as \"200ms\", \"1us\" or \"500ns\" (s, ms, us, ns, ps), at most 1000000s";
+/// Longest duration a scenario may give (10^6 s, in ps): any time of a run plus any
+/// duration stays far below the 2^64 ps where simulated time would overflow.
+pub const MAX_DURATION_PS: u64 = 1_000_000_000_000_000_000;
+pub const BYTES_ALLOWED: &str = "a size in bytes as an integer, or with a unit such as \"4KiB\", \"256KB\" or \"1500B\" (B, KB, KiB, MB, MiB, GB, GiB, TB, TiB)";
 
 impl Rate {
     pub fn parse(s: &str) -> Option<Rate> {
@@ -68,7 +71,7 @@ impl Duration {
             _ => return None,
         };
         let ps = (v * mult).round();
-        if !(0.0..=1e19).contains(&ps) {
+        if !(0.0..=MAX_DURATION_PS as f64).contains(&ps) {
             return None;
         }
         Some(Duration(ps as u64))
@@ -89,6 +92,8 @@ impl Bytes {
             "MiB" => 1048576.0,
             "GB" => 1e9,
             "GiB" => 1073741824.0,
+            "TB" => 1e12,
+            "TiB" => 1099511627776.0,
             _ => return None,
         };
         let b = (v * mult).round();

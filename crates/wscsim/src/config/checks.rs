@@ -2,7 +2,8 @@
 //! whether a network fits in memory. Each returns one `ConfigError` naming the field.
 
 use super::{err, ConfigError};
-use crate::topology::size::{machine_memory_bytes, Size};
+use crate::memory::memory_limit;
+use crate::topology::size::Size;
 
 /// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
 pub const MAX_HOSTS: u64 = 100_000;
@@ -54,7 +55,7 @@ pub fn read_capped(
 /// Refuses a network that would not fit in this machine's memory, before building it.
 pub fn check_fits(size: &Size) -> Result<(), ConfigError> {
     let need = size.network_bytes();
-    let Some(have) = machine_memory_bytes() else {
+    let Some((have, what)) = memory_limit() else {
         return Ok(());
     };
     let limit = have / 10 * 9;
@@ -71,7 +72,7 @@ pub fn check_fits(size: &Size) -> Result<(), ConfigError> {
             size.links,
             gb(need)
         ),
-        format!("at most about {} (90% of this machine's memory)", gb(limit)),
+        format!("at most about {} (90% of {what})", gb(limit)),
     ))
 }
 

@@ -24,18 +24,18 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         ));
     };
     let clock_ghz = *h.clock_ghz.get_or_insert(preset.clock_ghz);
-    if !(clock_ghz.is_finite() && clock_ghz > 0.0 && clock_ghz <= 100.0) {
+    if !(clock_ghz.is_finite() && (0.01..=100.0).contains(&clock_ghz)) {
         return Err(err(
             "host.clock_ghz",
             clock_ghz,
-            "a clock rate above 0 and at most 100 GHz",
+            "a clock rate from 0.01 to 100 GHz",
         ));
     }
-    if !(h.cpi.is_finite() && h.cpi > 0.0 && h.cpi <= 100.0) {
+    if !(h.cpi.is_finite() && (0.01..=100.0).contains(&h.cpi)) {
         return Err(err(
             "host.cpi",
             h.cpi,
-            "cycles per instruction above 0 and at most 100",
+            "cycles per instruction from 0.01 to 100",
         ));
     }
     let cores = *h.cores.get_or_insert(i64::from(preset.cores));
@@ -54,7 +54,7 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         }
     };
     let threads = resolve_threads(h.threads.get_or_insert_with(|| preset.threads.into()))?;
-    let costs = resolve_costs(&mut h.costs, &preset.costs)?;
+    let costs = resolve_costs(&mut h.costs, &preset.costs, h.cpi / (clock_ghz * 1e9))?;
     let ring = *h
         .rx_ring_packets
         .get_or_insert(if preset.rx_ring_packets == u32::MAX {
@@ -119,15 +119,42 @@ fn resolve_threads(name: &str) -> Result<Threads, ConfigError> {
     }
 }
 
-/// `host.costs`: each path's instructions, the preset's unless given, written back.
-fn resolve_costs(c: &mut super::HostCostsCfg, p: &StackCosts) -> Result<StackCosts, ConfigError> {
+/// Longest one path of a host's stack may take, in seconds of its CPU: a system call or a
+/// packet's processing that takes longer describes no computer, and would stall a run
+/// (its noise is drawn over every scheduler tick the work spans).
+const MAX_PATH_SECONDS: f64 = 1.0;
+/// Largest segment a per-byte cost is charged for (a 64 KiB TSO segment), for the same bound.
+const PER_BYTE_SPAN_BYTES: f64 = 65_536.0;
+
+/// `host.costs`: each path's instructions, the preset's unless given, written back; each
+/// path (a per-byte cost over a 64 KiB segment) at most `MAX_PATH_SECONDS` of the CPU
+/// given by `seconds_per_instruction` (cpi / clock).
+fn resolve_costs(
+    c: &mut super::HostCostsCfg,
+    p: &StackCosts,
+    seconds_per_instruction: f64,
+) -> Result<StackCosts, ConfigError> {
     let field = |name: &str, v: &mut Option<f64>, default: f64| -> Result<f64, ConfigError> {
         let x = *v.get_or_insert(default);
-        if !(x.is_finite() && x >= 0.0) {
+        let per_byte = name.ends_with("per_byte");
+        let span = if per_byte { PER_BYTE_SPAN_BYTES } else { 1.0 };
+        // Latencies are nanoseconds of delay, not instructions.
+        let (unit_seconds, unit) = if name.starts_with("hop_latency") {
+            (1e-9, "nanoseconds")
+        } else {
+            (seconds_per_instruction, "instructions")
+        };
+        let most = MAX_PATH_SECONDS / (span * unit_seconds);
+        if !(x.is_finite() && x >= 0.0 && x <= most) {
+            let (what, over) = if per_byte {
+                (format!("{unit} per byte"), "per 64 KiB segment")
+            } else {
+                (unit.to_string(), "per path")
+            };
             return Err(err(
                 &format!("host.costs.{name}"),
                 x,
-                "a number of instructions, 0 or more",
+                format!("0 to {most:.4e} {what} (at most {MAX_PATH_SECONDS} s {over} at this host's clock_ghz and cpi)"),
             ));
         }
         Ok(x)

@@ -45,7 +45,16 @@ impl std::error::Error for ConfigError {}
 pub fn err(path: &str, given: impl fmt::Display, allowed: impl fmt::Display) -> ConfigError {
     ConfigError {
         path: path.to_string(),
-        message: format!("given {given}; allowed: {allowed}"),
+        message: format!("given {}; allowed: {allowed}", short_number(given.to_string())),
+    }
+}
+
+/// A number as a reader takes it in: 1e300 rather than its 301 digits (a float's Display
+/// writes every digit).
+fn short_number(given: String) -> String {
+    match given.parse::<f64>() {
+        Ok(x) if given.len() > 16 && x.is_finite() => format!("{x:e}"),
+        _ => given,
     }
 }
 
@@ -118,7 +127,18 @@ pub struct EngineCfg {
     /// full-size frame, for open-loop UDP loads (`sim::slots`; docs/schemes.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    /// Events that may run at one simulated instant before the run is stopped as making
+    /// no progress (default 20,000,000; `sim::stall`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_events_per_instant: Option<i64>,
+    /// Wall time one call of a Python scheme's or service's method may take before the
+    /// watchdog stops it (default 60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_hook_timeout: Option<Duration>,
 }
+
+/// `engine.python_hook_timeout` when not given: 60 s.
+pub const DEFAULT_PYTHON_HOOK_TIMEOUT_PS: u64 = 60 * crate::engine::PS_PER_S;
 
 impl EngineCfg {
     /// Whether the scenario asks for the timeslot engine.

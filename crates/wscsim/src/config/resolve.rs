@@ -193,6 +193,24 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
         ));
     }
     let partitioned = *e.partitioned.get_or_insert(threads_given);
+    if let Some(n) = e.max_events_per_instant {
+        if !(1_000..=1_000_000_000_000).contains(&n) {
+            return Err(err(
+                "engine.max_events_per_instant",
+                n,
+                "1000 to 1000000000000 events",
+            ));
+        }
+    }
+    if let Some(d) = e.python_hook_timeout {
+        if !(crate::engine::PS_PER_MS * 100..=crate::engine::PS_PER_S * 86_400).contains(&d.0) {
+            return Err(err(
+                "engine.python_hook_timeout",
+                d,
+                "100ms to 86400s of wall time",
+            ));
+        }
+    }
     let order = e.lane_order.get_or_insert_with(|| "forward".into());
     one_of("engine.lane_order", order, &["forward", "reverse"])?;
     if let Some(mode) = &e.mode {

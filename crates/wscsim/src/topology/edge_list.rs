@@ -39,6 +39,7 @@ pub fn parse(text: &str, default: LinkParams) -> Result<Graph, String> {
                 if words.len() != 2 {
                     return Err(format!("line {line_no}: given {} words; allowed: \"{} NAME\"", words.len(), words[0]));
                 }
+                check_name(words[1], line_no)?;
                 if ids.contains_key(words[1]) {
                     return Err(format!("line {line_no}: the node it declares was declared before; allowed: each name once"));
                 }
@@ -65,6 +66,24 @@ pub fn parse(text: &str, default: LinkParams) -> Result<Graph, String> {
     }
     assign_tiers(&mut g);
     Ok(g)
+}
+
+/// Longest node name accepted.
+const MAX_NAME_CHARS: usize = 64;
+
+/// A node name becomes part of file names (a capture's pcap is named after its switch) and
+/// of tables, so it is a plain word: letters, digits, `_`, `-` and `.`, not starting with
+/// `.` (no `..`, no `/`, no control characters, no absolute path).
+fn check_name(name: &str, line_no: usize) -> Result<(), String> {
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if plain && !name.starts_with('.') && name.len() <= MAX_NAME_CHARS {
+        return Ok(());
+    }
+    Err(format!(
+        "line {line_no}: the node name is not a plain word; allowed: up to {MAX_NAME_CHARS} letters, digits, '_', '-' and '.', not starting with '.'"
+    ))
 }
 
 /// Tier of a switch = its distance in switch hops from the nearest host-facing switch.
@@ -125,6 +144,15 @@ mod tests {
         assert_eq!(g.links[1].rate_bps, 1_000_000_000);
         assert_eq!(g.links[1].delay_ps, 2_000_000);
         g.check().unwrap();
+    }
+
+    #[test]
+    fn refuses_names_that_could_be_paths() {
+        for bad in ["../../ESCAPED", "/abs", "a/b", "..", ".hidden", "x\u{1}y", "s:0"] {
+            let e = parse(&format!("switch {bad}\n"), L).unwrap_err();
+            assert!(e.starts_with("line 1: the node name"), "{bad}: {e}");
+        }
+        parse("switch tor-0.a_b\nhost h\nlink h tor-0.a_b\n", L).unwrap();
     }
 
     #[test]

@@ -75,19 +75,7 @@ impl Size {
     }
 }
 
-/// Physical memory of this machine in bytes (None where it cannot be read).
-pub fn machine_memory_bytes() -> Option<u64> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open("/proc/meminfo")
-        .ok()?
-        .take(64 * 1024)
-        .read_to_string(&mut text)
-        .ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+pub use crate::memory::machine_memory_bytes;
 
 #[cfg(test)]
 mod tests {
