@@ -81,18 +81,21 @@ def emulate(
     overrides: Overrides = None,
     overwrite: bool = False,
     allow_python: bool = False,
+    allow_commands: bool = False,
 ) -> Result:
     """Runs a scenario in real time: its hosts are Linux network namespaces, its
     `[[emulation.apps]]` real programs in them, its fabric carries their frames (needs
     root; docs/emulation.md). Returns the Result, whose summary has an "emulation" part
-    (lateness, frames, each program's exit status). No sweeps."""
+    (lateness, frames, each program's exit status). No sweeps. The scenario's commands
+    run only with `allow_commands=True`, as root without capabilities unless the scenario
+    names a user or capabilities."""
     from . import emulation as em
     from .errors import ScenarioError
 
     base, axes = _prepare(scenario, overrides, seed)
     if axes:
         raise ScenarioError("sweep", "given a sweep; allowed: none with emulate (one real-time run at a time)")
-    return em.run(base, _destination(out, overwrite), allow_python=allow_python)
+    return em.run(base, _destination(out, overwrite), allow_python=allow_python, allow_commands=allow_commands)
 
 
 def sweep(scenario: Scenario = None, vary: dict[str, list] | None = None, **kwargs: Any) -> Result:

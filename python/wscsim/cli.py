@@ -333,6 +333,20 @@ def _what_an_interrupt_left() -> str:
     return f"interrupted: the results were written completely to {path}"
 
 
+def _stdout_closed(command: str | None) -> int:
+    """Standard output was closed before all was printed (`wscsim run | head -1`): the rest is
+    dropped without Python's error at exit. Not a failure once what the command was for is
+    done: a check's or a list's output, or a run whose results are written."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    folders = sys.modules.get(f"{__package__}.folders")
+    if command in ("check", "list") or (folders is not None and folders.committed_folders()):
+        return 0
+    print("error: stdout: closed before the command finished; no results were written", file=sys.stderr)
+    return 1
+
+
 def main(argv=None) -> int:
     given = argv
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -360,6 +374,8 @@ def main(argv=None) -> int:
         _note_signals_from_now()  # a second Ctrl-C does not cut the last line short
         print(_what_an_interrupt_left(), file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed(args.command if "args" in locals() else None)
     except WorkerDied as e:
         print(f"error: {e}; no results were written", file=sys.stderr)
         return 1

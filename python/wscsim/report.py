@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 
 from .folder_tables import table_shape
-from .terminal import fmt_value, headline_keys, points_columns
+from .terminal import column_format, fmt_value, headline_keys, points_columns
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
@@ -71,9 +71,10 @@ def _points_table(tables: dict, width: int) -> str:
     swept, heads = points_columns(pts)
     header = "<tr><th>point</th>" + "".join(f"<th class=l>{_e(c)}</th>" for c in swept) + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
     rows = []
+    fmt = {c: column_format(list(pts[c])) for c in swept + [f"headline_{h}" for h in heads]}  # one format per column
     for _, r in pts.iterrows():
         link = f"<a href='points/{int(r['point']):0{width}d}/report.html'>{int(r['point'])}</a>"
-        cells = "".join(f"<td class=l>{_e(fmt_value(r[c]))}</td>" for c in swept) + "".join(f"<td>{_e(fmt_value(r['headline_' + h]))}</td>" for h in heads)
+        cells = "".join(f"<td class=l>{_e(fmt[c](r[c]))}</td>" for c in swept) + "".join(f"<td>{_e(fmt['headline_' + h](r['headline_' + h]))}</td>" for h in heads)
         rows.append(f"<tr><td>{link}</td>{cells}</tr>")
     return "<h2>Points</h2><table>" + header + "".join(rows) + "</table>"
 
