@@ -16,13 +16,14 @@ PIN_PROGRAMS = "taskset -c 1"
 
 def emulate_pinned(sc: dict, out: Path, check: bool = True) -> Path:
     """Runs scenario `sc` with `wscsim emulate` on CPU 0, its results folder at `out` (the
-    scenario beside it, `out`.toml). With `check`, a failed run stops the script with its
-    error. Returns `out`."""
+    scenario beside it, `out`.toml). Its commands are this script's own, so they are
+    allowed to run. With `check`, a failed run stops the script with its error. Returns
+    `out`."""
     from wscsim.toml_text import dumps
 
     path = out.with_suffix(".toml")
     path.write_text(dumps(sc))
-    r = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--out", str(out), "-q"],
+    r = subprocess.run(["taskset", "-c", "0", sys.executable, "-m", "wscsim.cli", "emulate", str(path), "--allow-commands", "--out", str(out), "-q"],
                        capture_output=True, text=True)
     if check and r.returncode != 0:
         raise SystemExit(f"emulate {out.name} failed ({r.returncode}): {r.stderr.strip()}")

@@ -56,7 +56,7 @@ def scenario(scheme: dict, bulk: bool, rate: str, seconds: float, req_rate: floa
         sink = " ".join(f"{PIN_PROGRAMS} iperf3 -s -p {BASE_PORT + h} >/dev/null &" for h in BULK_SENDERS) + " wait"
         apps += [{"hosts": [1], "command": sink, "daemon": True},
                  {"hosts": BULK_SENDERS, "command": f"{PIN_PROGRAMS} iperf3 -c {{ip:1}} -p $(({BASE_PORT} + {{host}})) -t 3600 -C cubic",
-                  "start": "0.5s", "daemon": True}]
+                  "start": "0.5s", "daemon": True, "capabilities": ["net_admin"]}]  # -C cubic: see docs/emulation.md
     return {
         "name": "emulated-memcached",
         "seed": 1,

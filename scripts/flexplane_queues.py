@@ -61,14 +61,15 @@ def emulated_scenario(case: str, sc: dict, rate: str, seconds: float, dctcp: boo
     servers = " ".join(f"{PIN_PROGRAMS} iperf3 -s -1 -p {BASE_PORT + h} >/dev/null &" for h in SENDERS) + " wait"
     # A namespace starts with the machine's default congestion control (BBR on this one)
     # and may make default only those net.ipv4.tcp_allowed_congestion_control lists, so
-    # the senders choose theirs per socket (root may choose any the kernel has).
+    # the senders choose theirs per socket (with the net_admin capability, any the kernel has).
     cc = "dctcp" if case == "dctcp" and dctcp else "cubic"
     client = f"{PIN_PROGRAMS} iperf3 -c {{ip:0}} -p $(({BASE_PORT} + {{host}})) -t {seconds} -C {cc} -J"
     ecn = case != "droptail"
     settings = {"net.ipv4.tcp_ecn": 1 if ecn else 0}
     sc["emulation"] = {
         "apps": [{"hosts": [0], "command": servers, "daemon": True},
-                 {"hosts": SENDERS, "command": client, "start": f"{START_S}s"}],
+                 # net_admin: a congestion control outside the machine's allowed list
+                 {"hosts": SENDERS, "command": client, "start": f"{START_S}s", "capabilities": ["net_admin"]}],
         "sysctls": [{"settings": settings}],
     }
     return sc

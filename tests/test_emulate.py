@@ -1,8 +1,9 @@
 """`wscsim emulate`: real programs in network namespaces talk through the emulated fabric.
 
-These tests need root, iproute2 and /dev/net/tun (network namespaces and TAP devices).
-Where those are missing they skip and say so, unless WSCSIM_REQUIRE_EMULATION=1 (CI sets
-it: there they must run). Bounds on time are one-sided where they can be (a frame never
+The tests that make namespaces need root, iproute2 and /dev/net/tun (network namespaces
+and TAP devices). Where those are missing they skip and say so, unless
+WSCSIM_REQUIRE_EMULATION=1 (CI sets it: there they must run). The refusals that come
+before anything is made, and check's list of commands, run anywhere. Bounds on time are one-sided where they can be (a frame never
 arrives before the emulated fabric lets it) and generous where they cannot (a busy
 machine's kernel and Python add milliseconds).
 """
@@ -39,10 +40,11 @@ needs_namespaces = pytest.mark.skipif(
     MISSING is not None and os.environ.get("WSCSIM_REQUIRE_EMULATION") != "1",
     reason=f"emulation needs root, iproute2 and /dev/net/tun ({MISSING}); CI sets WSCSIM_REQUIRE_EMULATION=1",
 )
-pytestmark = needs_namespaces
 
 
 def our_namespaces() -> list[str]:
+    if shutil.which("ip") is None:
+        return []
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return [line.split()[0] for line in out.splitlines() if line.startswith("wscsim-")]
 
@@ -74,6 +76,7 @@ def program_output(res, app: int, host: int) -> dict:
     return json.loads((Path(res.path) / "programs" / f"app{app}-host{host}.out").read_text())
 
 
+@needs_namespaces
 def test_udp_round_trips_take_the_emulated_delay(tmp_path):
     import wscsim
 
@@ -81,7 +84,7 @@ def test_udp_round_trips_take_the_emulated_delay(tmp_path):
         {"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7000", "daemon": True},
         {"hosts": [0], "command": f"{PY} {TOOLS} udp-ping {{ip:1}} 7000 20", "start": "0.3s"},
     ]
-    res = wscsim.emulate(scenario(apps), out=tmp_path / "r")
+    res = wscsim.emulate(scenario(apps), out=tmp_path / "r", allow_commands=True)
     e = res.summary["emulation"]
     assert e["programs_ok"], e["programs"]
     rtts = program_output(res, 1, 0)["rtts_s"]
@@ -113,6 +116,7 @@ class DropClassed(wscsim.Scheme):
 """
 
 
+@needs_namespaces
 def test_a_python_scheme_acts_on_real_frames(tmp_path):
     import wscsim
 
@@ -123,7 +127,7 @@ def test_a_python_scheme_acts_on_real_frames(tmp_path):
         {"hosts": [0], "command": f"{PY} {TOOLS} udp-ping {{ip:1}} 7000 2 8", "start": "0.3s"},
     ]
     sc = scenario(apps, link={"rate": "1Gbps", "delay": "10us"}, switch={"scheme": {"kind": "python", "class": f"{tmp_path / 'drop_classed.py'}:DropClassed"}})
-    res = wscsim.emulate(sc, out=tmp_path / "r", allow_python=True)
+    res = wscsim.emulate(sc, out=tmp_path / "r", allow_python=True, allow_commands=True)
     assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
     # Class 0 goes through; the scheme drops class 8's requests at the switch, so no
     # answers come back to them.
@@ -133,6 +137,7 @@ def test_a_python_scheme_acts_on_real_frames(tmp_path):
     assert len(drops) == 2 and set(drops["node"]) == {0}
 
 
+@needs_namespaces
 def test_a_tcp_transfer_arrives_whole_at_the_link_rate_at_most(tmp_path):
     import wscsim
 
@@ -143,7 +148,7 @@ def test_a_tcp_transfer_arrives_whole_at_the_link_rate_at_most(tmp_path):
     ]
     sc = scenario(apps, link={"rate": "100Mbps", "delay": "1ms"})
     sc["emulation"]["busy_poll"] = True  # the emulator never sleeps: the same frames, sooner
-    res = wscsim.emulate(sc, out=tmp_path / "r")
+    res = wscsim.emulate(sc, out=tmp_path / "r", allow_commands=True)
     assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
     got, sent = program_output(res, 0, 1), program_output(res, 1, 0)
     assert got == {"bytes": size, "sha256": sent["sha256"]}
@@ -151,6 +156,7 @@ def test_a_tcp_transfer_arrives_whole_at_the_link_rate_at_most(tmp_path):
     assert sent["seconds"] >= size * 8 / 100e6
 
 
+@needs_namespaces
 def test_a_tiny_buffer_drops_real_frames_and_tcp_recovers(tmp_path):
     import wscsim
 
@@ -164,7 +170,7 @@ def test_a_tiny_buffer_drops_real_frames_and_tcp_recovers(tmp_path):
         {"hosts": [2], "command": f"{PY} {TOOLS} tcp-send {{ip:1}} 7003 {size}", "start": "0.3s"},
     ]
     sc = scenario(apps, link={"rate": "100Mbps", "delay": "500us"}, switch={"buffer_per_port": "6KB"}, hosts=3)
-    res = wscsim.emulate(sc, out=tmp_path / "r")
+    res = wscsim.emulate(sc, out=tmp_path / "r", allow_commands=True)
     assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
     for app, sender in ((0, 2), (1, 3)):
         assert program_output(res, app, 1) == {"bytes": size, "sha256": program_output(res, sender, 0 if sender == 2 else 2)["sha256"]}
@@ -176,6 +182,7 @@ def test_a_tiny_buffer_drops_real_frames_and_tcp_recovers(tmp_path):
     assert res.summary["emulation"]["frames_in"] > 2 * size / 1448
 
 
+@needs_namespaces
 def test_a_program_that_fails_is_reported_and_nothing_is_left(tmp_path):
     # A command that does not exist, and a server (daemon) that dies before the end: both
     # fail the run; a server still running at the end, stopped, does not.
@@ -188,7 +195,7 @@ def test_a_program_that_fails_is_reported_and_nothing_is_left(tmp_path):
             {"hosts": [1], "command": "sleep 60", "daemon": True}]
     sc_path = tmp_path / "sc.toml"
     sc_path.write_text(tomli_w.dumps(scenario(apps, duration="5s")))
-    r = subprocess.run(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(WSCSIM + ["emulate", str(sc_path), "--allow-commands", "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stderr
     assert "2 programs failed" in r.stderr
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
@@ -198,6 +205,7 @@ def test_a_program_that_fails_is_reported_and_nothing_is_left(tmp_path):
     assert server["stopped"] and server["ok"]
 
 
+@needs_namespaces
 def test_a_host_out_of_range_is_refused_before_anything_is_made(tmp_path):
     sc_path = tmp_path / "sc.toml"
     sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [5], "command": "true"}])))
@@ -214,7 +222,7 @@ def _start_long_run(tmp_path) -> subprocess.Popen:
     sc_path.write_text(tomli_w.dumps(scenario([{"hosts": [1], "command": f"{PY} {TOOLS} udp-echo 7003 {ready}", "daemon": True}], duration="600s")))
     # The default SIGINT action, as a program started from a terminal has: a suite run in
     # the background by a non-interactive shell passes SIGINT on ignored.
-    p = subprocess.Popen(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    p = subprocess.Popen(WSCSIM + ["emulate", str(sc_path), "--allow-commands", "--out", str(tmp_path / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     # The server has started, so the run is in its main loop (any process in a namespace
@@ -240,6 +248,7 @@ def _communicate_or_show_where(p: subprocess.Popen, timeout_s: float) -> str:
         pytest.fail(f"the run did not end within {timeout_s} s; where it was:\n{p.communicate()[1]}")
 
 
+@needs_namespaces
 def test_ctrl_c_removes_everything_and_writes_nothing(tmp_path):
     p = _start_long_run(tmp_path)
     try:
@@ -253,6 +262,7 @@ def test_ctrl_c_removes_everything_and_writes_nothing(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+@needs_namespaces
 def test_cleanup_removes_what_a_killed_run_left(tmp_path):
     p = _start_long_run(tmp_path)
     mine = [n for n in our_namespaces() if n.startswith(f"wscsim-{p.pid}-")]
@@ -281,6 +291,7 @@ def ce_frames(pcap: bytes) -> tuple[int, int]:
     return frames, ce
 
 
+@needs_namespaces
 def test_dctcp_marks_reach_real_frames_and_captures_show_them(tmp_path):
     import wscsim
 
@@ -296,7 +307,7 @@ def test_dctcp_marks_reach_real_frames_and_captures_show_them(tmp_path):
     # Real Linux TCP with ECN (classic ECN: this kernel may have no DCTCP module).
     sc["emulation"]["sysctls"] = [{"settings": {"net.ipv4.tcp_ecn": 1}}]
     sc["emulation"]["capture"] = [1]
-    res = wscsim.emulate(sc, out=tmp_path / "r")
+    res = wscsim.emulate(sc, out=tmp_path / "r", allow_commands=True)
     e = res.summary["emulation"]
     assert e["programs_ok"], e["programs"]
     assert e["frames_ce_marked"] > 0
@@ -306,12 +317,106 @@ def test_dctcp_marks_reach_real_frames_and_captures_show_them(tmp_path):
     assert frames > 2 * size / 1448
 
 
+@needs_namespaces
 def test_a_setting_the_kernel_refuses_names_the_field(tmp_path):
     sc = scenario([{"hosts": [0], "command": "true"}])
     sc["emulation"]["sysctls"] = [{"hosts": [0], "settings": {"net.ipv4.tcp_congestion_control": "no_such_algorithm"}}]
     sc_path = tmp_path / "sc.toml"
     sc_path.write_text(tomli_w.dumps(sc))
-    r = subprocess.run(WSCSIM + ["emulate", str(sc_path)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(WSCSIM + ["emulate", str(sc_path), "--allow-commands"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("error: emulation.sysctls[0].settings") and "allowed as a namespace's default on this machine" in r.stderr
 
+
+
+# --- a scenario's commands run only when allowed, with the least privilege asked for -----
+
+def test_commands_are_refused_without_allow_commands_in_one_line(tmp_path):
+    import wscsim
+
+    ran = tmp_path / "ran"
+    sc = scenario([{"hosts": [0], "command": f"touch {ran}"}], duration="2s")
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(sc))
+    r = subprocess.run(WSCSIM + ["emulate", str(sc_path), "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("error: emulation.apps[0].command: ") and r.stderr.count("\n") == 1, r.stderr
+    assert "--allow-commands" in r.stderr
+    with pytest.raises(wscsim.ScenarioError) as e:
+        wscsim.emulate(sc, out=tmp_path / "r")
+    assert e.value.path == "emulation.apps[0].command" and "allow_commands=True" in e.value.message
+    assert not ran.exists() and not (tmp_path / "r").exists()
+
+
+def test_check_lists_the_commands_without_running_them(tmp_path):
+    ran = tmp_path / "ran"
+    apps = [{"hosts": [1], "command": f"touch {ran}", "daemon": True},
+            {"hosts": [0, 1], "command": "ping -c 1 {ip:1}", "start": "0.5s", "capabilities": ["net_raw"]}]
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(scenario(apps)))
+    r = subprocess.run(WSCSIM + ["check", str(sc_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1:] == [
+        "wscsim emulate would run, given --allow-commands:",
+        f"  host 1 at 0s as root without capabilities: touch {ran}",
+        "  host 0 at 500ms as root with net_raw: ping -c 1 10.0.0.2",
+        "  host 1 at 500ms as root with net_raw: ping -c 1 10.0.0.2",
+    ]
+    assert not ran.exists()
+    sc = scenario(apps)
+    sc["emulation"]["user"] = "nobody"
+    sc_path.write_text(tomli_w.dumps(sc))
+    r = subprocess.run(WSCSIM + ["check", str(sc_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"  host 1 at 0s as nobody without capabilities: touch {ran}" in r.stdout.splitlines()
+
+
+@pytest.mark.parametrize("what,change,field", [
+    ("a user this machine does not have", lambda sc: sc["emulation"].update(user="no-such-user-here"), "emulation.user"),
+    ("a user that is not a name", lambda sc: sc["emulation"].update(user=0), "emulation.user"),
+    ("a capability beyond the network's", lambda sc: sc["emulation"]["apps"][0].update(capabilities=["sys_admin"]),
+     "emulation.apps[0].capabilities[0]"),
+    ("capabilities that are not a list", lambda sc: sc["emulation"]["apps"][0].update(capabilities="net_raw"),
+     "emulation.apps[0].capabilities"),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_who_runs_the_programs_is_checked_by_check(tmp_path, what, change, field):
+    sc = scenario([{"hosts": [0], "command": "true"}])
+    change(sc)
+    sc_path = tmp_path / "sc.toml"
+    sc_path.write_text(tomli_w.dumps(sc))
+    for command in (["check"], ["emulate", "--allow-commands"]):
+        r = subprocess.run(WSCSIM + [*command, str(sc_path)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2, (what, r.stderr)
+        assert r.stderr.startswith(f"error: {field}: given ") and r.stderr.count("\n") == 1, (what, r.stderr)
+
+
+CAPABILITIES = "grep -E '^Cap(Eff|Bnd|Amb)' /proc/self/status; id -u"
+
+
+def capability_sets(res, app: int, host: int) -> tuple[dict, int]:
+    lines = (Path(res.path) / "programs" / f"app{app}-host{host}.out").read_text().split("\n")
+    sets = dict(line.split(":\t") for line in lines if line.startswith("Cap"))
+    return {k: int(v, 16) for k, v in sets.items()}, int(lines[3])
+
+
+@needs_namespaces
+def test_programs_run_without_capabilities_unless_they_ask_and_as_the_user_named(tmp_path):
+    import wscsim
+
+    net_raw, net_admin = 1 << 13, 1 << 12
+    apps = [{"hosts": [0], "command": CAPABILITIES},
+            {"hosts": [1], "command": CAPABILITIES, "capabilities": ["net_raw", "CAP_NET_ADMIN"]}]
+    res = wscsim.emulate(scenario(apps, duration="5s"), out=tmp_path / "root", allow_commands=True)
+    assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
+    assert capability_sets(res, 0, 0) == ({"CapEff": 0, "CapBnd": 0, "CapAmb": 0}, 0)
+    both = net_raw | net_admin
+    assert capability_sets(res, 1, 1) == ({"CapEff": both, "CapBnd": both, "CapAmb": both}, 0)
+    sc = scenario(apps, duration="5s")
+    sc["emulation"]["user"] = "nobody"
+    res = wscsim.emulate(sc, out=tmp_path / "nobody", allow_commands=True)
+    assert res.summary["emulation"]["programs_ok"], res.summary["emulation"]["programs"]
+    nobody = __import__("pwd").getpwnam("nobody").pw_uid
+    assert capability_sets(res, 0, 0) == ({"CapEff": 0, "CapBnd": 0, "CapAmb": 0}, nobody)
+    assert capability_sets(res, 1, 1) == ({"CapEff": both, "CapBnd": both, "CapAmb": both}, nobody)
+    assert {(p["user"], tuple(p["capabilities"])) for p in res.summary["emulation"]["programs"]} == {
+        ("nobody", ()), ("nobody", ("net_admin", "net_raw"))}

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import _native
+from . import _native, privileges
 from .errors import ScenarioError
 from .folders import Destination, _pid_alive
 from .results import Result, frames_from_native, write
@@ -56,6 +56,8 @@ def check_privileges() -> None:
         raise MissingPrivilege("emulate needs the ip command of iproute2 (apt-get install iproute2)")
     if not Path("/dev/net/tun").exists():
         raise MissingPrivilege("emulate needs /dev/net/tun (the tun kernel module) for its hosts' interfaces")
+    if shutil.which("setpriv") is None:
+        raise MissingPrivilege("emulate needs setpriv of util-linux to start programs with less privilege than its own (apt-get install util-linux)")
 
 
 def _ip(*args: str, stdin: str | None = None) -> str:
@@ -156,11 +158,12 @@ class Programs:
     """The scenario's programs: started in their hosts' namespaces when due, their output
     kept per host, stopped at the end."""
 
-    def __init__(self, apps: list[dict], names: list[str], logs: Path):
+    def __init__(self, apps: list[dict], names: list[str], logs: Path, user: str | None = None):
         self.pending = [(int(a.get("start_ps", 0)), k, a) for k, a in enumerate(apps)]
         self.pending.sort(key=lambda x: (x[0], x[1]))
         self.names = names
         self.logs = logs
+        self.user = user  # None: root, without the capabilities an app does not ask for
         self.running: list[dict] = []
 
     def start_due(self, now_ps: int) -> None:
@@ -172,13 +175,15 @@ class Programs:
     def _start(self, k: int, app: dict, h: int, now_ps: int) -> None:
         command = substitute(app["command"], h)
         stem = self.logs / f"app{k}-host{h}"
+        caps = app.get("capabilities", [])
+        lowered = privileges.setpriv_argv(self.user, caps)
         out, err = open(f"{stem}.out", "wb"), open(f"{stem}.err", "wb")
-        proc = subprocess.Popen(["ip", "netns", "exec", self.names[h], "sh", "-c", command], stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(["ip", "netns", "exec", self.names[h], *lowered, "sh", "-c", command], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, start_new_session=True, env=privileges.program_environment(self.user, dict(os.environ)))
         out.close()
         err.close()
         self.running.append({"app": k, "host": h, "command": command, "daemon": bool(app.get("daemon")), "proc": proc,
-                             "started_s": now_ps / 1e12})
+                             "started_s": now_ps / 1e12, "capabilities": caps})
 
     def all_done(self) -> bool:
         """Every program that is meant to exit has (there is one at least), and none is
@@ -207,7 +212,8 @@ class Programs:
             # business); one that ended by itself before that must have succeeded.
             ok = (r["daemon"] and stopped) or (exit_status == 0 and not stopped)
             report.append({"app": r["app"], "host": r["host"], "command": r["command"], "daemon": r["daemon"],
-                           "started_s": r["started_s"], "exit_status": exit_status, "stopped": stopped, "ok": ok})
+                           "started_s": r["started_s"], "exit_status": exit_status, "stopped": stopped, "ok": ok,
+                           "user": self.user or "root", "capabilities": r["capabilities"]})
         return report
 
     def note_exits(self) -> None:
@@ -229,16 +235,33 @@ def substitute(command: str, h: int) -> str:
     return command.replace("{host}", str(h)).replace("{ip}", host_ip(h))
 
 
-def run(sc: dict, out: Destination | None, allow_python: bool = False) -> Result:
+def refuse_commands(resolved: dict, allow_commands: bool) -> None:
+    """A scenario's commands run only when the caller says so: a scenario file from
+    elsewhere is not a shell script."""
+    apps = (resolved.get("emulation") or {}).get("apps", [])
+    if apps and not allow_commands:
+        raise ScenarioError("emulation.apps[0].command", f"given {apps[0]['command']!r}; allowed: {privileges.ALLOW_COMMANDS_HINT}")
+
+
+def commands_to_run(resolved: dict) -> list[str]:
+    """What `emulate` would start, one line a program and host, for `wscsim check`."""
+    emulation = resolved.get("emulation") or {}
+    user = emulation.get("user")
+    return [f"host {h} at {a.get('start', '0s')} {privileges.who(user, a.get('capabilities', []))}: {substitute(a['command'], h)}"
+            for a in emulation.get("apps", []) for h in a["hosts"]]
+
+
+def run(sc: dict, out: Destination | None, allow_python: bool = False, allow_commands: bool = False) -> Result:
     """Runs scenario `sc` in real time over namespaces; returns its Result. Raises
     MissingPrivilege, ScenarioError, or KeyboardInterrupt (everything removed)."""
-    from .schemes import classes_for, native_simulation
+    from .schemes import check, classes_for, native_simulation
 
+    resolved = check(sc, allow_python)  # all a check refuses, before anything is asked of the machine
+    refuse_commands(resolved, allow_commands)
     check_privileges()
-    probe = native_simulation(sc, allow_python)  # validates, and says how many hosts
+    probe = native_simulation(sc, allow_python)  # says how many hosts
     classes = classes_for(sc, allow_python)
     text = to_json(sc)
-    resolved = json.loads(probe.summary_json())["scenario"]
     n, mtus = probe.hosts, probe.host_mtus
     del probe
     if n > MAX_HOSTS:
@@ -252,7 +275,7 @@ def run(sc: dict, out: Destination | None, allow_python: bool = False) -> Result
             ns.configure(h, mtus[h])
         for k, s in enumerate((resolved.get("emulation") or {}).get("sysctls", [])):
             ns.settings(f"emulation.sysctls[{k}]", s["hosts"], s["settings"])
-        programs = Programs(apps, ns.names, Path(logs))
+        programs = Programs(apps, ns.names, Path(logs), (resolved.get("emulation") or {}).get("user"))
         try:
             _loop(emu, programs)
         finally:

@@ -261,6 +261,12 @@ def expand(base: dict, axes: list[tuple[str, list]]) -> list[tuple[dict, dict]]:
 
 
 def to_json(sc: dict) -> str:
+    """The scenario as the core is given it. Who runs an emulation's programs is the front
+    end's to read (privileges.py): checked there and left out, as the core refuses keys it
+    does not know."""
+    from .privileges import for_core
+
+    sc = for_core(sc)
     try:
         return json.dumps(sc)
     except TypeError as e:

@@ -41,7 +41,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from . import static_class
+from . import privileges, static_class
 from .errors import ScenarioError
 
 REQUIRED = ("classify", "enqueue", "schedule")
@@ -265,6 +265,7 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
         path, message = e.args
         raise ScenarioError(path, message) from None
     _refuse_threads_with_python_schemes(sc, resolved)
+    privileges.restore(resolved, sc)
     return resolved
 
 
