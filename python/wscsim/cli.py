@@ -128,17 +128,30 @@ def cmd_check(args) -> int:
     points = expand(base, axes) if axes else [(base, {})]
     resolved = check_points(points, args.allow_python)
     n = len(points)
-    if args.show:
+    if args.show or args.json:
         # The scenario itself with every default filled in, and its sweep as written; not
         # any one point of it.
         shown = check(base, args.allow_python) if axes else resolved[0]
         if axes:
             shown["sweep"] = sc["sweep"]
-        print(json.dumps(shown, indent=2))
+        print(json.dumps(shown, indent=2) if args.json else _as_toml(shown), end="\n" if args.json else "")
     else:
         print(f"ok: {base.get('name', 'unnamed')} ({n} point{'s' if n > 1 else ''})")
         _list_commands(resolved)
     return 0
+
+
+def _as_toml(scenario: dict) -> str:
+    """A scenario as a TOML file that `wscsim run` takes back (TOML has no null: a key
+    whose value is none is left out, which means the same)."""
+    from .toml_text import dumps
+
+    def without_nulls(v):
+        if isinstance(v, dict):
+            return {k: without_nulls(x) for k, x in v.items() if x is not None}
+        return [without_nulls(x) for x in v] if isinstance(v, list) else v
+
+    return "# the scenario as it would run, every default filled in (wscsim check --show)\n" + dumps(without_nulls(scenario))
 
 
 def _list_commands(resolved: list[dict]) -> None:
@@ -205,6 +218,12 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def cmd_help(args) -> int:
+    """`wscsim help [COMMAND]`: what --help prints (argparse prints it and exits 0)."""
+    _parser().parse_args([args.topic, "--help"] if args.topic else ["--help"])
+    return 0
+
+
 def cmd_list(args) -> int:
     from .terminal import print_catalogue
 
@@ -227,7 +246,8 @@ def _parser() -> argparse.ArgumentParser:
     _running(p)
     p = sub.add_parser("check", help="validate a scenario without running it (runs none of its code)")
     _common(p)
-    p.add_argument("--show", action="store_true", help="print the scenario with every default filled in")
+    p.add_argument("--show", action="store_true", help="print the scenario with every default filled in, as TOML")
+    p.add_argument("--json", action="store_true", help="print it as JSON instead")
     sub.add_parser("list", help="bundled scenarios, topologies, presets")
     p = sub.add_parser("plot", help="draw a results folder's plots again from its tables (writes only inside it)")
     p.add_argument("folder", metavar="FOLDER", help="a results folder written by wscsim run or sweep")
@@ -241,7 +261,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-commands", action="store_true", help="let the scenario's [[emulation.apps]] commands run (a scenario runs commands only when you say so)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
     p.add_argument("--cleanup", action="store_true", help="remove what crashed runs left (namespaces and their programs), then exit")
+    p = sub.add_parser("help", help="print this help, or a command's (wscsim help run)")
+    p.add_argument("topic", nargs="?", metavar="COMMAND", choices=[c for c in sub.choices if c != "help"],
+                   help="a command: " + ", ".join(c for c in sub.choices if c != "help"))
     return parser
+
+
+def _out_of_memory(e: BaseException | None) -> bool:
+    """An import or a thread that failed because the address space or memory ran out (the
+    loader's mmap or a thread's stack refused), anywhere in its chain of causes."""
+    while e is not None:
+        text = str(e)
+        if any(w in text for w in ("failed to map segment", "Cannot allocate memory", "can't start new thread")):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _printable(text: str) -> str:
@@ -336,12 +370,13 @@ def _what_an_interrupt_left() -> str:
 def _stdout_closed(command: str | None) -> int:
     """Standard output was closed before all was printed (`wscsim run | head -1`): the rest is
     dropped without Python's error at exit. Not a failure once what the command was for is
-    done: a check's or a list's output, or a run whose results are written."""
+    done: a check's, list's or help's output (or --help's, before there is a command), or a
+    run whose results are written."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     folders = sys.modules.get(f"{__package__}.folders")
-    if command in ("check", "list") or (folders is not None and folders.committed_folders()):
+    if command in (None, "check", "list", "help") or (folders is not None and folders.committed_folders()):
         return 0
     print("error: stdout: closed before the command finished; no results were written", file=sys.stderr)
     return 1
@@ -359,13 +394,13 @@ def main(argv=None) -> int:
         pass
     try:
         _stop_on_signals()
-        if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "plot", "-h", "--help", "--version"):
+        if not argv or argv[0] not in ("run", "sweep", "check", "list", "emulate", "plot", "help", "-h", "--help", "--version"):
             argv = ["run"] + argv
         args = _parser().parse_args(argv)
         from .provenance import set_command_line
 
         set_command_line(["wscsim", *sys.argv[1:]] if given is None else ["wscsim", *given])
-        commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate, "plot": cmd_plot}
+        commands = {"run": cmd_run, "sweep": cmd_sweep, "check": cmd_check, "list": cmd_list, "emulate": cmd_emulate, "plot": cmd_plot, "help": cmd_help}
         return commands[args.command](args)
     except ScenarioError as e:
         print(f"error: {_printable(str(e))}", file=sys.stderr)
@@ -382,12 +417,14 @@ def main(argv=None) -> int:
     except RecursionError:
         print("error: scenario: given tables or lists nested too deep; allowed: a scenario's few levels", file=sys.stderr)
         return 2
-    except MemoryError:
-        # Building tables or plots ran out (ulimit -v, a cgroup or the machine); the core's
-        # own allocations end the process with a line of their own.
-        print("error: memory: the run's tables or plots did not fit in this process's memory (the machine, ulimit -v or the cgroup limit); no results were written", file=sys.stderr)
-        return 1
     except Exception as e:
+        if isinstance(e, MemoryError) or _out_of_memory(e):
+            # Building tables or plots ran out (ulimit -v, a cgroup or the machine), or a
+            # library loaded late (pyarrow) or a thread could not be mapped for want of
+            # address space; the core's own allocations end the process with a line of
+            # their own.
+            print("error: memory: the run's tables or plots did not fit in this process's memory (the machine, ulimit -v or the cgroup limit); no results were written", file=sys.stderr)
+            return 1
         if _SIGNALLED:
             _note_signals_from_now()
             print(_what_an_interrupt_left(), file=sys.stderr)

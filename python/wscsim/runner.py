@@ -3,7 +3,9 @@ progress bar can follow it and Ctrl-C can stop it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from typing import NamedTuple
 
@@ -36,7 +38,8 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
         while True:
             t_slice = time.perf_counter()
             try:
-                done = sim.run_until(min(end, sim.now_ps + step))
+                with _exit_refused():
+                    done = sim.run_until(min(end, sim.now_ps + step))
             except _native.SchemeError as e:
                 raise _python_error(sc, e) from None
             except _native.ScenarioError as e:  # the engine stopped a run making no progress
@@ -80,6 +83,27 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
     native = sim.tables()
     del sim  # tables() consumed the simulation (its memory went before the largest table was built)
     return Outcome(summary, frames_from_native(native), captures)
+
+
+class UserCodeExit(Exception):
+    """A Python scheme or service called os._exit, which would end wscsim without a word."""
+
+
+@contextlib.contextmanager
+def _exit_refused():
+    """While the core runs (and calls user code), os._exit raises UserCodeExit, which fails
+    the hook that called it like any exception, naming it; restored after each slice, so
+    the worker pool's own use of os._exit is untouched."""
+    real = os._exit
+
+    def refused(status):
+        raise UserCodeExit(f"os._exit({status}) called; allowed: return or raise (a run cannot be ended from a hook)")
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 def _python_error(sc: dict, e: Exception) -> ScenarioError:
