@@ -22,6 +22,7 @@ th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
 .bad { color: #b00; font-weight: bold; } .ok { color: #070; }
 pre { background: #f7f7f7; padding: 1em; overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; } .scroll table { margin: 0.5em 0; }
 """
 
 
@@ -69,14 +70,20 @@ def _points_table(tables: dict, width: int) -> str:
     if pts is None or pts.empty:
         return ""
     swept, heads = points_columns(pts)
-    header = "<tr><th>point</th>" + "".join(f"<th class=l>{_e(c)}</th>" for c in swept) + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
+    header = "<tr><th>point</th>" + "".join(f"<th class=l>{_breakable(c)}</th>" for c in swept) + "".join(f"<th>{_breakable(h)}</th>" for h in heads) + "</tr>"
     rows = []
     fmt = {c: column_format(list(pts[c])) for c in swept + [f"headline_{h}" for h in heads]}  # one format per column
     for _, r in pts.iterrows():
         link = f"<a href='points/{int(r['point']):0{width}d}/report.html'>{int(r['point'])}</a>"
         cells = "".join(f"<td class=l>{_e(fmt[c](r[c]))}</td>" for c in swept) + "".join(f"<td>{_e(fmt['headline_' + h](r['headline_' + h]))}</td>" for h in heads)
         rows.append(f"<tr><td>{link}</td>{cells}</tr>")
-    return "<h2>Points</h2><table>" + header + "".join(rows) + "</table>"
+    # Headers may break after underscores; a table still wider than the page scrolls in its own box.
+    return "<h2>Points</h2><div class=scroll><table>" + header + "".join(rows) + "</table></div>"
+
+
+def _breakable(name: str) -> str:
+    """A column name that a browser may break after its underscores."""
+    return _e(name).replace("_", "_<wbr>")
 
 
 def _provenance_html(summary: dict) -> str:
