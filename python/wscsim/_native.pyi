@@ -22,6 +22,9 @@ class Simulation:
     @property
     def end_ps(self) -> int: ...
     @property
+    def events(self) -> int:
+        """Events run so far."""
+    @property
     def finished(self) -> bool: ...
     def summary_json(self) -> str: ...
     def tables(self) -> dict[str, list[Any]]:

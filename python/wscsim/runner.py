@@ -12,6 +12,7 @@ from typing import NamedTuple
 from . import _native
 from .errors import ScenarioError
 from .folders import Destination
+from .progress import PointProgress
 from .results import Result, frames_from_native, write
 from .schemes import native_simulation, python_schemes
 
@@ -32,8 +33,7 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
     t0 = time.perf_counter()
     end = sim.end_ps
     step = max(1, end // SLICES)
-    bar = None
-    task = None
+    shown = PointProgress(label or str(sc.get("name", "run")), end, progress)
     try:
         while True:
             t_slice = time.perf_counter()
@@ -53,18 +53,16 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
                 step = max(1, step // 2)
             elif took < 0.05:
                 step = min(end, step * 2)
-            if progress and bar is None and time.perf_counter() - t0 > 1.0:
-                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-                bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of simulated time"), TimeElapsedColumn(), transient=True)
-                bar.start()
-                task = bar.add_task(label or sc.get("name", "run"), total=end)
-            if bar is not None:
-                bar.update(task, completed=sim.now_ps)
+            shown.update(sim.now_ps, sim.events)
+        # A run whose workload finished early ends at 100%, naming what comes next.
+        shown.phase("building tables")
+        return _outcome(sc, sim, time.perf_counter() - t0)
     finally:
-        if bar is not None:
-            bar.stop()
-    wall = time.perf_counter() - t0
+        shown.close()
+
+
+def _outcome(sc: dict, sim, wall: float) -> Outcome:
+    """The finished simulation's summary, tables and captures (consumes `sim`)."""
     try:
         summary = json.loads(sim.summary_json())
     except _native.SchemeError as e:

@@ -74,6 +74,12 @@ impl Simulation {
         Ok(self.sim()?.now_ps())
     }
 
+    /// Events run so far (for progress: events per second).
+    #[getter]
+    fn events(&self) -> PyResult<u64> {
+        Ok(self.sim()?.ev.events_processed())
+    }
+
     #[getter]
     fn end_ps(&self) -> PyResult<u64> {
         Ok(self.sim()?.end_ps())
