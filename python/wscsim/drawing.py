@@ -74,8 +74,10 @@ def run_figures(frames: dict, summary: dict) -> list[Figure]:
     return figures
 
 
-def _energy_figure(energy: pd.DataFrame | None, title: str | None, swept: list[str], headline: dict) -> Figure:
-    """plot_energy (in its own module), with a single run's totals as the note."""
+def _energy_figure(energy: pd.DataFrame | None, title: str | None, swept: list[str], headline: dict,
+                   points: pd.DataFrame | None = None) -> Figure:
+    """plot_energy (in its own module), with a single run's totals as the note, or a sweep's
+    energy per byte delivered from its `points`."""
     from .plots_pcie import plot_energy
 
     note = None
@@ -87,7 +89,7 @@ def _energy_figure(energy: pd.DataFrame | None, title: str | None, swept: list[s
             note += f", {nj / scale:.4g} {unit} per byte delivered"
         if headline.get("power_unsourced"):
             note += f"\nno power figure for {', '.join(headline['power_unsourced'])} (counted as 0 W)"
-    return Figure("energy.png", lambda p: plot_energy(energy, p, title, swept, note), _rows(energy))
+    return Figure("energy.png", lambda p: plot_energy(energy, p, title, swept, note, points), _rows(energy))
 
 
 def sweep_figures(tables: dict, summary: dict, swept: list[str]) -> list[Figure]:
@@ -120,7 +122,7 @@ def sweep_figures(tables: dict, summary: dict, swept: list[str]) -> list[Figure]
         figures.append(Figure("kv_inserts.png", lambda p: plots.plot_kv_inserts(inserts, p, title)))
     figures.append(Figure("kv_latency.png", lambda p: plots.plot_kv_latency(tables.get("kv_ops"), p, title), _rows(tables.get("kv_ops"))))
     figures.append(_torus_figure(table, summary, swept, title))
-    figures.append(_energy_figure(tables.get("energy"), title, swept, {}))
+    figures.append(_energy_figure(tables.get("energy"), title, swept, {}, table))
     figures.append(Figure("dma.png", lambda p: plot_dma(tables.get("points"), swept, p, title)))
     figures.append(Figure("job_efficiency.png", lambda p: plot_job_efficiency(tables.get("points"), swept, p, title, summary.get("point_summaries"))))
     return figures

@@ -48,22 +48,33 @@ def by_component(energy: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return t[present].fillna(0.0)
 
 
-def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = None, swept: list[str] | None = None, note: str | None = None) -> bool:
-    """Energy by component; a stacked bar per sweep point when `swept` names the swept keys."""
+def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = None, swept: list[str] | None = None, note: str | None = None,
+                points: pd.DataFrame | None = None) -> bool:
+    """Energy by component; a stacked bar per sweep point when `swept` names the swept keys,
+    with each point's energy per byte delivered (from the `points` table) on a second axis:
+    a run's joules grow with its length (an incast point that waits out 200 ms timeouts
+    uses more), what it cost to deliver each byte is the efficiency."""
     if energy is None or energy.empty or energy["joules"].sum() <= 0:
         return False
     keys = [k for k in (swept or []) if k in energy.columns]
     t = by_component(energy, keys)
     scale, unit = _joules(float(t.sum(axis=1).max()))
+    per_byte = None
     if keys:
         labels = [_label(keys, k if isinstance(k, tuple) else (k,)) for k in t.index]
-        fig, ax = subplots(figsize=_sweep_size(len(labels)))
+        per_byte = _per_byte(points, keys, t.index)
+        width, height = _sweep_size(len(labels))
+        fig, ax = subplots(figsize=(width + (1.8 if per_byte is not None else 0.0), height))
         bottom = np.zeros(len(t))
         for c in t.columns:
             ax.bar(range(len(t)), t[c] / scale, bottom=bottom, color=COLOURS[c], label=c, width=0.7)
             bottom += t[c].to_numpy() / scale
         _point_ticks(ax, labels)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        if per_byte is None:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        else:  # beside the right-hand axis and its label, which constrained layout keeps clear
+            fig.legend(handles=ax.get_legend_handles_labels()[0] + _per_byte_markers(ax, per_byte), fontsize=7,
+                       loc="outside right center", frameon=False)
     else:
         row = t.iloc[0]
         fig, ax = subplots(figsize=(4.8, 3.2))
@@ -73,9 +84,34 @@ def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = Non
             ax.annotate(f"{v / scale:.3g}", (i, v / scale), ha="center", va="bottom", fontsize=7)
     ax.set_ylabel(f"energy ({unit})")
     ax.grid(axis="y", alpha=0.3)
-    _title(fig, title, "energy by component", note)
+    _title(fig, title, "energy by component" + (", and per byte delivered" if per_byte is not None else ""), note)
     _save(fig, path)
     return True
+
+
+def _per_byte(points: pd.DataFrame | None, keys: list[str], index) -> np.ndarray | None:
+    """Each point's energy per byte delivered, nJ, in the order of `index` (the swept
+    values); None if the points table lacks it or no point delivered a byte."""
+    column = "headline_energy_per_byte_nj"
+    if points is None or column not in points.columns or not set(keys) <= set(points.columns):
+        return None
+    nj = points.groupby(keys, sort=False)[column].mean().reindex(index).to_numpy(dtype=float)
+    return nj if np.isfinite(nj).any() else None
+
+
+def _per_byte_markers(ax, nj: np.ndarray) -> list:
+    """Energy per byte delivered as markers on a right-hand axis; returns their legend handle."""
+    scale, unit = next(((d, u) for d, u in ((1e6, "mJ"), (1e3, "uJ")) if np.nanmax(nj) >= d), (1.0, "nJ"))
+    right = ax.twinx()
+    line = right.plot(range(len(nj)), nj / scale, ls="none", marker="o", ms=5, mfc="white", mec="black", mew=1.2,
+                      label="energy per byte delivered (right axis)", zorder=4)
+    right.set_ylabel(f"energy per byte delivered ({unit})")
+    finite = nj[np.isfinite(nj) & (nj > 0)]
+    if len(finite) > 1 and finite.max() >= DECADES_RATIO * finite.min():
+        right.set_yscale("log")
+    else:
+        right.set_ylim(bottom=0)
+    return line
 
 
 def _same_work_baselines(p: pd.DataFrame, summaries: list[dict]) -> list[int]:
