@@ -182,6 +182,17 @@ def test_an_interrupt_while_plots_are_drawn_keeps_the_results(tmp_path, sig, wor
     assert "incomplete" in (out / "report.html").read_text()
 
 
+def test_an_interrupt_while_a_sweeps_plots_are_drawn_keeps_the_results(tmp_path):
+    out = tmp_path / "out"
+    args = ["sweep", str(_scenario(tmp_path, iterations=3)), "--vary", "workload.senders=2,4", "--out", str(out)]
+    rc, err = _run_child(tmp_path, args, target="matplotlib.figure:Figure.savefig", skip=2, when="True", signal="SIGINT")
+    assert rc == 130, err
+    assert _agrees_with_disk(rc, err, out) == "plots cut"
+    # The points' own folders came before the plots: all there.
+    assert sorted(p.name for p in (out / "points").iterdir()) == ["000", "001"]
+    assert all((out / "points" / n / "summary.json").is_file() for n in ("000", "001"))
+
+
 @pytest.mark.parametrize("force", [False, True])
 def test_an_interrupt_during_the_final_rename_says_the_results_are_there(tmp_path, force):
     out = tmp_path / "out"
