@@ -112,6 +112,8 @@ def print_summary(res, verbose: bool = False, console=None) -> None:
                       f"{_work(s)}, {s['packet_hops']:,} packet-hops")
         head = s.get("headline", {})
         table = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
+        table.add_column()
+        table.add_column(justify="right")  # figures' digits line up
         for k in headline_keys(head):
             table.add_row(k, fmt_value(head[k]))
         console.print(table)
