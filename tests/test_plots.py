@@ -116,6 +116,8 @@ def test_a_sweep_gets_a_panel_per_point(tmp_path, captured):
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2
     assert [ax.get_title().splitlines()[0] for ax in panels] == ["rto_min=200ms", "rto_min=1ms"]
+    # Ports are named from the links table ("switch port 0 -> h0"), in every panel.
+    assert all("\u2192" in ax.get_legend().get_texts()[0].get_text() for ax in panels)
     assert "tiny-incast" in fig.get_suptitle()
     assert "incast_time.png" in captured.figures  # senders are not swept: time per point
     assert res.summary["plots"]

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
 
 from . import plots
+from .folder_tables import columns_of, table_rows
 from .plots import FORMATS, _bytes, _label, _in, scenario_name
 from .scenario import duration_seconds
 
@@ -36,45 +37,46 @@ def _files(png: str) -> list[str]:
     return [str(Path(png).with_suffix(s)) for s in FORMATS]
 
 
-def _rows(df: pd.DataFrame | None) -> int:
-    return 0 if df is None else len(df)
-
-
-def _memcached_figures(requests: pd.DataFrame | None, title: str | None) -> list[Figure]:
+def _memcached_figures(requests: Callable[[], pd.DataFrame | None], rows: int, title: str | None) -> list[Figure]:
+    """Latency tail and PMF of a memcached run's `requests` (read when drawn)."""
     from . import memcached
 
-    if requests is None or requests.empty:
+    if not rows:
         return []
-    return [Figure("latency_tail.png", lambda p: memcached.plot_tail(requests, p, title=title), len(requests)),
-            Figure("latency_pmf.png", lambda p: memcached.plot_pmf(requests, p, title=title), len(requests))]
+    return [Figure("latency_tail.png", lambda p: memcached.plot_tail(requests(), p, title=title), rows),
+            Figure("latency_pmf.png", lambda p: memcached.plot_pmf(requests(), p, title=title), rows)]
 
 
-def run_figures(frames: dict, summary: dict) -> list[Figure]:
-    """The figures a single run's folder gets."""
+def run_figures(frames: Mapping, summary: dict) -> list[Figure]:
+    """The figures a single run's folder gets; each reads its tables when drawn."""
     title, sc = scenario_name(summary), summary.get("scenario")
     empty = pd.DataFrame()
-    figures = _memcached_figures(frames.get("requests"), title)
-    incast, flows, queues = frames.get("incast", empty), frames.get("flows"), frames.get("queues")
-    figures.append(Figure("incast_goodput.png", lambda p: plots.plot_incast_iterations(incast, p, title, sc), len(incast)))
-    if flows is not None:
-        figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown(flows, p, title), len(flows)))
-    if queues is not None:
-        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(queues, frames.get("links"), p, title=title, summary=summary), len(queues)))
+
+    def rows(name: str) -> int:
+        return table_rows(frames, name)
+
+    figures = _memcached_figures(lambda: frames.get("requests"), rows("requests"), title)
+    figures.append(Figure("incast_goodput.png", lambda p: plots.plot_incast_iterations(frames.get("incast", empty), p, title, sc), rows("incast")))
+    if "flows" in frames:
+        figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown(frames["flows"], p, title), rows("flows")))
+    if "queues" in frames:
+        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(frames["queues"], frames.get("links"), p, title=title, summary=summary),
+                              rows("queues")))
     torus = plots.torus_throughput([summary.get("headline") or {}], [summary], [title or "run"])
     figures.append(Figure("torus_throughput.png", lambda p: plots.plot_torus_throughput(torus, p, title)))
-    figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(frames.get("pings"), p, title), _rows(frames.get("pings"))))
-    figures.append(Figure("kv_timeline.png", lambda p: _kv_timeline_plot(frames, summary, p, title), _rows(frames.get("kv_ops"))))
-    if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and flows is not None:
+    figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(frames.get("pings"), p, title), rows("pings")))
+    figures.append(Figure("kv_timeline.png", lambda p: _kv_timeline_plot(frames, summary, p, title), rows("kv_ops")))
+    if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and "flows" in frames:
         def inbound(p: Path) -> bool:
-            per_server = plots.tcp_inbound_per_server(flows, 1e6 * summary.get("simulated_seconds", 0.0))
+            per_server = plots.tcp_inbound_per_server(frames["flows"], 1e6 * summary.get("simulated_seconds", 0.0))
             return plots.plot_tcp_inbound([(title or "run", per_server)], p, title)
 
-        figures.append(Figure("tcp_inbound.png", inbound, len(flows)))
-    figures.append(_energy_figure(frames.get("energy"), title, [], summary.get("headline") or {}))
+        figures.append(Figure("tcp_inbound.png", inbound, rows("flows")))
+    figures.append(_energy_figure(lambda: frames.get("energy"), rows("energy"), title, [], summary.get("headline") or {}))
     return figures
 
 
-def _energy_figure(energy: pd.DataFrame | None, title: str | None, swept: list[str], headline: dict,
+def _energy_figure(energy: Callable[[], pd.DataFrame | None], rows: int, title: str | None, swept: list[str], headline: dict,
                    points: pd.DataFrame | None = None) -> Figure:
     """plot_energy (in its own module), with a single run's totals as the note, or a sweep's
     energy per byte delivered from its `points`."""
@@ -89,42 +91,55 @@ def _energy_figure(energy: pd.DataFrame | None, title: str | None, swept: list[s
             note += f", {nj / scale:.4g} {unit} per byte delivered"
         if headline.get("power_unsourced"):
             note += f"\nno power figure for {', '.join(headline['power_unsourced'])} (counted as 0 W)"
-    return Figure("energy.png", lambda p: plot_energy(energy, p, title, swept, note, points), _rows(energy))
+    return Figure("energy.png", lambda p: plot_energy(energy(), p, title, swept, note, points), rows)
 
 
-def sweep_figures(tables: dict, summary: dict, swept: list[str]) -> list[Figure]:
-    """The figures a sweep's folder gets."""
+# What the queue figure of a sweep reads of its queues table: not the swept values'
+# columns, nor the sample times (only a single run's note says when sampling stopped).
+QUEUE_COLUMNS = ["point", "node", "port", "queue_bytes"]
+
+
+def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figure]:
+    """The figures a sweep's folder gets. Only the `points` table is read here: each figure
+    reads the tables it draws when it is drawn (a sweep's tables stay on disk until then,
+    see FolderTables)."""
     from .plots_pcie import plot_dma, plot_job_efficiency
 
     title, sc = scenario_name(summary), summary.get("scenario")
     empty = pd.DataFrame()
     points, table = plots.sweep_points(tables, swept), tables.get("points", empty)
-    incast, flows = tables.get("incast", empty), tables.get("flows", empty)
-    figures = [Figure("incast_goodput.png", lambda p: plots.plot_incast_sweep(incast, swept, p, title, sc), len(incast)),
-               Figure("incast_time.png", lambda p: plots.plot_incast_times(incast, points, swept, p, title), len(incast))]
-    if not flows.empty:
-        figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown_sweep(flows, points, swept, p, title), len(flows)))
+
+    def get(name: str) -> pd.DataFrame:
+        return tables.get(name, empty)
+
+    def rows(name: str) -> int:
+        return table_rows(tables, name)
+
+    figures = [Figure("incast_goodput.png", lambda p: plots.plot_incast_sweep(get("incast"), swept, p, title, sc), rows("incast")),
+               Figure("incast_time.png", lambda p: plots.plot_incast_times(get("incast"), points, swept, p, title), rows("incast"))]
+    if rows("flows"):
+        figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown_sweep(get("flows"), points, swept, p, title), rows("flows")))
     if "queues" in tables:
-        queues, links = tables["queues"], tables.get("links")
-        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(queues, links, p, points, swept, title, summary), len(queues)))
-    figures += _memcached_figures(tables.get("requests"), title)
+        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(columns_of(tables, "queues", QUEUE_COLUMNS), tables.get("links"), p,
+                                                                               points, swept, title, summary), rows("queues")))
+    figures += _memcached_figures(lambda: tables.get("requests"), rows("requests"), title)
     if "case" in swept and "load" in swept:
-        figures.append(Figure("fct_by_load.png", lambda p: plots.plot_fct_by_load(flows, p, title), len(flows)))
+        figures.append(Figure("fct_by_load.png", lambda p: plots.plot_fct_by_load(get("flows"), p, title), rows("flows")))
     elif swept == ["case"]:
-        figures.append(Figure("priority_tradeoff.png", lambda p: plots.plot_priority_tradeoff(flows, p, title), len(flows)))
-    figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(tables.get("pings"), p, title), _rows(tables.get("pings"))))
-    figures.append(Figure("tcp_inbound.png", lambda p: _sweep_tcp_inbound(tables, summary, swept, p, title), len(flows)))
+        figures.append(Figure("priority_tradeoff.png", lambda p: plots.plot_priority_tradeoff(get("flows"), p, title), rows("flows")))
+    figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(tables.get("pings"), p, title), rows("pings")))
+    figures.append(Figure("tcp_inbound.png", lambda p: _sweep_tcp_inbound(tables, summary, swept, p, title), rows("flows")))
     links = plots.torus_links(table)
     if links is not None:
         figures.append(Figure("torus_links.png", lambda p: plots.plot_torus_links(links, p, title)))
     inserts = plots.kv_inserts(table, summary)
     if inserts is not None:
         figures.append(Figure("kv_inserts.png", lambda p: plots.plot_kv_inserts(inserts, p, title)))
-    figures.append(Figure("kv_latency.png", lambda p: plots.plot_kv_latency(tables.get("kv_ops"), p, title), _rows(tables.get("kv_ops"))))
+    figures.append(Figure("kv_latency.png", lambda p: plots.plot_kv_latency(tables.get("kv_ops"), p, title), rows("kv_ops")))
     figures.append(_torus_figure(table, summary, swept, title))
-    figures.append(_energy_figure(tables.get("energy"), title, swept, {}, table))
-    figures.append(Figure("dma.png", lambda p: plot_dma(tables.get("points"), swept, p, title)))
-    figures.append(Figure("job_efficiency.png", lambda p: plot_job_efficiency(tables.get("points"), swept, p, title, summary.get("point_summaries"))))
+    figures.append(_energy_figure(lambda: tables.get("energy"), rows("energy"), title, swept, {}, table))
+    figures.append(Figure("dma.png", lambda p: plot_dma(table, swept, p, title)))
+    figures.append(Figure("job_efficiency.png", lambda p: plot_job_efficiency(table, swept, p, title, summary.get("point_summaries"))))
     return figures
 
 
@@ -154,9 +169,10 @@ def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str
 
 def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path, title: str | None) -> bool:
     """plot_tcp_inbound for a sweep of TCP runs on a torus: a column per point."""
-    points, flows = tables.get("points", pd.DataFrame()), tables.get("flows", pd.DataFrame())
-    if points.empty or flows.empty or "headline_median_inbound_gbps_per_server" not in points.columns:
+    points = tables.get("points", pd.DataFrame())
+    if points.empty or "headline_median_inbound_gbps_per_server" not in points.columns or not table_rows(tables, "flows"):
         return False
+    flows = tables["flows"]
     per_point = summary.get("point_summaries") or []
     groups = []
     for r in points.sort_values("point").to_dict("records"):
@@ -295,12 +311,14 @@ def redraw(path: str | Path, workers: int | None = None, progress: bool = False)
     import json
     import shutil
 
+    from .folder_tables import FolderTables
     from .report import write_html
-    from .results import read
 
     path = Path(path)
     summary = _complete_folder(path)
-    tables = read(path).tables
+    # Each figure reads the tables it draws, when it is drawn (in its worker).
+    names = sorted(p.stem for p in path.glob("*.parquet"))
+    tables = FolderTables(path, names, {"points": pd.read_parquet(path / "points.parquet")} if "points" in names else {})
     if isinstance(summary.get("points"), int):
         figures = sweep_figures(tables, summary, swept_columns(summary, tables.get("points")))
     else:

@@ -411,7 +411,10 @@ def _truncation_note(queues: pd.DataFrame, summary: dict) -> str | None:
     cut = sum(bool(s.get("queue_samples_truncated")) for s in summaries)
     if not cut:
         return None
-    where = f"at {queues['time_us'].max() / 1e3:.4g} ms" if len(summaries) == 1 else f"early in {cut} of {len(summaries)} points"
+    if len(summaries) == 1 and "time_us" in queues.columns:
+        where = f"at {queues['time_us'].max() / 1e3:.4g} ms"
+    else:
+        where = f"early in {cut} of {len(summaries)} points"
     return f"queue sampling stopped {where} (metrics.max_queue_samples)"
 
 

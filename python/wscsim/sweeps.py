@@ -10,7 +10,8 @@ import time
 import pandas as pd
 
 from .errors import ScenarioError
-from .folders import Destination
+from .folder_tables import FolderTables, write_combined
+from .folders import Destination, ResultFolder
 from .pool import LocalPool
 from .report import write_html
 from .results import Result, write, write_captures
@@ -55,51 +56,122 @@ def _run(job):
 def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = None, progress: bool = False, allow_python: bool = False,
               make_plots: bool = True, ray: str | None = None) -> Result:
     """Runs every point of a sweep: in `workers` local processes, or as tasks on the Ray
-    cluster at address `ray`; the tables are the same either way."""
+    cluster at address `ray`; the tables are the same either way. With a destination, each
+    point's folder is written as the point finishes and its tables let go; the combined
+    tables are built from those folders and read back only when asked for (FolderTables),
+    so that the sweep holds about one point's tables per worker, not all of them."""
     points = expand(base, axes)
     check_points(points, allow_python, for_run=True)  # every point, before any runs
     t0 = time.perf_counter()
     jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
     label = str(base.get("name", "sweep"))
-    results = _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None)
-    tables, names = _combine(points, axes, results)
+    width = max(3, len(str(len(points) - 1)))
+    folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique) if dest is not None else None
+    try:
+        kept = _Points(len(points), folder.tmp if folder else None, width)
+        _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None, kept.take)
+        tables, names = kept.tables(points, axes)
+    except BaseException:
+        if folder is not None:
+            folder.abort()
+        raise
+    summaries = kept.summaries
     summary = {
         "sweep": [{"path": p, "values": v, "column": names[p]} for p, v in axes],
         "points": len(points),
         "scenario": base,
         "seed": base.get("seed", 1),
         "wall_seconds": time.perf_counter() - t0,
-        "version": results[0].summary["version"],
-        "point_summaries": [r.summary for r in results],
-        "invariants": {"ok": all(r.summary["invariants"]["ok"] for r in results)},
+        "version": summaries[0]["version"],
+        "point_summaries": summaries,
+        "invariants": {"ok": all(s["invariants"]["ok"] for s in summaries)},
         "headline": {},
     }
     swept = [names[p] for p, _ in axes]
-    width = max(3, len(str(len(points) - 1)))
-
-    def point_folders(tables, summary, folder):
-        # Each point also gets a folder of its own, as a single run would write it.
-        for i, (point_summary, frames, captures) in enumerate(results):
-            sub = folder / "points" / f"{i:0{width}d}"
-            sub.mkdir(parents=True)
-            for name, df in frames.items():
-                df.to_parquet(sub / f"{name}.parquet", index=False, compression="zstd")
-            write_captures(sub, captures)
-            write_html(sub, point_summary, frames)
-            (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
 
     def draw(tables, summary, folder):
         from . import drawing  # matplotlib loads only when a folder gets plots
 
         summary["plots"] = drawing.draw(drawing.sweep_figures(tables, summary, swept), folder, workers, progress)
 
-    # The point folders are part of the result; the plots, drawn last, may be cut short.
-    return write(dest, summary, tables, point_folders, plots=draw if make_plots else None, points_width=width)
+    # The plots, drawn last, may be cut short.
+    res = write(dest, summary, tables, plots=draw if make_plots else None, points_width=width, folder=folder)
+    if isinstance(res.tables, FolderTables):
+        res.tables.folder, res.tables.keep = res.path, True
+    return res
 
 
-def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | None) -> list:
-    """Every job's Outcome, in job order; a point's scenario error stops the sweep."""
-    results: list = [None] * len(jobs)
+class _Points:
+    """Each point's Outcome as it finishes. With a folder, the point's own folder is written
+    at once (`points/NNN`, as a single run writes it, without plots) and only its summary
+    and the names of its tables and columns are kept; without, the Outcome is kept whole."""
+
+    def __init__(self, n: int, folder, width: int):
+        self.folder, self.width = folder, width
+        self.summaries: list = [None] * n
+        self.outcomes: list = [None] * n
+        self.table_names: list = [None] * n
+        self.columns: set[str] = {"point"}
+
+    def point_folder(self, i: int):
+        return self.folder / "points" / f"{i:0{self.width}d}"
+
+    def take(self, i: int, outcome) -> None:
+        point_summary, frames, captures = outcome
+        self.summaries[i] = point_summary
+        self.table_names[i] = list(frames)
+        self.columns |= {c for df in frames.values() for c in df.columns}
+        if self.folder is None:
+            self.outcomes[i] = outcome
+            return
+        sub = self.point_folder(i)
+        sub.mkdir(parents=True)
+        for name, df in frames.items():
+            df.to_parquet(sub / f"{name}.parquet", index=False, compression="zstd")
+        write_captures(sub, captures)
+        write_html(sub, point_summary, frames)
+        (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
+
+    def tables(self, points: list, axes) -> tuple[dict, dict]:
+        """One table per kind over all points, with `point` and the swept values as columns,
+        and the `points` table; returns (tables, swept path -> column name)."""
+        names = _column_names([p for p, _ in axes], self.columns)
+        constants = _constants(points, axes, names)
+        kinds = list(dict.fromkeys(n for per_point in self.table_names for n in per_point))
+        rows = []
+        for c, s in zip(constants, self.summaries):
+            rows.append({**c, **{f"headline_{k}": v for k, v in s["headline"].items()}, "invariants_ok": s["invariants"]["ok"]})
+        points_table = pd.DataFrame(rows)
+        if self.folder is None:
+            tables = {kind: _concat([(c, o.tables[kind]) for c, o in zip(constants, self.outcomes) if kind in o.tables]) for kind in kinds}
+            return {**tables, "points": points_table}, names
+        write_combined(self.folder, [self.point_folder(i) for i in range(len(points))], constants, kinds)
+        points_table.to_parquet(self.folder / "points.parquet", index=False, compression="zstd")
+        return FolderTables(self.folder, [*kinds, "points"], {"points": points_table}), names
+
+
+def _constants(points: list, axes, names: dict) -> list[dict]:
+    """Per point, its columns of constants: `point` and each swept value as a column holds it."""
+    labels = {p: [v["name"] for v in vals] if p is CASE_AXIS else vals for p, vals in axes}
+    columns = {p: dict(zip(map(_key, vals), column_values(vals))) for p, vals in labels.items()}
+    return [{"point": i, **{names[k]: columns[k][_key(v)] for k, v in params.items()}} for i, (_, params) in enumerate(points)]
+
+
+def _concat(parts: list[tuple[dict, pd.DataFrame]]) -> pd.DataFrame:
+    """The points' tables one after another, their constants as the first columns (one copy
+    of the rows, made by the concatenation)."""
+    df = pd.concat([t for _, t in parts], ignore_index=True)
+    lengths = [len(t) for _, t in parts]
+    first = parts[0][0]
+    for pos, key in enumerate(first):
+        values = [c[key] for c, _ in parts]
+        df.insert(pos, key, pd.Series(values).repeat(lengths).reset_index(drop=True))
+    return df
+
+
+def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | None, take) -> None:
+    """Runs every job, handing each Outcome to `take(i, outcome)` as it comes (in the order
+    they finish); a point's scenario error stops the sweep."""
     # Workers start before the progress bar's thread does (they are forked).
     pool = LocalPool(_run, workers) if workers > 1 and ray is None else None
     if ray is not None:
@@ -119,7 +191,8 @@ def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | No
         for i, res, error in outcomes:
             if error:
                 raise ScenarioError(*error)
-            results[i] = res
+            take(i, res)
+            del res  # the point's tables go before the next point's come
             if bar is not None:
                 bar.advance(task)
     finally:
@@ -129,30 +202,3 @@ def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | No
             outcomes.close()
         if bar is not None:
             bar.stop()
-    return results
-
-
-def _combine(points: list, axes, results: list) -> tuple[dict, dict]:
-    """One table per kind over all points, with `point` and the swept values as columns,
-    and the `points` table; returns (tables, swept path -> column name)."""
-    labels = {p: [v["name"] for v in vals] if p is CASE_AXIS else vals for p, vals in axes}
-    columns = {p: dict(zip(map(_key, vals), column_values(vals))) for p, vals in labels.items()}
-    table_columns = {c for r in results for df in r.tables.values() for c in df.columns} | {"point"}
-    names = _column_names([p for p, _ in axes], table_columns)
-    combined: dict[str, list[pd.DataFrame]] = {}
-    point_rows = []
-    for i, ((sc, params), r) in enumerate(zip(points, results)):
-        params = {k: columns[k][_key(v)] for k, v in params.items()}
-        row = {"point": i, **{names[k]: v for k, v in params.items()}}
-        row.update({f"headline_{k}": v for k, v in r.summary["headline"].items()})
-        row["invariants_ok"] = r.summary["invariants"]["ok"]
-        point_rows.append(row)
-        for name, df in r.tables.items():
-            df = df.copy()
-            df.insert(0, "point", i)
-            for k, v in reversed(list(params.items())):
-                df.insert(1, names[k], [v] * len(df))
-            combined.setdefault(name, []).append(df)
-    tables = {name: pd.concat(dfs, ignore_index=True) for name, dfs in combined.items()}
-    tables["points"] = pd.DataFrame(point_rows)
-    return tables, names
