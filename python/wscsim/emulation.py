@@ -175,7 +175,7 @@ class Programs:
     def _start(self, k: int, app: dict, h: int, now_ps: int) -> None:
         command = substitute(app["command"], h)
         stem = self.logs / f"app{k}-host{h}"
-        caps = app.get("capabilities", [])
+        caps = privileges.capabilities(app.get("capabilities", []), f"emulation.apps[{k}].capabilities")
         lowered = privileges.setpriv_argv(self.user, caps)
         out, err = open(f"{stem}.out", "wb"), open(f"{stem}.err", "wb")
         proc = subprocess.Popen(["ip", "netns", "exec", self.names[h], *lowered, "sh", "-c", command], stdin=subprocess.DEVNULL,

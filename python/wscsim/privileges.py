@@ -13,7 +13,6 @@ checked here and left out of what the core is given.
 
 from __future__ import annotations
 
-import copy
 import pwd
 
 from .errors import ScenarioError
@@ -32,37 +31,17 @@ def _apps(emulation: dict) -> list:
     return apps if isinstance(apps, list) else []
 
 
-def for_core(sc: dict) -> dict:
-    """Scenario `sc` as the core is given it: `emulation.user` and each app's
-    `capabilities` checked, then left out. `sc` itself is not changed."""
+def check_entries(sc: dict) -> None:
+    """Checks `emulation.user` and each app's `capabilities` (the core carries them without
+    reading them)."""
     emulation = sc.get("emulation")
     if not isinstance(emulation, dict):
-        return sc
-    apps = _apps(emulation)
-    if "user" not in emulation and not any(isinstance(a, dict) and "capabilities" in a for a in apps):
-        return sc
+        return
     if "user" in emulation:
         user_entry(emulation["user"])
-    for i, app in enumerate(apps):
+    for i, app in enumerate(_apps(emulation)):
         if isinstance(app, dict) and "capabilities" in app:
             capabilities(app["capabilities"], f"emulation.apps[{i}].capabilities")
-    sc = copy.copy(sc)
-    sc["emulation"] = {k: v for k, v in emulation.items() if k != "user"}
-    if "apps" in emulation and isinstance(emulation["apps"], list):
-        sc["emulation"]["apps"] = [{k: v for k, v in a.items() if k != "capabilities"} if isinstance(a, dict) else a for a in apps]
-    return sc
-
-
-def restore(resolved: dict, sc: dict) -> None:
-    """Puts `sc`'s user and capabilities back into the core's resolved form of it."""
-    given, emulation = sc.get("emulation"), resolved.get("emulation")
-    if not isinstance(given, dict) or not isinstance(emulation, dict):
-        return
-    if "user" in given:
-        emulation["user"] = given["user"]
-    for app, resolved_app in zip(_apps(given), emulation.get("apps") or []):
-        if isinstance(app, dict) and "capabilities" in app:
-            resolved_app["capabilities"] = capabilities(app["capabilities"], "")
 
 
 def user_entry(user) -> pwd.struct_passwd:

@@ -193,7 +193,8 @@ def apply_overrides(sc: dict, overrides: list[str] | dict | None) -> dict:
 
 
 def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
-    """Removes `[sweep]` from a scenario; returns the base and its (path, values) axes."""
+    """Removes `[sweep]` (and `seeds`) from a scenario; returns the base and its (path,
+    values) axes, the seed axis last."""
     sc = copy.deepcopy(sc)
     sweep = sc.pop("sweep", None)
     if sweep is None:
@@ -213,6 +214,15 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
         points *= len(values)
         if points > MAX_SWEEP_POINTS:
             raise ScenarioError("sweep", f"given more than {MAX_SWEEP_POINTS:,} points; allowed: at most {MAX_SWEEP_POINTS:,} (each point is a whole simulation)")
+    # `seeds` is wscsim's, not the core's: it leaves the scenario here, the one place every
+    # scenario passes before a point is made, and becomes the last axis (see seeds.py).
+    from .seeds import seed_axis
+
+    seeds = seed_axis(sc, sc.pop("seeds", 1), [p for p, _ in axes])
+    if seeds is not None:
+        axes.append(seeds)
+        if points * len(seeds[1]) > MAX_SWEEP_POINTS:
+            raise ScenarioError("seeds", f"given {len(seeds[1])} for {points:,} points; allowed: at most {MAX_SWEEP_POINTS:,} runs in all")
     return sc, axes
 
 
@@ -262,11 +272,10 @@ def expand(base: dict, axes: list[tuple[str, list]]) -> list[tuple[dict, dict]]:
 
 def to_json(sc: dict) -> str:
     """The scenario as the core is given it. Who runs an emulation's programs is the front
-    end's to read (privileges.py): checked there and left out, as the core refuses keys it
-    does not know."""
-    from .privileges import for_core
+    end's to read (privileges.py): checked there; the core carries them as they are."""
+    from .privileges import check_entries
 
-    sc = for_core(sc)
+    check_entries(sc)
     try:
         return json.dumps(sc)
     except TypeError as e:

@@ -41,7 +41,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from . import privileges, static_class
+from . import static_class
 from .errors import ScenarioError
 
 REQUIRED = ("classify", "enqueue", "schedule")
@@ -264,18 +264,7 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
     except _native.ScenarioError as e:
         path, message = e.args
         raise ScenarioError(path, message) from None
-    _refuse_threads_with_python_schemes(sc, resolved)
-    privileges.restore(resolved, sc)
     return resolved
-
-
-def _refuse_threads_with_python_schemes(sc: dict, resolved: dict) -> None:
-    """What the core refuses only once it builds the network (a Python scheme is called
-    from one thread), refused here so that check says it too, in the core's words."""
-    engine = resolved.get("engine") or {}
-    threads = engine.get("threads", 1)
-    if engine.get("partitioned") and threads > 1 and any(path.startswith("switch.") for path, _ in python_schemes(sc)):
-        raise ScenarioError("engine.threads", f"given {threads}; allowed: 1 with custom (Python or user) schemes")
 
 
 def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, for_run: bool = False) -> list[dict]:

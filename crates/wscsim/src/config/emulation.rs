@@ -35,6 +35,9 @@ pub struct EmulationCfg {
     /// Hosts whose real frames (sent and received) go to capture/host-N.pcap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capture: Vec<i64>,
+    /// The user the programs run as (checked and used by the front end that starts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// `[[emulation.sysctls]]`: `settings` (name = value, as `sysctl -w` takes them) in the
@@ -61,6 +64,9 @@ pub struct AppCfg {
     /// than being expected to exit by itself with status 0 (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon: Option<bool>,
+    /// Capabilities the program keeps (checked and used by the front end that starts it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
 }
 
 /// `[emulation]` resolved.

@@ -192,6 +192,17 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
             "1 when engine.partitioned = false (threads run partitions)",
         ));
     }
+    // Python schemes are called under the interpreter's lock, from one thread.
+    let python = |v: &serde_json::Value| v.get("kind").and_then(|k| k.as_str()) == Some("python");
+    if threads > 1
+        && (python(&sc.switch.scheme) || sc.switch.overrides.iter().any(|o| python(&o.scheme)))
+    {
+        return Err(err(
+            "engine.threads",
+            threads,
+            "1 with custom (Python or user) schemes",
+        ));
+    }
     let partitioned = *e.partitioned.get_or_insert(threads_given);
     if let Some(n) = e.max_events_per_instant {
         if !(1_000..=1_000_000_000_000).contains(&n) {
