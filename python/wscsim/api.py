@@ -7,17 +7,21 @@ from typing import Any
 
 from .folders import Destination, chosen_destination
 from .results import Result
-from .scenario import apply_overrides, load, split_sweep
+from .scenario import apply_overrides, check_plain, load, split_sweep
 
 Scenario = str | Path | dict | None
 Overrides = dict[str, Any] | list[str] | None
 
 
-def _prepare(scenario: Scenario, overrides: Overrides, seed: int | None):
+def _prepare(scenario: Scenario, overrides: Overrides, seed: int | None, seeds: int | None = None):
     sc = load(scenario)
     sc = apply_overrides(sc, overrides)
     if seed is not None:
+        check_plain(seed, "seed")  # NaN is no JSON: the core would blame the scenario
         sc["seed"] = seed
+    if seeds is not None:
+        check_plain(seeds, "seeds")
+        sc["seeds"] = seeds
     return split_sweep(sc)
 
 
@@ -42,6 +46,7 @@ def run(
     *,
     out: str | Path | None = None,
     seed: int | None = None,
+    seeds: int | None = None,
     overrides: Overrides = None,
     overwrite: bool = False,
     allow_python: bool = False,
@@ -59,9 +64,12 @@ def run(
     run only with `allow_python=True` (schemes given to `register_scheme` always do).
     A sweep's points run in `workers` local processes (default: one per core), or on the
     Ray cluster at address `ray` (`pip install wscsim[ray]`), with the same results; the
-    plots are drawn in up to `workers` local processes (1: in this one).
+    plots are drawn in up to `workers` local processes (1: in this one). `seeds=N` (or
+    `seeds = N` in the scenario) runs every point with the seeds seed to seed + N - 1, as
+    a sweep whose last axis is `seed`; its summary gives each headline figure's mean and
+    95% confidence interval over the seeds.
     """
-    base, axes = _prepare(scenario, overrides, seed)
+    base, axes = _prepare(scenario, overrides, seed, seeds)
     refuse_ray_without_sweep(ray, axes)
     dest = _destination(out, overwrite)
     if axes:

@@ -63,6 +63,8 @@ def _running(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace the --out folder if it holds an earlier wscsim run")
     p.add_argument("--workers", type=int, default=None, help="parallel processes for sweeps (default: cores)")
     p.add_argument("--no-plots", action="store_true", help="write tables and summary only")
+    p.add_argument("--seeds", type=int, default=None, metavar="N",
+                   help="run every point with N seeds (seed, seed+1, ...): per-seed rows, means with 95%% confidence intervals")
     p.add_argument("--ray", metavar="ADDRESS", default=None, help="run a sweep's points on this Ray cluster (HOST:PORT, ray://HOST:PORT or auto; pip install wscsim[ray])")
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
@@ -91,7 +93,11 @@ def cmd_run(args, vary=None) -> int:
             raise ScenarioError("sweep", f"given {sweep!r}; allowed: a table of dotted paths to lists of values")
         sweep.update(vary)
     api.refuse_ray_without_sweep(args.ray, split_sweep(sc)[1], field="--ray", sweep_hint="wscsim sweep --vary")
-    res = api.run(sc, out=_destination(args, sc), seed=args.seed, progress=sys.stderr.isatty() and not args.quiet,
+    if args.seeds is not None:
+        from .seeds import checked
+
+        checked(args.seeds, "--seeds")
+    res = api.run(sc, out=_destination(args, sc), seed=args.seed, seeds=args.seeds, progress=sys.stderr.isatty() and not args.quiet,
                   workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots, ray=args.ray)
     if args.quiet:
         print(res.path)
@@ -126,7 +132,7 @@ def cmd_check(args) -> int:
         sc["seed"] = args.seed
     base, axes = split_sweep(sc)
     points = expand(base, axes) if axes else [(base, {})]
-    resolved = check_points(points, args.allow_python)
+    resolved = check_points(points, args.allow_python, base=base)
     n = len(points)
     if args.show or args.json:
         # The scenario itself with every default filled in, and its sweep as written; not

@@ -18,9 +18,10 @@ from typing import NamedTuple
 import pandas as pd
 
 from . import plots
-from .folder_tables import columns_of, table_rows
+from .folder_tables import columns_of, table_rows, table_shape
 from .plots import FORMATS, _bytes, _label, _in, scenario_name
 from .scenario import duration_seconds
+from .seeds import SEED
 
 
 class Figure(NamedTuple):
@@ -107,6 +108,12 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figu
 
     title, sc = scenario_name(summary), summary.get("scenario")
     empty = pd.DataFrame()
+    every_seed, plain = tables, [k for k in swept if k != SEED]
+    if SEED in swept:
+        # Several seeds per point: figures of each point show the first seed's (their labels
+        # say which); goodput against senders is the mean over the seeds with its interval.
+        seeded = tables["points"]
+        tables = FirstSeed(tables, set(seeded.loc[seeded[SEED] == seeded[SEED].min(), "point"]))
     points, table = plots.sweep_points(tables, swept), tables.get("points", empty)
 
     def get(name: str) -> pd.DataFrame:
@@ -115,7 +122,8 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figu
     def rows(name: str) -> int:
         return table_rows(tables, name)
 
-    figures = [Figure("incast_goodput.png", lambda p: plots.plot_incast_sweep(get("incast"), swept, p, title, sc), rows("incast")),
+    figures = [Figure("incast_goodput.png", lambda p: plots.plot_incast_sweep(every_seed.get("incast", empty), swept, p, title, sc),
+                      rows("incast")),
                Figure("incast_time.png", lambda p: plots.plot_incast_times(get("incast"), points, swept, p, title), rows("incast"))]
     if rows("flows"):
         figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown_sweep(get("flows"), points, swept, p, title), rows("flows")))
@@ -123,9 +131,9 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figu
         figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(columns_of(tables, "queues", QUEUE_COLUMNS), tables.get("links"), p,
                                                                                points, swept, title, summary), rows("queues")))
     figures += _memcached_figures(lambda: tables.get("requests"), rows("requests"), title)
-    if "case" in swept and "load" in swept:
+    if "case" in plain and "load" in plain:
         figures.append(Figure("fct_by_load.png", lambda p: plots.plot_fct_by_load(get("flows"), p, title), rows("flows")))
-    elif swept == ["case"]:
+    elif plain == ["case"]:
         figures.append(Figure("priority_tradeoff.png", lambda p: plots.plot_priority_tradeoff(get("flows"), p, title), rows("flows")))
     figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(tables.get("pings"), p, title), rows("pings")))
     figures.append(Figure("tcp_inbound.png", lambda p: _sweep_tcp_inbound(tables, summary, swept, p, title), rows("flows")))
@@ -141,6 +149,34 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figu
     figures.append(Figure("dma.png", lambda p: plot_dma(table, swept, p, title)))
     figures.append(Figure("job_efficiency.png", lambda p: plot_job_efficiency(table, swept, p, title, summary.get("point_summaries"))))
     return figures
+
+
+class FirstSeed(Mapping):
+    """A sweep's tables with only the rows of the points in `keep` (its first seed's)."""
+
+    def __init__(self, tables: Mapping, keep: set[int]):
+        self.tables, self.keep = tables, keep
+
+    def _only(self, df: pd.DataFrame) -> pd.DataFrame:
+        return df[df["point"].isin(self.keep)].reset_index(drop=True) if "point" in df.columns else df
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self._only(self.tables[name])
+
+    def load(self, name: str, columns: list[str]) -> pd.DataFrame:
+        return self._only(columns_of(self.tables, name, columns))
+
+    def shape(self, name: str) -> tuple[int, list[str]]:
+        return table_shape(self.tables, name)  # rows of every seed: enough to order figures
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tables
+
+    def __iter__(self):
+        return iter(self.tables)
+
+    def __len__(self) -> int:
+        return len(self.tables)
 
 
 def _torus_figure(points: pd.DataFrame, summary: dict, swept: list[str], title: str | None) -> Figure:

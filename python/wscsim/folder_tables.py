@@ -117,7 +117,7 @@ def _read_numbers(path: Path, columns: list[str]) -> pd.DataFrame | None:
 
 def table_shape(tables: Mapping, name: str) -> tuple[int, list[str]]:
     """Rows and columns of one table, without reading a table kept on disk."""
-    if isinstance(tables, FolderTables):
+    if hasattr(tables, "shape"):  # FolderTables, or a view of them
         return tables.shape(name)
     df = tables[name]
     return len(df), list(df.columns)
@@ -132,7 +132,7 @@ def columns_of(tables: Mapping, name: str, columns: list[str]) -> pd.DataFrame |
     """Some columns of a table (read only those from disk), None if there is no such table."""
     if name not in tables:
         return None
-    if isinstance(tables, FolderTables):
+    if hasattr(tables, "load"):
         return tables.load(name, columns)
     return tables[name]
 

@@ -151,7 +151,9 @@ def facets(points: pd.DataFrame, swept: list[str]) -> tuple[list[tuple[str, pd.D
     points = points.sort_values("point")
     numeric = [k for k in swept if _is_number_column(points[k])]
     if len(points) <= MAX_PANELS or not numeric:
-        return [(_label(swept, [r[k] for k in swept]), points[points["point"] == r["point"]]) for _, r in points.iterrows()], None
+        # Rows as records, not iterrows: a row of an integer and a float column would show
+        # the integer as a float ("seed=1.0").
+        return [(_label(swept, [r[k] for k in swept]), points[points["point"] == r["point"]]) for r in points.to_dict("records")], None
     curve = max(numeric, key=lambda k: points[k].nunique())
     rest = [k for k in swept if k != curve]
     if not rest:
@@ -536,25 +538,46 @@ def plot_incast_sweep(incast: pd.DataFrame, swept: list[str], path: Path, title:
     (a panel per value of a third one); a log axis when goodput spans decades."""
     if incast.empty or "senders" not in swept:
         return False
-    others = [k for k in swept if k != "senders"]
+    seeded = "seed" in swept  # several seeds per point: their mean, with its 95% interval
+    others = [k for k in swept if k not in ("senders", "seed")]
     # In the order of the sweep's points, so that lines and panels follow the scenario.
     g = incast_goodput(incast, ["point", *swept] if "point" in incast.columns else swept)
+    if seeded:
+        g = over_seeds(g, ["senders", *others], "goodput_mbps")
     panel_keys, line_keys = _incast_layout(others)
     panels = _groups(g, panel_keys)
     fig, axes = _panels(len(panels), panel=(6.4, 3.8) if len(panels) == 1 else (4.6, 3.4), sharey=True)
     for ax, (name, sub) in zip(axes, panels):
         for label, line in _groups(sub, line_keys):
             line = line.sort_values("senders")
-            ax.plot(line["senders"], line["goodput_mbps"], marker="o", ms=4, label=label or None)
+            if seeded:
+                ax.errorbar(line["senders"], line["goodput_mbps"], yerr=line["ci95"], marker="o", ms=4, capsize=2, label=label or None)
+            else:
+                ax.plot(line["senders"], line["goodput_mbps"], marker="o", ms=4, label=label or None)
         _goodput_axis(ax, g["goodput_mbps"])
         ax.set_title(name, fontsize=8)
         ax.set_xlabel("senders")
         ax.grid(True, which="major", lw=0.3, color="0.85")
         if line_keys:
             ax.legend(fontsize=7, loc="best")
-    _title(fig, title, f"incast goodput against senders{_incast_what(scenario)}", "goodput of a point: all blocks' bytes over all iterations' time")
+    note = "goodput of a point: all blocks' bytes over all iterations' time"
+    if seeded:
+        note += f"\nmean of {int(g['seeds'].max())} seeds; bars: its 95% confidence interval (Student's t)"
+    _title(fig, title, f"incast goodput against senders{_incast_what(scenario)}", note)
     _save(fig, path)
     return True
+
+
+def over_seeds(g: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    """Rows of several seeds as one per combination of `keys` (in the order they come): the
+    mean of `value`, the half-width of its 95% interval (`ci95`, 0 for one seed), `seeds`."""
+    from .seeds import mean_ci95
+
+    rows = []
+    for key, sub in g.groupby(keys, sort=False):
+        mean, half = mean_ci95([float(v) for v in sub[value]])
+        rows.append({**dict(zip(keys, key)), value: mean, "ci95": 0.0 if half is None else half, "seeds": len(sub)})
+    return pd.DataFrame(rows)
 
 
 def iteration_times(incast: pd.DataFrame, points: pd.DataFrame, swept: list[str]) -> pd.DataFrame:

@@ -34,6 +34,32 @@ def _rows(pairs) -> str:
     return "".join(f"<tr><th class=l>{_e(k)}</th><td>{_e(fmt_value(v))}</td></tr>" for k, v in pairs)
 
 
+def _with_ci(value, ci: dict, key: str):
+    """A mean over seeds as `mean ± half-width` of its 95% interval; any other value as is."""
+    return f"{fmt_value(value)} \u00b1 {fmt_value(ci[key])}" if ci.get(key) is not None else value
+
+
+def _seeds_note(summary: dict) -> str:
+    seeds = summary.get("seeds")
+    if not seeds:
+        return ""
+    return f"<p>Mean over {len(seeds['seeds'])} seeds ({_e(fmt_value(seeds['seeds']))}) \u00b1 the {_e(seeds['interval'])}.</p>"
+
+
+def _seed_means(summary: dict) -> str:
+    """A sweep with several seeds: each combination of the other swept values, its headline
+    figures as mean ± 95% interval over the seeds."""
+    means = summary.get("seed_means") or []
+    if not means or summary.get("headline_ci95") is not None:
+        return ""
+    keys = [k for k in means[0] if k not in ("seeds", "mean", "ci95")]
+    heads = headline_keys(means[0]["mean"])
+    header = "".join(f"<th class=l>{_e(k)}</th>" for k in keys) + "<th>seeds</th>" + "".join(f"<th>{_e(h)}</th>" for h in heads)
+    rows = ["<tr>" + "".join(f"<td class=l>{_e(fmt_value(m[k]))}</td>" for k in keys) + f"<td>{m['seeds']}</td>"
+            + "".join(f"<td>{_e(_with_ci(m['mean'][h], m['ci95'], h) if h in m['mean'] else '')}</td>" for h in heads) + "</tr>" for m in means]
+    return f"<h2>Means over seeds</h2>{_seeds_note(summary)}<table><tr>{header}</tr>{''.join(rows)}</table>"
+
+
 def summary_html(summary: dict) -> str:
     """The run's facts and headline as HTML tables (also a Result's notebook view)."""
     sc = summary.get("scenario", {})
@@ -47,7 +73,10 @@ def summary_html(summary: dict) -> str:
     ok = inv.get("ok", True)
     out = [f"<table>{_rows(facts)}</table>"]
     if head:
-        out.append(f"<h2>Headline</h2><table>{_rows((k, head[k]) for k in headline_keys(head))}</table>")
+        ci = summary.get("headline_ci95") or {}
+        shown = ((k, _with_ci(head[k], ci, k)) for k in headline_keys(head))
+        out.append(f"<h2>Headline</h2>{_seeds_note(summary)}<table>{_rows(shown)}</table>")
+    out.append(_seed_means(summary))
     verdict = '<span class=ok>all hold</span>' if ok else '<span class=bad>FAILED: see summary.json</span>'
     out.append(f"<p>Invariants (packets conserved, no buffer overrun, time monotone): {verdict}</p>")
     return "\n".join(out)

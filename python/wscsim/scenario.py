@@ -150,11 +150,12 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def set_path(sc: dict, path: str, value: Any) -> None:
-    """Sets a dotted path (`transport.rto_min`) in a scenario dict."""
+def set_path(sc: dict, path: str, value: Any, source: str = "--set") -> None:
+    """Sets a dotted path (`transport.rto_min`) in a scenario dict; `source` is where the
+    path was given, named when it is empty."""
     keys = path.split(".")
     if not all(keys):
-        raise ScenarioError(path or "--set", "given an empty key; allowed: a dotted path such as transport.rto_min")
+        raise ScenarioError(path or source, "given an empty key; allowed: a dotted path such as transport.rto_min")
     node = sc
     for i, k in enumerate(keys[:-1]):
         nxt = node.get(k)
@@ -188,7 +189,7 @@ def apply_overrides(sc: dict, overrides: list[str] | dict | None) -> dict:
     else:
         raise ScenarioError("overrides", f"given {type(overrides).__name__}; allowed: a dict of dotted paths to values, or a list of \"path=value\" strings")
     for k, v in items:
-        set_path(sc, k, v)
+        set_path(sc, k, v, "overrides" if isinstance(overrides, dict) else "--set")
     return sc
 
 
@@ -204,8 +205,7 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
     axes: list[tuple[str, list]] = []
     points = 1
     for path, values in sweep.items():
-        if not isinstance(values, list) or not values:
-            raise ScenarioError(join_path("sweep", path), f"given {values!r}; allowed: a non-empty list of values")
+        _check_sweep_key(path, values)
         if path == "cases":
             _check_cases(values)
             axes.append((CASE_AXIS, values))
@@ -224,6 +224,25 @@ def split_sweep(sc: dict) -> tuple[dict, list[tuple[str, list]]]:
         if points * len(seeds[1]) > MAX_SWEEP_POINTS:
             raise ScenarioError("seeds", f"given {len(seeds[1])} for {points:,} points; allowed: at most {MAX_SWEEP_POINTS:,} runs in all")
     return sc, axes
+
+
+def _check_sweep_key(path: str, values: Any) -> None:
+    """A sweep's key is a whole dotted path, quoted: TOML reads `workload.senders = [1, 2]`
+    unquoted as a table `workload` holding `senders`."""
+    from .toml_text import value as toml_value
+
+    where = join_path("sweep", path)
+    if isinstance(values, dict) and values:
+        whole, inner = path, values
+        while isinstance(inner, dict) and inner:
+            key = next(iter(inner))
+            whole, inner = f"{whole}.{key}", inner[key]
+        raise ScenarioError(where, f"given {whole} = {toml_value(inner)} unquoted, which TOML reads as a table; "
+                                   f"allowed: the path in quotes, \"{whole}\" = {toml_value(inner)}")
+    if not all(path.split(".")):
+        raise ScenarioError(where, "given an empty key or an empty part of one; allowed: a dotted path such as \"workload.senders\"")
+    if not isinstance(values, list) or not values:
+        raise ScenarioError(where, f"given {toml_value(values)}; allowed: a non-empty list of values")
 
 
 class _CaseAxis(str):

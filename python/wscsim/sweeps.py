@@ -18,6 +18,7 @@ from .results import Result, write, write_captures
 from .runner import simulate
 from .scenario import CASE_AXIS, expand
 from .schemes import check_points
+from .seeds import SEED, headline_means
 
 
 def _key(v) -> str:
@@ -61,7 +62,7 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     tables are built from those folders and read back only when asked for (FolderTables),
     so that the sweep holds about one point's tables per worker, not all of them."""
     points = expand(base, axes)
-    check_points(points, allow_python, for_run=True)  # every point, before any runs
+    check_points(points, allow_python, for_run=True, base=base)  # every point, before any runs
     t0 = time.perf_counter()
     jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
     label = str(base.get("name", "sweep"))
@@ -88,6 +89,8 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
         "headline": {},
     }
     swept = [names[p] for p, _ in axes]
+    if axes[-1][0] == SEED:
+        _seed_summary(summary, tables["points"], swept[:-1], axes[-1][1])
 
     def draw(tables, summary, folder):
         from . import drawing  # matplotlib loads only when a folder gets plots
@@ -99,6 +102,19 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     if isinstance(res.tables, FolderTables):
         res.tables.folder, res.tables.keep = res.path, True
     return res
+
+
+def _seed_summary(summary: dict, points: pd.DataFrame, others: list[str], seeds: list[int]) -> None:
+    """With several seeds per point: every headline figure's mean and 95% confidence
+    interval over the seeds, per combination of the other swept values ("seed_means"); for
+    seeds alone, as the headline itself ("headline", "headline_ci95")."""
+    rows = [{**{k: r[k] for k in others}, "headline": s["headline"]}
+            for r, s in zip(points.to_dict("records"), summary["point_summaries"])]
+    means = headline_means(rows, others)
+    summary["seeds"] = {"seeds": seeds, "interval": "95% confidence interval of the mean (Student's t, n - 1 degrees of freedom)"}
+    summary["seed_means"] = means
+    if not others:
+        summary["headline"], summary["headline_ci95"] = means[0]["mean"], means[0]["ci95"]
 
 
 class _Points:
