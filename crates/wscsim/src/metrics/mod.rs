@@ -63,6 +63,10 @@ pub struct QueueSample {
 #[derive(Default)]
 pub struct Metrics {
     pub flows: Vec<FlowRecord>,
+    /// Connections that carry a workload but are not one of its flows (an incast server's
+    /// responses over every iteration): rows of the flows table after the flows, for
+    /// their diagnostics; no headline figure or flow statistic counts them.
+    pub connections: Vec<FlowRecord>,
     pub incast: Vec<IncastRecord>,
     pub queue: Vec<QueueSample>,
     pub sample_interval_ps: TimePs,
@@ -71,6 +75,14 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// The flows table's rows: the workload's flows, then its other connections.
+    pub fn flow_rows(&self) -> std::borrow::Cow<'_, [FlowRecord]> {
+        if self.connections.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.flows);
+        }
+        std::borrow::Cow::Owned([&self.flows[..], &self.connections[..]].concat())
+    }
+
     /// Samples the queue of every switch port that has carried traffic.
     /// The periodic queue sample: records every switch port, then schedules the next one
     /// unless the sample table is full.
@@ -152,7 +164,7 @@ fn if_sampled(d: &FlowDiagnostics, x: TimePs) -> f64 {
 }
 
 pub fn flows_table(m: &Metrics, end_ps: TimePs, diag: &[FlowDiagnostics]) -> Table {
-    let f = &m.flows;
+    let f = &m.flow_rows();
     let done = |r: &FlowRecord| r.end_ps != NEVER;
     let goodput = |r: &FlowRecord| {
         let stop = if done(r) { r.end_ps } else { end_ps };
@@ -514,5 +526,5 @@ pub fn flow_diagnostics(
             ..Default::default()
         },
     };
-    m.flows.iter().map(diag).collect()
+    m.flow_rows().iter().map(diag).collect()
 }

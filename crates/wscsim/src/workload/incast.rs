@@ -5,6 +5,8 @@
 
 use super::AppSched;
 use super::Ctx;
+use crate::engine::NEVER;
+use crate::metrics::FlowRecord;
 
 /// `[workload]` parameters of kind "incast" (defaults are filled in by config::resolve).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -29,6 +31,8 @@ pub struct Params {
 
 pub struct Client {
     pub host: u32,
+    /// The servers, in the order of their connections.
+    pub servers: Vec<u32>,
     /// Request connection to each server (client -> server).
     pub req_conns: Vec<u32>,
     /// Data connections, opened consecutively so that `conn - first_data_conn` is the server.
@@ -44,11 +48,14 @@ pub struct Client {
     /// Iteration number + 1 in which each server's part completed.
     done_iter: Vec<u32>,
     iter_start_ps: u64,
+    /// Where the data connections' rows start in `Metrics::connections`.
+    first_row: usize,
 }
 
 impl Client {
     pub fn new(
         host: u32,
+        servers: Vec<u32>,
         req_conns: Vec<u32>,
         first_data_conn: u32,
         part_bytes: Vec<u64>,
@@ -58,6 +65,7 @@ impl Client {
         let n = part_bytes.len();
         Client {
             host,
+            servers,
             req_conns,
             first_data_conn,
             part_bytes,
@@ -68,11 +76,30 @@ impl Client {
             parts_done: 0,
             done_iter: vec![0; n],
             iter_start_ps: 0,
+            first_row: 0,
         }
     }
 
     pub fn start(&mut self, _id: u32, ctx: &mut Ctx<impl AppSched>) {
         *ctx.active += 1;
+        // Each server's response connection is a row of the flows table (its
+        // retransmissions, timeouts and round trips), carrying its part of every block.
+        self.first_row = ctx.metrics.connections.len();
+        for (i, (&server, &part)) in self.servers.iter().zip(&self.part_bytes).enumerate() {
+            ctx.metrics.connections.push(FlowRecord {
+                flow_id: self.first_data_conn + i as u32,
+                src: server,
+                dst: self.host,
+                size_bytes: part * u64::from(self.iterations),
+                start_ps: ctx.ev.now(),
+                end_ps: NEVER,
+                bytes_received: 0,
+                // Not one transfer on an idle network: no slowdown.
+                ideal_ps: 0,
+                dscp: 0,
+                tcp: true,
+            });
+        }
         self.request(ctx);
     }
 
@@ -96,6 +123,11 @@ impl Client {
         else {
             return;
         };
+        let row = &mut ctx.metrics.connections[self.first_row + i];
+        row.bytes_received = total;
+        if total >= row.size_bytes && row.end_ps == NEVER {
+            row.end_ps = ctx.ev.now();
+        }
         // A part counts once per iteration: when server i's cumulative bytes reach the target.
         if total < self.target[i] || self.done_iter[i] == self.iteration + 1 {
             return;
@@ -207,6 +239,7 @@ pub fn wire(
     }
     apps[client_app as usize] = App::IncastClient(Client::new(
         client,
+        servers.to_vec(),
         req.iter().map(|r| r.0).collect(),
         first_data,
         parts,
