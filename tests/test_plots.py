@@ -212,6 +212,16 @@ def test_large_sweeps_draw_curves_per_value_within_a_panel_per_case():
     assert curve is None and len(panels) == 6
 
 
+def test_large_sweeps_of_text_values_draw_curves_too_in_the_sweeps_order():
+    # RAMCloud's 40 points: sizes given as text, no numeric column; 40 panels were unreadable.
+    sizes = ["100B", "1KB", "10KB", "100KB", "1MB"]
+    points = pd.DataFrame({"point": range(40), "case": [f"c{i // 10}" for i in range(40)], "op": [["read", "write"][i // 5 % 2] for i in range(40)],
+                           "size": [sizes[i % 5] for i in range(40)]})
+    panels, curve = plots.facets(points, ["case", "op", "size"])
+    assert curve == "size" and len(panels) == 8 and panels[0][0] == "c0, op=read"
+    assert list(plots._colours(points["size"])) == sizes
+
+
 def _torus_summary(dims, rate="1Gbps"):
     n = int(np.prod(dims))
     return {"hosts": n, "scenario": {"topology": {"kind": "torus3d", "dims": dims, "link": {"rate": rate}}}}

@@ -100,10 +100,10 @@ def _energy_figure(energy: Callable[[], pd.DataFrame | None], rows: int, title: 
 QUEUE_COLUMNS = ["point", "node", "port", "queue_bytes"]
 
 
-def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figure]:
+def sweep_figures(tables: Mapping, summary: dict, swept: list[str], queue_curves: tuple | None = None) -> list[Figure]:
     """The figures a sweep's folder gets. Only the `points` table is read here: each figure
     reads the tables it draws when it is drawn (a sweep's tables stay on disk until then,
-    see FolderTables)."""
+    see FolderTables); the queue figure none, given the points' `queue_curves`."""
     from .plots_pcie import plot_dma, plot_job_efficiency
 
     title, sc = scenario_name(summary), summary.get("scenario")
@@ -127,7 +127,11 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str]) -> list[Figu
                Figure("incast_time.png", lambda p: plots.plot_incast_times(get("incast"), points, swept, p, title), rows("incast"))]
     if rows("flows"):
         figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown_sweep(get("flows"), points, swept, p, title), rows("flows")))
-    if "queues" in tables:
+    if queue_curves is not None:
+        # Drawn from the curves, but still the figure of most panels: started first.
+        figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(None, None, p, points, swept, title, summary, prepared=queue_curves),
+                              rows("queues")))
+    elif "queues" in tables:
         figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(columns_of(tables, "queues", QUEUE_COLUMNS), tables.get("links"), p,
                                                                                points, swept, title, summary), rows("queues")))
     figures += _memcached_figures(lambda: tables.get("requests"), rows("requests"), title)

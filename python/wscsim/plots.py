@@ -147,14 +147,16 @@ def facets(points: pd.DataFrame, swept: list[str]) -> tuple[list[tuple[str, pd.D
     """How a sweep's points are laid out: (panels as (title, their rows of `points`), the
     swept column drawn as curves within a panel or None). Up to MAX_PANELS points, one panel
     each; beyond, the numeric swept column with the most values (senders, load) becomes
-    curves, in one panel per combination of the other swept columns."""
+    curves, in one panel per combination of the other swept columns; with no numeric one,
+    the swept column with the most values (sizes given as text: "100B" to "1MB"). Forty
+    log-log panels took half a minute to lay out, and were too small to read."""
     points = points.sort_values("point")
     numeric = [k for k in swept if _is_number_column(points[k])]
-    if len(points) <= MAX_PANELS or not numeric:
+    if len(points) <= MAX_PANELS or not swept:
         # Rows as records, not iterrows: a row of an integer and a float column would show
         # the integer as a float ("seed=1.0").
         return [(_label(swept, [r[k] for k in swept]), points[points["point"] == r["point"]]) for r in points.to_dict("records")], None
-    curve = max(numeric, key=lambda k: points[k].nunique())
+    curve = max(numeric or swept, key=lambda k: points[k].nunique())
     rest = [k for k in swept if k != curve]
     if not rest:
         return [("", points)], curve
@@ -162,8 +164,11 @@ def facets(points: pd.DataFrame, swept: list[str]) -> tuple[list[tuple[str, pd.D
 
 
 def _colours(values) -> dict:
-    """A colour per value of an ordered parameter, light to dark as the value grows."""
-    values = sorted(set(values))
+    """A colour per value of an ordered parameter, light to dark as the value grows (values
+    given as text in the order they come, which is the sweep's)."""
+    values = list(dict.fromkeys(values))
+    if all(isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in values):
+        values = sorted(values)
     cmap = matplotlib.colormaps["viridis"]
     return {v: cmap(0.85 * (1 - i / max(1, len(values) - 1))) for i, v in enumerate(values)}
 
@@ -370,14 +375,14 @@ def _positive_samples(queues: pd.DataFrame, wanted: pd.DataFrame) -> dict:
     return {k: g["queue_bytes"].to_numpy() for k, g in q.groupby(keys, sort=True)}
 
 
-def _draw_ports(ax, ports: pd.DataFrame, samples: dict) -> str:
+def _draw_ports(ax, ports: pd.DataFrame, curves: dict) -> str:
     """One point's panel: the CCDF of each port that ever held a queue (busiest first, at
     most DRAWN_PORTS), the NAMED_PORTS busiest in colour and named, the rest grey. Returns
     how many ports that is, for the panel's title."""
     busy = ports[ports["peak"] > 0]
     drawn = busy.head(DRAWN_PORTS)
     for rank, r in enumerate(drawn.itertuples()):
-        xs, ys = queue_ccdf(samples[(r.point, r.node, r.port)], r.samples)
+        xs, ys = curves[(r.point, r.node, r.port)]
         if rank < NAMED_PORTS:
             ax.plot(xs / 1e3, ys, lw=1.5, color=f"C{rank}", zorder=3, label=f"{r.name} (mean {_kb(r.mean)})", **_CCDF_STYLE)
         else:
@@ -390,14 +395,14 @@ def _draw_ports(ax, ports: pd.DataFrame, samples: dict) -> str:
     return f"{len(busy)} of {len(ports)} sampled ports ever held a queue{shown}"
 
 
-def _draw_bottlenecks(ax, ports: pd.DataFrame, samples: dict, pts: pd.DataFrame, curve: str, colours: dict) -> None:
+def _draw_bottlenecks(ax, ports: pd.DataFrame, curves: dict, pts: pd.DataFrame, curve: str, colours: dict) -> None:
     """One panel of a large sweep: the busiest port's CCDF for each point, coloured by the
     point's value of `curve` (senders, load)."""
     names = set()
     for _, p in pts.sort_values(curve).iterrows():
         top = ports[(ports["point"] == p["point"]) & (ports["peak"] > 0)].head(1)
         for r in top.itertuples():
-            xs, ys = queue_ccdf(samples[(r.point, r.node, r.port)], r.samples)
+            xs, ys = curves[(r.point, r.node, r.port)]
             ax.plot(xs / 1e3, ys, lw=1.2, color=colours[p[curve]], **_CCDF_STYLE)
             names.add(r.name)
     if names:
@@ -413,7 +418,7 @@ def _truncation_note(queues: pd.DataFrame, summary: dict) -> str | None:
     cut = sum(bool(s.get("queue_samples_truncated")) for s in summaries)
     if not cut:
         return None
-    if len(summaries) == 1 and "time_us" in queues.columns:
+    if len(summaries) == 1 and queues is not None and "time_us" in queues.columns:
         where = f"at {queues['time_us'].max() / 1e3:.4g} ms"
     else:
         where = f"early in {cut} of {len(summaries)} points"
@@ -425,20 +430,51 @@ def _wanted_ports(ports: pd.DataFrame, per_point: int) -> pd.DataFrame:
     return ports[ports["peak"] > 0].groupby("point", sort=True).head(per_point)
 
 
-def plot_queue_ccdf(queues: pd.DataFrame, links: pd.DataFrame | None, path: Path, points: pd.DataFrame | None = None,
-                    swept: list[str] | None = None, title: str | None = None, summary: dict | None = None) -> bool:
+def queue_curves(queues: pd.DataFrame, links: pd.DataFrame | None, per_point: int = DRAWN_PORTS) -> tuple[pd.DataFrame, dict]:
+    """What the queue figure draws: every sampled port (port_queues), and the CCDF (xs, ys)
+    of the busiest `per_point` ports of each point that ever held a queue, by (point, node,
+    port). A sweep makes them point by point as its points finish (`point` renumbers a
+    single point's tables), so that its figure needs no queue samples at all."""
+    ports = port_queues(queues, links)
+    wanted = _wanted_ports(ports, per_point)
+    samples = _positive_samples(queues, wanted)
+    curves = {(r.point, r.node, r.port): queue_ccdf(samples[(r.point, r.node, r.port)], r.samples) for r in wanted.itertuples()}
+    return ports, curves
+
+
+def renumbered(prepared: tuple[pd.DataFrame, dict], point: int) -> tuple[pd.DataFrame, dict]:
+    """queue_curves of a single point's tables as those of sweep point `point`."""
+    ports, curves = prepared
+    return ports.assign(point=point), {(point, node, port): c for (_, node, port), c in curves.items()}
+
+
+def joined(parts: list[tuple[pd.DataFrame, dict]]) -> tuple[pd.DataFrame, dict]:
+    """queue_curves of the points one after another, as queue_curves of their tables gives."""
+    curves = {}
+    for _, c in parts:
+        curves.update(c)
+    return pd.concat([p for p, _ in parts], ignore_index=True), curves
+
+
+def plot_queue_ccdf(queues: pd.DataFrame | None, links: pd.DataFrame | None, path: Path, points: pd.DataFrame | None = None,
+                    swept: list[str] | None = None, title: str | None = None, summary: dict | None = None,
+                    prepared: tuple[pd.DataFrame, dict] | None = None) -> bool:
     """Queue occupancy as a complementary CDF per switch port, on log axes. A run (or a
     sweep of up to MAX_PANELS points) gets a panel per point with every port that ever held
     a queue, the busiest named; a larger sweep a panel per case with the busiest port of
-    each point. Nothing is drawn if no sampled queue ever held a byte."""
-    if queues.empty or not (queues["queue_bytes"] > 0).any():
-        return False
-    ports = port_queues(queues, links)
+    each point. Nothing is drawn if no sampled queue ever held a byte. From the queue
+    samples, or from `prepared` queue_curves instead."""
     if swept and points is not None and not points.empty:
         panels, curve = facets(points, swept)
     else:
         panels, curve = [("", pd.DataFrame({"point": [0]}))], None
-    samples = _positive_samples(queues, _wanted_ports(ports, 1 if curve else DRAWN_PORTS))
+    if prepared is None:
+        if queues.empty or not (queues["queue_bytes"] > 0).any():
+            return False
+        prepared = queue_curves(queues, links, 1 if curve else DRAWN_PORTS)
+    ports, samples = prepared
+    if ports.empty or not (ports["peak"] > 0).any():
+        return False
     fig, axes = _panels(len(panels), panel=(4.2, 3.0) if len(panels) > 1 else (7.0, 4.2), sharex=True, sharey=True)
     for ax, (name, pts) in zip(axes, panels):
         if curve is None:

@@ -69,7 +69,7 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     width = max(3, len(str(len(points) - 1)))
     folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique) if dest is not None else None
     try:
-        kept = _Points(len(points), folder.tmp if folder else None, width)
+        kept = _Points(len(points), folder.tmp if folder else None, width, queue_curves=make_plots)
         _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None, kept.take)
         tables, names = kept.tables(points, axes)
     except BaseException:
@@ -95,7 +95,7 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     def draw(tables, summary, folder):
         from . import drawing  # matplotlib loads only when a folder gets plots
 
-        summary["plots"] = drawing.draw(drawing.sweep_figures(tables, summary, swept), folder, workers, progress)
+        summary["plots"] = drawing.draw(drawing.sweep_figures(tables, summary, swept, kept.queue_curves()), folder, workers, progress)
 
     # The plots, drawn last, may be cut short.
     res = write(dest, summary, tables, plots=draw if make_plots else None, points_width=width, folder=folder)
@@ -122,8 +122,12 @@ class _Points:
     at once (`points/NNN`, as a single run writes it, without plots) and only its summary
     and the names of its tables and columns are kept; without, the Outcome is kept whole."""
 
-    def __init__(self, n: int, folder, width: int):
+    def __init__(self, n: int, folder, width: int, queue_curves: bool = False):
         self.folder, self.width = folder, width
+        # With a folder and plots: each point's queue curves (plots.queue_curves), made as it
+        # finishes, while the parent would otherwise wait; the queue figure then reads no
+        # samples back.
+        self.curves: list | None = [None] * n if folder is not None and queue_curves else None
         self.summaries: list = [None] * n
         self.outcomes: list = [None] * n
         self.table_names: list = [None] * n
@@ -140,6 +144,10 @@ class _Points:
         if self.folder is None:
             self.outcomes[i] = outcome
             return
+        if self.curves is not None and "queues" in frames:
+            from . import plots  # matplotlib loads only when a folder gets plots
+
+            self.curves[i] = plots.renumbered(plots.queue_curves(frames["queues"], frames.get("links")), i)
         sub = self.point_folder(i)
         sub.mkdir(parents=True)
         for name, df in frames.items():
@@ -147,6 +155,14 @@ class _Points:
         write_captures(sub, captures)
         write_html(sub, point_summary, frames)
         (sub / "summary.json").write_text(json.dumps(point_summary, indent=2, sort_keys=True) + "\n")
+
+    def queue_curves(self):
+        """Every point's queue curves joined (None unless each point had a queues table)."""
+        if self.curves is None or any(c is None for c in self.curves):
+            return None
+        from . import plots
+
+        return plots.joined(self.curves)
 
     def tables(self, points: list, axes) -> tuple[dict, dict]:
         """One table per kind over all points, with `point` and the swept values as columns,
