@@ -35,7 +35,9 @@ def record() -> dict:
         # Where the command's relative paths (a scenario file, --out) start.
         "working_directory": None if _command_line is None else os.getcwd(),
         "wscsim_version": _native.VERSION,
-        "git": source_checkout(),
+        # From the checkout it runs from; else the commit the core was built from, once the
+        # native module records it (GIT_COMMIT; dirty unknown).
+        "git": source_checkout() or _built_from(_native),
         "platform": machine(),
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }
@@ -43,6 +45,11 @@ def record() -> dict:
     if rustc:
         out["platform"] = {**out["platform"], "rustc": rustc}
     return out
+
+
+def _built_from(native) -> dict | None:
+    commit = getattr(native, "GIT_COMMIT", None)
+    return {"commit": commit, "dirty": None} if commit else None
 
 
 @lru_cache(maxsize=1)
