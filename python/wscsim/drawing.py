@@ -295,8 +295,11 @@ class _PlotsBar:
             return lambda: None
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from rich.console import Console
+
+        # On stderr, which is what says whether to show it (stdout may be a pipe).
         self.bar = Progress(TextColumn("plotting"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), transient=True)
+                            TimeElapsedColumn(), transient=True, console=Console(stderr=True))
         self.bar.start()
         task = self.bar.add_task("plots", total=self.total)
         return lambda: self.bar.advance(task)

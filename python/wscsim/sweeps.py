@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextlib import contextmanager
 
 import pandas as pd
 
@@ -71,7 +72,8 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     try:
         kept = _Points(len(points), folder.tmp if folder else None, width, queue_curves=make_plots)
         _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None, kept.take)
-        tables, names = kept.tables(points, axes)
+        with _phase("combining the points' tables" if progress and folder is not None else None):
+            tables, names = kept.tables(points, axes)
     except BaseException:
         if folder is not None:
             folder.abort()
@@ -102,6 +104,18 @@ def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = 
     if isinstance(res.tables, FolderTables):
         res.tables.folder, res.tables.keep = res.path, True
     return res
+
+
+@contextmanager
+def _phase(text: str | None):
+    """A transient line on the terminal naming what runs (nothing when `text` is None)."""
+    if text is None:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(text):
+        yield
 
 
 def _seed_summary(summary: dict, points: pd.DataFrame, others: list[str], seeds: list[int]) -> None:
