@@ -213,3 +213,42 @@ def test_an_interrupt_before_the_simulation_exits_130(tmp_path, sig):
     rc, err = _run_child(tmp_path, ["run", str(_scenario(tmp_path, iterations=3)), "--out", str(out)],
                          target="wscsim.scenario:load", skip=0, when="True", signal=sig)
     assert _agrees_with_disk(rc, err, out) == "nothing"
+
+
+DISCARDED = """
+import os, signal, sys
+import wscsim.scenario
+
+real = wscsim.scenario.load
+
+
+class SignalsWhenCollected:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        collected = True  # the handler runs here, in a __del__, where Python discards exceptions
+
+
+def load(*args, **kwargs):
+    SignalsWhenCollected()
+    return real(*args, **kwargs)
+
+
+wscsim.scenario.load = load
+from wscsim.cli import console_main
+sys.argv = ["wscsim"] + sys.argv[1:]
+sys.exit(console_main())
+"""
+
+
+def test_an_interrupt_that_python_discards_is_raised_again(tmp_path):
+    # Raised in a __del__ (or a weakref callback, as import's module locks have), an
+    # interrupt is printed as 'Exception ignored' and lost; the run would go on.
+    (tmp_path / "discarding_child.py").write_text(DISCARDED)
+    out = tmp_path / "out"
+    proc = _start([sys.executable, "-m", "discarding_child", "run", str(_scenario(tmp_path, iterations=3)), "--out", str(out)],
+                  cwd=tmp_path)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        reap(proc)
+    assert _agrees_with_disk(proc.returncode, err, out) == "nothing"

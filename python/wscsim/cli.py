@@ -336,6 +336,19 @@ def _interrupt_again_soon() -> None:
     timer = threading.Timer(0.01, _thread.interrupt_main, args=(_SIGNALLED,))
     timer.daemon = True
     timer.start()
+    _RETRY_TIMERS.append(timer)
+
+
+_RETRY_TIMERS: list = []
+
+
+def _stop_retry_timers() -> None:
+    """Ends the timers `_interrupt_again_soon` started, so that none is left to wake while
+    the interpreter shuts down."""
+    while _RETRY_TIMERS:
+        timer = _RETRY_TIMERS.pop()
+        timer.cancel()
+        timer.join()
 
 
 def _stop_on_signals() -> None:
@@ -442,6 +455,7 @@ def main(argv=None) -> int:
     finally:
         if sys.unraisablehook is _interrupt_discarded:
             sys.unraisablehook = _OTHER_UNRAISABLE_HOOK
+        _stop_retry_timers()
         provenance = sys.modules.get(f"{__package__}.provenance")
         if provenance is not None:  # a later run from Python in this process has no command line
             provenance.set_command_line(None)
