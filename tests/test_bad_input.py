@@ -374,3 +374,68 @@ def test_emulate_without_root_says_what_is_missing_in_one_line(tmp_path, monkeyp
     assert cli.main(["emulate", str(sc)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: emulate needs root") and err.count("\n") == 1
+
+
+LEAF_SPINE = BASE.replace('kind = "single_switch"\nhosts = 4', 'kind = "leaf_spine"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2')
+
+
+# Issue 34, item 14: (what is wrong, TOML text, words the one line must hold, words it must not)
+WORDING = [
+    ("a typo in the base is not blamed on a sweep point", BASE.replace("hosts = 4", "hosts = 4\nhostz = 5") + '[sweep]\n"workload.senders" = [1, 2]\n',
+     ["topology.hostz"], ["sweep point"]),
+    ("a point's own value is", BASE + '[sweep]\n"workload.senders" = [1, 99]\n', ["workload.senders", "(in sweep point workload.senders=99)"], []),
+    ("misspelt kind", BASE.replace('"single_switch"', '"leafspine"'), ['topology.kind', 'did you mean "leaf_spine"?'], []),
+    ("kind in capitals", BASE + '[transport]\nvariant = "DCTCP"\n', ['transport.variant', 'did you mean "dctcp"?'], []),
+    ("scheme in capitals", BASE + '[switch]\nscheme = "DCTCP"\n', ['switch.scheme.kind', 'did you mean "dctcp"?'], []),
+    ("misspelt key of a kind", LEAF_SPINE.replace("hosts_per_leaf", "host_per_leaf"), ["topology.host_per_leaf", "did you mean hosts_per_leaf?"], []),
+    ("misspelt key of a section", BASE + '[transport]\nvarient = "cubic"\n', ["transport.varient", "did you mean variant?"], []),
+    ("nothing close", BASE.replace('"incast"', '"hadoop"'), ["workload.kind"], ["did you mean"]),
+    ("missing topology kind", BASE.replace('kind = "single_switch"\n', ""), ['topology: given no kind; allowed: one of "single_switch", '], ["a value for it"]),
+    ("missing workload kind", BASE.replace('kind = "incast"\n', ""), ['workload: given no kind; allowed: one of "incast", '], ["a value for it"]),
+    ("missing scheme kind", BASE + "[switch.scheme]\necn = true\n", ['switch.scheme.kind: given no kind; allowed: one of "droptail", '], []),
+    ("unquoted sweep key", BASE + "[sweep]\nworkload.senders = [1, 2]\n", ["sweep.workload", '"workload.senders" = [1, 2]'], ["{'"]),
+    ("a number for a table", BASE + "[host]\nnoise = 3\n", ["host.noise: given integer 3; allowed: a table"], ["struct", "Cfg"]),
+    ("a number for a list", BASE.replace('duration = "10ms"', 'duration = "10ms"\nfailures = 3'), ["failures: given integer 3; allowed: a list"], ["sequence"]),
+    ("a number for the overrides list", BASE + "[switch]\noverrides = 3\n", ["switch.overrides"], []),
+    ("empty sweep key", BASE + '[sweep]\n"" = [1, 2]\n', ['sweep."": given an empty key'], ["--set"]),
+    ("empty part of a sweep key", BASE + '[sweep]\n"workload..senders" = [1, 2]\n', ['sweep."workload..senders": given an empty'], ["--set"]),
+    ("a negative seed", BASE.replace('duration = "10ms"', 'duration = "10ms"\nseed = -1'), ["seed: given integer -1; allowed: an integer, 0 or more"], []),
+]
+
+
+@pytest.mark.parametrize("what,text,words,absent", WORDING, ids=[c[0] for c in WORDING])
+def test_error_wording(tmp_path, what, text, words, absent):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    p = wscsim("check", str(f))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    for w in absent:
+        assert w not in lines[0], (w, lines[0])
+
+
+def test_api_seed_and_empty_override_are_blamed_on_themselves():
+    import wscsim
+
+    for kwargs, field in (({"seed": float("nan")}, "seed"), ({"seeds": float("inf")}, "seeds"), ({"overrides": {"": 1}}, "overrides")):
+        with pytest.raises(wscsim.ScenarioError) as e:
+            wscsim.run(BASE_DICT, **kwargs)
+        assert e.value.path == field, (kwargs, str(e.value))
+
+
+BASE_DICT = {"name": "bad", "duration": "10ms", "topology": {"kind": "single_switch", "hosts": 4}, "workload": {"kind": "incast", "senders": 2}}
+
+
+@pytest.mark.parametrize("data", ['"1TB"', '"1TiB"'])
+def test_mapreduce_takes_its_documented_terabyte(tmp_path, data):
+    # docs/model-reference.md: data, file, block and split go up to 1 TB.
+    f = tmp_path / "mr.toml"
+    f.write_text(mapreduce_text(f"data = {data}"))
+    p = wscsim("check", str(f))
+    if data == '"1TB"':
+        assert p.returncode == 0, p.stderr
+    else:  # above the range, refused in the range's own words
+        assert p.returncode == 2 and "workload.data" in p.stderr and "1000000000000" in p.stderr, p.stderr

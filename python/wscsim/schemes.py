@@ -42,7 +42,7 @@ import importlib.util
 from pathlib import Path
 
 from . import static_class
-from .errors import ScenarioError
+from .errors import ScenarioError, from_core
 
 REQUIRED = ("classify", "enqueue", "schedule")
 
@@ -211,7 +211,8 @@ def python_schemes(sc: dict) -> list[tuple[str, str]]:
     paths start with "runtime.services")."""
     sw: dict = sc["switch"] if isinstance(sc.get("switch"), dict) else {}
     places = [("switch.scheme", sw.get("scheme"))]
-    for i, o in enumerate(sw.get("overrides") or []):
+    overrides = sw.get("overrides")
+    for i, o in enumerate(overrides if isinstance(overrides, list) else []):
         if isinstance(o, dict):
             places.append((f"switch.overrides[{i}].scheme", o.get("scheme")))
     found = [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
@@ -262,22 +263,37 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
     try:
         resolved = json.loads(_native.check(to_json(sc)))
     except _native.ScenarioError as e:
-        path, message = e.args
-        raise ScenarioError(path, message) from None
+        raise from_core(*e.args) from None
     return resolved
 
 
-def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, for_run: bool = False) -> list[dict]:
-    """`check` of every (scenario, swept values) point, before any runs; an error names
-    the sweep point it is in. Returns each point's resolved scenario."""
+def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, for_run: bool = False,
+                 base: dict | None = None) -> list[dict]:
+    """`check` of every (scenario, swept values) point, before any runs; an error that
+    comes from a point's values names the point. One that the sweep's `base` scenario
+    gives as it is (a typo in the file, shared by every point) is not blamed on a point.
+    Returns each point's resolved scenario."""
     resolved = []
     for sc, params in points:
         try:
             resolved.append(check(sc, allow_python, for_run))
         except ScenarioError as e:
-            where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
+            if not params or _same_error(e, base, allow_python):
+                raise
+            where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})"
             raise ScenarioError(e.path, e.message + where) from None
     return resolved
+
+
+def _same_error(error: ScenarioError, base: dict | None, allow_python: bool) -> bool:
+    """Whether checking `base` (a sweep without its axes) refuses it just as a point was."""
+    if base is None:
+        return False
+    try:
+        check(base, allow_python)
+    except ScenarioError as e:
+        return (e.path, e.message) == (error.path, error.message)
+    return False
 
 
 def native_simulation(sc: dict, allow_python: bool = False):
@@ -290,5 +306,4 @@ def native_simulation(sc: dict, allow_python: bool = False):
     try:
         return _native.Simulation(to_json(sc), classes)
     except _native.ScenarioError as e:
-        path, message = e.args
-        raise ScenarioError(path, message) from None
+        raise from_core(*e.args) from None

@@ -45,7 +45,10 @@ impl std::error::Error for ConfigError {}
 pub fn err(path: &str, given: impl fmt::Display, allowed: impl fmt::Display) -> ConfigError {
     ConfigError {
         path: path.to_string(),
-        message: format!("given {}; allowed: {allowed}", short_number(given.to_string())),
+        message: format!(
+            "given {}; allowed: {allowed}",
+            short_number(given.to_string())
+        ),
     }
 }
 
@@ -596,12 +599,28 @@ pub fn parse_json(text: &str) -> Result<Scenario, ConfigError> {
         } else {
             path
         };
-        ConfigError {
-            path,
-            message: given_allowed(&inner),
-        }
+        let message = match missing_kind_of(&path, &inner) {
+            Some(kinds) => format!("given no kind; allowed: one of {kinds}"),
+            None => given_allowed(&inner),
+        };
+        ConfigError { path, message }
     })?;
     Ok(sc)
+}
+
+/// The kinds a section could have been given, when serde's error is that its `kind` is
+/// missing (serde alone would only say that the key has no default).
+fn missing_kind_of(section: &str, serde_message: &str) -> Option<String> {
+    if !serde_message.starts_with("missing field `kind`") {
+        return None;
+    }
+    let kinds = match section {
+        "topology" => topology::TOPOLOGIES,
+        "workload" => resolve::WORKLOADS,
+        _ => return None,
+    };
+    let quoted: Vec<String> = kinds.iter().map(|k| format!("{:?}", k.name)).collect();
+    Some(quoted.join(", "))
 }
 
 /// A field path as the front end writes it: `switch.scheme`, `switch.overrides[0]`, and
@@ -680,14 +699,28 @@ fn json_kind(x: &serde_json::Value) -> &'static str {
     }
 }
 
-/// serde names primitive types as Rust does; a user reads "a number".
+/// serde names types as Rust does (`f64`, `struct HostNoiseCfg`, `a sequence`); a user
+/// reads "a number", "a table", "a list".
 fn rust_type_in_words(expected: &str) -> String {
     match expected {
         "f32" | "f64" => "a number".into(),
-        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize" => {
-            "an integer".into()
-        }
-        "bool" => "true or false".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer".into(),
+        "u8" | "u16" | "u32" | "u64" | "usize" => "an integer, 0 or more".into(),
+        "bool" | "a boolean" => "true or false".into(),
+        "a sequence" => "a list".into(),
+        "a map" => "a table".into(),
+        other if other.starts_with("struct ") || other.starts_with("a map ") => "a table".into(),
+        other if other.starts_with("tuple ") || other.starts_with("a sequence ") => "a list".into(),
+        other => other.into(),
+    }
+}
+
+/// What serde says was given, as a scenario's reader names it: a table, not a "map".
+fn serde_given_in_words(given: &str) -> String {
+    match given {
+        "map" => "a table".into(),
+        "sequence" => "a list".into(),
+        "unit value" => "nothing".into(),
         other => other.into(),
     }
 }
@@ -707,7 +740,7 @@ pub(crate) fn given_allowed(serde_message: &str) -> String {
                 let given = if prefix == "invalid length " {
                     format!("{given} items")
                 } else {
-                    plain(given)
+                    serde_given_in_words(&plain(given))
                 };
                 return format!(
                     "given {given}; allowed: {}",
@@ -777,6 +810,17 @@ mod tests {
                 "given no topology; allowed: a value for it (it has no default)"
             )
         );
+        let e = message(r#"{"topology": {"hosts": 4}, "workload": {"kind": "incast"}}"#);
+        assert_eq!(e.path, "topology");
+        assert!(
+            e.message
+                .starts_with("given no kind; allowed: one of \"single_switch\", "),
+            "{e}"
+        );
+        let e = message(&format!(r#"{{"host": {{"noise": 3}}, {base}}}"#));
+        assert_eq!(e.message, "given integer 3; allowed: a table", "{e}");
+        let e = message(&format!(r#"{{"failures": {{}}, {base}}}"#));
+        assert_eq!(e.message, "given a table; allowed: a list", "{e}");
         let e = message(&format!(r#"{{"switch": [], {base}}}"#));
         assert_eq!(
             (e.path.as_str(), e.message.as_str()),

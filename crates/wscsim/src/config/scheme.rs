@@ -84,24 +84,21 @@ pub fn resolve_scheme(
         ));
     }
     let names: Vec<&str> = SCHEMES.iter().map(|k| k.name).collect();
+    let quoted: Vec<String> = names.iter().map(|k| format!("{k:?}")).collect();
+    let refuse = |given: String| {
+        err(
+            &format!("{path}.kind"),
+            given,
+            format!("one of {}", quoted.join(", ")),
+        )
+    };
     let kind = match value.get("kind") {
         Some(serde_json::Value::String(k)) => k.clone(),
-        Some(other) => {
-            return Err(err(
-                &format!("{path}.kind"),
-                other.to_string(),
-                "a scheme name",
-            ))
-        }
-        None => return Err(err(&format!("{path}.kind"), "nothing", "a scheme name")),
+        Some(other) => return Err(refuse(other.to_string())),
+        None => return Err(refuse("no kind".into())),
     };
     if !names.contains(&kind.as_str()) {
-        let quoted: Vec<String> = names.iter().map(|k| format!("{k:?}")).collect();
-        return Err(err(
-            &format!("{path}.kind"),
-            format!("{kind:?}"),
-            format!("one of {}", quoted.join(", ")),
-        ));
+        return Err(refuse(format!("{kind:?}")));
     }
     match kind.as_str() {
         "droptail" => with_params(path, value, |c| droptail_spec(c, path)),
