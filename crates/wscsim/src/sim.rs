@@ -1168,13 +1168,24 @@ impl Sim {
     /// packets each holds and saw (more than it holds when `max_packets` capped it).
     pub fn captures(&self) -> Vec<(String, Vec<u8>, u64, u64)> {
         let c = &self.net.captures;
+        let epoch_s = self
+            .scenario
+            .metrics
+            .capture
+            .as_ref()
+            .map_or(Ok(0), config::resolve::capture_epoch_s)
+            .unwrap_or(0);
+        let style = metrics::pcap::PcapStyle {
+            epoch_s,
+            rcv_window_bytes: self.tcp.params.rcv_window_bytes,
+        };
         c.by_point()
             .into_iter()
             .enumerate()
             .map(|(i, (name, records))| {
                 (
                     name.to_string(),
-                    metrics::pcap::write(&records),
+                    metrics::pcap::write(&records, &style),
                     c.recorded[i],
                     c.seen[i],
                 )

@@ -565,6 +565,10 @@ pub struct CaptureCfg {
     pub ports: Vec<String>,
     #[serde(default = "d_capture_max")]
     pub max_packets: i64,
+    /// The wall-clock time simulated time 0 stands for in the pcap files: a UTC date
+    /// ("2026-11-27" or "2026-11-27T12:00:00Z") or Unix seconds (default 0, 1970-01-01).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<serde_json::Value>,
 }
 
 fn d_capture_max() -> i64 {

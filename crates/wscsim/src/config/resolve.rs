@@ -86,6 +86,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
 
     // --- workload ---
+    let duration = sc.duration;
     let w = &mut sc.workload;
     let names: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
     one_of("workload.kind", &w.kind, &names)?;
@@ -95,7 +96,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     load_generators_fit(&graph, &wk)?;
     let workload = match wk.as_str() {
         "incast" => with_params(w, |p| incast_spec(p, n_hosts))?,
-        "flows" => with_params(w, |p| flows_spec(p, n_hosts, rate))?,
+        "flows" => with_params(w, |p| flows_spec(p, n_hosts, rate, duration))?,
         "permutation" | "all_to_all" | "many_to_one" => {
             with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
         }
@@ -131,7 +132,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
             with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech, packed))?
         }
     };
-    check_metrics(&sc.metrics, &graph)?;
+    check_metrics(&sc.metrics, &graph, sc.duration)?;
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     let power = super::power::resolve_power(&mut sc.power)?;
@@ -253,9 +254,26 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Most queue-sampling instants in a run: the sampler runs at every one of them, whether
+/// or not a port has anything to record (10^9 take some ten minutes).
+const MAX_SAMPLING_INSTANTS: u64 = 1_000_000_000;
+
 /// The `[metrics]` table: captures and traces name ports that exist; sample counts are
-/// not negative.
-fn check_metrics(m: &MetricsCfg, graph: &Graph) -> Result<(), ConfigError> {
+/// not negative; the run has at most `MAX_SAMPLING_INSTANTS`.
+fn check_metrics(
+    m: &MetricsCfg,
+    graph: &Graph,
+    duration: super::Duration,
+) -> Result<(), ConfigError> {
+    let interval = m.queue_sample_interval;
+    let least = super::Duration(duration.0.div_ceil(MAX_SAMPLING_INSTANTS));
+    if interval.0 > 0 && m.max_queue_samples > 0 && interval.0 < least.0 {
+        return Err(err(
+            "metrics.queue_sample_interval",
+            interval,
+            format!("\"0s\" (no sampling) or at least {least} with duration = {duration} (at most 10^9 samplings in a run)"),
+        ));
+    }
     if let Some(c) = &m.capture {
         check_capture(c, graph)?;
     }
@@ -472,13 +490,14 @@ fn multicast_spec(
         return Err(err("workload.roots", roots.len(), "at most 64 instances"));
     }
     let size = w.size.get_or_insert(super::Bytes(750_000_000)).0;
-    if size == 0 {
-        return Err(err("workload.size", size, "at least 1 byte"));
-    }
     let payload = service_payload(&mut w.packet_size, tech)?;
+    // A bit per packet at each member, for each instance.
+    let members = n_hosts as u64 * roots.len() as u64;
+    super::checks::tree_service_size(size, payload, members)?;
     let f = *w.rate_fraction.get_or_insert(0.98);
-    if !(f.is_finite() && f > 0.0 && f <= 1.0) {
-        return Err(err("workload.rate_fraction", f, "above 0 and at most 1"));
+    // Kept in millionths: a smaller fraction would be 0, a tree that never sends.
+    if !(f.is_finite() && (1e-6..=1.0).contains(&f)) {
+        return Err(err("workload.rate_fraction", f, "from 0.000001 to 1"));
     }
     Ok(WorkloadSpec::Multicast(
         crate::services::multicast::MulticastSpec {
@@ -500,13 +519,13 @@ fn aggregate_spec(
     let n_hosts = graph.n_hosts() as i64;
     let root = int_in("workload.root", *w.root.get_or_insert(0), 0, n_hosts - 1)?;
     let size = w.size.get_or_insert(super::Bytes(100_000_000)).0;
-    if size == 0 {
-        return Err(err("workload.size", size, "at least 1 byte"));
-    }
     let payload = service_payload(&mut w.packet_size, tech)?;
+    // A byte per packet at each server: how many children's packets it has merged.
+    super::checks::tree_service_size(size, payload, 8 * n_hosts as u64)?;
     let f = *w.rate_fraction.get_or_insert(0.98);
-    if !(f.is_finite() && f > 0.0 && f <= 1.0) {
-        return Err(err("workload.rate_fraction", f, "above 0 and at most 1"));
+    // Kept in millionths: a smaller fraction would be 0, a tree that never sends.
+    if !(f.is_finite() && (1e-6..=1.0).contains(&f)) {
+        return Err(err("workload.rate_fraction", f, "from 0.000001 to 1"));
     }
     Ok(WorkloadSpec::Aggregate(
         crate::services::aggregate::AggregateSpec {
@@ -747,11 +766,16 @@ fn incast_spec(
     })
 }
 
+/// Most flows a `flows` workload may start in a run: some 10 us of wall time and a
+/// kilobyte of memory each.
+const MAX_FLOWS: f64 = 1e7;
+
 /// The workload of its kind, checked, with defaults filled in.
 fn flows_spec(
     w: &mut crate::workload::flows::Params,
     n_hosts: i64,
     rate: u64,
+    duration: super::Duration,
 ) -> Result<WorkloadSpec, ConfigError> {
     let load = *w.load.get_or_insert(0.5);
     if !(load.is_finite() && load > 0.0 && load <= 1.0) {
@@ -802,6 +826,18 @@ fn flows_spec(
     // Arrival rate so that the busier side's edge links carry `load` on average.
     let ends = senders.len().min(receivers.len()) as f64;
     let rate_per_s = load * rate as f64 * ends / (sizes.mean() * 8.0);
+    let expected = rate_per_s * duration.0 as f64 / crate::engine::PS_PER_S as f64;
+    if expected.min(max_flows as f64) > MAX_FLOWS {
+        let (path, given) = match w.flows {
+            Some(f) if (f as f64) < expected => ("workload.flows", f.to_string()),
+            _ => ("workload.load", load.to_string()),
+        };
+        return Err(err(
+            path,
+            given,
+            format!("at most {MAX_FLOWS:.0} flows started in a run (each is a connection and a row of the flows table); here {expected:.3e} would start over duration = {duration} at a mean flow of {:.0} bytes: lower the load or the duration, give workload.flows, or larger flows", sizes.mean()),
+        ));
+    }
     Ok(WorkloadSpec::Flows {
         sizes,
         rate_per_s,
@@ -1065,7 +1101,29 @@ fn check_capture(c: &super::CaptureCfg, graph: &Graph) -> Result<(), ConfigError
     }
     switch_ports("metrics.capture.ports", &c.ports, graph)?;
     int_in("metrics.capture.max_packets", c.max_packets, 1, 10_000_000)?;
+    capture_epoch_s(c)?;
     Ok(())
+}
+
+/// `[metrics.capture] epoch` in Unix seconds (0 when not given).
+pub fn capture_epoch_s(c: &super::CaptureCfg) -> Result<u64, ConfigError> {
+    const LAST: u64 = u32::MAX as u64; // pcap's seconds are 32 bits
+    let given = match &c.epoch {
+        None => return Ok(0),
+        Some(v) => v,
+    };
+    let seconds = match given {
+        serde_json::Value::Number(n) => n.as_u64().filter(|&s| s <= LAST),
+        serde_json::Value::String(s) => crate::metrics::pcap::utc_seconds(s),
+        _ => None,
+    };
+    seconds.ok_or_else(|| {
+        err(
+            "metrics.capture.epoch",
+            given,
+            format!("a UTC date such as \"2026-11-27\" or \"2026-11-27T12:00:00Z\" (1970 to 2105), or Unix seconds from 0 to {LAST}"),
+        )
+    })
 }
 
 /// `[metrics.trace]`: flow ids that can be connection ids, ports as for captures.
@@ -1240,7 +1298,7 @@ fn buffers(
             return Err(err(
                 "switch.dt_alpha",
                 s.dt_alpha,
-                "a number greater than 0 (1 is the usual dynamic threshold)",
+                "a number greater than 0, at most 1000 (1 is the usual dynamic threshold)",
             ));
         }
         Some(total.0)

@@ -78,6 +78,10 @@ pub struct Captured {
     pub dscp: u8,
     pub ecn: u8,
     pub tcp_flags: u8,
+    /// TCP's SACK blocks (`Packet::sack`) and timestamps.
+    pub sack: [u32; 4],
+    pub ts_ps: TimePs,
+    pub ts_echo_ps: TimePs,
 }
 
 /// Capture points and what they recorded.
@@ -124,6 +128,9 @@ impl Captures {
             dscp: p.dscp,
             ecn: p.ecn,
             tcp_flags: p.tcp_flags,
+            sack: p.sack,
+            ts_ps: p.ts_ps,
+            ts_echo_ps: p.ts_echo_ps,
         });
     }
 
