@@ -228,9 +228,12 @@ def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | No
         outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
     bar = None
     if progress_label is not None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        bar = Progress(TextColumn(progress_label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True)
+        # The time left is estimated from the points finished so far (points differ in
+        # length, so it is rough until a few have finished).
+        bar = Progress(TextColumn(progress_label), BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("ETA"), TimeRemainingColumn(compact=True), transient=True)
         bar.start()
         task = bar.add_task("points", total=len(jobs))
     try:
