@@ -177,3 +177,41 @@ def test_an_address_space_limit_gives_one_line_never_an_abort(tmp_path, limit_mb
     elif p.returncode == 1:
         one_line(p, 1, "error: memory:")
         assert not (tmp_path / "o").exists()
+
+
+def _torus(workload: str, extra: str = "", duration: str = "10ms") -> str:
+    return f'name = "limits"\nduration = "{duration}"\n[topology]\nkind = "torus3d"\ndims = [3, 3, 3]\n{extra}\n[workload]\n{workload}\n'
+
+
+UDP_ON_TORUS = 'kind = "udp"\ndestination = "random_key"\nrate = "8Mbps"\npacket_size = "1000B"'
+
+# Found by trying the ends of every numeric key (issue 34, item 4): each hung a run (or
+# its check) before its range was enforced.
+HANGS = [
+    ("aggregate of 10^18 bytes", _torus('kind = "aggregate"\nsize = 1000000000000000000'), "workload.size"),
+    ("multicast of 10^18 bytes", _torus('kind = "multicast"\nsize = 1000000000000000000'), "workload.size"),
+    ("key-value retries every picosecond", _torus('kind = "kv"\noperations = 5\nvalue_size = "10KB"\ntimeout = "1ps"'), "workload.timeout"),
+    ("a million churn failures a second for 100 s", _torus(UDP_ON_TORUS, '[transport]\nkind = "udp"\n[churn]\nrate = 1000000', "100s"), "churn.rate"),
+    ("a link of 10^6 s sampled every 100 us for 10^6 s",
+     BASE.format(engine="", extra='link = { delay = "1000000s" }').replace('"5ms"', '"1000000s"'), "metrics.queue_sample_interval"),
+    ("flows of one byte at 30% load", BASE.format(engine="", extra="").replace('kind = "incast"\nsenders = 2\niterations = 2', 'kind = "flows"\nload = 0.3\nsize_classes = [{ size = 1, weight = 1 }]').replace('"5ms"', '"100ms"'), "workload.load"),
+]
+
+
+@pytest.mark.parametrize("text, field", [c[1:] for c in HANGS], ids=[c[0] for c in HANGS])
+def test_values_found_to_hang_are_refused_naming_field_and_range(tmp_path, text, field):
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    line = one_line(wscsim("check", f, timeout=60), 2, field, "allowed:")
+    assert len(line) < 400, line
+    one_line(wscsim("run", f, "--no-plots", "--out", tmp_path / "o", timeout=60), 2, field)
+    assert not (tmp_path / "o").exists()
+
+
+def test_churn_that_finds_every_server_down_ends(tmp_path):
+    # 99% of 27 servers down on average: a failure soon finds none up, and drawing one
+    # used to loop for ever.
+    f = tmp_path / "s.toml"
+    f.write_text(_torus(UDP_ON_TORUS, '[transport]\nkind = "udp"\n[churn]\nrate = 10000\ndown_fraction = 0.99'))
+    p = wscsim("run", f, "--no-plots", "--out", tmp_path / "o", timeout=120)
+    assert p.returncode == 0, p.stderr

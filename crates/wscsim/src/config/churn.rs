@@ -115,11 +115,19 @@ pub fn churn_windows(
     end_ps: TimePs,
 ) -> Result<Vec<NodeWindow>, ConfigError> {
     torus_only(graph, "churn")?;
-    if !(cfg.rate.is_finite() && cfg.rate > 0.0 && cfg.rate <= 1e6) {
+    // Every failure is drawn (with its links') before the run and kept for all of it.
+    let seconds = end_ps as f64 / PS_PER_S as f64;
+    let most = (2.0 * MAX_CHURN_FAILURES / seconds).min(1e6);
+    if !(cfg.rate.is_finite() && cfg.rate > 0.0 && cfg.rate <= most) {
         return Err(err(
             "churn.rate",
             cfg.rate,
-            "failures plus rejoins per second, above 0 and at most 1e6",
+            format!(
+                "failures plus rejoins per second, above 0 and at most {:.0} here (1e6, \
+                 and at most {MAX_CHURN_FAILURES:.0} failures over the run: duration = {})",
+                most.floor(),
+                Duration(end_ps)
+            ),
         ));
     }
     let frac = *cfg.down_fraction.get_or_insert(0.1);
@@ -139,7 +147,9 @@ pub fn churn_windows(
     let mut out = Vec::new();
     let first = (frac * f64::from(n)).round() as usize;
     for _ in 0..first {
-        let s = pick_up(&mut rng, &up_at, 0);
+        let Some(s) = pick_up(&mut rng, &up_at, 0) else {
+            break;
+        };
         let up = (rng.random::<f64>() * down_ps as f64) as u64 + 1;
         up_at[s as usize] = up;
         out.push(NodeWindow {
@@ -156,7 +166,9 @@ pub fn churn_windows(
         if at >= end_ps {
             break;
         }
-        let s = pick_up(&mut rng, &up_at, at);
+        let Some(s) = pick_up(&mut rng, &up_at, at) else {
+            continue; // every server is down: this failure finds none to take
+        };
         up_at[s as usize] = at + down_ps;
         out.push(NodeWindow {
             node: s,
@@ -167,14 +179,24 @@ pub fn churn_windows(
     Ok(out)
 }
 
-/// A server drawn uniformly among those up at `t` (by rejection: most are up).
-fn pick_up(rng: &mut impl Rng, up_at: &[u64], t: TimePs) -> u32 {
-    loop {
+/// Most failures a churn process may draw over a run: each is kept, with its six links'
+/// windows, for the whole run (some 200 MB at this many).
+const MAX_CHURN_FAILURES: f64 = 1e6;
+
+/// A server drawn uniformly among those up at `t`: by rejection while up ones are easy to
+/// find, else among a list of them; None when every server is down (a Poisson process of
+/// failures can outrun the rejoins, the more so with a high down_fraction).
+fn pick_up(rng: &mut impl Rng, up_at: &[u64], t: TimePs) -> Option<u32> {
+    for _ in 0..4096 {
         let s = rng.random_range(0..up_at.len() as u32);
         if up_at[s as usize] <= t {
-            return s;
+            return Some(s);
         }
     }
+    let up: Vec<u32> = (0..up_at.len() as u32)
+        .filter(|&s| up_at[s as usize] <= t)
+        .collect();
+    (!up.is_empty()).then(|| up[rng.random_range(0..up.len())])
 }
 
 #[cfg(test)]
@@ -186,6 +208,34 @@ mod tests {
             [k, k, k],
             crate::topology::LinkParams::ethernet(1_000_000_000, 0),
         )
+    }
+
+    #[test]
+    fn failures_that_find_every_server_down_take_none() {
+        // 27 servers, 99% down on average: Poisson failures soon find all of them down.
+        let mut cfg = ChurnCfg {
+            rate: 10_000.0,
+            down_fraction: Some(0.99),
+        };
+        let w = churn_windows(&mut cfg, &torus(3), 1, PS_PER_S / 10).unwrap();
+        for a in &w {
+            for b in &w {
+                if a != b && a.node == b.node {
+                    assert!(a.up_ps <= b.down_ps || b.up_ps <= a.down_ps, "{a:?} {b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_failures_of_a_run_are_bounded() {
+        let mut cfg = ChurnCfg {
+            rate: 1e6,
+            down_fraction: None,
+        };
+        let e = churn_windows(&mut cfg, &torus(3), 1, 100 * PS_PER_S).unwrap_err();
+        assert_eq!(e.path, "churn.rate");
+        assert!(e.message.contains("at most 20000 "), "{e}");
     }
 
     #[test]

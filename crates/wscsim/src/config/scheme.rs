@@ -143,18 +143,20 @@ fn red_spec(c: &mut scheme::red::Params, path: &str) -> Result<SchemeSpec, Confi
     let max_p = *c.max_p.get_or_insert(0.1);
     let weight = *c.weight.get_or_insert(5);
     let ecn = *c.ecn.get_or_insert(false);
-    if !(min.is_finite() && min >= 0.0) {
+    // As many packets as a droptail limit may be: a queue never holds more.
+    const MOST: f64 = (1u64 << 30) as f64;
+    if !(min.is_finite() && (0.0..MOST).contains(&min)) {
         return Err(err(
             &p("min_th_packets"),
             min,
-            "a number of packets, 0 or more",
+            "a number of packets from 0 to below 1073741824",
         ));
     }
-    if !(max.is_finite() && max > min) {
+    if !(max.is_finite() && max > min && max <= MOST) {
         return Err(err(
             &p("max_th_packets"),
             max,
-            format!("a number of packets above min_th_packets ({min})"),
+            format!("a number of packets above min_th_packets ({min}), at most 1073741824"),
         ));
     }
     if !(max_p > 0.0 && max_p <= 1.0) {
@@ -185,7 +187,7 @@ fn dctcp_spec(c: &mut scheme::dctcp::Params, path: &str) -> Result<SchemeSpec, C
         return Err(err(
             &p("k_packets"),
             k,
-            "a marking threshold of 1 packet or more (65 at 10 Gbit/s)",
+            "a marking threshold from 1 to 1073741824 packets (65 at 10 Gbit/s)",
         ));
     }
     Ok(SchemeSpec::Dctcp {
