@@ -12,8 +12,14 @@ use std::alloc::{GlobalAlloc, Layout, System};
 pub fn memory_limit() -> Option<(u64, &'static str)> {
     let limits = [
         (machine_memory_bytes(), "this machine's memory"),
-        (address_space_left(), "what the address-space limit (ulimit -v) leaves"),
-        (cgroup_memory_left(), "what the cgroup's memory limit leaves"),
+        (
+            address_space_left(),
+            "what the address-space limit (ulimit -v) leaves",
+        ),
+        (
+            cgroup_memory_left(),
+            "what the cgroup's memory limit leaves",
+        ),
     ];
     limits
         .into_iter()
@@ -58,7 +64,7 @@ fn address_space_left() -> Option<u64> {
         return None;
     }
     let mapped = kib_field(&read_small("/proc/self/status")?, "VmSize:").unwrap_or(0);
-    Some((lim.rlim_cur as u64).saturating_sub(mapped))
+    Some(lim.rlim_cur.saturating_sub(mapped))
 }
 
 /// The cgroup's memory limit less its use (cgroup v2, then v1; None when unlimited).

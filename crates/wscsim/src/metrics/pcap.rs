@@ -80,7 +80,10 @@ pub fn utc_seconds(text: &str) -> Option<u64> {
     let text = text.strip_suffix('Z').unwrap_or(text);
     let (date, time) = text.split_once('T').unwrap_or((text, "00:00:00"));
     let num = |s: &str, lo: u64, hi: u64| -> Option<u64> {
-        let v: u64 = s.parse().ok().filter(|_| s.bytes().all(|b| b.is_ascii_digit()))?;
+        let v: u64 = s
+            .parse()
+            .ok()
+            .filter(|_| s.bytes().all(|b| b.is_ascii_digit()))?;
         (lo..=hi).contains(&v).then_some(v)
     };
     let d: Vec<&str> = date.split('-').collect();
@@ -94,7 +97,20 @@ pub fn utc_seconds(text: &str) -> Option<u64> {
     }
     let (y, m) = (num(d[0], 1970, 2105)?, num(d[1], 1, 12)?);
     let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     let day = num(d[2], 1, month_days[m as usize - 1])?;
     let (hh, mm, ss) = (num(t[0], 0, 23)?, num(t[1], 0, 59)?, num(t[2], 0, 59)?);
     let leaps_before = |y: u64| (y - 1) / 4 - (y - 1) / 100 + (y - 1) / 400;
@@ -123,7 +139,13 @@ pub fn append_record(out: &mut Vec<u8>, time_ps: u64, frame: &[u8], orig_bytes: 
 }
 
 /// One record at `time_ps` after Unix second `epoch_s`.
-fn append_record_after(out: &mut Vec<u8>, epoch_s: u64, time_ps: u64, frame: &[u8], orig_bytes: u32) {
+fn append_record_after(
+    out: &mut Vec<u8>,
+    epoch_s: u64,
+    time_ps: u64,
+    frame: &[u8],
+    orig_bytes: u32,
+) {
     let ns = time_ps / 1000;
     for v in [
         (epoch_s + ns / 1_000_000_000) as u32,
@@ -178,7 +200,10 @@ fn tcp_header(
     let flags = tcp_header_flags(r.tcp_flags);
     let syn = flags & TCP_SYN != 0;
     let model_acks = r.tcp_flags
-        & (tcp_flags::ACK | tcp_flags::ACK_REVERSE | tcp_flags::HANDSHAKE_ACK | tcp_flags::FIN_ACKED)
+        & (tcp_flags::ACK
+            | tcp_flags::ACK_REVERSE
+            | tcp_flags::HANDSHAKE_ACK
+            | tcp_flags::FIN_ACKED)
         != 0;
     let key = (r.src_host, r.dst_host, r.src_port, r.dst_port);
     let ack = if model_acks {
@@ -192,7 +217,12 @@ fn tcp_header(
     let mut opts = vec![1, 1, 8, 10]; // NOP, NOP, timestamps
     opts.extend_from_slice(&((r.ts_ps / 1_000_000) as u32).to_be_bytes());
     opts.extend_from_slice(&((r.ts_echo_ps / 1_000_000) as u32).to_be_bytes());
-    let blocks: Vec<(u32, u32)> = r.sack.chunks(2).filter(|b| b[1] > 0).map(|b| (b[0], b[1])).collect();
+    let blocks: Vec<(u32, u32)> = r
+        .sack
+        .chunks(2)
+        .filter(|b| b[1] > 0)
+        .map(|b| (b[0], b[1]))
+        .collect();
     if !blocks.is_empty() && !syn {
         opts.extend_from_slice(&[1, 1, 5, 2 + 8 * blocks.len() as u8]);
         for (offset, len) in blocks {
@@ -299,8 +329,14 @@ mod tests {
         let rec = &bytes[24..];
         assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 1500); // seconds
         assert_eq!(u32::from_le_bytes(rec[4..8].try_into().unwrap()), 123); // nanoseconds
-        assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 14 + 20 + 32); // with timestamps
-        assert_eq!(u32::from_le_bytes(rec[12..16].try_into().unwrap()), 1514 + 12); // no FCS, with options
+        assert_eq!(
+            u32::from_le_bytes(rec[8..12].try_into().unwrap()),
+            14 + 20 + 32
+        ); // with timestamps
+        assert_eq!(
+            u32::from_le_bytes(rec[12..16].try_into().unwrap()),
+            1514 + 12
+        ); // no FCS, with options
         let frame = &rec[16..];
         assert_eq!(&frame[12..14], &[0x08, 0x00]);
         let ip = &frame[14..34];
@@ -317,7 +353,7 @@ mod tests {
         assert_eq!(u32::from_be_bytes(tcp[4..8].try_into().unwrap()), 1460); // seq modulo 2^32
         assert_eq!(tcp[12] >> 4, 8, "32 bytes of header");
         assert_eq!(tcp[13], 0x50); // ACK + ECE
-        // 1 MiB advertised with a scale of 5 (2^20 >> 5 = 32768).
+                                   // 1 MiB advertised with a scale of 5 (2^20 >> 5 = 32768).
         assert_eq!(u16::from_be_bytes([tcp[14], tcp[15]]), 32768);
         assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
         assert_eq!(u32::from_be_bytes(tcp[24..28].try_into().unwrap()), 3); // us
@@ -366,7 +402,11 @@ mod tests {
         r.sack = [0; 4];
         let syn = tcp_of(r);
         assert_eq!(syn[13], 0x02, "the first SYN alone has no ACK");
-        assert_eq!(u16::from_be_bytes([syn[14], syn[15]]), 65535, "a SYN's window is not scaled");
+        assert_eq!(
+            u16::from_be_bytes([syn[14], syn[15]]),
+            65535,
+            "a SYN's window is not scaled"
+        );
         assert_eq!(&syn[32..36], &[1, 3, 3, 5]);
     }
 
@@ -389,7 +429,10 @@ mod tests {
         // What acknowledges a FIN reads one more than the FIN's sequence number.
         r.tcp_flags = tcp_flags::ACK | tcp_flags::FIN_ACKED;
         r.ack = 500;
-        assert_eq!(u32::from_be_bytes(tcp_of(r)[8..12].try_into().unwrap()), 501);
+        assert_eq!(
+            u32::from_be_bytes(tcp_of(r)[8..12].try_into().unwrap()),
+            501
+        );
     }
 
     #[test]
@@ -406,7 +449,10 @@ mod tests {
         assert_eq!(udp.len(), 8);
         assert_eq!(u16::from_be_bytes([udp[4], udp[5]]), 108);
         // `date -u -d 2026-11-27T12:00:00Z +%s` is 1795780800; the record is 1500 s later.
-        assert_eq!(u32::from_le_bytes(bytes[24..28].try_into().unwrap()), 1_795_780_800 + 1500);
+        assert_eq!(
+            u32::from_le_bytes(bytes[24..28].try_into().unwrap()),
+            1_795_780_800 + 1500
+        );
     }
 
     #[test]
@@ -414,7 +460,15 @@ mod tests {
         assert_eq!(utc_seconds("1970-01-01"), Some(0));
         assert_eq!(utc_seconds("2000-03-01T00:00:00Z"), Some(951_868_800));
         assert_eq!(utc_seconds("2024-02-29"), Some(1_709_164_800));
-        for bad in ["2023-02-29", "1969-12-31", "2026-13-01", "2026-1-01", "26-01-01", "x", "2026-01-01T24:00:00"] {
+        for bad in [
+            "2023-02-29",
+            "1969-12-31",
+            "2026-13-01",
+            "2026-1-01",
+            "26-01-01",
+            "x",
+            "2026-01-01T24:00:00",
+        ] {
             assert_eq!(utc_seconds(bad), None, "{bad}");
         }
     }

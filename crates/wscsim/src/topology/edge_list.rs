@@ -148,7 +148,15 @@ mod tests {
 
     #[test]
     fn refuses_names_that_could_be_paths() {
-        for bad in ["../../ESCAPED", "/abs", "a/b", "..", ".hidden", "x\u{1}y", "s:0"] {
+        for bad in [
+            "../../ESCAPED",
+            "/abs",
+            "a/b",
+            "..",
+            ".hidden",
+            "x\u{1}y",
+            "s:0",
+        ] {
             let e = parse(&format!("switch {bad}\n"), L).unwrap_err();
             assert!(e.starts_with("line 1: the node name"), "{bad}: {e}");
         }
