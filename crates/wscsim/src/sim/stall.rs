@@ -69,16 +69,16 @@ mod tests {
         let mut g = StallGuard::default();
         let e = SimEvent::Svc(SvcEvent::Timer { service: 0, tag: 0 });
         // Time moving on resets the count, however many events ran.
-        for t in 0..100 {
+        for t in 1..=100 {
             for _ in 0..10 {
                 assert!(!g.stalled(t, &e, 10));
             }
         }
         assert!(g.fault.is_none());
         for _ in 0..10 {
-            assert!(!g.stalled(100, &e, 10));
+            assert!(!g.stalled(101, &e, 10));
         }
-        assert!(g.stalled(100, &e, 10));
+        assert!(g.stalled(101, &e, 10));
         assert!(g.fault.as_deref().unwrap().contains("ctx.after(0)"));
     }
 }
