@@ -41,6 +41,8 @@ def _check_record(prov: dict, before: datetime.datetime, after: datetime.datetim
     plat = prov["platform"]
     assert plat["cores"] == os.cpu_count() and plat["python"].endswith(platform.python_version())
     assert plat["os"].startswith(platform.system()) and plat["cpu"]
+    # The compiler that built the core, as it names itself.
+    assert plat["rustc"].startswith("rustc ")
     when = datetime.datetime.fromisoformat(prov["date_utc"].replace("Z", "+00:00"))
     assert before <= when <= after
 

@@ -3,6 +3,7 @@
 from typing import Any
 
 VERSION: str
+RUSTC_VERSION: str
 
 class ScenarioError(Exception):
     """args: (field path, message)."""

@@ -407,5 +407,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_service::PyServicePacket>()?;
     m.add_class::<py_service::PyServiceCtx>()?;
     m.add("VERSION", wscsim::VERSION)?;
+    // The compiler that built the module (empty when the build could not ask it).
+    m.add("RUSTC_VERSION", env!("WSCSIM_RUSTC_VERSION"))?;
     Ok(())
 }
