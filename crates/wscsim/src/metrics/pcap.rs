@@ -9,12 +9,13 @@
 //! number the connection sent when the model's segment carries none), the advertised
 //! window (`transport.rcv_window`, scaled, with the scale in SYNs), and options: timestamps
 //! (the model's send and echoed times, in microseconds) and the SACK blocks an ACK
-//! carries; UDP carries ports and length. Times start at `[metrics.capture] epoch`. The simulator has no payload bytes, so each record holds the
-//! headers only (captured length) and the frame's full length (original length), as a
-//! capture with a short snap length would. TCP checksums are left 0 for the same reason.
+//! carries; UDP carries ports and length. Times start at `[metrics.capture] epoch`. The
+//! simulator has no payload bytes, so each record holds the headers only (captured length)
+//! and the frame's full length (original length), as a capture with a short snap length
+//! would. TCP checksums are left 0 for the same reason.
 
 use crate::net::capture::Captured;
-use crate::packet::{tcp_flags, Proto};
+use crate::packet::{tcp_flags, Proto, TCP_IP_HEADER_BYTES};
 use std::collections::HashMap;
 
 /// pcap magic for nanosecond timestamps.
@@ -64,7 +65,7 @@ pub fn write(records: &[Captured], style: &PcapStyle) -> Vec<u8> {
         // The frame without its FCS, with the options the model carries (timestamps,
         // SACK blocks) but does not charge on the wire: its frames have 20-byte TCP headers.
         let options = match r.proto {
-            Proto::Tcp => frame.len() as u32 - (ETH_HEADER_BYTES as u32 + 40),
+            Proto::Tcp => frame.len() as u32 - (ETH_HEADER_BYTES as u32 + TCP_IP_HEADER_BYTES),
             _ => 0,
         };
         let orig = (r.frame_bytes - 4 + options).max(frame.len() as u32);
