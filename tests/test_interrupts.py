@@ -168,8 +168,9 @@ def test_a_signal_at_any_moment_ends_in_one_true_line(tmp_path, sig):
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_an_interrupt_while_plots_are_drawn_keeps_the_results(tmp_path, sig, workers):
     out = tmp_path / "out"
-    # A process's third save is its second plot's PNG: its first plot (PNG and SVG) is whole.
-    rc, err = _run_child(tmp_path, ["run", str(_scenario(tmp_path, iterations=5)), "--out", str(out), "--workers", workers],
+    # With --svg, a process's third save is its second plot's PNG: its first plot (PNG and
+    # SVG) is whole.
+    rc, err = _run_child(tmp_path, ["run", str(_scenario(tmp_path, iterations=5)), "--out", str(out), "--workers", workers, "--svg"],
                          target="matplotlib.figure:Figure.savefig", skip=2, when="True", signal=sig)
     assert rc == 130, err
     assert _agrees_with_disk(rc, err, out) == "plots cut"
@@ -184,7 +185,7 @@ def test_an_interrupt_while_plots_are_drawn_keeps_the_results(tmp_path, sig, wor
 
 def test_an_interrupt_while_a_sweeps_plots_are_drawn_keeps_the_results(tmp_path):
     out = tmp_path / "out"
-    args = ["sweep", str(_scenario(tmp_path, iterations=3)), "--vary", "workload.senders=2,4", "--out", str(out)]
+    args = ["sweep", str(_scenario(tmp_path, iterations=3)), "--vary", "workload.senders=2,4", "--out", str(out), "--svg"]
     rc, err = _run_child(tmp_path, args, target="matplotlib.figure:Figure.savefig", skip=2, when="True", signal="SIGINT")
     assert rc == 130, err
     assert _agrees_with_disk(rc, err, out) == "plots cut"
@@ -252,3 +253,15 @@ def test_an_interrupt_that_python_discards_is_raised_again(tmp_path):
     finally:
         reap(proc)
     assert _agrees_with_disk(proc.returncode, err, out) == "nothing"
+
+
+def test_an_interrupt_while_png_plots_are_drawn_keeps_the_whole_ones(tmp_path):
+    out = tmp_path / "out"
+    # Without --svg, the third save is the third plot's PNG: the first two are whole.
+    rc, err = _run_child(tmp_path, ["run", str(_scenario(tmp_path, iterations=5)), "--out", str(out), "--workers", "1"],
+                         target="matplotlib.figure:Figure.savefig", skip=2, when="True", signal="SIGINT")
+    assert rc == 130, err
+    assert _agrees_with_disk(rc, err, out) == "plots cut"
+    plots = json.loads((out / "summary.json").read_text())["plots"]
+    assert len(plots) == 2 and all(p.endswith(".png") for p in plots)
+    assert sorted(p.name for p in out.iterdir() if p.suffix in (".png", ".svg")) == sorted(plots)

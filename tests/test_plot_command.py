@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import wscsim
-from wscsim import plots
+from wscsim import plots, queue_curves
 from wscsim.drawing import swept_columns
 
 WSCSIM = [sys.executable, "-m", "wscsim.cli"]
@@ -60,6 +60,13 @@ def test_plot_draws_a_folders_plots_again_inside_it_the_same_bytes(tmp_path):
     # Drawing again replaces them with the same.
     assert wscsim_cmd("plot", str(bare.path), "-q").returncode == 0
     assert _tree(tmp_path) == sorted(set(before) | set(added))
+    # --svg adds an SVG beside each PNG; drawing again without it takes them away.
+    p = wscsim_cmd("plot", str(bare.path), "--svg")
+    assert p.returncode == 0 and "(PNG and SVG)" in p.stdout, p.stderr
+    pngs = [n for n in drawn.summary["plots"] if n.endswith(".png")]
+    assert _images(bare.path) == sorted(pngs + [n[:-4] + ".svg" for n in pngs])
+    assert wscsim_cmd("plot", str(bare.path), "-q").returncode == 0
+    assert _images(bare.path) == sorted(pngs)
 
 
 def test_plot_refuses_what_is_not_a_complete_result_in_one_line(tmp_path):
@@ -77,6 +84,8 @@ def test_plot_refuses_what_is_not_a_complete_result_in_one_line(tmp_path):
 
 
 def test_figures_drawn_in_worker_processes_are_the_same_bytes(tmp_path):
+    # A sweep (INCAST has one): with two workers its plots come from the plotting process
+    # started with the sweep (plotter.py), with one from this process.
     one = wscsim.run(dict(INCAST), out=tmp_path / "one", workers=1)
     two = wscsim.run(dict(INCAST), out=tmp_path / "two", workers=2)
     assert one.summary["plots"] == two.summary["plots"]
@@ -101,9 +110,20 @@ def test_port_statistics_equal_pandas_groupby(with_point):
                       "port": rng.integers(0, 7, n), "queue_bytes": rng.choice([0, 0, 0, 1500, 3000, 64000], n)})
     if not with_point:
         q = q.drop(columns=["point"])
-    got = plots.port_queues(q, None)
+    got = queue_curves.port_queues(q, None)
     keys = ["point", "node", "port"]
     ref = (q.assign(point=0) if not with_point else q).groupby(keys)["queue_bytes"].agg(samples="size", mean="mean", peak="max").reset_index()
     ref["name"] = "node " + ref["node"].astype(str) + " port " + ref["port"].astype(str)
     ref = ref.sort_values(["point", "mean", "peak", "name"], ascending=[True, False, False, True], ignore_index=True)
     pd.testing.assert_frame_equal(got, ref, check_dtype=False)
+
+
+def test_the_plotting_process_is_reaped_when_stopped_at_once():
+    import multiprocessing
+
+    from wscsim.plotter import Plotter
+
+    plotter = Plotter()
+    plotter.stop()  # while it is still loading matplotlib
+    assert plotter.process.exitcode is not None
+    assert not multiprocessing.active_children()

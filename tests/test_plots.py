@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import wscsim
-from wscsim import plots
+from wscsim import plots, queue_curves
 
 # An incast through one shallow switch: queues build at the client's port, a few ms long.
 INCAST = {
@@ -74,8 +74,12 @@ def captured(monkeypatch):
 # --- Results folders -----------------------------------------------------------------
 
 
-def test_a_run_writes_titled_plots_each_as_png_and_svg(tmp_path):
-    res = wscsim.run(dict(INCAST), out=tmp_path / "r")
+def test_a_run_writes_png_plots_and_svg_only_when_asked(tmp_path):
+    res = wscsim.run(dict(INCAST), out=tmp_path / "png")
+    assert {"incast_goodput.png", "queue_cdf.png"} <= set(res.summary["plots"])
+    assert not any(name.endswith(".svg") for name in res.summary["plots"])
+    assert _images(tmp_path / "png") == sorted(res.summary["plots"])
+    res = wscsim.run(dict(INCAST), out=tmp_path / "r", svg=True)
     made = res.summary["plots"]
     assert {"incast_goodput.png", "incast_goodput.svg", "queue_cdf.png", "queue_cdf.svg"} <= set(made)
     assert _images(tmp_path / "r") == sorted(made)
@@ -89,7 +93,7 @@ def test_a_run_writes_titled_plots_each_as_png_and_svg(tmp_path):
 def test_no_plot_without_something_to_show(tmp_path):
     # No queue samples at all, and no flows: only the incast plot and the run's energy.
     res = wscsim.run(_with(INCAST, metrics__queue_sample_interval="0s"), out=tmp_path / "a")
-    assert sorted(res.summary["plots"]) == ["energy.png", "energy.svg", "incast_goodput.png", "incast_goodput.svg"]
+    assert sorted(res.summary["plots"]) == ["energy.png", "incast_goodput.png"]
     # One request and one reply at a time never queue behind each other: every sampled port
     # is idle, so no queue plot.
     one = _with(INCAST, workload__senders=1, workload__block="100B", workload__request="30B", workload__iterations=50)
@@ -101,7 +105,7 @@ def test_no_plot_without_something_to_show(tmp_path):
 
 def test_same_scenario_and_seed_same_plot_bytes(tmp_path):
     for name in ("a", "b"):
-        wscsim.run(dict(FLOWS), out=tmp_path / name, seed=3)
+        wscsim.run(dict(FLOWS), out=tmp_path / name, seed=3, svg=True)
     images = _images(tmp_path / "a")
     assert {"fct_slowdown.png", "fct_slowdown.svg", "queue_cdf.png", "queue_cdf.svg"} <= set(images)
     assert images == _images(tmp_path / "b")
@@ -128,7 +132,7 @@ def test_importing_and_writing_a_folder_keeps_the_backend(tmp_path):
         import matplotlib
         matplotlib.use("pdf")
         import wscsim
-        wscsim.run({INCAST!r}, out={str(tmp_path / "r")!r})
+        wscsim.run({INCAST!r}, out={str(tmp_path / "r")!r}, svg=True)
         print(matplotlib.get_backend())
     """)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -173,7 +177,7 @@ def test_queue_ccdf_needs_a_queue(tmp_path):
 
 
 def test_queue_ccdf_values():
-    xs, ys = plots.queue_ccdf(np.array([100, 200, 200, 400]), samples=8)
+    xs, ys = queue_curves.queue_ccdf(np.array([100, 200, 200, 400]), samples=8)
     assert list(xs) == [100, 200, 400]
     assert list(ys) == [4 / 8, 3 / 8, 1 / 8]
 
@@ -265,7 +269,7 @@ def test_a_torus_run_and_sweep_get_the_throughput_plot(tmp_path):
     sc = {"name": "tiny-torus", "duration": "2ms", "topology": {"kind": "torus3d", "dims": [3, 3, 3]}, "transport": {"kind": "udp"},
           "workload": {"kind": "udp", "destination": "random", "load": 0.5}, "metrics": {"max_queue_samples": 0}}
     res = wscsim.run(dict(sc), out=tmp_path / "r")
-    assert res.summary["plots"] == ["torus_throughput.png", "torus_throughput.svg", "energy.png", "energy.svg"]
+    assert res.summary["plots"] == ["torus_throughput.png", "energy.png"]
     res = wscsim.run(_with(sc, sweep={"topology.dims": [[3, 3, 3], [4, 4, 4]]}), out=tmp_path / "s")
     assert "torus_throughput.png" in res.summary["plots"]
 

@@ -51,6 +51,7 @@ def run(
     overwrite: bool = False,
     allow_python: bool = False,
     plots: bool = True,
+    svg: bool = False,
     progress: bool = False,
     workers: int | None = None,
     ray: str | None = None,
@@ -64,7 +65,8 @@ def run(
     run only with `allow_python=True` (schemes given to `register_scheme` always do).
     A sweep's points run in `workers` local processes (default: one per core), or on the
     Ray cluster at address `ray` (`pip install wscsim[ray]`), with the same results; the
-    plots are drawn in up to `workers` local processes (1: in this one). `seeds=N` (or
+    plots are drawn in up to `workers` local processes (1: in this one), as PNG, and as SVG
+    too with `svg=True`. `seeds=N` (or
     `seeds = N` in the scenario) runs every point with the seeds seed to seed + N - 1, as
     a sweep whose last axis is `seed`; its summary gives each headline figure's mean and
     95% confidence interval over the seeds.
@@ -75,10 +77,10 @@ def run(
     if axes:
         from .sweeps import run_sweep
 
-        return run_sweep(base, axes, dest, workers=workers, progress=progress, allow_python=allow_python, make_plots=plots, ray=ray)
+        return run_sweep(base, axes, dest, workers=workers, progress=progress, allow_python=allow_python, make_plots=plots, ray=ray, svg=svg)
     from .runner import run_point
 
-    return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots, workers=workers)
+    return run_point(base, dest, progress=progress, allow_python=allow_python, make_plots=plots, workers=workers, svg=svg)
 
 
 def emulate(

@@ -63,6 +63,7 @@ def _running(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace the --out folder if it holds an earlier wscsim run")
     p.add_argument("--workers", type=int, default=None, help="parallel processes for sweeps (default: cores)")
     p.add_argument("--no-plots", action="store_true", help="write tables and summary only")
+    p.add_argument("--svg", action="store_true", help="write each plot as SVG too (for papers), beside its PNG")
     p.add_argument("--seeds", type=int, default=None, metavar="N",
                    help="run every point with N seeds (seed, seed+1, ...): per-seed rows, means with 95%% confidence intervals")
     p.add_argument("--ray", metavar="ADDRESS", default=None, help="run a sweep's points on this Ray cluster (HOST:PORT, ray://HOST:PORT or auto; pip install wscsim[ray])")
@@ -98,7 +99,7 @@ def cmd_run(args, vary=None) -> int:
 
         checked(args.seeds, "--seeds")
     res = api.run(sc, out=_destination(args, sc), seed=args.seed, seeds=args.seeds, progress=sys.stderr.isatty() and not args.quiet,
-                  workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots, ray=args.ray)
+                  workers=args.workers, allow_python=args.allow_python, plots=not args.no_plots, svg=args.svg, ray=args.ray)
     if args.quiet:
         print(res.path)
     else:
@@ -216,10 +217,11 @@ def cmd_plot(args) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise ScenarioError("--workers", f"given {args.workers}; allowed: at least 1")
-    made = redraw(args.folder, workers=args.workers, progress=sys.stderr.isatty() and not args.quiet)
+    made = redraw(args.folder, workers=args.workers, progress=sys.stderr.isatty() and not args.quiet, svg=args.svg)
     if not args.quiet:
         pngs = [m for m in made if m.endswith(".png")]
-        print(f"{len(pngs)} plot{'s' if len(pngs) != 1 else ''} drawn again (PNG and SVG): {', '.join(pngs) or 'none had anything to show'}")
+        formats = "PNG and SVG" if args.svg else "PNG"
+        print(f"{len(pngs)} plot{'s' if len(pngs) != 1 else ''} drawn again ({formats}): {', '.join(pngs) or 'none had anything to show'}")
     print(f"results: {args.folder}" if not args.quiet else args.folder)
     return 0
 
@@ -258,6 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="draw a results folder's plots again from its tables (writes only inside it)")
     p.add_argument("folder", metavar="FOLDER", help="a results folder written by wscsim run or sweep")
     p.add_argument("--workers", type=int, default=None, help="parallel processes drawing plots (default: cores)")
+    p.add_argument("--svg", action="store_true", help="write each plot as SVG too (for papers), beside its PNG")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the results folder")
     p = sub.add_parser("emulate", help="run a scenario in real time with real programs in network namespaces (root)")
     _common(p)

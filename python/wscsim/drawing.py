@@ -33,9 +33,9 @@ class Figure(NamedTuple):
     rows: int = 0
 
 
-def _files(png: str) -> list[str]:
-    """The files one plot is written as (PNG and SVG)."""
-    return [str(Path(png).with_suffix(s)) for s in FORMATS]
+def _files(png: str, svg: bool) -> list[str]:
+    """The files one plot is written as (PNG, and SVG if asked for)."""
+    return [str(Path(png).with_suffix(s)) for s in (FORMATS if svg else FORMATS[:1])]
 
 
 def _memcached_figures(requests: Callable[[], pd.DataFrame | None], rows: int, title: str | None) -> list[Figure]:
@@ -253,9 +253,22 @@ def _draw_one(job: tuple[int, str]) -> tuple[int, bool | str]:
         return i, traceback.format_exc()
 
 
-def draw(figures: list[Figure], folder: Path, workers: int | None = None, progress: bool = False) -> list[str]:
-    """Draws `figures` into `folder` in up to `workers` processes (default: one per core;
-    1 draws them in this process); returns the files written, in the figures' order."""
+def draw(figures: list[Figure], folder: Path, workers: int | None = None, progress: bool = False, svg: bool = False) -> list[str]:
+    """Draws `figures` into `folder` as PNG (and SVG with `svg`) in up to `workers`
+    processes (default: one per core; 1 draws them in this process); returns the files
+    written, in the figures' order."""
+    from . import plots
+
+    before = plots.written_formats
+    plots.written_formats = FORMATS if svg else FORMATS[:1]
+    try:
+        return [f for fig, ok in zip(figures, _draw_all(figures, folder, workers, progress)) if ok for f in _files(fig.name, svg)]
+    finally:
+        plots.written_formats = before
+
+
+def _draw_all(figures: list[Figure], folder: Path, workers: int | None, progress: bool) -> list[bool | str]:
+    """Draws the figures (see draw); whether each drew anything."""
     global _FIGURES
     from .pool import LocalPool
 
@@ -267,7 +280,7 @@ def draw(figures: list[Figure], folder: Path, workers: int | None = None, progre
             for i in order:
                 drawn[i] = figures[i].draw(folder / figures[i].name)
                 advance()
-        return [f for fig, ok in zip(figures, drawn) if ok for f in _files(fig.name)]
+        return drawn
     _FIGURES = figures
     pool = LocalPool(_draw_one, n)  # forked before the bar starts its thread
     try:
@@ -280,7 +293,7 @@ def draw(figures: list[Figure], folder: Path, workers: int | None = None, progre
     finally:
         pool.stop()
         _FIGURES = []
-    return [f for fig, ok in zip(figures, drawn) if ok for f in _files(fig.name)]
+    return drawn
 
 
 class _PlotsBar:
@@ -346,11 +359,11 @@ def _complete_folder(path: Path) -> dict:
     return summary
 
 
-def redraw(path: str | Path, workers: int | None = None, progress: bool = False) -> list[str]:
+def redraw(path: str | Path, workers: int | None = None, progress: bool = False, svg: bool = False) -> list[str]:
     """Draws a finished run's or sweep's plots again from its tables and summary.json,
     writing only inside its folder: the plots are drawn into a folder within it, then each
     file replaces its old version by a rename, and summary.json and report.html are
-    rewritten the same way. Returns the files drawn."""
+    rewritten the same way; SVGs too with `svg`. Returns the files drawn."""
     import json
     import shutil
 
@@ -370,7 +383,7 @@ def redraw(path: str | Path, workers: int | None = None, progress: bool = False)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     try:
-        made = draw(figures, work, workers, progress)
+        made = draw(figures, work, workers, progress, svg)
         for name in made:
             os.replace(work / name, path / name)
         for name in set(summary.get("plots") or []) - set(made):

@@ -20,18 +20,23 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .queue_curves import DRAWN_PORTS, queue_curves
+
 
 SIZE_BUCKETS = [(0, 10e3, "<10KB"), (10e3, 100e3, "10-100KB"), (100e3, 1e6, "100KB-1MB"), (1e6, 10e6, "1-10MB"), (10e6, np.inf, ">10MB")]
 
+# Every format a plot may be written in; PNG always, SVG when asked for (`svg=True`,
+# `--svg`): an SVG of a large figure cost as much again as its PNG.
 FORMATS = (".png", ".svg")
+# The formats the figures being drawn are written in (set by drawing.draw around a draw,
+# before its workers fork, so that they inherit it).
+written_formats: tuple[str, ...] = (".png",)
 DPI = 110
 # Up to this many sweep points, each gets a panel; beyond it, one numeric swept parameter
 # (senders, load) becomes curves within a panel per combination of the others.
 MAX_PANELS = 12
-# A panel of ports names its busiest few and draws at most this many in all: a 2,000-node
-# array has hundreds of ports with a queue, and a reader wants the worst ones.
+# A panel of ports names its busiest few and draws at most DRAWN_PORTS in all.
 NAMED_PORTS = 4
-DRAWN_PORTS = 40
 # Values whose largest is at least this many times the smallest get a log axis.
 DECADES_RATIO = 20
 # Fixed metadata and a fixed SVG id salt keep the files identical from run to run.
@@ -44,12 +49,12 @@ _SVG_RC = {"svg.hashsalt": "wscsim", "svg.fonttype": "path"}
 # Figures, titles and layouts
 
 
-def subplots(*grid, figsize, **kw):
+def subplots(*grid, figsize, layout: str | None = "constrained", **kw):
     """A figure of its own, outside pyplot: drawing never changes the backend or the
     figures of a notebook that imported wscsim. Constrained layout leaves room for titles,
     panel labels and legends."""
     # Laid out at the resolution it is saved at: text measures differently at another.
-    fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=DPI, layout=layout)
     return fig, fig.subplots(*grid, **kw)
 
 
@@ -88,9 +93,15 @@ def _tidy_log_axes(fig) -> None:
 
 
 def _save(fig, path: Path) -> list[str]:
-    """Writes the figure as PNG at `path` and as SVG beside it; returns the file names."""
-    files = [Path(path).with_suffix(s) for s in FORMATS]
+    """Writes the figure as PNG at `path` and, when SVGs are wanted, as SVG beside it;
+    returns the file names."""
+    files = [Path(path).with_suffix(s) for s in written_formats]
     _tidy_log_axes(fig)
+    if getattr(fig, "wscsim_grid", None):
+        if fig.legends:
+            fig.set_layout_engine("constrained")
+        else:
+            _lay_out_grid(fig, fig.wscsim_grid)
     # Lay the figure out once, as the PNG is drawn, and keep that layout for the SVG: the
     # same positions in both, and each file costs one pass over the figure (a layout pass
     # of its own before them was a third of the time a figure of many panels took).
@@ -98,8 +109,9 @@ def _save(fig, path: Path) -> list[str]:
     # rcParams (and rc_context never touches the backend).
     with matplotlib.rc_context(_SVG_RC):
         fig.savefig(files[0], dpi=DPI, metadata=_PNG_METADATA)
-        fig.set_layout_engine("none")
-        fig.savefig(files[1], metadata=_SVG_METADATA)
+        if len(files) > 1:
+            fig.set_layout_engine("none")
+            fig.savefig(files[1], metadata=_SVG_METADATA)
     return [f.name for f in files]
 
 
@@ -128,7 +140,7 @@ def _grid(n: int) -> tuple[int, int]:
 def _panels(n: int, panel=(3.3, 2.6), **kw):
     """A figure of n panels (axes in reading order; the unused ones hidden)."""
     rows, cols = _grid(n)
-    fig, axes = subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows + 0.7), squeeze=False, **kw)
+    fig, axes = subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows + 0.7), squeeze=False, layout=None, **kw)
     flat = list(axes.ravel())
     for ax in flat[n:]:
         ax.set_visible(False)
@@ -136,7 +148,55 @@ def _panels(n: int, panel=(3.3, 2.6), **kw):
     # its column and needs its labels back.
     for ax in flat[max(0, n - cols):n] if rows > 1 else []:
         ax.tick_params(axis="x", labelbottom=True)
+    fig.wscsim_grid = (rows, cols, flat[:n])
     return fig, flat[:n]
+
+
+# Space (inches) between a grid's texts and panels where constrained layout would pad.
+_PAD_IN = 0.07
+
+
+def _lay_out_grid(fig, grid) -> None:
+    """Places a grid of panels sharing their y axis (`_panels`) from a few measurements
+    instead of constrained layout, which measured every tick label of every panel and was
+    a third of the time of the largest figure (the queue CCDF of a sweep): the margins come
+    from the bottom-left panel's tick labels, the tallest panel title and the figure's own
+    title and axis labels. A figure with a legend beside its panels keeps constrained
+    layout (it alone places \"outside\" legends)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    rows, cols, axes = grid
+    renderer = FigureCanvasAgg(fig).get_renderer()  # the PNG's renderer: text measures as drawn
+    width, height = fig.get_size_inches()
+
+    def extent(text) -> tuple[float, float]:
+        if text is None or not text.get_visible() or not text.get_text():
+            return 0.0, 0.0
+        box = text.get_window_extent(renderer)
+        return box.width / fig.dpi, box.height / fig.dpi
+
+    for _ in range(2):  # tick labels depend a little on the panels' size: measure twice
+        corner = axes[(rows - 1) * cols] if len(axes) > (rows - 1) * cols else axes[0]
+        tight, box = corner.get_tightbbox(renderer), corner.get_window_extent(renderer)
+        tick_left, tick_below = (box.x0 - tight.x0) / fig.dpi, (box.y0 - tight.y0) / fig.dpi
+        title = max(extent(ax.title)[1] for ax in axes)
+        inner_x_labels = any(ax.xaxis.get_tick_params()["labelbottom"] for ax in axes[:max(0, len(axes) - cols)])
+        left = _PAD_IN + extent(getattr(fig, "_supylabel", None))[0] + _PAD_IN + tick_left
+        bottom = _PAD_IN + extent(getattr(fig, "_supxlabel", None))[1] + _PAD_IN + tick_below
+        top = _PAD_IN + extent(getattr(fig, "_suptitle", None))[1] + 2 * _PAD_IN + title
+        right = 0.2  # half the last x tick label
+        gap_x = 0.15 if all(ax.get_shared_y_axes().joined(axes[0], ax) for ax in axes) else tick_left + _PAD_IN
+        gap_y = title + 2 * _PAD_IN + (tick_below if inner_x_labels else 0.05)
+        panel_w = (width - left - right - (cols - 1) * gap_x) / cols
+        panel_h = (height - top - bottom - (rows - 1) * gap_y) / rows
+        fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,
+                            wspace=gap_x / panel_w, hspace=gap_y / panel_h if rows > 1 else 0.2)
+    # The figure's texts at the edges the margins were measured from.
+    for text, place in ((getattr(fig, "_suptitle", None), {"y": 1 - _PAD_IN / height, "va": "top"}),
+                        (getattr(fig, "_supxlabel", None), {"y": _PAD_IN / height, "va": "bottom"}),
+                        (getattr(fig, "_supylabel", None), {"x": _PAD_IN / width, "ha": "left"})):
+        if text is not None:
+            text.set(**place)
 
 
 def _is_number_column(s: pd.Series) -> bool:
@@ -299,52 +359,10 @@ def plot_slowdown_sweep(flows: pd.DataFrame, points: pd.DataFrame, swept: list[s
 # Queue occupancy per switch port
 
 
-def port_queues(queues: pd.DataFrame, links: pd.DataFrame | None) -> pd.DataFrame:
-    """One row per sampled switch port (per sweep point): point, node, port, samples, mean
-    and peak queue (bytes), and a name ("tor3 port 31 -> array0") from the links table.
-    A run's tables get point 0."""
-    keys = ["point", "node", "port"]
-    ports = _port_stats(queues)
-    ports["name"] = "node " + ports["node"].astype(str) + " port " + ports["port"].astype(str)
-    if links is not None and not links.empty:
-        lk = links if "point" in links.columns else links.assign(point=0)
-        lk = lk[lk["kind"] == "switch"][keys + ["node_name", "peer_name"]]
-        ports = ports.merge(lk, on=keys, how="left")
-        named = ports["node_name"].notna()
-        ports.loc[named, "name"] = ports["node_name"][named].astype(str) + " port " + ports["port"][named].astype(str) + " \u2192 " + ports["peer_name"][named].astype(str)
-        ports = ports.drop(columns=["node_name", "peer_name"])
-    # Busiest first: highest mean queue, then highest peak; the name breaks ties stably.
-    return ports.sort_values(["point", "mean", "peak", "name"], ascending=[True, False, False, True], ignore_index=True)
-
-
-def _port_keys(queues: pd.DataFrame) -> np.ndarray:
-    """One int64 per sample naming its (point, node, port), ordered as the triples are."""
-    point = queues["point"].to_numpy(np.int64) if "point" in queues.columns else np.zeros(len(queues), np.int64)
-    node, port = queues["node"].to_numpy(np.int64), queues["port"].to_numpy(np.int64)
-    nodes, ports = int(node.max(initial=0)) + 1, int(port.max(initial=0)) + 1
-    return (point * nodes + node) * ports + port
-
-
-def _port_stats(queues: pd.DataFrame) -> pd.DataFrame:
-    """point, node, port, samples, mean and peak queue of every sampled port. With numpy
-    over one integer key per sample: a sweep's queues table has millions of rows, and a
-    three-column groupby over them took seconds."""
-    codes, keys = pd.factorize(_port_keys(queues), sort=True)
-    size = queues["queue_bytes"].to_numpy()
-    samples = np.bincount(codes, minlength=len(keys))
-    busy = size > 0  # most samples are empty queues, which cannot raise a peak
-    peak = np.zeros(len(keys), dtype=size.dtype)
-    np.maximum.at(peak, codes[busy], size[busy])
-    first = np.zeros(len(keys), dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # each port's first row
-    rows = queues.iloc[first]
-    return pd.DataFrame({"point": rows["point"].to_numpy() if "point" in rows.columns else 0,
-                         "node": rows["node"].to_numpy(), "port": rows["port"].to_numpy(), "samples": samples,
-                         "mean": np.bincount(codes, weights=size, minlength=len(keys)) / samples, "peak": peak})
-
-
 # A CCDF of samples is a staircase; a dot marks each port's largest sample, so that a port
 # seen with a queue once is a dot rather than nothing.
+
+
 _CCDF_STYLE = {"drawstyle": "steps-pre", "marker": ".", "markevery": [-1], "ms": 4}
 
 
@@ -355,24 +373,6 @@ def _kb(b: float) -> str:
         return f"{b:.3g} B"
     kb = b / 1e3
     return f"{kb:,.0f} KB" if kb >= 100 else f"{kb:.3g} KB"
-
-
-def queue_ccdf(positive: np.ndarray, samples: int, steps: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """The fraction of a port's `samples` with a queue of at least x bytes, at up to `steps`
-    occupancies x > 0 taken from its non-zero samples (zeros only count in `samples`, since
-    a log axis has no zero: the curve starts at the fraction of time the port was busy)."""
-    v = np.sort(np.asarray(positive, dtype=float))
-    xs = np.unique(np.quantile(v, np.linspace(0, 1, steps), method="inverted_cdf"))
-    return xs, (len(v) - np.searchsorted(v, xs, side="left")) / samples
-
-
-def _positive_samples(queues: pd.DataFrame, wanted: pd.DataFrame) -> dict:
-    """(point, node, port) -> that port's non-zero queue samples, for the `wanted` ports."""
-    q = queues if "point" in queues.columns else queues.assign(point=0)
-    q = q[q["queue_bytes"] > 0]
-    keys = ["point", "node", "port"]
-    q = q.merge(wanted[keys], on=keys, how="inner")
-    return {k: g["queue_bytes"].to_numpy() for k, g in q.groupby(keys, sort=True)}
 
 
 def _draw_ports(ax, ports: pd.DataFrame, curves: dict) -> str:
@@ -423,37 +423,6 @@ def _truncation_note(queues: pd.DataFrame, summary: dict) -> str | None:
     else:
         where = f"early in {cut} of {len(summaries)} points"
     return f"queue sampling stopped {where} (metrics.max_queue_samples)"
-
-
-def _wanted_ports(ports: pd.DataFrame, per_point: int) -> pd.DataFrame:
-    """The busiest `per_point` ports of each point that ever held a queue."""
-    return ports[ports["peak"] > 0].groupby("point", sort=True).head(per_point)
-
-
-def queue_curves(queues: pd.DataFrame, links: pd.DataFrame | None, per_point: int = DRAWN_PORTS) -> tuple[pd.DataFrame, dict]:
-    """What the queue figure draws: every sampled port (port_queues), and the CCDF (xs, ys)
-    of the busiest `per_point` ports of each point that ever held a queue, by (point, node,
-    port). A sweep makes them point by point as its points finish (`point` renumbers a
-    single point's tables), so that its figure needs no queue samples at all."""
-    ports = port_queues(queues, links)
-    wanted = _wanted_ports(ports, per_point)
-    samples = _positive_samples(queues, wanted)
-    curves = {(r.point, r.node, r.port): queue_ccdf(samples[(r.point, r.node, r.port)], r.samples) for r in wanted.itertuples()}
-    return ports, curves
-
-
-def renumbered(prepared: tuple[pd.DataFrame, dict], point: int) -> tuple[pd.DataFrame, dict]:
-    """queue_curves of a single point's tables as those of sweep point `point`."""
-    ports, curves = prepared
-    return ports.assign(point=point), {(point, node, port): c for (_, node, port), c in curves.items()}
-
-
-def joined(parts: list[tuple[pd.DataFrame, dict]]) -> tuple[pd.DataFrame, dict]:
-    """queue_curves of the points one after another, as queue_curves of their tables gives."""
-    curves = {}
-    for _, c in parts:
-        curves.update(c)
-    return pd.concat([p for p, _ in parts], ignore_index=True), curves
 
 
 def plot_queue_ccdf(queues: pd.DataFrame | None, links: pd.DataFrame | None, path: Path, points: pd.DataFrame | None = None,

@@ -149,14 +149,16 @@ def _draw(plots, tables: dict, summary: dict, folder: Path) -> bool:
 
 
 def _whole_plots(folder: Path) -> list[str]:
-    """The plots in `folder` written whole in both formats (a PNG ends with its IEND chunk,
-    an SVG with its closing tag), in the order they were drawn; the rest are removed."""
+    """The plots in `folder` written whole (a PNG ends with its IEND chunk, an SVG with its
+    closing tag), in every format being written (with SVGs, a plot whose SVG is missing or
+    cut short is dropped), in the order they were drawn; the rest are removed."""
     images = [p for p in folder.iterdir() if p.suffix in (".png", ".svg") and p.is_file()]
     whole = {p for p in images if _is_whole_image(p)}
+    svg = any(p.suffix == ".svg" for p in images)
     kept = []
     for p in images:
         twin = p.with_suffix(".svg" if p.suffix == ".png" else ".png")
-        if p in whole and twin in whole:
+        if p in whole and (twin in whole or not svg):
             kept.append(p)
         else:
             p.unlink()

@@ -116,21 +116,21 @@ def _python_error(sc: dict, e: Exception) -> ScenarioError:
     return ScenarioError(path, msg)
 
 
-def plots_for_run(workers: int | None = None, progress: bool = False):
-    """What draws a run's plots into its folder (in up to `workers` processes), listing
-    them in summary["plots"]."""
+def plots_for_run(workers: int | None = None, progress: bool = False, svg: bool = False):
+    """What draws a run's plots into its folder (in up to `workers` processes; as SVG
+    too with `svg`), listing them in summary["plots"]."""
 
     def draw(frames, summary, folder):
         from . import drawing  # matplotlib loads only when a folder gets plots
 
-        summary["plots"] = drawing.draw(drawing.run_figures(frames, summary), folder, workers, progress)
+        summary["plots"] = drawing.draw(drawing.run_figures(frames, summary), folder, workers, progress, svg)
 
     return draw
 
 
 def run_point(sc: dict, dest: Destination | None, progress: bool = False, allow_python: bool = False, make_plots: bool = True,
-              workers: int | None = None) -> Result:
+              workers: int | None = None, svg: bool = False) -> Result:
     """Runs one point and, if `dest` is given, writes its folder (atomically); its plots
     are drawn in up to `workers` processes."""
     summary, frames, captures = simulate(sc, progress=progress, allow_python=allow_python)
-    return write(dest, summary, frames, plots=plots_for_run(workers, progress) if make_plots else None, captures=captures)
+    return write(dest, summary, frames, plots=plots_for_run(workers, progress, svg) if make_plots else None, captures=captures)

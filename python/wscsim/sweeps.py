@@ -13,9 +13,11 @@ import pandas as pd
 from .errors import ScenarioError
 from .folder_tables import FolderTables, write_combined
 from .folders import Destination, ResultFolder
+from .plotter import Plotter
 from .pool import LocalPool
 from .report import write_html
 from .results import Result, write, write_captures
+from .queue_curves import joined, queue_curves, renumbered
 from .runner import simulate
 from .scenario import CASE_AXIS, expand
 from .schemes import check_points
@@ -48,62 +50,83 @@ def column_values(values: list) -> list:
 
 
 def _run(job):
-    i, sc, allow_python = job
+    """In a worker: one point's Outcome, with its queue curves when the sweep draws them
+    (made here, beside the samples, so that the parent, which writes every point's folder,
+    does not compute them one point after another)."""
+    i, sc, allow_python, with_curves = job
     try:
-        return i, simulate(sc, allow_python=allow_python), None
+        outcome = simulate(sc, allow_python=allow_python)
     except ScenarioError as e:
         return i, None, (e.path, e.message)
+    frames = outcome[1]
+    curves = queue_curves(frames["queues"], frames.get("links")) if with_curves and "queues" in frames else None
+    return i, (outcome, curves), None
 
 
 def run_sweep(base: dict, axes, dest: Destination | None, workers: int | None = None, progress: bool = False, allow_python: bool = False,
-              make_plots: bool = True, ray: str | None = None) -> Result:
+              make_plots: bool = True, ray: str | None = None, svg: bool = False) -> Result:
     """Runs every point of a sweep: in `workers` local processes, or as tasks on the Ray
     cluster at address `ray`; the tables are the same either way. With a destination, each
     point's folder is written as the point finishes and its tables let go; the combined
     tables are built from those folders and read back only when asked for (FolderTables),
-    so that the sweep holds about one point's tables per worker, not all of them."""
+    so that the sweep holds about one point's tables per worker, not all of them. Its plots
+    are drawn by a plotting process started with the sweep (plotter.py)."""
     points = expand(base, axes)
     check_points(points, allow_python, for_run=True, base=base)  # every point, before any runs
     t0 = time.perf_counter()
-    jobs = [(i, sc, allow_python) for i, (sc, _) in enumerate(points)]
+    jobs = [(i, sc, allow_python, make_plots and dest is not None) for i, (sc, _) in enumerate(points)]
     label = str(base.get("name", "sweep"))
     width = max(3, len(str(len(points) - 1)))
     folder = ResultFolder(dest.path, overwrite=dest.overwrite, unique=dest.unique) if dest is not None else None
+    # With one worker everything is drawn in this process, as the API says.
+    plotter = Plotter() if make_plots and folder is not None and workers != 1 else None  # forked before any thread starts
     try:
-        kept = _Points(len(points), folder.tmp if folder else None, width, queue_curves=make_plots)
-        _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None, kept.take)
-        with _phase("combining the points' tables" if progress and folder is not None else None):
-            tables, names = kept.tables(points, axes)
-    except BaseException:
-        if folder is not None:
-            folder.abort()
-        raise
-    summaries = kept.summaries
-    summary = {
+        try:
+            kept = _Points(len(points), folder.tmp if folder else None, width, queue_curves=make_plots)
+            _run_all(jobs, max(1, workers or min(len(points), os.cpu_count() or 1)), ray, label if progress else None, kept.take)
+            with _phase("combining the points' tables" if progress and folder is not None else None):
+                tables, names = kept.tables(points, axes)
+        except BaseException:
+            if folder is not None:
+                folder.abort()
+            raise
+        summary = _summary(base, axes, names, kept.summaries, time.perf_counter() - t0)
+        swept = [names[p] for p, _ in axes]
+        if axes[-1][0] == SEED:
+            _seed_summary(summary, tables["points"], swept[:-1], axes[-1][1])
+
+        def draw(tables, summary, folder):
+            curves = kept.queue_curves()
+            made = plotter.draw(folder, summary, swept, curves, workers, progress, svg) if plotter is not None else None
+            if made is None:
+                from . import drawing  # matplotlib loads only when a folder gets plots
+
+                made = drawing.draw(drawing.sweep_figures(tables, summary, swept, curves), folder, workers, progress, svg)
+            summary["plots"] = made
+
+        # The plots, drawn last, may be cut short.
+        res = write(dest, summary, tables, plots=draw if make_plots else None, points_width=width, folder=folder)
+    finally:
+        if plotter is not None:
+            plotter.stop()
+    if isinstance(res.tables, FolderTables):
+        res.tables.folder, res.tables.keep = res.path, True
+    return res
+
+
+def _summary(base: dict, axes, names: dict, summaries: list, wall_seconds: float) -> dict:
+    """A sweep's summary.json, before its plots."""
+    return {
         "sweep": [{"path": p, "values": v, "column": names[p]} for p, v in axes],
-        "points": len(points),
+        "points": len(summaries),
         "scenario": base,
         "seed": base.get("seed", 1),
-        "wall_seconds": time.perf_counter() - t0,
+        "wall_seconds": wall_seconds,
         "version": summaries[0]["version"],
         "point_summaries": summaries,
         "invariants": {"ok": all(s["invariants"]["ok"] for s in summaries)},
         "headline": {},
     }
-    swept = [names[p] for p, _ in axes]
-    if axes[-1][0] == SEED:
-        _seed_summary(summary, tables["points"], swept[:-1], axes[-1][1])
-
-    def draw(tables, summary, folder):
-        from . import drawing  # matplotlib loads only when a folder gets plots
-
-        summary["plots"] = drawing.draw(drawing.sweep_figures(tables, summary, swept, kept.queue_curves()), folder, workers, progress)
-
-    # The plots, drawn last, may be cut short.
-    res = write(dest, summary, tables, plots=draw if make_plots else None, points_width=width, folder=folder)
-    if isinstance(res.tables, FolderTables):
-        res.tables.folder, res.tables.keep = res.path, True
-    return res
 
 
 @contextmanager
@@ -138,9 +161,8 @@ class _Points:
 
     def __init__(self, n: int, folder, width: int, queue_curves: bool = False):
         self.folder, self.width = folder, width
-        # With a folder and plots: each point's queue curves (plots.queue_curves), made as it
-        # finishes, while the parent would otherwise wait; the queue figure then reads no
-        # samples back.
+        # With a folder and plots: each point's queue curves (queue_curves.queue_curves),
+        # made by its worker; the queue figure then reads no samples back.
         self.curves: list | None = [None] * n if folder is not None and queue_curves else None
         self.summaries: list = [None] * n
         self.outcomes: list = [None] * n
@@ -150,7 +172,7 @@ class _Points:
     def point_folder(self, i: int):
         return self.folder / "points" / f"{i:0{self.width}d}"
 
-    def take(self, i: int, outcome) -> None:
+    def take(self, i: int, outcome, curves=None) -> None:
         point_summary, frames, captures = outcome
         self.summaries[i] = point_summary
         self.table_names[i] = list(frames)
@@ -158,10 +180,8 @@ class _Points:
         if self.folder is None:
             self.outcomes[i] = outcome
             return
-        if self.curves is not None and "queues" in frames:
-            from . import plots  # matplotlib loads only when a folder gets plots
-
-            self.curves[i] = plots.renumbered(plots.queue_curves(frames["queues"], frames.get("links")), i)
+        if self.curves is not None and curves is not None:
+            self.curves[i] = renumbered(curves, i)
         sub = self.point_folder(i)
         sub.mkdir(parents=True)
         for name, df in frames.items():
@@ -174,9 +194,7 @@ class _Points:
         """Every point's queue curves joined (None unless each point had a queues table)."""
         if self.curves is None or any(c is None for c in self.curves):
             return None
-        from . import plots
-
-        return plots.joined(self.curves)
+        return joined(self.curves)
 
     def tables(self, points: list, axes) -> tuple[dict, dict]:
         """One table per kind over all points, with `point` and the swept values as columns,
@@ -216,8 +234,9 @@ def _concat(parts: list[tuple[dict, pd.DataFrame]]) -> pd.DataFrame:
 
 
 def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | None, take) -> None:
-    """Runs every job, handing each Outcome to `take(i, outcome)` as it comes (in the order
-    they finish); a point's scenario error stops the sweep."""
+    """Runs every job, handing each Outcome and its queue curves to `take(i, outcome,
+    curves)` as it comes (in the order they finish); a point's scenario error stops the
+    sweep."""
     # Workers start before the progress bar's thread does (they are forked).
     pool = LocalPool(_run, workers) if workers > 1 and ray is None else None
     if ray is not None:
@@ -240,7 +259,7 @@ def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | No
         for i, res, error in outcomes:
             if error:
                 raise ScenarioError(*error)
-            take(i, res)
+            take(i, *res)  # the Outcome, and its queue curves
             del res  # the point's tables go before the next point's come
             if bar is not None:
                 bar.advance(task)
