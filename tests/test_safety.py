@@ -312,6 +312,11 @@ AGREE = [
     ("a Python service not allowed", SERVICE_SCENARIO.format(cls="evil.py:EvilService"), [], "--allow-python"),
     ("a scheme missing a method", PY_SCENARIO.format(cls="evil.py:EvilService"), ["--allow-python"], "missing: classify"),
     ("a class not in the file", PY_SCENARIO.format(cls="evil.py:Nope"), ["--allow-python"], "switch.scheme.class"),
+    # Refused while the simulation is built (three hosts a leaf over two spines: uplinks at
+    # 1.5 times the host links, which time slots cannot divide); check builds it too.
+    ("time slots over uneven links", 'duration = "1ms"\n[engine]\nmode = "timeslots"\n[transport]\nkind = "udp"\n'
+     '[topology]\nkind = "leaf_spine"\nleaves = 2\nspines = 2\nhosts_per_leaf = 3\n'
+     '[workload]\nkind = "udp"\ndestination = "random"\nrate = "1Gbps"\n', [], "engine.mode"),
 ]
 
 

@@ -63,7 +63,8 @@ class Port:
     queue_packets: list[int]
     queue_bytes: list[int]
 
-def check(scenario_json: str) -> str:
-    """Validates without building; returns the scenario with every default, as JSON."""
+def check(scenario_json: str, build: bool = False) -> str:
+    """Validates (and with `build`, builds the simulation without running it); returns the
+    scenario with every default, as JSON."""
 
 def catalogue() -> dict[str, list[str]]: ...

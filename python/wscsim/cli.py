@@ -133,7 +133,8 @@ def cmd_check(args) -> int:
         sc["seed"] = args.seed
     base, axes = split_sweep(sc)
     points = expand(base, axes) if axes else [(base, {})]
-    resolved = check_points(points, args.allow_python, base=base)
+    # Each point's simulation is built too (not run): check refuses what a run's start would.
+    resolved = check_points(points, args.allow_python, base=base, build=True)
     n = len(points)
     if args.show or args.json:
         # The scenario itself with every default filled in, and its sweep as written; not

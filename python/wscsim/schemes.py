@@ -244,12 +244,14 @@ def _refuse_unless_allowed(spec: str, where: str, allow_python: bool) -> None:
         raise ScenarioError(where, f"given {spec!r}; allowed: {ALLOW_HINT}")
 
 
-def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
-    """Validates a scenario as running it would before it starts, without building its
-    network or running any of its code: Python schemes and services are read from their
-    source, not imported, and refused unless `allow_python`, as a run refuses them.
-    Returns the scenario with every default filled in. `for_run` (a sweep about to run its
-    points) also imports the classes, which needs `allow_python`."""
+def check(sc: dict, allow_python: bool = False, for_run: bool = False, build: bool = False) -> dict:
+    """Validates a scenario as running it would before it starts, without running any of
+    its code: Python schemes and services are read from their source, not imported, and
+    refused unless `allow_python`, as a run refuses them. With `build` (wscsim check), its
+    simulation is built too, and dropped, so that every refusal the start of a run makes
+    is made (a Python scheme stood in for). Returns the scenario with every default filled
+    in. `for_run` (a sweep about to run its points) also imports the classes, which needs
+    `allow_python`."""
     import json
 
     from . import _native
@@ -261,14 +263,14 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False) -> dict:
         for path, spec in python_schemes(sc):
             _refuse_unless_allowed(spec, f"{path}.class", allow_python)
     try:
-        resolved = json.loads(_native.check(to_json(sc)))
+        resolved = json.loads(_native.check(to_json(sc), build))
     except _native.ScenarioError as e:
         raise from_core(*e.args) from None
     return resolved
 
 
 def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, for_run: bool = False,
-                 base: dict | None = None) -> list[dict]:
+                 base: dict | None = None, build: bool = False) -> list[dict]:
     """`check` of every (scenario, swept values) point, before any runs; an error that
     comes from a point's values names the point. One that the sweep's `base` scenario
     gives as it is (a typo in the file, shared by every point) is not blamed on a point.
@@ -276,21 +278,21 @@ def check_points(points: list[tuple[dict, dict]], allow_python: bool = False, fo
     resolved = []
     for sc, params in points:
         try:
-            resolved.append(check(sc, allow_python, for_run))
+            resolved.append(check(sc, allow_python, for_run, build))
         except ScenarioError as e:
-            if not params or _same_error(e, base, allow_python):
+            if not params or _same_error(e, base, allow_python, build):
                 raise
             where = f" (in sweep point {', '.join(f'{k}={v!r}' for k, v in params.items())})"
             raise ScenarioError(e.path, e.message + where) from None
     return resolved
 
 
-def _same_error(error: ScenarioError, base: dict | None, allow_python: bool) -> bool:
+def _same_error(error: ScenarioError, base: dict | None, allow_python: bool, build: bool = False) -> bool:
     """Whether checking `base` (a sweep without its axes) refuses it just as a point was."""
     if base is None:
         return False
     try:
-        check(base, allow_python)
+        check(base, allow_python, build=build)
     except ScenarioError as e:
         return (e.path, e.message) == (error.path, error.message)
     return False

@@ -365,11 +365,19 @@ fn le_bytes<'py, T: Copy, const N: usize>(
     Ok(out)
 }
 
-/// Validates scenario JSON without building anything; returns the scenario with every
-/// default filled in, as JSON. Raises ScenarioError(path, message).
+/// Validates scenario JSON; returns the scenario with every default filled in, as JSON.
+/// With `build`, also builds its simulation (without running it or any Python code), so
+/// that the refusals a run makes as it starts are made too. Raises
+/// ScenarioError(path, message).
 #[pyfunction]
-fn check(scenario_json: &str) -> PyResult<String> {
-    match wscsim::Sim::check_json(scenario_json) {
+#[pyo3(signature = (scenario_json, build = false))]
+fn check(scenario_json: &str, build: bool) -> PyResult<String> {
+    let checked = if build {
+        wscsim::Sim::dry_build_json(scenario_json)
+    } else {
+        wscsim::Sim::check_json(scenario_json)
+    };
+    match checked {
         Ok(v) => Ok(v.to_string()),
         Err(e) => Err(ScenarioError::new_err((e.path, e.message))),
     }

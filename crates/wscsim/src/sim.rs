@@ -14,6 +14,7 @@ use crate::transport::dma::DmaEvent;
 use crate::transport::{self, Tcp, TcpEvent, Udp};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
 
+mod dry_build;
 mod slots;
 mod stall;
 mod threads;
