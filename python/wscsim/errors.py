@@ -1,7 +1,6 @@
 """The one exception a user sees for bad input: it names the field, what was given and
 what is allowed. The CLI prints it on one line and exits with status 2."""
 
-import difflib
 import re
 
 
@@ -38,6 +37,8 @@ def did_you_mean(path: str, message: str) -> str:
     if given in names:  # the name is right; the message is about something else
         return ""
     by_lower = {n.lower(): n for n in names}
+    import difflib  # here, not at the top: `wscsim` answers signals sooner the less it loads first
+
     close = difflib.get_close_matches(given.lower(), list(by_lower), n=1, cutoff=0.6)
     if not close:
         return ""
