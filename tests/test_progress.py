@@ -54,3 +54,36 @@ def test_simulated_time_is_shown_in_its_own_unit():
     assert progress._seconds(1_500_000_000_000) == "1.5 s"
     assert progress._seconds(2_000_000_000) == "2 ms"
     assert progress._seconds(3_000) == "3 ns"
+
+
+def test_a_sweeps_bar_counts_its_running_points_in():
+    # Point 0 half done in its worker (written through the shared memory a forked worker
+    # inherits), point 1 finished, point 2 not started: 1.5 of 3, and what runs is named.
+    import multiprocessing
+
+    sweep = progress.SweepProgress("demo", 3)
+    child = multiprocessing.get_context("fork").Process(target=sweep.report(0), args=(0.5, 2e6))
+    child.start()
+    try:
+        child.join(timeout=60)
+    finally:
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    sweep.start()
+    try:
+        sweep.finished(1)
+        task = sweep.bar.tasks[0]
+        assert task.completed == 1.5
+        assert task.fields["running"] == "running 50% · 2.0 M events/s"
+    finally:
+        sweep.stop()
+    assert not sweep.thread.is_alive()
+
+
+def test_a_sweep_without_a_bar_shares_nothing():
+    sweep = progress.SweepProgress(None, 3)
+    assert sweep.report(0) is None
+    sweep.start()
+    sweep.finished(0)
+    sweep.stop()

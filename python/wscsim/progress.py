@@ -100,3 +100,73 @@ class PointProgress:
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
+
+
+class SweepProgress:
+    """A sweep's bar: the points finished, with the running points' own progress counted
+    in, so that a sweep of a few long points moves and its time left is estimated from
+    the start. Each point's worker writes its fraction done and its events per second into
+    memory shared with this process (`report`) after every slice of its run; a thread here
+    reads them four times a second. Points run on Ray report only when they finish.
+
+    Make it before the workers fork (they inherit the shared memory), `start` it after."""
+
+    def __init__(self, label: str | None, points: int):
+        import multiprocessing
+
+        self.label, self.points = label, points
+        # Per point: fraction done, events per second (0 when not running).
+        self.shared = multiprocessing.RawArray("d", 2 * points) if label is not None else None
+        self.bar = self.task = self.thread = None
+        self.stopping = False
+
+    def report(self, point: int):
+        """In a worker: what `simulate` calls after each slice of point `point`."""
+        shared = self.shared
+
+        def report(fraction: float, events_per_s: float) -> None:
+            shared[2 * point], shared[2 * point + 1] = min(fraction, 0.999), events_per_s
+
+        return report if shared is not None else None
+
+    def start(self) -> None:
+        if self.shared is None:
+            return
+        import threading
+
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn(self.label), BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(),
+                            TextColumn("ETA"), TimeRemainingColumn(compact=True), TextColumn("{task.fields[running]}"),
+                            transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("points", total=self.points, running="")
+        self.thread = threading.Thread(target=self._tick, name="wscsim-sweep-progress", daemon=True)
+        self.thread.start()
+
+    def finished(self, point: int) -> None:
+        if self.shared is not None:
+            self.shared[2 * point], self.shared[2 * point + 1] = 1.0, 0.0
+            self._show()
+
+    def _show(self) -> None:
+        values = list(self.shared)
+        fractions, rates = values[0::2], values[1::2]
+        running = [f for f in fractions if 0 < f < 1]
+        text = ""
+        if running:
+            text = f"running {', '.join(f'{100 * f:.0f}%' for f in running[:4])}{' ...' if len(running) > 4 else ''}"
+            text += f" · {_rate(sum(rates))}"
+        self.bar.update(self.task, completed=sum(fractions), running=text)
+
+    def _tick(self) -> None:
+        while not self.stopping:
+            self._show()
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.thread is not None:
+            self.thread.join()
+        if self.bar is not None:
+            self.bar.stop()

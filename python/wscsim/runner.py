@@ -27,8 +27,9 @@ class Outcome(NamedTuple):
     captures: dict[str, bytes]
 
 
-def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_python: bool = False):
-    """Runs a scenario dict; returns its Outcome."""
+def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_python: bool = False, report=None):
+    """Runs a scenario dict; returns its Outcome. `report(fraction done, events per
+    second)` is called after each slice of the run (a sweep's progress)."""
     sim = native_simulation(sc, allow_python)
     t0 = time.perf_counter()
     end = sim.end_ps
@@ -54,6 +55,8 @@ def simulate(sc: dict, progress: bool = False, label: str | None = None, allow_p
             elif took < 0.05:
                 step = min(end, step * 2)
             shown.update(sim.now_ps, sim.events)
+            if report is not None:
+                report(sim.now_ps / max(1, end), sim.events / max(1e-9, time.perf_counter() - t0))
         # A run whose workload finished early ends at 100%, naming what comes next.
         shown.phase("building tables")
         return _outcome(sc, sim, time.perf_counter() - t0)

@@ -14,6 +14,7 @@ from .errors import ScenarioError
 from .folder_tables import FolderTables, write_combined
 from .folders import Destination, ResultFolder
 from .plotter import Plotter
+from .progress import SweepProgress
 from .pool import LocalPool
 from .report import write_html
 from .results import Result, write, write_captures
@@ -49,13 +50,17 @@ def column_values(values: list) -> list:
     return [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":")) for v in values]
 
 
+# The sweep's progress, set before its workers fork so that they report into it.
+_PROGRESS: SweepProgress | None = None
+
+
 def _run(job):
     """In a worker: one point's Outcome, with its queue curves when the sweep draws them
     (made here, beside the samples, so that the parent, which writes every point's folder,
     does not compute them one point after another)."""
     i, sc, allow_python, with_curves = job
     try:
-        outcome = simulate(sc, allow_python=allow_python)
+        outcome = simulate(sc, allow_python=allow_python, report=_PROGRESS.report(i) if _PROGRESS is not None else None)
     except ScenarioError as e:
         return i, None, (e.path, e.message)
     frames = outcome[1]
@@ -237,7 +242,10 @@ def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | No
     """Runs every job, handing each Outcome and its queue curves to `take(i, outcome,
     curves)` as it comes (in the order they finish); a point's scenario error stops the
     sweep."""
-    # Workers start before the progress bar's thread does (they are forked).
+    global _PROGRESS
+    # Workers start before the progress bar's thread does (they are forked), and after the
+    # memory they report their progress into is made.
+    _PROGRESS = progress = SweepProgress(progress_label, len(jobs))
     pool = LocalPool(_run, workers) if workers > 1 and ray is None else None
     if ray is not None:
         from . import ray_pool
@@ -245,28 +253,18 @@ def _run_all(jobs: list, workers: int, ray: str | None, progress_label: str | No
         outcomes = ray_pool.outcomes(_run, jobs, ray)
     else:
         outcomes = pool.outcomes(jobs) if pool else map(_run, jobs)
-    bar = None
-    if progress_label is not None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        # The time left is estimated from the points finished so far (points differ in
-        # length, so it is rough until a few have finished).
-        bar = Progress(TextColumn(progress_label), BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("ETA"), TimeRemainingColumn(compact=True), transient=True)
-        bar.start()
-        task = bar.add_task("points", total=len(jobs))
+    progress.start()
     try:
         for i, res, error in outcomes:
             if error:
                 raise ScenarioError(*error)
             take(i, *res)  # the Outcome, and its queue curves
             del res  # the point's tables go before the next point's come
-            if bar is not None:
-                bar.advance(task)
+            progress.finished(i)
     finally:
         if pool is not None:
             pool.stop()
         if hasattr(outcomes, "close"):
             outcomes.close()
-        if bar is not None:
-            bar.stop()
+        progress.stop()
+        _PROGRESS = None
