@@ -19,12 +19,19 @@ REPO = Path(__file__).resolve().parent.parent
 SMALL = ["diablo_incast", "--set", "sweep={}", "--set", "workload.senders=2", "--set", "workload.iterations=2", "--no-plots"]
 
 
-def _expected_git() -> dict | None:
-    """The checkout's commit when wscsim runs from it (an editable install), else nothing."""
-    if Path(wscsim.__file__).resolve().parent != REPO / "python" / "wscsim" or shutil.which("git") is None:
+def _head() -> str | None:
+    if shutil.which("git") is None:
         return None
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-    return {"commit": head}
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _expected_git() -> dict | None:
+    """The checkout's commit when wscsim runs from it (an editable install, whose tree may
+    differ from it: `dirty` is then known); installed from this checkout (as scripts/test.sh
+    installs it), the commit it was built from, with `dirty` unknown."""
+    if Path(wscsim.__file__).resolve().parent != REPO / "python" / "wscsim":
+        return {"commit": _head(), "dirty": None} if _head() else None
+    return {"commit": _head()} if _head() else None
 
 
 def _now() -> datetime.datetime:
@@ -36,6 +43,8 @@ def _check_record(prov: dict, before: datetime.datetime, after: datetime.datetim
     git = _expected_git()
     if git is None:
         assert prov["git"] is None
+    elif "dirty" in git:
+        assert prov["git"] == git
     else:
         assert prov["git"]["commit"] == git["commit"] and isinstance(prov["git"]["dirty"], bool)
     plat = prov["platform"]
@@ -85,3 +94,15 @@ def test_a_checkout_that_only_holds_the_package_is_not_wscsims(tmp_path, monkeyp
         assert provenance.source_checkout() is None
     finally:
         provenance.source_checkout.cache_clear()
+
+
+def test_an_installed_wscsim_records_the_commit_it_was_built_from(monkeypatch):
+    # No checkout to ask at run time (an installed wscsim): the commit the build script
+    # recorded in the native module.
+    from wscsim import _native
+
+    monkeypatch.setattr(provenance, "source_checkout", lambda: None)
+    head = _head()
+    if head is not None:
+        assert _native.GIT_COMMIT == head
+    assert provenance.record()["git"] == ({"commit": _native.GIT_COMMIT, "dirty": None} if _native.GIT_COMMIT else None)

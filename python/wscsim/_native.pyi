@@ -4,6 +4,7 @@ from typing import Any
 
 VERSION: str
 RUSTC_VERSION: str
+GIT_COMMIT: str
 
 class ScenarioError(Exception):
     """args: (field path, message)."""

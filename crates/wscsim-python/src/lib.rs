@@ -417,5 +417,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", wscsim::VERSION)?;
     // The compiler that built the module (empty when the build could not ask it).
     m.add("RUSTC_VERSION", env!("WSCSIM_RUSTC_VERSION"))?;
+    // The commit it was built from (empty when not built from a git checkout).
+    m.add("GIT_COMMIT", env!("WSCSIM_GIT_COMMIT"))?;
     Ok(())
 }
