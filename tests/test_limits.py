@@ -142,6 +142,50 @@ def test_a_hook_that_swallows_the_watchdog_ends_the_process_with_one_line(tmp_pa
     assert not (tmp_path / "o").exists()
 
 
+def test_a_constructor_that_never_returns_is_stopped_naming_it(tmp_path):
+    (tmp_path / "hook.py").write_text(SCHEME.replace("self.queues = 1", "while True:\n            pass").replace("{body}", "pass"))
+    f = tmp_path / "s.toml"
+    f.write_text(BASE.format(engine='[engine]\npython_hook_timeout = "1s"',
+                             extra='[switch.scheme]\nkind = "python"\nclass = "hook.py:Hook"'))
+    p = wscsim("run", f, "--allow-python", "--no-plots", "--out", tmp_path / "o", timeout=120)
+    one_line(p, 2, "Hook(", "did not return", "engine.python_hook_timeout")
+    assert not (tmp_path / "o").exists()
+
+
+RESULTS = """
+import wscsim
+
+class Stuck(wscsim.Service):
+    def start(self, ctx):
+        pass
+
+    def results(self):
+        while True:
+            pass
+"""
+
+
+def test_a_services_results_that_never_return_are_stopped_naming_them(tmp_path):
+    (tmp_path / "stuck.py").write_text(RESULTS)
+    f = tmp_path / "s.toml"
+    f.write_text(textwrap.dedent("""
+        name = "stuck"
+        duration = "1ms"
+        [engine]
+        python_hook_timeout = "1s"
+        [topology]
+        kind = "torus3d"
+        dims = [2, 2, 2]
+        [workload]
+        kind = "services"
+        [[runtime.services]]
+        class = "stuck.py:Stuck"
+    """))
+    p = wscsim("run", f, "--allow-python", "--no-plots", "--out", tmp_path / "o", timeout=120)
+    one_line(p, 2, "runtime.services[0]", "results", "did not return")
+    assert not (tmp_path / "o").exists()
+
+
 def test_os_exit_in_a_hook_gives_a_message_not_a_bare_status(tmp_path):
     p = _scheme_run(tmp_path, "os._exit(5)")
     one_line(p, 2, "switch.scheme.class", "Hook.enqueue", "os._exit(5)", user_traceback=True)

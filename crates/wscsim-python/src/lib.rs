@@ -37,7 +37,17 @@ impl Simulation {
     #[pyo3(signature = (scenario_json, schemes=None))]
     fn new(py: Python<'_>, scenario_json: &str, schemes: Option<Py<PyDict>>) -> PyResult<Self> {
         let python_code = schemes.is_some();
-        let (sim, scheme_error) = build(py, scenario_json, schemes)?;
+        // The classes' constructors are hooks too: watched while the simulation is built.
+        let watch = python_code.then(|| {
+            let limit = wscsim::config::parse_json(scenario_json)
+                .ok()
+                .and_then(|sc| sc.engine.and_then(|e| e.python_hook_timeout))
+                .map_or(wscsim::config::DEFAULT_PYTHON_HOOK_TIMEOUT_PS, |d| d.0);
+            watchdog::Watchdog::start(this_thread(py), ps_to_duration(limit))
+        });
+        let built = build(py, scenario_json, schemes);
+        stop_watching(py, watch);
+        let (sim, scheme_error) = built?;
         Ok(Simulation {
             sim: Some(sim),
             scheme_error,
@@ -51,8 +61,7 @@ impl Simulation {
         let watched = self.python_code;
         let sim = self.sim_mut()?;
         let limit = hook_timeout(sim);
-        // SAFETY: reads the calling thread's id; the interpreter lock is held (`py`).
-        let thread_id = unsafe { pyo3::ffi::PyThread_get_thread_ident() };
+        let thread_id = this_thread(py);
         let done = py.detach(|| {
             // Stopped (and joined) before the lock is taken back: it may be waiting for it.
             let _watchdog = watched.then(|| watchdog::Watchdog::start(thread_id, limit));
@@ -117,8 +126,14 @@ impl Simulation {
 
     /// Summary as a JSON string. A Python service whose `results` raised makes this raise
     /// SchemeError.
-    fn summary_json(&self) -> PyResult<String> {
-        let text = self.sim()?.summary().to_string();
+    fn summary_json(&self, py: Python<'_>) -> PyResult<String> {
+        let sim = self.sim()?;
+        // Services' `results` are hooks too.
+        let watch = self
+            .python_code
+            .then(|| watchdog::Watchdog::start(this_thread(py), hook_timeout(sim)));
+        let text = sim.summary().to_string();
+        stop_watching(py, watch);
         if let Some(msg) = self.scheme_error.lock().unwrap().take() {
             return Err(SchemeError::new_err(msg));
         }
@@ -154,7 +169,23 @@ fn hook_timeout(sim: &wscsim::Sim) -> std::time::Duration {
         .as_ref()
         .and_then(|e| e.python_hook_timeout)
         .map_or(wscsim::config::DEFAULT_PYTHON_HOOK_TIMEOUT_PS, |d| d.0);
+    ps_to_duration(ps)
+}
+
+fn ps_to_duration(ps: u64) -> std::time::Duration {
     std::time::Duration::from_nanos(ps / 1_000)
+}
+
+/// The Python id of the calling thread, which runs the hooks.
+fn this_thread(_py: Python<'_>) -> std::os::raw::c_ulong {
+    // SAFETY: reads the calling thread's id; the interpreter lock is held (`_py`).
+    unsafe { pyo3::ffi::PyThread_get_thread_ident() }
+}
+
+/// Stops a watchdog started while this thread held the interpreter lock: without the
+/// lock, since the watchdog's thread may be waiting for it to interrupt a hook.
+fn stop_watching(py: Python<'_>, watch: Option<watchdog::Watchdog>) {
+    py.detach(move || drop(watch));
 }
 
 /// The error of a Simulation used after `tables` consumed it.
@@ -303,13 +334,18 @@ fn add_python_services(
         for (k, v) in &s.params {
             kwargs.set_item(k, json.call_method1("loads", (v.to_string(),))?)?;
         }
-        let obj = cls.call((), Some(&kwargs)).map_err(|e| {
-            fail(format!(
+        let made = {
+            let _hook = watchdog::enter();
+            cls.call((), Some(&kwargs))
+        };
+        let obj = made.map_err(|e| match watchdog::timeout_message(py, &e) {
+            Some(m) => fail(format!("given {:?}; {}(**params) {m}", s.class, s.class)),
+            None => fail(format!(
                 "given {:?}; {}(**params) raised {}",
                 s.class,
                 s.class,
                 e.value(py)
-            ))
+            )),
         })?;
         let code =
             py_service::PyService::new(obj.unbind(), &s.class, path.clone(), s.id, error.clone());

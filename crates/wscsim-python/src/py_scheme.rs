@@ -366,19 +366,24 @@ pub fn factory(
                                 .map_err(|e| e.to_string())?;
                         }
                     }
-                    let o = cls
-                        .call((site.switch_name, site.switch_ports), Some(&kwargs))
-                        .map_err(|e| {
-                            format!(
-                                "{class}({}, {}, **params) raised {}",
-                                site.switch_name,
-                                site.switch_ports,
-                                e.value(py)
-                                    .repr()
-                                    .map(|r| r.to_string())
-                                    .unwrap_or_default()
-                            )
-                        })?;
+                    let made = {
+                        let _hook = crate::watchdog::enter();
+                        cls.call((site.switch_name, site.switch_ports), Some(&kwargs))
+                    };
+                    let call = format!(
+                        "{class}({}, {}, **params)",
+                        site.switch_name, site.switch_ports
+                    );
+                    let o = made.map_err(|e| match crate::watchdog::timeout_message(py, &e) {
+                        Some(m) => format!("{call} {m}"),
+                        None => format!(
+                            "{call} raised {}",
+                            e.value(py)
+                                .repr()
+                                .map(|r| r.to_string())
+                                .unwrap_or_default()
+                        ),
+                    })?;
                     let o = o.unbind();
                     instances.insert(key, o.clone_ref(py));
                     o

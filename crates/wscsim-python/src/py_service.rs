@@ -450,7 +450,10 @@ impl ServiceCode for PyService {
             let kwargs = pyo3::types::PyDict::new(py);
             let text = kwargs
                 .set_item("allow_nan", false)
-                .and_then(|_| obj.call_method0("results"))
+                .and_then(|_| {
+                    let _hook = crate::watchdog::enter();
+                    obj.call_method0("results")
+                })
                 .and_then(|r| {
                     let json = py.import("json")?;
                     json.call_method("dumps", (r,), Some(&kwargs))

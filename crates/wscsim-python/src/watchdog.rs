@@ -7,8 +7,8 @@
 //! swallows that exception and goes on is ended with the process, one line on stderr,
 //! after as long again.
 //!
-//! Left out: a scheme's constructor and a service's `results`, which run outside run
-//! slices, are not watched.
+//! Schemes' and services' constructors (while the simulation is built) and services'
+//! `results` (while the summary is made) are watched the same way.
 
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
