@@ -139,7 +139,7 @@ def cmd_check(args) -> int:
     if args.show or args.json:
         # The scenario itself with every default filled in, and its sweep as written; not
         # any one point of it.
-        shown = check(base, args.allow_python) if axes else resolved[0]
+        shown = _defaults_every_point_shares(check(base, args.allow_python), base, resolved) if axes else resolved[0]
         if axes:
             shown["sweep"] = sc["sweep"]
         print(json.dumps(shown, indent=2) if args.json else _as_toml(shown), end="\n" if args.json else "")
@@ -147,6 +147,27 @@ def cmd_check(args) -> int:
         print(f"ok: {base.get('name', 'unnamed')} ({n} point{'s' if n > 1 else ''})")
         _list_commands(resolved)
     return 0
+
+
+def _defaults_every_point_shares(shown: dict, written: dict, points: list[dict]) -> dict:
+    """A sweep's base with the defaults filled in that every point resolves to as well: a
+    default that depends on a swept value (a link's rate follows its technology) is left
+    out, so that the file, with its [sweep] table, runs as the sweep does."""
+
+    def keep(v, w, others: list, at_top: bool):
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                if at_top and k == "sweep":
+                    continue
+                mine = w.get(k) if isinstance(w, dict) else None
+                theirs = [o.get(k) if isinstance(o, dict) else None for o in others]
+                if mine is not None or all(t == x for t in theirs):
+                    out[k] = keep(x, mine, theirs, False) if isinstance(x, dict) else x
+            return out
+        return v
+
+    return keep(shown, written, points, True)
 
 
 def _as_toml(scenario: dict) -> str:

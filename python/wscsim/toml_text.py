@@ -26,22 +26,37 @@ def _is_table_list(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
-def _table(data: dict, path: list[str], lines: list[str]) -> None:
-    """A table's own `key = value` lines, then its tables and lists of tables under headers
-    of their own (TOML gives a key to the table of the header above it)."""
-    nested = {k: v for k, v in data.items() if (isinstance(v, dict) and v) or _is_table_list(v)}
-    lines += [f"{key(k)} = {value(v)}" for k, v in data.items() if k not in nested]
-    for k, v in nested.items():
-        inner = [*path, key(k)]
-        if isinstance(v, dict):
-            # A table of tables alone needs no header: its tables' headers make it.
-            if not all(isinstance(x, dict) and x or _is_table_list(x) for x in v.values()):
-                lines += ["", f"[{'.'.join(inner)}]"]
-            _table(v, inner, lines)
-        else:
-            for table in v:
-                lines += ["", f"[[{'.'.join(inner)}]]"]
-                _table(table, inner, lines)
+def _table(data: dict, path: list[str], lines: list[str], header: bool = False) -> None:
+    """A table: its own `key = value` lines, then its tables and lists of tables under
+    headers of their own (TOML gives a key to the table of the header above it). With
+    `header`, the table's `[path]` header goes before its own lines, and the tables that
+    come before its first own key are written before that header (TOML allows a table's
+    header after its sub-tables'), so that reading the text back gives the keys in their
+    order: a sweep's axes are its points' order, `[[sweep.cases]]` first or last."""
+    nested = {k for k, v in data.items() if (isinstance(v, dict) and v) or _is_table_list(v)}
+    keys = list(data)
+    first_own = next((i for i, k in enumerate(keys) if k not in nested), len(keys))
+    leading = keys[:first_own] if header else []
+    for k in leading:
+        _nested(k, data[k], path, lines)
+    if header and first_own < len(keys):
+        lines += ["", f"[{'.'.join(path)}]"]
+    lines += [f"{key(k)} = {value(data[k])}" for k in keys if k not in nested]
+    for k in keys:
+        if k in nested and k not in leading:
+            _nested(k, data[k], path, lines)
+
+
+def _nested(k: str, v, path: list[str], lines: list[str]) -> None:
+    """A table or a list of tables under its own headers."""
+    inner = [*path, key(k)]
+    if isinstance(v, dict):
+        # A table of tables alone needs no header: its tables' headers make it.
+        _table(v, inner, lines, header=True)
+    else:
+        for table in v:
+            lines += ["", f"[[{'.'.join(inner)}]]"]
+            _table(table, inner, lines)
 
 
 def key(k) -> str:

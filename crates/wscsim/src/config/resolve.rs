@@ -1019,7 +1019,9 @@ fn neighbours_target(
 
 /// The UDP rate per source (IP bits per second): `rate`, or `load` times the expected
 /// all-to-all rate of a torus (a link-level figure, converted to IP bits). The resolved
-/// scenario shows the rate either way.
+/// scenario shows the rate either way, beside the load it came from; a rate given with a
+/// load is taken when it is the one the load gives (so that a resolved scenario, checked
+/// again, resolves the same), and refused otherwise.
 fn udp_rate(
     w: &mut crate::workload::udp_source::Params,
     graph: &Graph,
@@ -1027,51 +1029,24 @@ fn udp_rate(
     wire: f64,
 ) -> Result<u64, ConfigError> {
     match (w.rate, w.load, graph.torus) {
-        (Some(_), Some(l), _) => Err(err(
+        (Some(r), None, _) => Ok(r.0),
+        (given, Some(l), Some(dims)) => {
+            let r = rate_from_load(w, graph, ip, wire, l, dims)?;
+            if given.is_some_and(|g| g.0 != r) {
+                return Err(err(
+                    "workload.load",
+                    l,
+                    format!("nothing when workload.rate is given (give one of the two; this load gives {})", super::Rate(r)),
+                ));
+            }
+            w.rate = Some(super::Rate(r));
+            Ok(r)
+        }
+        (Some(_), Some(l), None) => Err(err(
             "workload.load",
             l,
             "nothing when workload.rate is given (give one of the two)",
         )),
-        (Some(r), None, _) => Ok(r.0),
-        (None, Some(l), Some(dims)) => {
-            if !(l.is_finite() && l > 0.0 && l <= 10.0) {
-                return Err(err(
-                    "workload.load",
-                    l,
-                    "a fraction of the expected all-to-all rate above 0 and at most 10",
-                ));
-            }
-            if !matches!(
-                w.destination,
-                Some(
-                    super::Destination::Random
-                        | super::Destination::RoundRobin
-                        | super::Destination::RandomKey
-                        | super::Destination::RandomReachable
-                        | super::Destination::Neighbours
-                )
-            ) {
-                return Err(err(
-                    "workload.destination",
-                    match &w.destination {
-                        Some(d) => serde_json::to_string(d).expect("a destination serialises"),
-                        None => "nothing (a single destination, host 0)".into(),
-                    },
-                    "\"random\", \"round_robin\", \"random_key\", \"random_reachable\" or \"neighbours\" with workload.load (the expected rate is for all-to-all or one-hop traffic)",
-                ));
-            }
-            let link_bps = graph.links[0].rate_bps;
-            // Neighbours: one hop over `links` links, each at its line rate.
-            let expected = match w.destination {
-                Some(super::Destination::Neighbours) => {
-                    w.links.unwrap_or(6).clamp(1, 6) as f64 * link_bps as f64
-                }
-                _ => crate::net::routing::torus::expected_all_to_all_bps(dims, link_bps),
-            };
-            let r = (l * expected * ip as f64 / wire).floor() as u64;
-            w.rate = Some(super::Rate(r));
-            Ok(r)
-        }
         (None, Some(l), None) => Err(err(
             "workload.load",
             l,
@@ -1083,6 +1058,53 @@ fn udp_rate(
             "a rate per source such as \"1Gbps\" (or workload.load on a torus)",
         )),
     }
+}
+
+/// `load` (a fraction of the expected all-to-all, or one-hop, rate of a torus of `dims`)
+/// as IP bits per second per source.
+fn rate_from_load(
+    w: &crate::workload::udp_source::Params,
+    graph: &Graph,
+    ip: u64,
+    wire: f64,
+    l: f64,
+    dims: [u32; 3],
+) -> Result<u64, ConfigError> {
+    if !(l.is_finite() && l > 0.0 && l <= 10.0) {
+        return Err(err(
+            "workload.load",
+            l,
+            "a fraction of the expected all-to-all rate above 0 and at most 10",
+        ));
+    }
+    if !matches!(
+        w.destination,
+        Some(
+            super::Destination::Random
+                | super::Destination::RoundRobin
+                | super::Destination::RandomKey
+                | super::Destination::RandomReachable
+                | super::Destination::Neighbours
+        )
+    ) {
+        return Err(err(
+            "workload.destination",
+            match &w.destination {
+                Some(d) => serde_json::to_string(d).expect("a destination serialises"),
+                None => "nothing (a single destination, host 0)".into(),
+            },
+            "\"random\", \"round_robin\", \"random_key\", \"random_reachable\" or \"neighbours\" with workload.load (the expected rate is for all-to-all or one-hop traffic)",
+        ));
+    }
+    let link_bps = graph.links[0].rate_bps;
+    // Neighbours: one hop over `links` links, each at its line rate.
+    let expected = match w.destination {
+        Some(super::Destination::Neighbours) => {
+            w.links.unwrap_or(6).clamp(1, 6) as f64 * link_bps as f64
+        }
+        _ => crate::net::routing::torus::expected_all_to_all_bps(dims, link_bps),
+    };
+    Ok((l * expected * ip as f64 / wire).floor() as u64)
 }
 
 /// `[metrics.capture]`: hosts in range and each once; ports as "SWITCH:INDEX" naming a
