@@ -83,7 +83,7 @@ def test_only_the_bundled_scenario_is_titled_with_the_papers_figure(tmp_path, mo
     from wscsim import plots
 
     titles = []
-    monkeypatch.setattr(plots, "_save", lambda fig, path: titles.append(fig.get_suptitle()) or [])
+    monkeypatch.setattr(plots.figure, "save", lambda fig, path: titles.append(fig.get_suptitle()) or [])
     flows = pd.DataFrame({"case": ["a", "a", "b", "b"], "load": [0.2, 0.4, 0.2, 0.4], "size_bytes": [5_000, 20_000_000] * 2,
                           "slowdown": [1.5, 2.0, 1.2, 3.0], "fct_us": [10.0, 9_000.0, 12.0, 8_000.0], "dscp": [1, 0, 1, 0]})
     draw = plots.plot_fct_by_load if name == "flexplane-fct" else plots.plot_priority_tradeoff
@@ -97,15 +97,15 @@ def test_a_sweeps_energy_plot_shows_energy_per_byte_delivered(tmp_path, monkeypa
     # A run's joules grow with its length; what each delivered byte cost is the efficiency.
     import pandas as pd
 
-    from wscsim import plots_pcie
+    from wscsim import plots
 
     figures = []
-    monkeypatch.setattr(plots_pcie, "_save", lambda fig, path: figures.append(fig) or [])
+    monkeypatch.setattr(plots.figure, "save", lambda fig, path: figures.append(fig) or [])
     energy = pd.DataFrame({"senders": [1, 1, 8, 8], "component": ["cpu", "nic"] * 2, "joules": [2.0, 1.0, 800.0, 200.0]})
     points = pd.DataFrame({"point": [0, 1], "senders": [1, 8], "headline_energy_per_byte_nj": [5_000.0, 1_700_000.0]})
-    assert plots_pcie.plot_energy(energy, tmp_path / "e.png", "mine", ["senders"], None, points)
+    assert plots.plot_energy(energy, tmp_path / "e.png", "mine", ["senders"], None, points)
     bars, right = figures[0].axes
     (line,) = right.get_lines()
     assert list(line.get_ydata()) == [0.005, 1.7] and "per byte delivered (mJ)" in right.get_ylabel()
-    assert plots_pcie.plot_energy(energy, tmp_path / "e.png", "mine", ["senders"])  # without points: bars alone
+    assert plots.plot_energy(energy, tmp_path / "e.png", "mine", ["senders"])  # without points: bars alone
     assert len(figures[1].axes) == 1

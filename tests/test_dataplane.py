@@ -194,7 +194,7 @@ BAD = [
     ("min above max", {"kind": "red", "min_th_packets": 400, "max_th_packets": 300}, "switch.scheme.max_th_packets"),
     ("too many queues", {"kind": "drr", "queues": 65}, "switch.scheme.queues"),
     ("unknown scheme", {"kind": "wfq"}, "switch.scheme.kind"),
-    ("python scheme missing a method", {"kind": "python", "class": "wscsim.schemes:Scheme"}, "switch.scheme.class"),
+    ("python scheme missing a method", {"kind": "python", "class": "wscsim.scheme_base:Scheme"}, "switch.scheme.class"),
     ("python scheme not found", {"kind": "python", "class": "nonexistent_module_xyz:Cls"}, "switch.scheme.class"),
 ]
 

@@ -105,11 +105,11 @@ def test_lost_udp_requests_have_no_latency_and_do_not_block_later_ones():
     assert later["latency_us"].notna().any()
 
 
-def test_class_histograms_match_numpy_histogram():
+def testclass_histograms_match_numpy_histogram():
     """The PMF plot's per-hop-class counts, taken a slice at a time, are np.histogram's."""
     import numpy as np
 
-    from wscsim.memcached import HOP_CLASSES, _class_histograms
+    from wscsim.memcached import HOP_CLASSES, class_histograms
 
     rng = np.random.default_rng(1)
     lat = np.exp(rng.normal(4, 1, 300_000))
@@ -117,7 +117,7 @@ def test_class_histograms_match_numpy_histogram():
     bins = np.logspace(np.log10(lat.min()), np.log10(lat.max() * 1.01), 60)
     lat[5] = bins[-1]  # on the last edge: counted in the last bin, as np.histogram does
     lat[7::1000] = np.nan  # lost requests: in no bin, and not counted
-    got = _class_histograms(codes, lat, bins, step=70_000)
+    got = class_histograms(codes, lat, bins, step=70_000)
     for k in range(len(HOP_CLASSES)):
         mine = lat[(codes == k) & ~np.isnan(lat)]
         ref, _ = np.histogram(mine, bins=bins)

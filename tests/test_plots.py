@@ -54,7 +54,7 @@ def _images(folder):
 
 
 class Captured:
-    """Stands in for plots._save: keeps each figure instead of writing it."""
+    """Stands in for plots.figure.save: keeps each figure instead of writing it."""
 
     def __init__(self):
         self.figures = {}
@@ -67,7 +67,7 @@ class Captured:
 @pytest.fixture
 def captured(monkeypatch):
     c = Captured()
-    monkeypatch.setattr(plots, "_save", c)
+    monkeypatch.setattr(plots.figure, "save", c)
     return c
 
 
@@ -223,7 +223,7 @@ def test_large_sweeps_of_text_values_draw_curves_too_in_the_sweeps_order():
                            "size": [sizes[i % 5] for i in range(40)]})
     panels, curve = plots.facets(points, ["case", "op", "size"])
     assert curve == "size" and len(panels) == 8 and panels[0][0] == "c0, op=read"
-    assert list(plots._colours(points["size"])) == sizes
+    assert list(plots.figure.colours(points["size"])) == sizes
 
 
 def _torus_summary(dims, rate="1Gbps"):
@@ -260,7 +260,7 @@ def test_torus_throughput_leaves_the_paper_out_where_it_has_no_value(tmp_path, c
     # No torus headline, no plot.
     assert plots.torus_throughput([{"drops": 0}], [{}], ["x"]).empty
     assert not plots.plot_torus_throughput(plots.torus_throughput([], [], []), tmp_path / "u.png")
-    from wscsim.plots_pcie import plot_energy
+    from wscsim.plots import plot_energy
 
     assert not plot_energy(None, tmp_path / "e.png")
 

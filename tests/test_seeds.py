@@ -99,7 +99,7 @@ def test_goodput_against_senders_is_the_mean_over_seeds_with_its_interval(tmp_pa
     from wscsim import plots
 
     drawn = {}
-    monkeypatch.setattr(plots, "_save", lambda fig, path: drawn.setdefault(path.name, fig) and [path.name])
+    monkeypatch.setattr(plots.figure, "save", lambda fig, path: drawn.setdefault(path.name, fig) and [path.name])
     # Goodput = 1000 bytes * 8 / duration: seeds of 1 sender give 80 and 40 Mbit/s (mean 60,
     # s = 28.284, half-width 12.7062 * 28.284 / sqrt(2) = 254.12), of 4 senders 20 and 20.
     rows = [{"point": p, "senders": n, "seed": seed, "iteration": 0, "block_bytes": 1000, "duration_us": us}

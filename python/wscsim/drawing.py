@@ -19,7 +19,9 @@ import pandas as pd
 
 from . import plots
 from .folder_tables import columns_of, table_rows, table_shape
-from .plots import FORMATS, _bytes, _label, _in, scenario_name
+from .plots import FORMATS, scenario_name
+from .plots.figure import in_point, label
+from .plots.kv import size_bytes
 from .scenario import duration_seconds
 from .seeds import SEED
 
@@ -40,12 +42,10 @@ def _files(png: str, svg: bool) -> list[str]:
 
 def _memcached_figures(requests: Callable[[], pd.DataFrame | None], rows: int, title: str | None) -> list[Figure]:
     """Latency tail and PMF of a memcached run's `requests` (read when drawn)."""
-    from . import memcached
-
     if not rows:
         return []
-    return [Figure("latency_tail.png", lambda p: memcached.plot_tail(requests(), p, title=title), rows),
-            Figure("latency_pmf.png", lambda p: memcached.plot_pmf(requests(), p, title=title), rows)]
+    return [Figure("latency_tail.png", lambda p: plots.plot_tail(requests(), p, title=title), rows),
+            Figure("latency_pmf.png", lambda p: plots.plot_pmf(requests(), p, title=title), rows)]
 
 
 def run_figures(frames: Mapping, summary: dict) -> list[Figure]:
@@ -79,10 +79,8 @@ def run_figures(frames: Mapping, summary: dict) -> list[Figure]:
 
 def _energy_figure(energy: Callable[[], pd.DataFrame | None], rows: int, title: str | None, swept: list[str], headline: dict,
                    points: pd.DataFrame | None = None) -> Figure:
-    """plot_energy (in its own module), with a single run's totals as the note, or a sweep's
+    """plots.plot_energy, with a single run's totals as the note, or a sweep's
     energy per byte delivered from its `points`."""
-    from .plots_pcie import plot_energy
-
     note = None
     if "energy_j" in headline and "mean_power_w" in headline:
         note = f"{headline['energy_j']:.4g} J in all, {headline['mean_power_w']:.4g} W mean"
@@ -92,7 +90,7 @@ def _energy_figure(energy: Callable[[], pd.DataFrame | None], rows: int, title: 
             note += f", {nj / scale:.4g} {unit} per byte delivered"
         if headline.get("power_unsourced"):
             note += f"\nno power figure for {', '.join(headline['power_unsourced'])} (counted as 0 W)"
-    return Figure("energy.png", lambda p: plot_energy(energy(), p, title, swept, note, points), rows)
+    return Figure("energy.png", lambda p: plots.plot_energy(energy(), p, title, swept, note, points), rows)
 
 
 # What the queue figure of a sweep reads of its queues table: not the swept values'
@@ -104,8 +102,6 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str], queue_curves
     """The figures a sweep's folder gets. Only the `points` table is read here: each figure
     reads the tables it draws when it is drawn (a sweep's tables stay on disk until then,
     see FolderTables); the queue figure none, given the points' `queue_curves`."""
-    from .plots_pcie import plot_dma, plot_job_efficiency
-
     title, sc = scenario_name(summary), summary.get("scenario")
     empty = pd.DataFrame()
     every_seed, plain = tables, [k for k in swept if k != SEED]
@@ -150,8 +146,8 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str], queue_curves
     figures.append(Figure("kv_latency.png", lambda p: plots.plot_kv_latency(tables.get("kv_ops"), p, title), rows("kv_ops")))
     figures.append(_torus_figure(table, summary, swept, title))
     figures.append(_energy_figure(lambda: tables.get("energy"), rows("energy"), title, swept, {}, table))
-    figures.append(Figure("dma.png", lambda p: plot_dma(table, swept, p, title)))
-    figures.append(Figure("job_efficiency.png", lambda p: plot_job_efficiency(table, swept, p, title, summary.get("point_summaries"))))
+    figures.append(Figure("dma.png", lambda p: plots.plot_dma(table, swept, p, title)))
+    figures.append(Figure("job_efficiency.png", lambda p: plots.plot_job_efficiency(table, swept, p, title, summary.get("point_summaries"))))
     return figures
 
 
@@ -203,7 +199,7 @@ def _sweep_torus_throughput(points: pd.DataFrame, summary: dict, swept: list[str
     heads = [{k.removeprefix("headline_"): v for k, v in r.items() if k.startswith("headline_")} for r in points.to_dict("records")]
     per_point = summary.get("point_summaries") or []
     summaries = [per_point[p] if p < len(per_point) else {} for p in points["point"]]
-    labels = [_label(swept, [r[k] for k in swept]) for _, r in points.iterrows()]
+    labels = [label(swept, [r[k] for k in swept]) for _, r in points.iterrows()]
     return plots.torus_throughput(heads, summaries, labels)
 
 
@@ -218,7 +214,7 @@ def _sweep_tcp_inbound(tables: dict, summary: dict, swept: list[str], path: Path
     for r in points.sort_values("point").to_dict("records"):
         p = int(r["point"])
         end_us = 1e6 * (per_point[p] if p < len(per_point) else {}).get("simulated_seconds", 0.0)
-        groups.append((_label(swept, [r[k] for k in swept]), plots.tcp_inbound_per_server(_in(flows, p), end_us)))
+        groups.append((label(swept, [r[k] for k in swept]), plots.tcp_inbound_per_server(in_point(flows, p), end_us)))
     return plots.plot_tcp_inbound(groups, path, title)
 
 
@@ -228,7 +224,7 @@ def _kv_timeline_plot(frames: dict, summary: dict, path: Path, title: str | None
     failures = [f for f in (duration_seconds(x.get("at")) for x in sc.get("failures") or [] if isinstance(x, dict)) if f is not None]
     if ops is None or ops.empty or not failures:
         return False
-    value = _bytes((sc.get("workload") or {}).get("value_size", ""))
+    value = size_bytes((sc.get("workload") or {}).get("value_size", ""))
     if value is None:
         return False
     t = plots.kv_timeline(ops, value, float(summary.get("simulated_seconds", 0.0)))
@@ -259,12 +255,12 @@ def draw(figures: list[Figure], folder: Path, workers: int | None = None, progre
     written, in the figures' order."""
     from . import plots
 
-    before = plots.written_formats
-    plots.written_formats = FORMATS if svg else FORMATS[:1]
+    before = plots.figure.written_formats
+    plots.figure.written_formats = FORMATS if svg else FORMATS[:1]
     try:
         return [f for fig, ok in zip(figures, _draw_all(figures, folder, workers, progress)) if ok for f in _files(fig.name, svg)]
     finally:
-        plots.written_formats = before
+        plots.figure.written_formats = before
 
 
 def _draw_all(figures: list[Figure], folder: Path, workers: int | None, progress: bool) -> list[bool | str]:

@@ -1,10 +1,9 @@
-"""Summaries and plots of memcached runs (DIABLO section 4.2): latency percentiles per
-case (scale, protocol, ...) and per hop class, the latency PMF (Figure 10) and the 95th to
-100th percentile CDF (Figures 11-15). Each takes a Result or its requests table."""
+"""Summaries of memcached runs (DIABLO section 4.2): latency percentiles per case (scale,
+protocol, ...) and per hop class, and what the figures draw from (plots/memcached.py):
+the upper quantiles and the per-class histograms, taken a slice at a time. Each takes a
+Result or its requests table."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,11 +11,11 @@ import pandas as pd
 HOP_CLASSES = ("local", "same_array", "cross_array")
 
 
-def _requests(res) -> pd.DataFrame:
+def requests_table(res) -> pd.DataFrame:
     return res if isinstance(res, pd.DataFrame) else res.requests
 
 
-def _keys(q: pd.DataFrame) -> list[str]:
+def case_keys(q: pd.DataFrame) -> list[str]:
     """The swept columns of a sweep's requests table (everything before `client`)."""
     cols = list(q.columns)
     return [c for c in cols[: cols.index("client")] if c != "point"]
@@ -26,10 +25,10 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
     """p50, p99 and p99.9 latency (us), mean, and request counts per case (and hop class);
     with cases, `lost` counts the requests never answered. A case with no answered request
     has no row."""
-    q = _requests(res)
-    keys = _keys(q) + (["hops_class"] if by_hops else [])
+    q = requests_table(res)
+    keys = case_keys(q) + (["hops_class"] if by_hops else [])
     rows = []
-    for key, a in _cases(q, keys, ["latency_us"], sort=True):
+    for key, a in cases(q, keys, ["latency_us"], sort=True):
         lat = a["latency_us"]
         done = lat[~np.isnan(lat)]  # one copy per case, partitioned in place below
         if not len(done):
@@ -44,13 +43,7 @@ def percentiles(res, by_hops: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _case_label(keys: list[str], key) -> str:
-    from .plots import _label
-
-    return _label(keys, key if isinstance(key, tuple) else (key,)) if keys else "all requests"
-
-
-def _cases(q: pd.DataFrame, keys: list[str], columns: list[str], sort: bool = False):
+def cases(q: pd.DataFrame, keys: list[str], columns: list[str], sort: bool = False):
     """(case, {column: numpy array}) per case of a requests table (in the order cases
     first appear, or sorted), `hops_class` as its codes in HOP_CLASSES. A single run's
     arrays are the table's own, not copies (a full-length run's requests table is
@@ -103,41 +96,7 @@ def upper_quantiles(values: np.ndarray, probs: np.ndarray, step: int = 1 << 20) 
     return a + (ranks - lo) * (b - a)
 
 
-def plot_tail(res, path: Path, by: str | None = None, title: str | None = None) -> bool:
-    """The 95th to 100th percentile CDF of request latency, one curve per case, on a logit
-    axis: the same figure as DIABLO's, with the last tenths of a percent (where timeouts
-    put requests hundreds of times slower) spread out instead of pressed against 1."""
-
-    from .plots import _save, _title, subplots
-
-    q = _requests(res)
-    keys = [by] if by else _keys(q)
-    cases = [(key, a["latency_us"]) for key, a in _cases(q, keys, ["latency_us"])]
-    counts = [int((~np.isnan(lat)).sum()) for _, lat in cases]
-    if not any(counts):
-        return False
-    fig, ax = subplots(figsize=(6.4, 4.2))
-    # The last percentile drawn: the one the smallest case's samples resolve.
-    top = 1 - 1 / (2 * min(n for n in counts if n))
-    # Evenly spaced percentiles, and more towards the top, where the logit axis stretches.
-    probs = np.unique(np.concatenate([np.linspace(0.95, 1.0, 2001), 1 - np.logspace(np.log10(0.05), np.log10(1 - top), 400)]))
-    for (key, lat), n in zip(cases, counts):
-        if n:
-            label = _case_label(keys, key) if keys else "all"
-            ax.plot(upper_quantiles(lat, probs), probs, label=f"{label} ({n:,})")
-    ax.set_xscale("log")
-    ax.set_yscale("logit", one_half="1/2")
-    ax.set_ylim(0.95, top)
-    ax.set_xlabel("request latency (us)")
-    ax.set_ylabel("fraction of requests at or below (CDF)")
-    ax.grid(True, which="major", lw=0.3, color="0.85")
-    ax.legend(fontsize=7, loc="lower right", title="case (requests)", title_fontsize=7)
-    _title(fig, title, "memcached request latency, 95th to 100th percentile")
-    _save(fig, path)
-    return True
-
-
-def _class_histograms(codes: np.ndarray, lat: np.ndarray, bins: np.ndarray, step: int = 1 << 20) -> list:
+def class_histograms(codes: np.ndarray, lat: np.ndarray, bins: np.ndarray, step: int = 1 << 20) -> list:
     """Per hop class (by category code): its number of requests with a positive latency
     and np.histogram's counts of their latencies over `bins` (increasing; the last bin
     includes its right edge; NaN, the latency of a lost request, is in none), taken a
@@ -156,7 +115,7 @@ def _class_histograms(codes: np.ndarray, lat: np.ndarray, bins: np.ndarray, step
     return [(int(sizes[k]), counts[k]) for k in range(len(HOP_CLASSES))]
 
 
-def _positive_range(lat: np.ndarray, step: int = 1 << 20) -> tuple[float, float] | None:
+def positive_range(lat: np.ndarray, step: int = 1 << 20) -> tuple[float, float] | None:
     """The least and greatest positive latency (NaN is neither), a slice at a time."""
     lo, hi = np.inf, -np.inf
     for (x,) in _slices(step, lat):
@@ -164,40 +123,3 @@ def _positive_range(lat: np.ndarray, step: int = 1 << 20) -> tuple[float, float]
         if len(x):
             lo, hi = min(lo, x.min()), max(hi, x.max())
     return (lo, hi) if lo <= hi else None
-
-
-def plot_pmf(res, path: Path, title: str | None = None) -> bool:
-    """Latency PMF per hop class (DIABLO Figure 10), on log-spaced bins: one panel per case
-    of a sweep (cases are never pooled), each normalised to that case's requests."""
-
-    from .plots import MAX_PANELS, _panels, _save, _title
-
-    q = _requests(res)
-    keys = _keys(q)
-    cases, ranges = [], []
-    for key, a in _cases(q, keys, ["hops_class", "latency_us"]):
-        if (r := _positive_range(a["latency_us"])) is not None:
-            cases.append((key, a))
-            ranges.append(r)
-    if not cases:
-        return False
-    shown = cases[: 2 * MAX_PANELS]
-    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-    bins = np.logspace(np.log10(lo), np.log10(hi * 1.01), 60)
-    fig, axes = _panels(len(shown), panel=(4.2, 3.0) if len(shown) > 1 else (6.4, 4.0), sharex=True, sharey=True)
-    for ax, (key, a) in zip(axes, shown):
-        per_class = _class_histograms(a["hops_class"], a["latency_us"], bins)
-        total = sum(n for n, _ in per_class)
-        for hc, (n, counts) in zip(HOP_CLASSES, per_class):
-            if n:
-                ax.step(bins[:-1], counts / total, where="post", label=f"{hc} ({n:,})")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(_case_label(keys, key) if keys else "", fontsize=8)
-        ax.legend(fontsize=6, loc="upper right")
-    fig.supxlabel("request latency (us)", fontsize=9)
-    fig.supylabel("fraction of the case's requests", fontsize=9)
-    more = f" (first {len(shown)} of {len(cases)} cases)" if len(shown) < len(cases) else ""
-    _title(fig, title, f"memcached request latency PMF by hop class (requests in brackets){more}")
-    _save(fig, path)
-    return True

@@ -14,7 +14,8 @@ from .errors import ScenarioError
 from .folders import Destination
 from .progress import PointProgress
 from .results import Result, frames_from_native, write
-from .schemes import native_simulation, python_schemes
+from .scenario import python_schemes
+from .schemes import native_simulation
 
 SLICES = 200
 

@@ -97,8 +97,6 @@ def _resolve_relative_paths(data: dict, base: Path) -> None:
             p = Path(val)
             if not p.is_absolute():
                 data[section][key] = str((base / p).resolve())
-    from .schemes import resolve_scheme_paths
-
     resolve_scheme_paths(data, base)
 
 
@@ -308,3 +306,43 @@ def duration_seconds(text) -> float | None:
     """A scenario duration ("50s", "100ms") in seconds; None if it is not one."""
     m = re.fullmatch(r"\s*([0-9.]+)\s*(ps|ns|us|ms|s)\s*", str(text))
     return float(m.group(1)) * _TIME_UNITS[m.group(2)] if m else None
+
+
+def resolve_scheme_paths(data: dict, base: Path) -> None:
+    """Makes the file of every `kind = "python"` scheme relative to the scenario's folder
+    (as topology.file and size_cdf are), not to the current one."""
+    for path, spec in python_schemes(data):
+        if ":" not in spec:
+            continue
+        mod_name, _, cls_name = spec.rpartition(":")
+        if mod_name.endswith(".py") and not Path(mod_name).is_absolute():
+            table = _table_at(data, path)
+            table["class"] = f"{(base / mod_name).resolve()}:{cls_name}"
+
+
+def _table_at(data: dict, path: str) -> dict:
+    node = data
+    for part in path.split("."):
+        if part.endswith("]"):
+            name, _, index = part[:-1].partition("[")
+            node = node[name][int(index)]
+        else:
+            node = node[part]
+    return node
+
+
+def python_schemes(sc: dict) -> list[tuple[str, str]]:
+    """(field path, class string) of every Python class scenario `sc` names: its
+    `kind = "python"` schemes and its runtime's services (`[[runtime.services]]`, whose
+    paths start with "runtime.services")."""
+    sw: dict = sc["switch"] if isinstance(sc.get("switch"), dict) else {}
+    places = [("switch.scheme", sw.get("scheme"))]
+    overrides = sw.get("overrides")
+    for i, o in enumerate(overrides if isinstance(overrides, list) else []):
+        if isinstance(o, dict):
+            places.append((f"switch.overrides[{i}].scheme", o.get("scheme")))
+    found = [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
+    rt = sc.get("runtime") if isinstance(sc.get("runtime"), dict) else {}
+    services = rt.get("services") if isinstance(rt.get("services"), list) else []
+    found += [(f"runtime.services[{i}]", s["class"]) for i, s in enumerate(services) if isinstance(s, dict) and isinstance(s.get("class"), str) and s["class"].strip()]
+    return found

@@ -43,26 +43,13 @@ from pathlib import Path
 
 from . import static_class
 from .errors import ScenarioError, from_core
+from .scenario import python_schemes, to_json
+from .scheme_base import Scheme  # noqa: F401 (wscsim.schemes.Scheme, as before)
 
 REQUIRED = ("classify", "enqueue", "schedule")
 
 _registry: dict[str, type] = {}
 MAX_SOURCE_BYTES = 4 << 20
-
-
-class Scheme:
-    """Optional base class for Python schemes: one queue, everything classified to it, and
-    the constructor's arguments kept. A subclass still writes `enqueue` and `schedule`."""
-
-    queues = 1
-
-    def __init__(self, switch: str, ports: int, **params):
-        self.switch = switch
-        self.ports = ports
-        self.params = params
-
-    def classify(self, packet, port) -> int:
-        return 0
 
 
 def register_scheme(name: str, cls: type) -> None:
@@ -73,8 +60,6 @@ def register_scheme(name: str, cls: type) -> None:
 def register_service(name: str, cls: type) -> None:
     """Makes service class `cls` available to `[[runtime.services]]` as `class = name`."""
     _registry[name] = cls
-
-
 ALLOW_HINT = "pass --allow-python (allow_python=True from Python) to run the scheme's code: a scenario runs code only when you say so"
 
 
@@ -87,29 +72,6 @@ def _split(spec: str, where: str) -> tuple[str, str]:
     if not mod_name.endswith(".py") and not all(part.isidentifier() for part in mod_name.split(".")):
         raise ScenarioError(where, f"given {spec!r}; allowed: a dotted module name or a path ending in .py before the colon")
     return mod_name, cls_name
-
-
-def resolve_scheme_paths(data: dict, base: Path) -> None:
-    """Makes the file of every `kind = "python"` scheme relative to the scenario's folder
-    (as topology.file and size_cdf are), not to the current one."""
-    for path, spec in python_schemes(data):
-        if ":" not in spec:
-            continue
-        mod_name, _, cls_name = spec.rpartition(":")
-        if mod_name.endswith(".py") and not Path(mod_name).is_absolute():
-            table = _table_at(data, path)
-            table["class"] = f"{(base / mod_name).resolve()}:{cls_name}"
-
-
-def _table_at(data: dict, path: str) -> dict:
-    node = data
-    for part in path.split("."):
-        if part.endswith("]"):
-            name, _, index = part[:-1].partition("[")
-            node = node[name][int(index)]
-        else:
-            node = node[part]
-    return node
 
 
 def check_statically(spec: str, where: str) -> None:
@@ -205,23 +167,6 @@ def _judge(spec: str, where: str, is_callable, queues: tuple[bool, object]) -> N
         raise ScenarioError(where.rsplit(".", 1)[0] + ".class", f"{spec}.queues given {q!r}; allowed: an integer from 1 to 64")
 
 
-def python_schemes(sc: dict) -> list[tuple[str, str]]:
-    """(field path, class string) of every Python class scenario `sc` names: its
-    `kind = "python"` schemes and its runtime's services (`[[runtime.services]]`, whose
-    paths start with "runtime.services")."""
-    sw: dict = sc["switch"] if isinstance(sc.get("switch"), dict) else {}
-    places = [("switch.scheme", sw.get("scheme"))]
-    overrides = sw.get("overrides")
-    for i, o in enumerate(overrides if isinstance(overrides, list) else []):
-        if isinstance(o, dict):
-            places.append((f"switch.overrides[{i}].scheme", o.get("scheme")))
-    found = [(path, s["class"]) for path, s in places if isinstance(s, dict) and s.get("kind") == "python" and isinstance(s.get("class"), str)]
-    rt = sc.get("runtime") if isinstance(sc.get("runtime"), dict) else {}
-    services = rt.get("services") if isinstance(rt.get("services"), list) else []
-    found += [(f"runtime.services[{i}]", s["class"]) for i, s in enumerate(services) if isinstance(s, dict) and isinstance(s.get("class"), str) and s["class"].strip()]
-    return found
-
-
 def classes_for(sc: dict, allow_python: bool = False) -> dict | None:
     """Class objects for every `kind = "python"` scheme and Python service in scenario
     `sc`, keyed by their class strings; None if there are none. Without `allow_python`,
@@ -255,7 +200,6 @@ def check(sc: dict, allow_python: bool = False, for_run: bool = False, build: bo
     import json
 
     from . import _native
-    from .scenario import to_json
 
     if for_run:
         classes_for(sc, allow_python)
@@ -302,7 +246,6 @@ def native_simulation(sc: dict, allow_python: bool = False):
     """Builds the native simulation for scenario dict `sc`, loading its Python schemes
     (which needs `allow_python` unless they were registered)."""
     from . import _native
-    from .scenario import to_json
 
     classes = classes_for(sc, allow_python)
     try:

@@ -106,7 +106,7 @@ def _wscsim_names(tree: ast.Module) -> dict[str, str]:
 
 
 def _wscsim_base(name: str) -> dict[str, object]:
-    from .schemes import Scheme
+    from .scheme_base import Scheme
     from .services import Service
 
     cls = {"Scheme": Scheme, "Service": Service}[name]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plots import DECADES_RATIO, _label, _save, _title, subplots
+from . import figure as fg
 
 # Components in the order the native core lists them, with a fixed colour each.
 COMPONENTS = ["cpu", "memory", "storage", "nic", "chassis", "switch_ports", "switch_chassis"]
@@ -61,10 +61,10 @@ def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = Non
     scale, unit = _joules(float(t.sum(axis=1).max()))
     per_byte = None
     if keys:
-        labels = [_label(keys, k if isinstance(k, tuple) else (k,)) for k in t.index]
+        labels = [fg.label(keys, k if isinstance(k, tuple) else (k,)) for k in t.index]
         per_byte = _per_byte(points, keys, t.index)
         width, height = _sweep_size(len(labels))
-        fig, ax = subplots(figsize=(width + (1.8 if per_byte is not None else 0.0), height))
+        fig, ax = fg.subplots(figsize=(width + (1.8 if per_byte is not None else 0.0), height))
         bottom = np.zeros(len(t))
         for c in t.columns:
             ax.bar(range(len(t)), t[c] / scale, bottom=bottom, color=COLOURS[c], label=c, width=0.7)
@@ -77,15 +77,15 @@ def plot_energy(energy: pd.DataFrame | None, path: Path, title: str | None = Non
                        loc="outside right center", frameon=False)
     else:
         row = t.iloc[0]
-        fig, ax = subplots(figsize=(4.8, 3.2))
+        fig, ax = fg.subplots(figsize=(4.8, 3.2))
         ax.bar(range(len(row)), row / scale, color=[COLOURS[c] for c in row.index], width=0.7)
         ax.set_xticks(range(len(row)), list(row.index), fontsize=7)
         for i, v in enumerate(row):
             ax.annotate(f"{v / scale:.3g}", (i, v / scale), ha="center", va="bottom", fontsize=7)
     ax.set_ylabel(f"energy ({unit})")
     ax.grid(axis="y", alpha=0.3)
-    _title(fig, title, "energy by component" + (", and per byte delivered" if per_byte is not None else ""), note)
-    _save(fig, path)
+    fg.titled(fig, title, "energy by component" + (", and per byte delivered" if per_byte is not None else ""), note)
+    fg.save(fig, path)
     return True
 
 
@@ -107,7 +107,7 @@ def _per_byte_markers(ax, nj: np.ndarray) -> list:
                       label="energy per byte delivered (right axis)", zorder=4)
     right.set_ylabel(f"energy per byte delivered ({unit})")
     finite = nj[np.isfinite(nj) & (nj > 0)]
-    if len(finite) > 1 and finite.max() >= DECADES_RATIO * finite.min():
+    if len(finite) > 1 and finite.max() >= fg.DECADES_RATIO * finite.min():
         right.set_yscale("log")
     else:
         right.set_ylim(bottom=0)
@@ -135,12 +135,12 @@ def plot_job_efficiency(points: pd.DataFrame | None, swept: list[str], path: Pat
         return False
     p = points.sort_values("point").reset_index(drop=True)
     keys = [k for k in swept if k in p.columns]
-    labels = [_label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
+    labels = [fg.label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
     base = _same_work_baselines(p, summaries or [])
     energy, seconds = p["headline_energy_j"].to_numpy(), p["headline_job_seconds"].to_numpy()
     gain = 100 * (energy[base] / energy - 1)
     speedup = 100 * (seconds[base] / seconds - 1)
-    fig, ax = subplots(figsize=_sweep_size(len(p)))
+    fig, ax = fg.subplots(figsize=_sweep_size(len(p)))
     x = np.arange(len(p))
     ax.bar(x, gain, width=0.7, color=["#4c72b0" if g >= 0 else "#c44e52" for g in gain], label="energy-efficiency gain")
     ax.plot(x, speedup, "k_", ms=14, mew=2, ls="none", label="speedup")
@@ -154,8 +154,8 @@ def plot_job_efficiency(points: pd.DataFrame | None, swept: list[str], path: Pat
         note = "over " + labels[bases[0]]
     else:  # one label each would run off the figure
         note = f"each over the first point with the same workload ({len(bases)} such baselines, at 0)"
-    _title(fig, title, "energy-efficiency gain (E_base / E - 1) and speedup (T_base / T - 1)", note)
-    _save(fig, path)
+    fg.titled(fig, title, "energy-efficiency gain (E_base / E - 1) and speedup (T_base / T - 1)", note)
+    fg.save(fig, path)
     return True
 
 
@@ -177,13 +177,13 @@ def plot_dma(points: pd.DataFrame | None, swept: list[str], path: Path, title: s
         return False
     p = points.sort_values("point").reset_index(drop=True)
     keys = [k for k in swept if k in p.columns]
-    labels = [_label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
+    labels = [fg.label(keys, [r[k] for k in keys]) for r in p.to_dict("records")]
     rates, rate_ops = _first_present(p, ["headline_dma_write_gbytes_per_s", "headline_dma_read_gbytes_per_s"])
     times, time_ops = _first_present(p, ["headline_dma_write_mean_us", "headline_dma_read_mean_us", "headline_dma_load_mean_us"])
     if not np.isfinite(times).all():
         return False  # a sweep over networks, some without DMA: not a DMA experiment
     colours = {"write": "#4c72b0", "read": "#dd8452", "load": "#55a868", "": "#999999"}
-    fig, (ax_rate, ax_time) = subplots(1, 2, figsize=(min(11.0, 3.0 + 0.8 * len(p)), 3.8))
+    fig, (ax_rate, ax_time) = fg.subplots(1, 2, figsize=(min(11.0, 3.0 + 0.8 * len(p)), 3.8))
     x = np.arange(len(p))
     for ax, values, ops, unit in ((ax_rate, rates, rate_ops, "sustained rate (GB/s, decimal)"), (ax_time, times, time_ops, "mean time of one (us)")):
         ax.bar(x, np.nan_to_num(values), width=0.7, color=[colours[o] for o in ops])
@@ -194,11 +194,11 @@ def plot_dma(points: pd.DataFrame | None, swept: list[str], path: Path, title: s
         ax.set_ylabel(unit)
         ax.grid(axis="y", alpha=0.3)
     finite = times[np.isfinite(times) & (times > 0)]
-    if len(finite) and finite.max() / finite.min() >= DECADES_RATIO:
+    if len(finite) and finite.max() / finite.min() >= fg.DECADES_RATIO:
         ax_time.set_yscale("log")
     note = None
     if "headline_dma_remaps" in p.columns:
         note = "windows remapped, point by point: " + ", ".join(f"{r:.0f}" for r in p["headline_dma_remaps"])
-    _title(fig, title, "DMA through the PCIe fabric", note)
-    _save(fig, path)
+    fg.titled(fig, title, "DMA through the PCIe fabric", note)
+    fg.save(fig, path)
     return True
