@@ -2,6 +2,7 @@
 end"): the package's modules, with the imports inside functions counted too, form no loop."""
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "wscsim"
@@ -60,3 +61,33 @@ def test_no_module_imports_one_that_imports_it_back():
 def test_the_cycle_finder_finds_one():
     assert _a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _a_cycle({"a": {"b"}, "b": set()}) is None
+
+
+# The Rust core's layers, top to bottom, as docs/architecture.md draws them; a layer may use
+# those below it, and those on its own line only if it is one of them.
+RUST_LAYERS = [["emulate"], ["sim"], ["config"], ["workload"], ["services"], ["metrics"], ["transport"], ["host", "topology"],
+               ["net"], ["scheme"], ["packet", "units", "table", "memory"], ["engine"]]
+CORE = PACKAGE.parent.parent / "crates" / "wscsim" / "src"
+
+
+def _non_test_source(path: Path) -> str:
+    """A file's code without its test module (by convention last, after `#[cfg(test)]`)."""
+    text = path.read_text()
+    return text.split("#[cfg(test)]", 1)[0]
+
+
+def test_no_rust_module_uses_a_layer_above_it():
+    level = {m: i for i, line in enumerate(RUST_LAYERS) for m in line}
+    assert set(re.findall(r"^pub mod ([a-z_]+);", (CORE / "lib.rs").read_text(), re.M)) == set(level)
+    up = []
+    for module, i in level.items():
+        files = list((CORE / module).rglob("*.rs")) if (CORE / module).is_dir() else []
+        files += [CORE / f"{module}.rs"] if (CORE / f"{module}.rs").exists() else []
+        assert files, module
+        for f in files:
+            if f.name.endswith("_tests.rs"):
+                continue
+            for used in set(re.findall(r"crate::([a-z_]+)", _non_test_source(f))):
+                if used in level and level[used] < i:
+                    up.append(f"{f.relative_to(CORE)} uses {used}")
+    assert not up, up

@@ -17,6 +17,7 @@ pub mod packet;
 pub mod scheme;
 pub mod services;
 pub mod sim;
+pub mod table;
 pub mod topology;
 pub mod transport;
 pub mod units;

@@ -1264,7 +1264,7 @@ impl Sim {
             tcp: &self.tcp,
             udp: &self.udp,
             failed_hosts: &self.failed_hosts,
-            udp_target: self.apps.udp_target(),
+            udp_target: self.apps.udp_target().map(udp_pattern),
             now_ps: self.ev.now(),
         });
         let reqs = self.memcached_requests();
@@ -1342,5 +1342,16 @@ impl Sim {
             })),
             "services": self.services.user_results(),
         })
+    }
+}
+
+/// A UDP workload's destinations as the headline sees them.
+fn udp_pattern(t: crate::workload::udp_source::Target) -> metrics::headline::UdpPattern {
+    use crate::workload::udp_source::Target;
+    use metrics::headline::UdpPattern;
+    match t {
+        Target::Random => UdpPattern::Random,
+        Target::Neighbours { .. } => UdpPattern::Neighbours,
+        _ => UdpPattern::Other,
     }
 }

@@ -44,19 +44,8 @@ pub struct PowerCfg {
     pub idle_fraction: Option<f64>,
 }
 
-/// `[power]` resolved: None where the default depends on the component (a device, a link
-/// technology).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PowerSpec {
-    pub cpu_core_w: f64,
-    pub memory_w: f64,
-    pub storage_w: Option<f64>,
-    pub nic_w: Option<f64>,
-    pub switch_port_w: Option<f64>,
-    pub switch_chassis_w: f64,
-    pub chassis_w: f64,
-    pub idle_fraction: f64,
-}
+// `[power]` resolved is metrics::energy::PowerSpec: the energy model reads it, config fills it.
+pub use crate::metrics::energy::PowerSpec;
 
 impl Default for PowerSpec {
     fn default() -> Self {

@@ -16,12 +16,25 @@
 //! `idle_fraction = 1`, the paper's assumption, every part draws its maximum for the whole
 //! run and busy time does not matter.
 
-use crate::config::power::PowerSpec;
 use crate::engine::{TimePs, PS_PER_S};
 use crate::host::Hosts;
 use crate::metrics::{Column, Table};
 use crate::net::{Network, NodeKind};
 use serde_json::{Map, Value};
+
+/// `[power]` resolved (config/power.rs fills it in): None where the default depends on
+/// the component (a device, a link technology).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PowerSpec {
+    pub cpu_core_w: f64,
+    pub memory_w: f64,
+    pub storage_w: Option<f64>,
+    pub nic_w: Option<f64>,
+    pub switch_port_w: Option<f64>,
+    pub switch_chassis_w: f64,
+    pub chassis_w: f64,
+    pub idle_fraction: f64,
+}
 
 /// The kinds of component, as the energy table names them.
 pub const COMPONENTS: &[&str] = &[

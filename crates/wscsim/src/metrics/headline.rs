@@ -5,8 +5,18 @@ use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::packet::UDP_IP_HEADER_BYTES;
+pub use crate::table::lower_median;
 use crate::transport::{Tcp, Udp};
-use crate::workload::udp_source::Target;
+
+/// What the headline needs to know of where UDP sources send (the application layer
+/// says, sim.rs passes it down): all-to-all figures are for random destinations, one-hop
+/// figures for neighbours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UdpPattern {
+    Random,
+    Neighbours,
+    Other,
+}
 use serde_json::{Map, Value};
 
 /// What the headline figures are computed from.
@@ -19,7 +29,7 @@ pub struct RunView<'a> {
     /// Hosts that failed whole during the run (sorted).
     pub failed_hosts: &'a [u32],
     /// Where the UDP sources send (None: no UDP source).
-    pub udp_target: Option<Target>,
+    pub udp_target: Option<UdpPattern>,
     pub now_ps: TimePs,
 }
 
@@ -150,13 +160,6 @@ fn flows(h: &mut Map<String, Value>, m: &Metrics, now_ps: TimePs) {
     }
 }
 
-/// The lower median of `v` (sorted in place; None if empty): with an even count, the
-/// smaller of the middle two, a value that occurred.
-pub fn lower_median(v: &mut [f64]) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len().checked_sub(1)? / 2).copied()
-}
-
 /// Each receiving host's TCP goodput over the time it was receiving: the bytes its flows
 /// delivered, over the span from the first flow's start to the last byte (`now_ps` when a
 /// flow did not finish), in Gbit/s. CamCubeOS's TCP service experiment reports the median.
@@ -189,7 +192,7 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
         // Traffic to keys (churn), or to neighbours: the all-to-all figures would mean
         // nothing.
         Some(_) => v.net.kbr.as_ref().is_none_or(|k| k.counters.key_sent == 0) && !one_hop(v),
-        None => v.udp_target == Some(Target::Random),
+        None => v.udp_target == Some(UdpPattern::Random),
     };
     let secs = v.now_ps as f64 / 1e12;
     let steady_secs = v.now_ps.saturating_sub(v.udp.steady_from_ps) as f64 / 1e12;
@@ -293,5 +296,5 @@ fn torus_link_throughput(h: &mut Map<String, Value>, v: &RunView) {
 
 /// Whether the UDP traffic went to torus neighbours only (one link per packet).
 fn one_hop(v: &RunView) -> bool {
-    v.net.torus.is_some() && matches!(v.udp_target, Some(Target::Neighbours { .. }))
+    v.net.torus.is_some() && v.udp_target == Some(UdpPattern::Neighbours)
 }

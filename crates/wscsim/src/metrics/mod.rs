@@ -8,6 +8,9 @@ pub mod headline;
 
 use crate::engine::{TimePs, NEVER, PS_PER_US};
 use crate::net::{Network, NodeKind};
+// Tables are a bottom-layer type (table.rs): every layer that reports one builds it
+// without importing this layer.
+pub use crate::table::{floats, ints, us, Column, Table};
 
 /// The metrics layer's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,42 +119,6 @@ impl Metrics {
             });
         }
     }
-}
-
-/// A column of a result table.
-#[derive(Clone, Debug)]
-pub enum Column {
-    F64(Vec<f64>),
-    I64(Vec<i64>),
-    /// Narrow integers for columns with millions of rows (host ids, message sizes).
-    I32(Vec<i32>),
-    Str(Vec<String>),
-    /// A categorical column: `levels[codes[i]]`. Per-request tables have tens of millions
-    /// of rows and a handful of distinct strings; one byte per row instead of a string.
-    Cat {
-        levels: &'static [&'static str],
-        codes: Vec<u8>,
-    },
-}
-
-#[derive(Clone, Debug)]
-pub struct Table {
-    pub name: &'static str,
-    pub columns: Vec<(&'static str, Column)>,
-}
-
-pub fn us(ps: TimePs) -> f64 {
-    ps as f64 / PS_PER_US as f64
-}
-
-/// A column of integers, one per row.
-pub fn ints<T>(rows: &[T], f: impl Fn(&T) -> i64) -> Column {
-    Column::I64(rows.iter().map(f).collect())
-}
-
-/// A column of floats, one per row.
-pub fn floats<T>(rows: &[T], f: impl Fn(&T) -> f64) -> Column {
-    Column::F64(rows.iter().map(f).collect())
 }
 
 /// `x` in microseconds if any RTT sample was taken, else NaN.

@@ -330,8 +330,8 @@ impl Clients {
 }
 
 /// One row per operation.
-pub fn table(c: &Clients) -> crate::metrics::Table {
-    use crate::metrics::{floats, ints, us, Column};
+pub fn table(c: &Clients) -> crate::table::Table {
+    use crate::table::{floats, ints, us, Column};
     let ops = &c.ops;
     let latency = |o: &Op| {
         if o.end_ps == NEVER {
@@ -340,7 +340,7 @@ pub fn table(c: &Clients) -> crate::metrics::Table {
             us(o.end_ps - o.start_ps)
         }
     };
-    crate::metrics::Table {
+    crate::table::Table {
         name: "kv_ops",
         columns: vec![
             ("client", ints(ops, |o| i64::from(o.client))),

@@ -479,8 +479,8 @@ impl Multicast {
 }
 
 /// One row per instance and member: packets received and throughput.
-pub fn table(m: &Multicast) -> crate::metrics::Table {
-    use crate::metrics::{floats, ints};
+pub fn table(m: &Multicast) -> crate::table::Table {
+    use crate::table::{floats, ints};
     let mut rows: Vec<(usize, usize, f64)> = Vec::new();
     for (k, x) in m.instances.iter().enumerate() {
         for (v, g) in x.member_gbps(&m.spec).into_iter().enumerate() {
@@ -489,7 +489,7 @@ pub fn table(m: &Multicast) -> crate::metrics::Table {
             }
         }
     }
-    crate::metrics::Table {
+    crate::table::Table {
         name: "multicast",
         columns: vec![
             ("instance", ints(&rows, |r| r.0 as i64)),
@@ -527,7 +527,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
     h.insert("multicast_nacks".into(), nacks.into());
     let slow: u64 = m.instances.iter().map(|x| x.slowdowns).sum();
     h.insert("multicast_slowdowns".into(), slow.into());
-    if let Some(median) = crate::metrics::headline::lower_median(&mut g) {
+    if let Some(median) = crate::table::lower_median(&mut g) {
         h.insert("multicast_min_gbps_per_member".into(), g[0].into());
         h.insert("multicast_median_gbps_per_member".into(), median.into());
     }

@@ -178,8 +178,8 @@ impl Ping {
 /// The pings of a run, one row each: source, destination, sizes, when it left, its round
 /// trip (NaN if it did not return), the links it crossed there and back, and the hop
 /// count of a shortest path between the two (`path_hops`, one way).
-pub fn table(records: &[PingRecord], net: &crate::net::Network) -> crate::metrics::Table {
-    use crate::metrics::{floats, ints, us};
+pub fn table(records: &[PingRecord], net: &crate::net::Network) -> crate::table::Table {
+    use crate::table::{floats, ints, us};
     let rtt = |r: &PingRecord| {
         if r.rtt_ps == NEVER {
             f64::NAN
@@ -187,7 +187,7 @@ pub fn table(records: &[PingRecord], net: &crate::net::Network) -> crate::metric
             us(r.rtt_ps)
         }
     };
-    crate::metrics::Table {
+    crate::table::Table {
         name: "pings",
         columns: vec![
             ("src", ints(records, |r| i64::from(r.src))),

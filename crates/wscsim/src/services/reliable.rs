@@ -112,10 +112,10 @@ impl Reliable {
 }
 
 /// The transfers of a run, one row each.
-pub fn table(r: &Reliable) -> crate::metrics::Table {
-    use crate::metrics::{floats, ints, us};
+pub fn table(r: &Reliable) -> crate::table::Table {
+    use crate::table::{floats, ints, us};
     let t = r.transfers();
-    crate::metrics::Table {
+    crate::table::Table {
         name: "transfers",
         columns: vec![
             ("src", ints(t, |x| i64::from(x.src))),

@@ -198,7 +198,7 @@ pub fn headline(
     t: Option<&Tunnel>,
     mut inbound_gbps: Vec<f64>,
 ) {
-    if let Some(median) = crate::metrics::headline::lower_median(&mut inbound_gbps) {
+    if let Some(median) = crate::table::lower_median(&mut inbound_gbps) {
         h.insert("median_inbound_gbps_per_server".into(), median.into());
         h.insert("min_inbound_gbps_per_server".into(), inbound_gbps[0].into());
     }

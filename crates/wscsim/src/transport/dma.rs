@@ -434,8 +434,8 @@ impl Dma {
 }
 
 /// The `dma` table: a row per transfer.
-pub fn table(d: &Dma) -> crate::metrics::Table {
-    use crate::metrics::{Column, Table};
+pub fn table(d: &Dma) -> crate::table::Table {
+    use crate::table::{Column, Table};
     let t = &d.transfers;
     let us = |ps: TimePs| {
         if ps == crate::engine::NEVER {
