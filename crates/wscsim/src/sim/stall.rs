@@ -11,6 +11,13 @@ use crate::engine::TimePs;
 /// packets all landing at once); a stuck loop reaches this in a few seconds of wall time.
 pub const STALL_EVENTS: u64 = 20_000_000;
 
+/// The limit a scenario sets (`engine.max_events_per_instant`), or `STALL_EVENTS`.
+pub fn limit(engine: Option<&crate::config::EngineCfg>) -> u64 {
+    engine
+        .and_then(|e| e.max_events_per_instant)
+        .map_or(STALL_EVENTS, |n| n as u64)
+}
+
 /// How many events in a row ran at the same simulated time, and what stopped the run.
 #[derive(Default)]
 pub struct StallGuard {

@@ -1,0 +1,278 @@
+//! Building a simulation's parts from a resolved scenario: traces and captures, the
+//! CamCubeOS services a workload drives, torus packing, failures, a partitioned run's
+//! partitions and lanes.
+
+use super::parallel::global_kind;
+use super::*;
+
+/// Marks the connections and ports a scenario's `[metrics.trace]` names (validated).
+pub(super) fn install_traces(
+    net: &mut crate::net::Network,
+    tcp: &mut Tcp,
+    graph: &crate::topology::Graph,
+    t: &config::TraceCfg,
+) {
+    let mut wanted: Vec<u32> = t.flows.iter().map(|&f| f as u32).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    tcp.trace.wanted = wanted;
+    tcp.trace.max_samples = t.max_records as usize;
+    net.queue_trace.max_records = t.max_records as usize;
+    for (node, local) in
+        config::resolve::switch_ports("metrics.trace.ports", &t.ports, graph).expect("validated")
+    {
+        net.trace_queue(node, local);
+    }
+}
+
+/// Taps the ports a scenario's `[metrics.capture]` names (already validated).
+pub(super) fn install_captures(
+    net: &mut crate::net::Network,
+    graph: &crate::topology::Graph,
+    c: &config::CaptureCfg,
+) -> Result<(), ConfigError> {
+    net.captures.max_packets = c.max_packets as u64;
+    for (i, &h) in c.hosts.iter().enumerate() {
+        net.tap_host(h as u32).map_err(|m| ConfigError {
+            path: format!("metrics.capture.hosts[{i}]"),
+            message: format!("given {h}, {m}"),
+        })?;
+    }
+    let ports = config::resolve::switch_ports("metrics.capture.ports", &c.ports, graph)?;
+    for (i, (node, local)) in ports.into_iter().enumerate() {
+        net.tap_switch_port(node, local).map_err(|m| ConfigError {
+            path: format!("metrics.capture.ports[{i}]"),
+            message: format!("given {:?}, {m}", c.ports[i]),
+        })?;
+    }
+    Ok(())
+}
+
+/// The CamCubeOS services a workload drives (none for the hosts' own applications).
+pub(super) fn services_for(
+    workload: &crate::workload::WorkloadSpec,
+    net: &Network,
+) -> Result<Services, ConfigError> {
+    use crate::workload::WorkloadSpec as W;
+    Ok(match workload {
+        W::Ping(spec) => Services::with_ping(crate::services::ping::Ping::new(spec.clone())),
+        W::Reliable(spec) => {
+            Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
+        }
+        W::Multicast(spec) => multicast_service(net, spec)?,
+        W::Aggregate(spec) => aggregate_service(net, spec)?,
+        W::Kv(spec) => Services::with_kv(crate::services::kvstore::KvStore::new(
+            spec.clone(),
+            net.n_hosts(),
+        )),
+        _ => Services::default(),
+    })
+}
+
+/// Torus links pack waiting packets into one frame (`runtime.pack`); hosts that cost time
+/// charge each frame's sending work as it leaves.
+pub(super) fn install_packing(net: &mut Network, hosts: &mut Hosts) {
+    let tech = net.techs[net.host_tech[0] as usize];
+    net.pack = Some(crate::net::Pack {
+        header_bytes: tech.header_bytes,
+        mtu_bytes: tech.mtu_bytes,
+    });
+    hosts.packing = hosts.costed;
+    net.record_departures = hosts.packing;
+}
+
+/// The aggregation of a run, up six disjoint trees of its torus.
+pub(super) fn aggregate_service(
+    net: &Network,
+    spec: &crate::services::aggregate::AggregateSpec,
+) -> Result<Services, ConfigError> {
+    let dims = net.torus.as_ref().expect("checked: a torus").dims;
+    let frame = net.frame_bytes(
+        spec.root,
+        spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
+    );
+    let port = &net.ports[net.nic_port(spec.root) as usize];
+    let (overhead, rate) = (port.wire_overhead_bytes, port.rate_bps);
+    crate::services::aggregate::Aggregate::new(spec.clone(), dims, frame, overhead, rate)
+        .map(Services::with_aggregate)
+        .ok_or_else(|| ConfigError {
+            path: "workload.root".into(),
+            message: format!(
+                "given {}; allowed: a root from which six disjoint trees were found",
+                spec.root
+            ),
+        })
+}
+
+/// The file distribution of a run, over six disjoint trees of its torus.
+pub(super) fn multicast_service(
+    net: &Network,
+    spec: &crate::services::multicast::MulticastSpec,
+) -> Result<Services, ConfigError> {
+    let dims = net.torus.as_ref().expect("checked: a torus").dims;
+    let root = spec.roots[0];
+    let frame = net.frame_bytes(
+        root,
+        spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
+    );
+    let port = &net.ports[net.nic_port(root) as usize];
+    crate::services::multicast::Multicast::new(
+        spec.clone(),
+        dims,
+        frame,
+        port.wire_overhead_bytes,
+        port.rate_bps,
+    )
+    .map(Services::with_multicast)
+    .ok_or_else(|| ConfigError {
+        path: "workload.roots".into(),
+        message: format!(
+            "given {:?}; allowed: roots from which six disjoint trees were found (from one, none was)",
+            spec.roots
+        ),
+    })
+}
+
+/// Schedules the failures of a run: nodes failing whole and links, down and back up.
+pub(super) fn schedule_failures(
+    ev: &mut EventQueue<SimEvent>,
+    net: &Network,
+    graph: &crate::topology::Graph,
+    failures: &config::failures::Failures,
+) {
+    for w in &failures.windows {
+        ev.schedule(
+            w.down_ps,
+            SimEvent::Net(NetEvent::NodeDown { node: w.node }),
+        );
+        if w.up_ps != crate::engine::NEVER {
+            ev.schedule(w.up_ps, SimEvent::Net(NetEvent::NodeUp { node: w.node }));
+        }
+    }
+    for f in &failures.links {
+        for port in crate::topology::build::ports_of_link(net, graph, f.link) {
+            ev.schedule(f.down_ps, SimEvent::Net(NetEvent::LinkDown { port }));
+            if f.up_ps != crate::engine::NEVER {
+                ev.schedule(f.up_ps, SimEvent::Net(NetEvent::LinkUp { port }));
+            }
+        }
+    }
+}
+
+/// Sets a partitioned run up (`[engine] partitioned`): the network's partitions and their
+/// wires, the queue's lanes, and how many threads run which lanes.
+pub(super) fn partition_run(
+    net: &mut Network,
+    ev: &mut EventQueue<SimEvent>,
+    e: &config::EngineCfg,
+) -> Result<(usize, Vec<u32>, Balance), ConfigError> {
+    let (lookahead_ps, n) = net
+        .partition_wires()
+        .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
+    ev.partition(n, lookahead_ps, global_kind);
+    ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
+    let threads = e.threads.unwrap_or(1) as usize;
+    ev.meet_at_windows(threads > 1);
+    if threads > 1 && net.schemes.iter().any(|s| s.is_custom()) {
+        return Err(config::err(
+            "engine.threads",
+            threads,
+            "1 with custom (Python or user) schemes",
+        ));
+    }
+    let balance = Balance {
+        fabric: net.fabric_only(n),
+        // A first guess, replaced by measurement after the first windows.
+        host_cost: 2.0,
+        ..Default::default()
+    };
+    let owner = threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads, 1.0);
+    Ok((threads, owner, balance))
+}
+
+/// The network, built with its schemes (`custom` makes Python or user ones), and its
+/// hosts; torus links pack frames when `pack`.
+pub(super) fn network_and_hosts(
+    graph: &crate::topology::Graph,
+    switch: &crate::topology::build::SwitchParams,
+    custom: Option<&mut CustomFactory>,
+    host: crate::host::HostSpec,
+    pack: bool,
+) -> Result<(Network, Hosts), ConfigError> {
+    let mut net = build_network_with(graph, switch, custom).map_err(|m| ConfigError {
+        path: "switch.scheme".into(),
+        message: m,
+    })?;
+    let mut hosts = Hosts::new(host, net.n_hosts());
+    if pack {
+        install_packing(&mut net, &mut hosts);
+    }
+    Ok((net, hosts))
+}
+
+/// The timeslot engine of `engine.mode = "timeslots"` (for open-loop UDP sources), None
+/// for the event engine.
+pub(super) fn timeslot_engine(
+    workload: &crate::workload::WorkloadSpec,
+    scenario: &Scenario,
+    net: &Network,
+) -> Result<Option<slots::Slots>, ConfigError> {
+    match (
+        workload,
+        config::EngineCfg::timeslots(scenario.engine.as_ref()),
+    ) {
+        (
+            crate::workload::WorkloadSpec::Udp {
+                sources,
+                payload_bytes,
+                ..
+            },
+            true,
+        ) => {
+            let host = sources.first().copied().unwrap_or(0);
+            Ok(Some(slots::Slots::new(net, host, *payload_bytes)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The host indices of the nodes that fail whole during the run.
+pub(super) fn failed_hosts(failures: &config::failures::Failures, net: &Network) -> Vec<u32> {
+    failures
+        .nodes
+        .iter()
+        .filter(|&&n| net.nodes[n as usize].kind == crate::net::NodeKind::Host)
+        .map(|&n| net.nodes[n as usize].index)
+        .collect()
+}
+
+/// The metrics layer, sampling queues as `[metrics]` says.
+pub(super) fn metrics_for(cfg: &config::MetricsCfg) -> Metrics {
+    Metrics {
+        sample_interval_ps: cfg.queue_sample_interval.0,
+        max_queue_samples: cfg.max_queue_samples as usize,
+        ..Default::default()
+    }
+}
+
+/// What forwarding needs beyond the topology: key-based routing (with its failure
+/// detection), the services' queues on servers that forward, the NICs' send slots.
+pub(super) fn install_forwarding(
+    net: &mut Network,
+    failures: &config::failures::Failures,
+    service_queues: Option<Vec<crate::net::service_queues::QueueSpec>>,
+    seed: u64,
+) {
+    net.install_kbr(failures.detection, seed);
+    net.service_queues = service_queues
+        .map(|specs| crate::net::service_queues::ServiceQueues::new(net.n_hosts(), specs));
+    net.use_nic_slots();
+}
+
+/// UDP's counters; its steady-state figures count the second half of the run.
+pub(super) fn udp_for(end_ps: TimePs) -> Udp {
+    Udp {
+        steady_from_ps: end_ps / 2,
+        ..Default::default()
+    }
+}
