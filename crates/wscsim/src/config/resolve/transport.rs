@@ -1,0 +1,189 @@
+//! The transport: TCP's parameters and its per-connection rules.
+
+use super::*;
+
+/// `[transport]`: its variant and timers, checked.
+pub(super) fn resolve_transport(
+    tr: &mut crate::config::TransportCfg,
+    tech: &LinkTech,
+) -> Result<TcpParams, ConfigError> {
+    one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
+    one_of(
+        "transport.variant",
+        &tr.variant,
+        &["newreno", "cubic", "dctcp", "pfabric"],
+    )?;
+    if tr.variant == "dctcp" {
+        // DCTCP needs ECN-capable packets; say so in the resolved scenario.
+        tr.ecn = true;
+    }
+    if tr.rto_min.0 == 0 {
+        return Err(err(
+            "transport.rto_min",
+            tr.rto_min,
+            "a positive duration such as \"200ms\" or \"1ms\"",
+        ));
+    }
+    // Both find losses through SACK's scoreboard; without it they would do nothing.
+    for (path, on) in [("transport.tlp", tr.tlp), ("transport.rack", tr.rack)] {
+        if on && !tr.sack {
+            return Err(err(
+                path,
+                on,
+                "false unless transport.sack = true (it needs SACK)",
+            ));
+        }
+    }
+    if tr.rto_max.0 < tr.rto_min.0 {
+        return Err(err(
+            "transport.rto_max",
+            tr.rto_max,
+            format!("at least transport.rto_min ({})", tr.rto_min),
+        ));
+    }
+    let max_mss = u64::from(tech.mtu_bytes - TCP_IP_HEADER_BYTES);
+    let mss = *tr.mss.get_or_insert(crate::config::Bytes(max_mss));
+    if !(64..=max_mss).contains(&mss.0) {
+        return Err(err(
+            "transport.mss",
+            mss,
+            format!(
+                "from 64 to {max_mss} bytes (the {}-byte MTU of topology.link.technology = {:?}, less 40 bytes of IPv4 and TCP headers)",
+                tech.mtu_bytes, tech.name
+            ),
+        ));
+    }
+    let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
+    if tr.rcv_window.0 < mss.0 || tr.rcv_window.0 > 1 << 30 {
+        return Err(err(
+            "transport.rcv_window",
+            tr.rcv_window,
+            format!(
+                "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
+                mss.0
+            ),
+        ));
+    }
+    if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
+        return Err(err(
+            "transport.delayed_ack_timeout",
+            tr.delayed_ack_timeout,
+            "a positive duration (or transport.delayed_ack = false)",
+        ));
+    }
+    Ok(TcpParams {
+        variant: match tr.variant.as_str() {
+            "cubic" => Variant::Cubic,
+            "dctcp" => Variant::Dctcp,
+            "pfabric" => Variant::PFabric,
+            _ => Variant::NewReno,
+        },
+        mss_bytes: mss.0 as u32,
+        initial_window_segments: iw,
+        rto_min_ps: tr.rto_min.0,
+        rto_max_ps: tr.rto_max.0,
+        rcv_window_bytes: tr.rcv_window.0,
+        delayed_ack: tr.delayed_ack,
+        delayed_ack_ps: tr.delayed_ack_timeout.0,
+        ecn: tr.ecn,
+        tsq_limit_bytes: tr.tsq_limit.0,
+        sack: tr.sack,
+        recovery: Recovery::Rfc6675,
+        limited_transmit: false,
+        linux_rto: false,
+        rto_granularity_ps: 0,
+        seed: 0,
+        quickack: false,
+        tlp: tr.tlp,
+        initial_rto_ps: 0,
+        rack: tr.rack,
+    })
+}
+
+/// `transport.rules` and the keys it sets (`recovery`, `limited_transmit`, `rto_formula`,
+/// `rto_granularity`, `quickack`), each written back. A Linux host stack's kernel is the default:
+/// 2.6.39 recovers by rate halving, 3.5 (from 3.2) by proportional rate reduction; both
+/// have limited transmit, quick-ack mode, Linux's timeout formula and timers on the jiffy
+/// clock (the host noise's tick, else HZ 250).
+pub(super) fn resolve_tcp_rules(
+    tr: &mut crate::config::TransportCfg,
+    stack: &str,
+    host: &crate::host::HostSpec,
+    tcp: &mut TcpParams,
+) -> Result<(), ConfigError> {
+    let rules = tr.rules.get_or_insert_with(|| {
+        match stack {
+            "linux_2_6_39" | "linux_3_5" => stack,
+            _ => "rfc",
+        }
+        .into()
+    });
+    one_of(
+        "transport.rules",
+        rules,
+        &["rfc", "linux_2_6_39", "linux_3_5"],
+    )?;
+    let linux = rules != "rfc";
+    let recovery = tr.recovery.get_or_insert_with(|| {
+        match rules.as_str() {
+            "linux_2_6_39" => "rate_halving",
+            "linux_3_5" => "prr",
+            _ => "rfc6675",
+        }
+        .into()
+    });
+    one_of(
+        "transport.recovery",
+        recovery,
+        &["rfc6675", "prr", "rate_halving"],
+    )?;
+    tcp.recovery = match recovery.as_str() {
+        "prr" => Recovery::Prr,
+        "rate_halving" => Recovery::RateHalving,
+        _ => Recovery::Rfc6675,
+    };
+    tcp.limited_transmit = *tr.limited_transmit.get_or_insert(linux);
+    tcp.quickack = *tr.quickack.get_or_insert(linux);
+    let formula = tr
+        .rto_formula
+        .get_or_insert_with(|| if linux { "linux" } else { "rfc6298" }.into());
+    one_of("transport.rto_formula", formula, &["rfc6298", "linux"])?;
+    tcp.linux_rto = formula == "linux";
+    let hz = if host.noise.tick_hz > 0.0 {
+        host.noise.tick_hz
+    } else {
+        250.0
+    };
+    let jiffy = crate::config::Duration((crate::engine::PS_PER_S as f64 / hz).round() as u64);
+    let g = tr
+        .rto_granularity
+        .get_or_insert(if linux {
+            jiffy
+        } else {
+            crate::config::Duration(0)
+        })
+        .0;
+    if g > 0 && g > tcp.rto_min_ps.max(crate::engine::PS_PER_MS) * 1000 {
+        return Err(err(
+            "transport.rto_granularity",
+            crate::config::Duration(g),
+            "0s (exact timers) or a timer tick at most 1000 times transport.rto_min",
+        ));
+    }
+    tcp.rto_granularity_ps = g;
+    let initial = tr
+        .initial_rto
+        .get_or_insert(crate::config::Duration(
+            if rules == "linux_2_6_39" { 3 } else { 1 } * crate::engine::PS_PER_S,
+        ))
+        .0;
+    if initial < tcp.rto_min_ps || initial > tcp.rto_max_ps {
+        return Err(err(
+            "transport.initial_rto",
+            crate::config::Duration(initial),
+            "a duration from transport.rto_min to transport.rto_max",
+        ));
+    }
+    tcp.initial_rto_ps = initial;
+    Ok(())
+}
