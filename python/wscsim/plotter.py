@@ -16,7 +16,7 @@ import signal
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from .pool import WorkerDied, _die_with_parent
+from .pool import WorkerDied, started_as_worker
 
 
 def _stop(_signum, _frame) -> None:
@@ -24,10 +24,7 @@ def _stop(_signum, _frame) -> None:
 
 
 def _main(conn) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    _die_with_parent()
+    started_as_worker(on_term=_stop)
     try:
         from . import drawing  # the point of this process: loaded while the sweep runs
     except Exception:  # reported by the parent, which then draws itself

@@ -20,14 +20,19 @@ class WorkerDied(RuntimeError):
     pass
 
 
-def _worker_main(fn: Callable, conn) -> None:
-    # Ctrl-C is for the parent, which stops every worker itself. The worker was started
-    # with SIGINT and SIGTERM blocked, so setting their actions first leaves no window in
-    # which a Ctrl-C could kill it half-started; SIGTERM is how the parent stops it.
+def started_as_worker(on_term=signal.SIG_DFL) -> None:
+    """What a forked worker does first. Ctrl-C is for the parent, which stops every worker
+    itself. The worker was started with SIGINT and SIGTERM blocked, so setting their
+    actions first leaves no window in which a Ctrl-C could kill it half-started; SIGTERM
+    (`on_term`) is how the parent stops it; and it dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, on_term)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with_parent()
+
+
+def _worker_main(fn: Callable, conn) -> None:
+    started_as_worker()
     while True:
         try:
             job = conn.recv()
