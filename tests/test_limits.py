@@ -121,8 +121,9 @@ def test_a_timer_that_reschedules_itself_at_once_stops_the_run_with_one_line(tmp
     assert not (tmp_path / "o").exists()
 
 
-def _scheme_run(tmp_path, body, timeout_s="1s"):
-    (tmp_path / "hook.py").write_text(SCHEME.replace("{body}", body))
+def _scheme_run(tmp_path, body, timeout_s="1s", init="self.queues = 1"):
+    """Runs SCHEME with `body` in its enqueue and `init` in its constructor."""
+    (tmp_path / "hook.py").write_text(SCHEME.replace("self.queues = 1", init).replace("{body}", body))
     f = tmp_path / "s.toml"
     f.write_text(BASE.format(engine=f'[engine]\npython_hook_timeout = "{timeout_s}"',
                              extra='[switch.scheme]\nkind = "python"\nclass = "hook.py:Hook"'))
@@ -143,11 +144,7 @@ def test_a_hook_that_swallows_the_watchdog_ends_the_process_with_one_line(tmp_pa
 
 
 def test_a_constructor_that_never_returns_is_stopped_naming_it(tmp_path):
-    (tmp_path / "hook.py").write_text(SCHEME.replace("self.queues = 1", "while True:\n            pass").replace("{body}", "pass"))
-    f = tmp_path / "s.toml"
-    f.write_text(BASE.format(engine='[engine]\npython_hook_timeout = "1s"',
-                             extra='[switch.scheme]\nkind = "python"\nclass = "hook.py:Hook"'))
-    p = wscsim("run", f, "--allow-python", "--no-plots", "--out", tmp_path / "o", timeout=120)
+    p = _scheme_run(tmp_path, "pass", init="while True:\n            pass")
     one_line(p, 2, "Hook(", "did not return", "engine.python_hook_timeout")
     assert not (tmp_path / "o").exists()
 
