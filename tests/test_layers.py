@@ -71,8 +71,11 @@ CORE = PACKAGE.parent.parent / "crates" / "wscsim" / "src"
 
 
 def _non_test_source(path: Path) -> str:
-    """A file's code without its test module (by convention last, after `#[cfg(test)]`)."""
+    """A file's code without its test module (by convention last, after `#[cfg(test)]`);
+    nothing of a file that is test code throughout (`#![cfg(test)]`, a test bench)."""
     text = path.read_text()
+    if "\n#![cfg(test)]\n" in text:
+        return ""
     return text.split("#[cfg(test)]", 1)[0]
 
 

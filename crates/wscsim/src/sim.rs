@@ -255,7 +255,7 @@ impl Sim {
                     tcp,
                     ..
                 } = self;
-                tcp.on_nic_departures(net, hosts, ev);
+                tcp.on_nic_departures(&mut transport::HostPath::new(net, hosts, ev));
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             if !draining && (self.apps.done() || self.services.done()) {
@@ -344,7 +344,7 @@ impl Sim {
                     tcp,
                     ..
                 } = self;
-                tcp.on_timer(net, hosts, ev, conn, which);
+                tcp.on_timer(&mut transport::HostPath::new(net, hosts, ev), conn, which);
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),

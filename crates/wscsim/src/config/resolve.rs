@@ -13,7 +13,7 @@ use crate::net::Forwarding;
 use crate::packet::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
 use crate::topology::build::SwitchParams;
 use crate::topology::Graph;
-use crate::transport::cc::Variant;
+use crate::transport::tcp::cc::Variant;
 use crate::transport::tcp::Recovery;
 use crate::transport::TcpParams;
 use crate::workload::cdf::Cdf;

@@ -2,7 +2,7 @@
 //! packet CE when the instantaneous queue already holds `k_packets` or more, and drops only
 //! when the buffer is full. Packets that are not ECN-capable are never dropped early (a
 //! switch that dropped them at K would drop pure ACKs, which the DCTCP paper's switches
-//! did not see on the bottleneck). The sender's half is in `transport::cc`.
+//! did not see on the bottleneck). The sender's half is in `transport::tcp::cc`.
 
 use super::{PortCtx, Verdict};
 use crate::packet::PktId;

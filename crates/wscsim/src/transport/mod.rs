@@ -4,16 +4,17 @@
 //! a TCP connection belongs to the source host and the receiver half to the destination
 //! host; they meet only through packets, like real endpoints.
 
-pub mod cc;
 pub mod dma;
-pub mod scoreboard;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
+pub mod wire;
 
 pub use dma::Dma;
+pub use tcp::cc::Variant;
 pub use tcp::{Tcp, TcpParams};
 pub use udp::Udp;
+pub use wire::{HostPath, Wire};
 
 use crate::engine::Scheduler;
 use crate::host::HostSched;
@@ -66,7 +67,7 @@ pub fn receive(
     let p = *net.pool.get(pkt);
     net.delivered(pkt);
     match p.proto {
-        crate::packet::Proto::Tcp => tcp.on_packet(net, hosts, ev, &p),
+        crate::packet::Proto::Tcp => tcp.on_packet(&mut HostPath::new(net, hosts, ev), &p),
         crate::packet::Proto::Udp => udp.on_packet(&p),
         // Services', DMA and real frames go to their own layers (the caller routes them).
         crate::packet::Proto::Service | crate::packet::Proto::Dma | crate::packet::Proto::Frame => {

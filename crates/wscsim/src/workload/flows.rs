@@ -5,6 +5,7 @@
 
 use super::cdf::Cdf;
 use super::Ctx;
+use crate::transport::HostPath;
 
 /// `[workload]` parameters of kind "flows" (defaults are filled in by config::resolve).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -175,7 +176,8 @@ impl FlowGen {
             tcp: true,
         });
         self.started += 1;
-        ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, size);
+        ctx.tcp
+            .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
         self.schedule_next(id, ctx);
     }
 

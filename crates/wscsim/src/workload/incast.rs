@@ -7,6 +7,7 @@ use super::AppSched;
 use super::Ctx;
 use crate::engine::NEVER;
 use crate::metrics::FlowRecord;
+use crate::transport::HostPath;
 
 /// `[workload]` parameters of kind "incast" (defaults are filled in by config::resolve).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -110,8 +111,11 @@ impl Client {
             *t += self.part_bytes[i];
         }
         for &c in &self.req_conns {
-            ctx.tcp
-                .write(ctx.net, ctx.hosts, ctx.ev, c, self.request_bytes);
+            ctx.tcp.write(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                c,
+                self.request_bytes,
+            );
         }
     }
 
@@ -187,10 +191,15 @@ impl Server {
             // The server application's own work for one request.
             ctx.hosts
                 .app_request(self.host, self.data_conn, ctx.ev.now(), 0);
-            ctx.tcp
-                .ack_now_if_pending(ctx.net, ctx.hosts, ctx.ev, self.req_conn);
-            ctx.tcp
-                .write(ctx.net, ctx.hosts, ctx.ev, self.data_conn, self.part_bytes);
+            ctx.tcp.ack_now_if_pending(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                self.req_conn,
+            );
+            ctx.tcp.write(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                self.data_conn,
+                self.part_bytes,
+            );
         }
     }
 }

@@ -26,6 +26,7 @@ use super::{AppEvent, AppSched, Ctx};
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 use crate::metrics::{Column, Table};
 use crate::transport::dma::Op;
+use crate::transport::HostPath;
 
 /// `[workload]` parameters of kind "job" (defaults are filled in by config::job).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -292,7 +293,8 @@ impl Job {
                     .submit(ctx.net, ctx.ev, Op::Write, a, b, bytes, id, k as u32);
             } else {
                 let conn = self.conns.conn(i, j, n);
-                ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, bytes);
+                ctx.tcp
+                    .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, bytes);
             }
         }
     }

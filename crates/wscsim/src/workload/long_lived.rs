@@ -4,6 +4,7 @@
 
 use super::AppSched;
 use super::Ctx;
+use crate::transport::HostPath;
 
 /// `[workload]` parameters of kinds "permutation", "all_to_all" and "many_to_one" (defaults are filled in by config::resolve).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -90,9 +91,7 @@ impl LongLived {
         self.first_conn = conns.first().copied().unwrap_or(0);
         for c in conns {
             ctx.tcp.write(
-                ctx.net,
-                ctx.hosts,
-                ctx.ev,
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 c,
                 self.size.unwrap_or(ENDLESS_BYTES),
             );

@@ -38,6 +38,7 @@ use super::{AppEvent, AppSched, Ctx};
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 use crate::metrics::{Column, Table};
 use crate::transport::dma::Op;
+use crate::transport::HostPath;
 use std::collections::VecDeque;
 
 /// `[workload]` parameters of kind "mapreduce" (defaults are filled in by
@@ -351,7 +352,8 @@ impl MapReduce {
             } else {
                 self.on_conn[k].push_back((reduce, seg));
                 let conn = self.conns.conn(i, j, n);
-                ctx.tcp.write(ctx.net, ctx.hosts, ctx.ev, conn, seg);
+                ctx.tcp
+                    .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, seg);
             }
         }
     }

@@ -26,6 +26,7 @@
 //! has no latency. The client does not wait on its own CPU for the request bookkeeping.
 
 use super::{AppEvent, AppSched};
+use crate::transport::HostPath;
 use std::collections::VecDeque;
 
 use super::etc::{Etc, Op};
@@ -350,8 +351,13 @@ impl Memcached {
             let req = if self.spec.requests_per_connection.is_some() {
                 // socket() and connect(), then the handshake; the request waits for it.
                 ctx.hosts.syscalls(ch, ch, ctx.ev.now(), 2);
-                ctx.tcp
-                    .connect(ctx.net, ctx.hosts, ctx.ev, ch, sh, self.id, self.id)
+                ctx.tcp.connect(
+                    &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                    ch,
+                    sh,
+                    self.id,
+                    self.id,
+                )
             } else {
                 ctx.tcp.open(ch, sh, self.id, self.id)
             };
@@ -430,8 +436,11 @@ impl Memcached {
             pair.req_end += request_bytes as u64;
             pending.msg.end = pair.req_end;
             pair.unread.push_back(pending);
-            ctx.tcp
-                .write(ctx.net, ctx.hosts, ctx.ev, pair.req, request_bytes as u64);
+            ctx.tcp.write(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                pair.req,
+                request_bytes as u64,
+            );
         }
         pair.sent += 1;
         if self
@@ -522,8 +531,11 @@ impl Memcached {
                 end: pair.resp_end,
                 got: 0,
             });
-            ctx.tcp
-                .write(ctx.net, ctx.hosts, ctx.ev, pair.resp, response as u64);
+            ctx.tcp.write(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                pair.resp,
+                response as u64,
+            );
         }
     }
 
@@ -572,7 +584,8 @@ impl Memcached {
             if pair.retiring && pair.unread.is_empty() && pair.responses.is_empty() {
                 // The connection's last response is in: the client closes it (once).
                 pair.retiring = false;
-                ctx.tcp.close(ctx.net, ctx.hosts, ctx.ev, pair.req);
+                ctx.tcp
+                    .close(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), pair.req);
             }
         }
     }
@@ -585,7 +598,8 @@ impl Memcached {
         debug_assert_eq!(conn, pair.req, "only clients close first");
         let host = self.spec.servers[pair.server as usize];
         ctx.hosts.syscalls(host, pair.resp, ctx.ev.now(), 1);
-        ctx.tcp.close(ctx.net, ctx.hosts, ctx.ev, pair.resp);
+        ctx.tcp
+            .close(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), pair.resp);
         self.free_pairs.push(std::cmp::Reverse(p));
     }
 

@@ -26,6 +26,7 @@
 use super::{AppSched, Ctx};
 use crate::engine::{TimePs, NEVER};
 use crate::metrics::{Column, Table};
+use crate::transport::HostPath;
 
 /// `[workload]` parameters of kind "ramcloud" (defaults are filled in by config::resolve).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -199,8 +200,11 @@ impl Ramcloud {
         });
         let bytes = self.request_bytes();
         if self.spec.tcp {
-            ctx.tcp
-                .write(ctx.net, ctx.hosts, ctx.ev, self.req_conn, bytes);
+            ctx.tcp.write(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                self.req_conn,
+                bytes,
+            );
         } else {
             self.send_message(0, bytes, ctx);
         }
@@ -306,10 +310,15 @@ impl Ramcloud {
         }
         let bytes = self.response_bytes();
         if self.spec.tcp {
-            ctx.tcp
-                .ack_now_if_pending(ctx.net, ctx.hosts, ctx.ev, self.req_conn);
-            ctx.tcp
-                .write(ctx.net, ctx.hosts, ctx.ev, self.resp_conn, bytes);
+            ctx.tcp.ack_now_if_pending(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                self.req_conn,
+            );
+            ctx.tcp.write(
+                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                self.resp_conn,
+                bytes,
+            );
         } else {
             self.send_message(1, bytes, ctx);
         }

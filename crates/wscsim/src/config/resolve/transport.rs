@@ -187,3 +187,46 @@ pub(super) fn resolve_tcp_rules(
     tcp.initial_rto_ps = initial;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::PS_PER_MS;
+
+    /// A Linux host stack brings its kernel's rules; they are written back; a bad value is
+    /// refused with the field's name.
+    #[test]
+    fn rules_follow_the_host_kernel() {
+        let resolve = |host: &str, transport: &str| {
+            let json = format!(
+                r#"{{"topology":{{"kind":"single_switch","hosts":2}},"host":{{"stack":"{host}"}},
+                "transport":{{"kind":"tcp"{transport}}},"workload":{{"kind":"none"}}}}"#
+            );
+            crate::config::resolve(crate::config::parse_json(&json)?)
+                .map(|r| (r.tcp, r.scenario.transport))
+        };
+        let (p, t) = resolve("linux_2_6_39", "").unwrap();
+        assert_eq!(p.recovery, Recovery::RateHalving);
+        assert!(p.limited_transmit && p.linux_rto && p.quickack);
+        assert_eq!(p.rto_granularity_ps, 4 * PS_PER_MS);
+        assert_eq!(t.rules.as_deref(), Some("linux_2_6_39"));
+        let (p, _) = resolve("linux_3_5", "").unwrap();
+        assert_eq!(p.recovery, Recovery::Prr);
+        let (p, t) = resolve("ideal", "").unwrap();
+        assert_eq!(
+            (p.recovery, p.limited_transmit, p.linux_rto),
+            (Recovery::Rfc6675, false, false)
+        );
+        assert_eq!((t.rules.as_deref(), p.rto_granularity_ps), (Some("rfc"), 0));
+        let (p, _) = resolve(
+            "linux_3_5",
+            r#","recovery":"rfc6675","rto_granularity":"0s""#,
+        )
+        .unwrap();
+        assert_eq!((p.recovery, p.rto_granularity_ps), (Recovery::Rfc6675, 0));
+        let e = resolve("ideal", r#","recovery":"fast""#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("transport.recovery"), "{e}");
+    }
+}

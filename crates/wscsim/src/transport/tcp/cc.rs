@@ -3,6 +3,7 @@
 //! fraction of marked bytes, is in `tcp::Sender`) and pFabric's minimal transport (a fixed
 //! window: no growth, no reduction). Windows are in bytes; CUBIC works internally in segments.
 
+use super::Sender;
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +107,61 @@ impl CcState {
     }
 }
 
+impl Sender {
+    /// DCTCP: counts `acked` bytes (marked if the ACK echoed CE) and, once a window of data
+    /// has been acknowledged, folds the window's marked fraction into alpha.
+    pub(super) fn dctcp_on_ack(&mut self, acked: u64, ece: bool) {
+        self.dctcp_acked += acked;
+        if ece {
+            self.dctcp_marked += acked;
+        }
+        if self.snd_una >= self.dctcp_window_end {
+            if self.dctcp_acked > 0 {
+                let f = self.dctcp_marked as f64 / self.dctcp_acked as f64;
+                self.dctcp_alpha = (1.0 - DCTCP_G) * self.dctcp_alpha + DCTCP_G * f;
+            }
+            self.dctcp_acked = 0;
+            self.dctcp_marked = 0;
+            self.dctcp_window_end = self.snd_nxt;
+        }
+    }
+
+    /// Window change for `acked` newly acknowledged bytes outside loss recovery: an ECN echo
+    /// reduces it once per window (RFC 3168, no retransmission); otherwise slow start or
+    /// congestion avoidance grows it.
+    pub(super) fn grow_window(&mut self, acked: f64, ece: bool, mss: f64, now: TimePs) {
+        match self.cc.variant {
+            Variant::PFabric => return,
+            Variant::Dctcp => {
+                self.dctcp_on_ack(acked as u64, ece);
+                if ece && self.snd_una > self.ecn_recover {
+                    // Cut by alpha / 2, once per window of data.
+                    self.cwnd = (self.cwnd * (1.0 - self.dctcp_alpha / 2.0)).max(2.0 * mss);
+                    self.ssthresh = self.cwnd;
+                    self.ecn_recover = self.snd_max;
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if ece && self.snd_una > self.ecn_recover {
+            let flight = (self.snd_max - self.snd_una) as f64 + acked;
+            self.ssthresh = self.cc.on_loss(self.cwnd, flight, mss);
+            self.cwnd = self.ssthresh;
+            self.ecn_recover = self.snd_max;
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += acked;
+        } else {
+            self.cwnd = self
+                .cc
+                .on_ack_avoidance(self.cwnd, acked, mss, now, self.srtt_ps);
+        }
+    }
+}
+
+/// DCTCP's estimation gain g (RFC 8257 and the DCTCP paper: 1/16).
+pub const DCTCP_G: f64 = 1.0 / 16.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +190,35 @@ mod tests {
         cwnd = cc.on_ack_avoidance(cwnd, 0.0, mss, 0, 0);
         let at_k = cc.on_ack_avoidance(cwnd, cwnd, mss, (k * PS_PER_S as f64) as u64, 0);
         assert!((at_k - 100.0).abs() < 1.0, "window at K: {at_k}");
+    }
+
+    /// DCTCP (RFC 8257): once per window of data alpha moves by g towards the fraction of
+    /// bytes marked, and an echo cuts the window by alpha / 2 once per window.
+    #[test]
+    fn dctcp_cuts_the_window_by_half_the_marked_fraction() {
+        use super::super::testbed::Bench;
+        let mut b = Bench::new(r#","variant":"dctcp","initial_window":10"#);
+        assert_eq!(b.write(100), 10);
+        let mss = b.mss as f64;
+        let ece = |b: &mut Bench, una: u64| {
+            let mut pkt = b.ack_packet(una, &[], NEVER);
+            pkt.tcp_flags |= crate::packet::tcp_flags::ECE;
+            b.deliver(&pkt);
+        };
+        // The first window closes at once (alpha starts at 1): all marked, alpha stays 1.
+        ece(&mut b, 1);
+        assert_eq!(b.sender().dctcp_alpha, 1.0);
+        assert_eq!(b.sender().cwnd, 5.0 * mss, "cut by 1/2");
+        // The next window (to segment 10) has no mark: alpha = (1 - g) 1 + g 0.
+        for una in 2..=10 {
+            b.ack(una, &[]);
+        }
+        assert_eq!(b.sender().dctcp_alpha, 1.0 - DCTCP_G);
+        // The next echo cuts by that alpha's half (its own window's count comes later).
+        let before = b.sender().cwnd;
+        ece(&mut b, 11);
+        assert_eq!(b.sender().dctcp_alpha, 1.0 - DCTCP_G);
+        let cut = before * (1.0 - (1.0 - DCTCP_G) / 2.0);
+        assert_eq!(b.sender().cwnd, cut.max(2.0 * mss));
     }
 }

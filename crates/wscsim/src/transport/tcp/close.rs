@@ -23,21 +23,13 @@ use super::*;
 impl Tcp {
     /// The application at `conn`'s source closes its sending direction: a `close` system
     /// call on a host that costs time, then the FIN once all written data has gone.
-    pub fn close(
-        &mut self,
-        net: &mut Network,
-        hosts: &mut Hosts,
-        ev: &mut impl TransportSched,
-        conn: u32,
-    ) {
+    pub fn close(&mut self, w: &mut impl Wire, conn: u32) {
         let s = &mut self.senders[conn as usize];
         debug_assert_eq!(s.fin, Fin::Open, "connection {conn} closed twice");
         s.fin = Fin::Wanted;
-        if hosts.costed {
-            let core = hosts.core_of(s.hash);
-            hosts.syscall(s.host, core, ev.now(), 0);
-        }
-        self.send_more(net, hosts, ev, conn);
+        let (host, hash) = (s.host, s.hash);
+        w.syscall(host, hash);
+        self.send_more(w, conn);
     }
 
     /// Which connection holds slot `conn` now (its source port: each connection opened
@@ -56,77 +48,52 @@ impl Tcp {
     }
 
     /// A packet with a handshake's or a teardown's flags reached its host.
-    pub(super) fn on_control(
-        &mut self,
-        net: &mut Network,
-        hosts: &mut Hosts,
-        ev: &mut impl TransportSched,
-        pkt: &Packet,
-    ) {
+    pub(super) fn on_control(&mut self, w: &mut impl Wire, pkt: &Packet) {
         if pkt.tcp_flags & (tcp_flags::SYN | tcp_flags::HANDSHAKE_ACK) != 0 {
-            return self.on_handshake(net, hosts, ev, pkt);
+            return self.on_handshake(w, pkt);
         }
         let fin = pkt.tcp_flags & tcp_flags::FIN != 0;
         if pkt.payload_bytes == 0 && !fin {
             // A pure ACK that also acknowledges the FIN.
-            self.on_ack(net, hosts, ev, pkt);
+            self.on_ack(w, pkt);
             return self.fin_acked(pkt.flow_id, pkt.ack);
         }
         if pkt.tcp_flags & tcp_flags::ACK_REVERSE != 0 {
-            self.reverse_ack(net, hosts, ev, pkt);
+            self.reverse_ack(w, pkt);
         }
         if pkt.payload_bytes > 0 {
-            self.on_data(net, hosts, ev, pkt);
+            self.on_data(w, pkt);
         }
         if fin {
-            self.on_fin(net, hosts, ev, pkt);
+            self.on_fin(w, pkt);
         }
     }
 
     /// Sends `conn`'s FIN (at the end of its data), with the acknowledgement the reverse
     /// connection owes riding on it, and keeps the retransmission timer running for it.
-    pub(super) fn send_fin(
-        &mut self,
-        net: &mut Network,
-        hosts: &mut Hosts,
-        ev: &mut impl TransportSched,
-        conn: u32,
-    ) {
-        let mut pkt = self.control_packet(net, ev.now(), conn, false, tcp_flags::FIN, NEVER);
+    pub(super) fn send_fin(&mut self, w: &mut impl Wire, conn: u32) {
+        let mut pkt = self.control_packet(w, w.now(), conn, false, tcp_flags::FIN, NEVER);
         let s = &mut self.senders[conn as usize];
         s.fin = Fin::Sent;
         pkt.seq = s.app_bytes;
         self.carry_reverse_ack(conn, &mut pkt);
         let from = pkt.src_host;
-        let id = net.pool.alloc(pkt);
-        hosts.send(net, ev, from, id);
+        w.transmit(from, pkt);
         if self.senders[conn as usize].rto_deadline == NEVER {
-            self.arm_rto(ev, conn);
+            self.arm_rto(w, conn);
         }
     }
 
     /// The timer expired with only the FIN unacknowledged: it goes again, the timer doubled.
-    pub(super) fn fin_timeout(
-        &mut self,
-        net: &mut Network,
-        hosts: &mut Hosts,
-        ev: &mut impl TransportSched,
-        conn: u32,
-    ) {
+    pub(super) fn fin_timeout(&mut self, w: &mut impl Wire, conn: u32) {
         let s = &mut self.senders[conn as usize];
         s.timeouts += 1;
         s.back_off(self.params.rto_max_ps);
-        self.send_fin(net, hosts, ev, conn);
+        self.send_fin(w, conn);
     }
 
     /// A FIN of `pkt.flow_id` reached its receiver.
-    fn on_fin(
-        &mut self,
-        net: &mut Network,
-        hosts: &mut Hosts,
-        ev: &mut impl TransportSched,
-        pkt: &Packet,
-    ) {
+    fn on_fin(&mut self, w: &mut impl Wire, pkt: &Packet) {
         let conn = pkt.flow_id;
         let rev = self.reverse_of(conn);
         let own_side_open = rev == crate::net::NONE || self.senders[rev as usize].fin == Fin::Open;
@@ -145,14 +112,14 @@ impl Tcp {
                 r.pending_ts = pkt.ts_ps;
             }
             r.pending_segs += 1;
-            self.arm_delack(ev, conn);
+            self.arm_delack(w, conn);
         } else {
             // A closing side (or a one-way connection, or a FIN again, or one ahead of
             // missing data) acknowledges at once.
             if r.pending_segs == 0 {
                 r.pending_ts = pkt.ts_ps;
             }
-            self.send_ack(net, hosts, ev, conn);
+            self.send_ack(w, conn);
         }
     }
 
@@ -209,5 +176,141 @@ impl Tcp {
         let reverse = (s.peer, s.host, s.dport, s.sport);
         let seen = (pkt.src_host, pkt.dst_host, pkt.src_port, pkt.dst_port);
         seen != forward && seen != reverse
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testbed::*;
+    use super::super::*;
+    #[allow(unused_imports)]
+    use crate::engine::{PS_PER_MS, PS_PER_US};
+
+    /// A one-way connection's close: the FIN follows the data at once, carries the data's
+    /// end as its sequence number, is ignored by a receiver still missing data and
+    /// acknowledged at once by one that has it all (the application reads the end of the
+    /// stream); its acknowledgement frees the slot, which the next connection takes with
+    /// another port, so a packet of the old connection is dropped on arrival.
+    #[test]
+    fn a_closed_connection_sends_its_fin_after_its_data_and_frees_its_slot() {
+        let mut b = Bench::new(r#","initial_window":4"#);
+        let start = b.mark();
+        assert_eq!(b.write(2), 2);
+        let conn = b.conn;
+        b.tcp.close(&mut b.wire, conn);
+        let sent = b.sent_by(0, start);
+        assert_eq!(sent.len(), 3);
+        assert_eq!(sent[2], (tcp_flags::FIN, 0), "the FIN after the data");
+        let fin = b.wire.sent[start + 2];
+        assert_eq!(fin.seq, 2 * b.mss);
+        // The FIN alone, ahead of the data: acknowledged at once, not taken.
+        let mark = b.mark();
+        b.deliver(&fin);
+        assert_eq!(b.sent_by(1, mark), [(tcp_flags::ACK, 0)]);
+        assert!(b.tcp.notes.is_empty());
+        // The data, then the FIN: the end of the stream, acknowledged with the FIN.
+        assert_eq!(b.data(0) + b.data(1), 2);
+        b.tcp.notes.clear();
+        let mark = b.mark();
+        b.deliver(&fin);
+        assert_eq!(
+            b.sent_by(1, mark),
+            [(tcp_flags::ACK | tcp_flags::FIN_ACKED, 0)]
+        );
+        assert!(matches!(b.tcp.notes[..], [Note::Closed { conn: c, .. }] if c == conn));
+        assert_eq!(b.tcp.retired.connections, 0);
+        let fin_ack = b.wire.sent[mark];
+        b.deliver(&fin_ack);
+        assert_eq!(b.sender().fin, Fin::Retired);
+        assert_eq!(b.tcp.retired.connections, 1);
+        // Closed, the connection takes no packet; its slot waits for its segments to leave
+        // the NIC (their departures name the slot).
+        let mark = b.mark();
+        b.deliver(&fin);
+        assert_eq!((b.tcp.stale_packets, b.sent_by(1, mark).len()), (1, 0));
+        assert_ne!(b.tcp.open(0, 1, 0, 0), conn, "not before its segments left");
+        b.drain_nic(conn);
+        // The slot again, with another port; the old connection's FIN is stale there.
+        let old_port = b.sender().sport;
+        assert_eq!(b.tcp.open(0, 1, 0, 0), conn);
+        assert_ne!(b.sender().sport, old_port);
+        let mark = b.mark();
+        b.deliver(&fin);
+        assert_eq!(b.tcp.stale_packets, 2);
+        assert_eq!(b.sent_by(1, mark), []);
+    }
+
+    /// A FIN whose acknowledgement is lost goes again when the retransmission timer expires
+    /// (a timeout, doubling the timer), even though all data is acknowledged.
+    #[test]
+    fn a_lost_fin_goes_again_on_the_timer() {
+        let mut b = Bench::new(r#","initial_window":4,"rto_granularity":"0s""#);
+        assert_eq!(b.write(1), 1);
+        let conn = b.conn;
+        b.tcp.close(&mut b.wire, conn);
+        assert_eq!(b.ack(1, &[]), (0, 0));
+        let deadline = b.sender().rto_deadline;
+        assert_ne!(deadline, NEVER, "the timer still covers the FIN");
+        b.advance_to(deadline);
+        let mark = b.mark();
+        b.fire_rto();
+        assert_eq!(b.sent_by(0, mark), [(tcp_flags::FIN, 0)]);
+        assert_eq!(b.sender().timeouts, 1);
+        // Armed at time 0 for one RTO; now twice that, from the timeout.
+        assert_eq!(b.sender().rto_ps, 2 * deadline);
+        assert_eq!(b.sender().rto_deadline, 3 * deadline);
+    }
+
+    /// A bidirectional connection (two linked halves) closes in three packets: the client's
+    /// FIN carries its pending acknowledgement; the server's application reads the end of
+    /// the stream and closes, its FIN carrying the acknowledgement of the client's; the
+    /// client, closed already, acknowledges at once and is not told. Both slots are then free.
+    #[test]
+    fn a_request_connection_closes_in_three_packets() {
+        let mut b = Bench::new(r#","initial_window":4,"delayed_ack":true"#);
+        let (req, resp) = (b.conn, b.tcp.open(1, 0, 0, 0));
+        b.tcp.link_reverse(req, resp);
+        let start = b.mark();
+        b.write_bytes(req, 100);
+        let (answer, mark) = b.pass(0, start);
+        assert_eq!(answer, [], "the request's ACK waits for the response");
+        b.write_bytes(resp, 200);
+        let (answer, mark) = b.pass(1, mark);
+        assert_eq!(answer, [], "the response's ACK waits");
+        b.tcp.notes.clear();
+        b.tcp.close(&mut b.wire, req);
+        let fin = b.sent_by(0, mark);
+        assert_eq!(
+            fin,
+            [(tcp_flags::FIN | tcp_flags::ACK | tcp_flags::ACK_REVERSE, 0)]
+        );
+        let (answer, _) = b.pass(0, mark);
+        assert_eq!(
+            answer,
+            [],
+            "the server's ACK waits for its application's close"
+        );
+        assert!(matches!(b.tcp.notes[..], [Note::Closed { conn, .. }] if conn == req));
+        b.tcp.notes.clear();
+        let mark = b.mark();
+        b.tcp.close(&mut b.wire, resp);
+        let server_fin = b.sent_by(1, mark);
+        let acks_fin = tcp_flags::ACK | tcp_flags::ACK_REVERSE | tcp_flags::FIN_ACKED;
+        assert_eq!(server_fin, [(tcp_flags::FIN | acks_fin, 0)]);
+        let (answer, mark) = b.pass(1, mark);
+        assert_eq!(answer, [(tcp_flags::ACK | tcp_flags::FIN_ACKED, 0)]);
+        assert!(b.tcp.notes.is_empty(), "the closed side is not told");
+        assert_eq!(b.tcp.senders[req as usize].fin, Fin::Acked);
+        assert_eq!(b.tcp.retired.connections, 0);
+        b.pass(0, mark);
+        assert_eq!(b.tcp.retired.connections, 2);
+        b.drain_nic(req);
+        b.drain_nic(resp);
+        let again = [b.tcp.open(1, 0, 0, 0), b.tcp.open(0, 1, 0, 0)];
+        assert_eq!(
+            again,
+            [req.min(resp), req.max(resp)],
+            "the freed slots, smallest first"
+        );
     }
 }

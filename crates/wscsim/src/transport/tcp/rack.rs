@@ -141,24 +141,86 @@ impl Tcp {
 
     /// The reordering timer expired: what it waited for is lost now; recovery starts or
     /// goes on.
-    pub(super) fn rack_timeout(
-        &mut self,
-        net: &mut Network,
-        hosts: &mut Hosts,
-        ev: &mut impl TransportSched,
-        conn: u32,
-    ) {
+    pub(super) fn rack_timeout(&mut self, w: &mut impl Wire, conn: u32) {
         if let Some(r) = &mut self.senders[conn as usize].rack {
             r.timer_armed = false;
         }
-        self.rack_detect(conn, ev.now(), NEVER);
+        self.rack_detect(conn, w.now(), NEVER);
         let entered = self.enter_recovery_if_due(conn);
         if self.senders[conn as usize].in_recovery {
-            self.recovery_send(net, hosts, ev, conn, entered, 0);
+            self.recovery_send(w, conn, entered, 0);
         }
         let s = &self.senders[conn as usize];
         if s.rto_deadline == NEVER && (s.snd_max > s.snd_una || s.fin == Fin::Sent) {
-            self.arm_rto(ev, conn);
+            self.arm_rto(w, conn);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testbed::*;
+    #[allow(unused_imports)]
+    use crate::engine::{PS_PER_MS, PS_PER_US};
+
+    /// RACK: a segment is lost once one sent after it is delivered and a round trip plus the
+    /// reordering window (a quarter of the least round trip) has passed since it was sent, so
+    /// one SACK is enough: the reordering timer fires then and the hole goes again. Without
+    /// RACK one duplicate ACK repairs nothing until the timeout.
+    #[test]
+    fn rack_repairs_a_loss_after_one_sack_and_the_reordering_window() {
+        for rack in [true, false] {
+            let mut b = Bench::new(&format!(
+                r#","initial_window":10,"rto_granularity":"0s","limited_transmit":false,"rack":{rack}"#
+            ));
+            assert_eq!(b.write(1), 1);
+            // A round trip of 100 us: the least seen, and the reordering window 25 us.
+            b.advance_to(100 * PS_PER_US);
+            b.ack_echo(1, &[], 0);
+            assert_eq!(b.write(2), 2, "segments 1 and 2 at 100 us");
+            // At 200 us segment 2 is SACKed, segment 1 is missing: it was sent with 2, so it
+            // is lost at 100 + 100 + 25 us.
+            b.advance_to(200 * PS_PER_US);
+            assert_eq!(b.ack(1, &[(2, 3)]), (0, 0), "nothing yet");
+            let at = b.sender().rto_deadline;
+            if rack {
+                assert_eq!(at, 225 * PS_PER_US, "the reordering timer");
+            } else {
+                assert!(at > PS_PER_MS, "the timeout");
+            }
+            b.advance_to(225 * PS_PER_US);
+            let before = (b.sent(), b.sender().retransmits);
+            if rack {
+                b.fire_rto();
+                assert_eq!(
+                    (b.sent() - before.0, b.sender().retransmits - before.1),
+                    (1, 1)
+                );
+                assert!(b.sender().in_recovery);
+                assert_eq!(b.sender().timeouts, 0);
+            }
+        }
+    }
+
+    /// RACK finds a lost retransmission the same way: once data sent after it is delivered
+    /// and the window has passed, it goes again (the timeout would have been next).
+    #[test]
+    fn rack_resends_a_lost_retransmission() {
+        let mut b = Bench::new(r#","initial_window":10,"rto_granularity":"0s","rack":true"#);
+        assert_eq!(b.write(1), 1);
+        b.advance_to(100 * PS_PER_US);
+        b.ack_echo(1, &[], 0);
+        assert_eq!(b.write(5), 5, "segments 1-5 at 100 us");
+        // Segment 1 lost, 2-5 SACKed by 200 us: DupThresh is met, the window is 0: lost now.
+        b.advance_to(200 * PS_PER_US);
+        for k in 3..=6 {
+            b.ack(1, &[(2, k)]);
+        }
+        assert_eq!(b.sender().retransmits, 1, "the hole went at once");
+        // Its retransmission (sent at 200 us) is lost too; new data sent after it is SACKed.
+        assert_eq!(b.write(1), 1, "segment 6");
+        b.advance_to(300 * PS_PER_US);
+        b.ack(1, &[(2, 7)]);
+        assert_eq!(b.sender().retransmits, 2, "lost again: sent again");
     }
 }
