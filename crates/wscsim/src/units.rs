@@ -21,15 +21,15 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 /// A link rate in bit/s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rate(pub u64);
 
 /// A span of simulated time in picoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub u64);
 
 /// A size in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Bytes(pub u64);
 
 pub const RATE_ALLOWED: &str = "a positive rate with a unit, such as \"10Gbps\", \"2.5Gbps\" or \"100Mbps\" (bps, Kbps, Mbps, Gbps, Tbps)";

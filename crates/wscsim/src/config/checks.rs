@@ -95,11 +95,25 @@ pub fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> 
     }
 }
 
-pub fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
-    if v < lo || v > hi {
-        return Err(err(path, v, format!("an integer from {lo} to {hi}")));
+/// The one range check: `v` at `path` must lie in `lo..=hi` (a NaN never does); refused
+/// with `allowed`, which says the range in the field's own units.
+pub fn in_range<T: PartialOrd + std::fmt::Display>(
+    path: &str,
+    v: T,
+    lo: T,
+    hi: T,
+    allowed: impl std::fmt::Display,
+) -> Result<T, ConfigError> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(err(path, v, allowed))
     }
-    Ok(v as u32)
+}
+
+/// An integer count or index from `lo` to `hi` (`in_range` with the plain wording).
+pub fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
+    in_range(path, v, lo, hi, format!("an integer from {lo} to {hi}")).map(|v| v as u32)
 }
 
 /// A key that only some kinds use must not be set for another kind.

@@ -1,12 +1,151 @@
 //! `[host]`: the stack preset, CPU and NIC parameters, resolved into a `HostSpec` with the
 //! preset's costs written back so the resolved scenario shows every number used.
 
-use super::{err, ConfigError, HostCfg, HostNoiseCfg};
+use super::checks::in_range;
+use super::{d_scheme, err, ConfigError};
 use crate::host::disk::{StorageDevice, DEVICES};
 use crate::host::noise::{BurstSpec, NoiseSpec};
 use crate::host::presets::{stack, STACKS};
 use crate::host::{HostSpec, IoModel, StackCosts, Threads};
 use crate::units::Duration;
+use serde::{Deserialize, Serialize};
+
+/// Hosts: the scheme of each NIC's transmit queue (a FIFO by default; pFabric's end hosts
+/// send in priority order too).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    #[serde(default = "d_scheme")]
+    pub nic_scheme: serde_json::Value,
+    /// Network stack preset: "ideal" (no costs), "linux_2_6_39", "linux_3_5", "user_space".
+    #[serde(default = "d_stack")]
+    pub stack: String,
+    /// CPU clock in GHz (default the preset's machine: DIABLO's servers' 4, CamCubeOS's
+    /// Xeon 5520 at 2.27).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_ghz: Option<f64>,
+    /// Cycles per instruction of the fixed-CPI timing model.
+    #[serde(default = "d_cpi")]
+    pub cpi: f64,
+    /// CPUs (default the preset's machine: 1, or CamCubeOS's 8 logical CPUs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cores: Option<i64>,
+    /// "pthread" (a blocking thread per connection) or "epoll" (one thread per application).
+    #[serde(default = "d_io_model")]
+    pub io_model: String,
+    /// Where packet work runs: "per_flow" (pinned to core hash % cores) or "per_link" (a
+    /// receive and a transmit thread per link, on any free core); default the preset's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<String>,
+    /// The storage device of every server: "hdd", "x25_m", "x25_e", "fusion_io",
+    /// "gordon_flash" or "ramfs" (`host::disk::DEVICES`); none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
+    /// Receive ring size in packets (default: the stack preset's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_ring_packets: Option<i64>,
+    /// Interrupt coalescing delay: the NIC waits this long after a packet before it
+    /// interrupts (NAPI polling needs no interrupt while the CPU is busy with the ring).
+    #[serde(default = "d_coalesce")]
+    pub rx_coalesce: Duration,
+    /// Instructions per path, overriding the preset's (any subset).
+    #[serde(default)]
+    pub costs: HostCostsCfg,
+    /// Operating-system noise (`host::noise`): the preset's unless given (any subset).
+    #[serde(default)]
+    pub noise: HostNoiseCfg,
+}
+
+/// `[host.noise]`: timer ticks, background work, wake-up latency and work jitter on every
+/// host's cores. Unset keys take the stack preset's values (none for `ideal`); `enabled =
+/// false` turns all of it off.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostNoiseCfg {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Scheduler ticks per second on each core (the kernel's HZ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_hz: Option<f64>,
+    /// CPU time one tick takes from the work it interrupts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Duration>,
+    /// Short background bursts (kernel threads, softirq work) per second on each core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_per_s: Option<f64>,
+    /// Median length of a short burst (log-normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_median: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_sigma: Option<f64>,
+    /// Long background bursts (daemons) per second on each core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_per_s: Option<f64>,
+    /// Median length of a long burst (log-normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_median: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_sigma: Option<f64>,
+    /// Median scheduler wake-up latency (log-normal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeup_median: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeup_sigma: Option<f64>,
+    /// Coefficient of variation of every piece of CPU work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_cv: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCostsCfg {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_byte: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscall: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeup: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupt: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_request: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_packet: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_per_byte: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_per_byte: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack_packet: Option<f64>,
+    /// Nanoseconds (not instructions) of delay per packet received or forwarded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop_latency_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop_latency_ns_per_byte: Option<f64>,
+}
+
+fn d_stack() -> String {
+    "ideal".into()
+}
+fn d_cpi() -> f64 {
+    1.0
+}
+fn d_io_model() -> String {
+    "pthread".into()
+}
+fn d_coalesce() -> Duration {
+    Duration(0)
+}
+
+impl Default for HostCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").unwrap()
+    }
+}
 
 pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError> {
     let Some(preset) = stack(&h.stack) else {
@@ -24,24 +163,12 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         ));
     };
     let clock_ghz = *h.clock_ghz.get_or_insert(preset.clock_ghz);
-    if !(clock_ghz.is_finite() && (0.01..=100.0).contains(&clock_ghz)) {
-        return Err(err(
-            "host.clock_ghz",
-            clock_ghz,
-            "a clock rate from 0.01 to 100 GHz",
-        ));
-    }
-    if !(h.cpi.is_finite() && (0.01..=100.0).contains(&h.cpi)) {
-        return Err(err(
-            "host.cpi",
-            h.cpi,
-            "cycles per instruction from 0.01 to 100",
-        ));
-    }
+    let clock_note = "a clock rate from 0.01 to 100 GHz";
+    in_range("host.clock_ghz", clock_ghz, 0.01, 100.0, clock_note)?;
+    let cpi_note = "cycles per instruction from 0.01 to 100";
+    in_range("host.cpi", h.cpi, 0.01, 100.0, cpi_note)?;
     let cores = *h.cores.get_or_insert(i64::from(preset.cores));
-    if !(1..=1024).contains(&cores) {
-        return Err(err("host.cores", cores, "1 to 1024 cores"));
-    }
+    in_range("host.cores", cores, 1, 1024, "1 to 1024 cores")?;
     let io_model = match h.io_model.as_str() {
         "pthread" => IoModel::Pthread,
         "epoll" => IoModel::Epoll,
@@ -62,24 +189,9 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         } else {
             preset.rx_ring_packets as i64
         });
-    if !(1..=1 << 20).contains(&ring) {
-        return Err(err(
-            "host.rx_ring_packets",
-            ring,
-            "1 to 1048576 receive descriptors",
-        ));
-    }
-    let storage = match h.storage.as_deref() {
-        None => None,
-        Some(name) => Some(StorageDevice::by_name(name).ok_or_else(|| {
-            let names: Vec<String> = DEVICES.iter().map(|d| format!("{:?}", d.name)).collect();
-            err(
-                "host.storage",
-                format!("{name:?}"),
-                format!("one of {}", names.join(", ")),
-            )
-        })?),
-    };
+    let ring_note = "1 to 1048576 receive descriptors";
+    in_range("host.rx_ring_packets", ring, 1, 1 << 20, ring_note)?;
+    let storage = resolve_storage(h.storage.as_deref())?;
     let asked = match h.noise.enabled {
         Some(on) => on,
         None => noise_keys_given(&h.noise),
@@ -104,6 +216,20 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         io_model,
         threads,
     })
+}
+
+/// `host.storage`: the server's storage device, if it has one.
+fn resolve_storage(name: Option<&str>) -> Result<Option<StorageDevice>, ConfigError> {
+    let Some(name) = name else { return Ok(None) };
+    let device = StorageDevice::by_name(name).ok_or_else(|| {
+        let names: Vec<String> = DEVICES.iter().map(|d| format!("{:?}", d.name)).collect();
+        err(
+            "host.storage",
+            format!("{name:?}"),
+            format!("one of {}", names.join(", ")),
+        )
+    })?;
+    Ok(Some(device))
 }
 
 /// `host.threads`: where packet work runs.
@@ -193,63 +319,8 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
     if !*c.enabled.get_or_insert(!p.is_off() || any_given) {
         return Ok(NoiseSpec::default());
     }
-    let tick_hz = noise_number(
-        "tick_hz",
-        &mut c.tick_hz,
-        p.tick_hz,
-        100_000.0,
-        "ticks per second, 0 to 100000",
-    )?;
-    if tick_hz > 0.0 && tick_hz < 1.0 {
-        return Err(err(
-            "host.noise.tick_hz",
-            tick_hz,
-            "0 (no ticks) or 1 to 100000 ticks per second",
-        ));
-    }
-    let tick_ps = c.tick.get_or_insert(Duration(p.tick_ps)).0;
-    if tick_hz > 0.0
-        && (tick_ps == 0 || tick_ps as f64 * tick_hz * 2.0 > crate::engine::PS_PER_S as f64)
-    {
-        return Err(err(
-            "host.noise.tick",
-            Duration(tick_ps),
-            "above 0 and at most half the tick period (1 / tick_hz) when tick_hz is above 0",
-        ));
-    }
-    let softirq = burst(
-        "softirq",
-        (
-            &mut c.softirq_per_s,
-            &mut c.softirq_median,
-            &mut c.softirq_sigma,
-        ),
-        &p.softirq,
-    )?;
-    let daemon = burst(
-        "daemon",
-        (
-            &mut c.daemon_per_s,
-            &mut c.daemon_median,
-            &mut c.daemon_sigma,
-        ),
-        &p.daemon,
-    )?;
-    // The bursts' mean load on a core (rate x mean length) must leave it time to work.
-    let load: f64 = [&softirq, &daemon]
-        .iter()
-        .map(|b| {
-            b.per_s * b.median_ps as f64 / crate::engine::PS_PER_S as f64
-                * (b.sigma * b.sigma / 2.0).exp()
-        })
-        .sum();
-    if load > 0.5 {
-        return Err(err(
-            "host.noise.daemon_per_s",
-            format!("background bursts taking {:.0}% of each core", load * 100.0),
-            "bursts (softirq and daemon together: rate x median x exp(sigma^2 / 2)) taking at most 50% of a core",
-        ));
-    }
+    let (tick_hz, tick_ps) = resolve_ticks(c, p)?;
+    let (softirq, daemon) = resolve_bursts(c, p)?;
     let wakeup_median_ps = c
         .wakeup_median
         .get_or_insert(Duration(p.wakeup_median_ps))
@@ -278,6 +349,76 @@ fn resolve_noise(c: &mut HostNoiseCfg, p: &NoiseSpec, seed: u64) -> Result<Noise
         work_cv,
         seed,
     })
+}
+
+/// The timer tick's rate and the length of its work.
+fn resolve_ticks(c: &mut HostNoiseCfg, p: &NoiseSpec) -> Result<(f64, u64), ConfigError> {
+    let tick_hz = noise_number(
+        "tick_hz",
+        &mut c.tick_hz,
+        p.tick_hz,
+        100_000.0,
+        "ticks per second, 0 to 100000",
+    )?;
+    if tick_hz > 0.0 && tick_hz < 1.0 {
+        return Err(err(
+            "host.noise.tick_hz",
+            tick_hz,
+            "0 (no ticks) or 1 to 100000 ticks per second",
+        ));
+    }
+    let tick_ps = c.tick.get_or_insert(Duration(p.tick_ps)).0;
+    if tick_hz > 0.0
+        && (tick_ps == 0 || tick_ps as f64 * tick_hz * 2.0 > crate::engine::PS_PER_S as f64)
+    {
+        return Err(err(
+            "host.noise.tick",
+            Duration(tick_ps),
+            "above 0 and at most half the tick period (1 / tick_hz) when tick_hz is above 0",
+        ));
+    }
+    Ok((tick_hz, tick_ps))
+}
+
+/// Softirq and daemon bursts, whose mean load on a core must leave it time to work.
+fn resolve_bursts(
+    c: &mut HostNoiseCfg,
+    p: &NoiseSpec,
+) -> Result<(BurstSpec, BurstSpec), ConfigError> {
+    let softirq = burst(
+        "softirq",
+        (
+            &mut c.softirq_per_s,
+            &mut c.softirq_median,
+            &mut c.softirq_sigma,
+        ),
+        &p.softirq,
+    )?;
+    let daemon = burst(
+        "daemon",
+        (
+            &mut c.daemon_per_s,
+            &mut c.daemon_median,
+            &mut c.daemon_sigma,
+        ),
+        &p.daemon,
+    )?;
+    // The bursts' mean load on a core (rate x mean length).
+    let load: f64 = [&softirq, &daemon]
+        .iter()
+        .map(|b| {
+            b.per_s * b.median_ps as f64 / crate::engine::PS_PER_S as f64
+                * (b.sigma * b.sigma / 2.0).exp()
+        })
+        .sum();
+    if load > 0.5 {
+        return Err(err(
+            "host.noise.daemon_per_s",
+            format!("background bursts taking {:.0}% of each core", load * 100.0),
+            "bursts (softirq and daemon together: rate x median x exp(sigma^2 / 2)) taking at most 50% of a core",
+        ));
+    }
+    Ok((softirq, daemon))
 }
 
 const SIGMA: &str = "a log-normal shape, 0 to 5";

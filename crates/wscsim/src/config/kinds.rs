@@ -9,15 +9,30 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// One kind of a section: its name and the names of its parameters (from its struct).
-pub struct Kind {
+/// One kind of a section: its name, the names of its parameters (from its struct) and
+/// what resolves and builds it (`B`, the section's builder type). The section's table of
+/// kinds is the only list of them: finding a kind by name finds its builder, so no match
+/// on names can miss one or hand it to another kind's code.
+pub struct Kind<B = ()> {
     pub name: &'static str,
     pub keys: fn() -> &'static [&'static str],
+    pub build: B,
 }
 
 /// The names of a section's kinds, in their table's order.
-pub fn names(kinds: &[Kind]) -> Vec<&'static str> {
+pub fn names<B>(kinds: &[Kind<B>]) -> Vec<&'static str> {
     kinds.iter().map(|k| k.name).collect()
+}
+
+/// The kind named `name` in `kinds`, or the error for field `path` that lists them.
+pub fn find<'a, B>(
+    path: &str,
+    kinds: &'a [Kind<B>],
+    name: &str,
+) -> Result<&'a Kind<B>, ConfigError> {
+    kinds.iter().find(|k| k.name == name).ok_or_else(|| {
+        super::checks::one_of(path, name, &names(kinds)).expect_err("a name not in the list")
+    })
 }
 
 /// The field names of the struct `T` deserialises, read from serde's derive.
@@ -66,9 +81,9 @@ fn one_of_names(names: &[&str]) -> String {
 /// Parses the parameters of kind `kind` of `section` from `params` (the section's keys
 /// other than the shared ones). A key of another kind is refused naming the kinds that take
 /// it; a key of none, naming the keys this kind takes; a wrong value, by its path.
-pub fn parse<T: DeserializeOwned>(
+pub fn parse<T: DeserializeOwned, B>(
     section: &str,
-    kinds: &[Kind],
+    kinds: &[Kind<B>],
     kind: &str,
     shared: &[&str],
     params: &Map<String, Value>,
@@ -135,10 +150,12 @@ mod tests {
         Kind {
             name: "a",
             keys: fields_of::<A>,
+            build: (),
         },
         Kind {
             name: "b",
             keys: fields_of::<B>,
+            build: (),
         },
     ];
 
@@ -153,7 +170,7 @@ mod tests {
 
     #[test]
     fn keys_of_other_kinds_and_of_none_are_named() {
-        let e = parse::<A>(
+        let e = parse::<A, ()>(
             "topology",
             KINDS,
             "a",
@@ -164,7 +181,7 @@ mod tests {
         .unwrap();
         assert_eq!(e.path, "topology.hosts");
         assert!(e.message.contains("only with kind \"b\""), "{}", e.message);
-        let e = parse::<A>(
+        let e = parse::<A, ()>(
             "topology",
             KINDS,
             "a",
@@ -179,7 +196,7 @@ mod tests {
 
     #[test]
     fn wrong_values_are_named_by_path() {
-        let e = parse::<B>(
+        let e = parse::<B, ()>(
             "topology",
             KINDS,
             "b",

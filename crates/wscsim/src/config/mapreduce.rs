@@ -1,6 +1,6 @@
 //! `workload.kind = "mapreduce"`: a Hadoop-style sort (`workload::mapreduce`).
 
-use super::checks::{distinct_hosts, int_in};
+use super::checks::{distinct_hosts, in_range, int_in};
 use super::job::transfer_via;
 use super::{err, ConfigError};
 use crate::engine::PS_PER_S;
@@ -18,6 +18,34 @@ pub const TASK_STARTUP_PS: u64 = 4 * PS_PER_S;
 const MAX_MAPS_PER_NODE: u64 = 100_000;
 const MAX_SEGMENTS: u64 = 100_000_000;
 const TB: u64 = 1_000_000_000_000;
+
+/// The input's size, its files', blocks' and splits' (each in bytes, up to a TB), and the
+/// maps each node runs (one per split of each file).
+fn sizes(p: &mut Params) -> Result<(u64, u64, u64, u64, u64), ConfigError> {
+    let size = |path: &str, v: &mut Option<Bytes>, default: u64, lo: u64, hi: u64| {
+        let b = v.get_or_insert(Bytes(default)).0;
+        in_range(path, b, lo, hi, format!("bytes, from {lo} to {hi}"))
+    };
+    let data_bytes = size("workload.data", &mut p.data, 10_000_000_000, 1, TB)?;
+    let file_bytes = size("workload.file", &mut p.file, 1_000_000_000, 1, TB)?;
+    let block_bytes = size("workload.block", &mut p.block, 64 << 20, 1 << 10, TB)?;
+    let split_bytes = size("workload.split", &mut p.split, block_bytes, 1 << 10, TB)?;
+    let maps_per_node = data_bytes.div_ceil(file_bytes) * file_bytes.div_ceil(split_bytes);
+    if maps_per_node > MAX_MAPS_PER_NODE {
+        return Err(err(
+            "workload.split",
+            split_bytes,
+            format!("a split size that gives at most {MAX_MAPS_PER_NODE} maps a node (this gives about {maps_per_node})"),
+        ));
+    }
+    Ok((
+        data_bytes,
+        file_bytes,
+        block_bytes,
+        split_bytes,
+        maps_per_node,
+    ))
+}
 
 /// `storage`: the hosts have a storage device; `cores`: each host's cores; `pcie`: the
 /// hosts' links are PCIe.
@@ -37,25 +65,7 @@ pub fn resolve_mapreduce(
     }
     let nodes = distinct_hosts("workload.nodes", &p.nodes, n_hosts)?;
     p.nodes = Some(nodes.iter().map(|&h| i64::from(h)).collect());
-    let size = |path: &str, v: &mut Option<Bytes>, default: u64, lo: u64, hi: u64| {
-        let b = v.get_or_insert(Bytes(default)).0;
-        if !(lo..=hi).contains(&b) {
-            return Err(err(path, b, format!("bytes, from {lo} to {hi}")));
-        }
-        Ok(b)
-    };
-    let data_bytes = size("workload.data", &mut p.data, 10_000_000_000, 1, TB)?;
-    let file_bytes = size("workload.file", &mut p.file, 1_000_000_000, 1, TB)?;
-    let block_bytes = size("workload.block", &mut p.block, 64 << 20, 1 << 10, TB)?;
-    let split_bytes = size("workload.split", &mut p.split, block_bytes, 1 << 10, TB)?;
-    let maps_per_node = data_bytes.div_ceil(file_bytes) * file_bytes.div_ceil(split_bytes);
-    if maps_per_node > MAX_MAPS_PER_NODE {
-        return Err(err(
-            "workload.split",
-            split_bytes,
-            format!("a split size that gives at most {MAX_MAPS_PER_NODE} maps a node (this gives about {maps_per_node})"),
-        ));
-    }
+    let (data_bytes, file_bytes, block_bytes, split_bytes, maps_per_node) = sizes(p)?;
     let map_slots = int_in(
         "workload.map_slots",
         *p.map_slots.get_or_insert(cores.into()),
@@ -78,20 +88,19 @@ pub fn resolve_mapreduce(
             format!("at most {most} reduces a node with these splits (every map cuts a segment for every reduce: {segments} segments, at most {MAX_SEGMENTS})"),
         ));
     }
-    let startup = p.task_startup.get_or_insert(Duration(TASK_STARTUP_PS)).0;
-    if startup > 3600 * PS_PER_S {
-        return Err(err(
-            "workload.task_startup",
-            Duration(startup),
-            "from 0s to 3600s",
-        ));
-    }
+    let startup = *p.task_startup.get_or_insert(Duration(TASK_STARTUP_PS));
+    let most = Duration(3600 * PS_PER_S);
+    let startup = in_range(
+        "workload.task_startup",
+        startup,
+        Duration(0),
+        most,
+        "from 0s to 3600s",
+    )?
+    .0;
     let cycles = |path: &str, v: &mut Option<f64>, default: f64| {
         let c = *v.get_or_insert(default);
-        if !(c.is_finite() && (0.0..=1e6).contains(&c)) {
-            return Err(err(path, c, "CPU cycles per byte, from 0 to 1e6"));
-        }
-        Ok(c)
+        in_range(path, c, 0.0, 1e6, "CPU cycles per byte, from 0 to 1e6")
     };
     Ok(MapReduceSpec {
         map_cycles_per_byte: cycles(

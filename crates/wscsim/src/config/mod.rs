@@ -8,6 +8,7 @@ pub mod dma;
 pub mod emulation;
 pub mod failures;
 pub mod host;
+pub use host::{HostCfg, HostCostsCfg, HostNoiseCfg};
 pub mod job;
 pub mod kinds;
 pub mod kv;
@@ -258,7 +259,7 @@ fn d_alpha() -> f64 {
 fn d_model() -> String {
     "generic".into()
 }
-fn d_scheme() -> serde_json::Value {
+pub(crate) fn d_scheme() -> serde_json::Value {
     serde_json::Value::String("droptail".into())
 }
 
@@ -383,143 +384,6 @@ pub struct WorkloadCfg {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Hosts: the scheme of each NIC's transmit queue (a FIFO by default; pFabric's end hosts
-/// send in priority order too).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HostCfg {
-    #[serde(default = "d_scheme")]
-    pub nic_scheme: serde_json::Value,
-    /// Network stack preset: "ideal" (no costs), "linux_2_6_39", "linux_3_5", "user_space".
-    #[serde(default = "d_stack")]
-    pub stack: String,
-    /// CPU clock in GHz (default the preset's machine: DIABLO's servers' 4, CamCubeOS's
-    /// Xeon 5520 at 2.27).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clock_ghz: Option<f64>,
-    /// Cycles per instruction of the fixed-CPI timing model.
-    #[serde(default = "d_cpi")]
-    pub cpi: f64,
-    /// CPUs (default the preset's machine: 1, or CamCubeOS's 8 logical CPUs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cores: Option<i64>,
-    /// "pthread" (a blocking thread per connection) or "epoll" (one thread per application).
-    #[serde(default = "d_io_model")]
-    pub io_model: String,
-    /// Where packet work runs: "per_flow" (pinned to core hash % cores) or "per_link" (a
-    /// receive and a transmit thread per link, on any free core); default the preset's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub threads: Option<String>,
-    /// The storage device of every server: "hdd", "x25_m", "x25_e", "fusion_io",
-    /// "gordon_flash" or "ramfs" (`host::disk::DEVICES`); none by default.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub storage: Option<String>,
-    /// Receive ring size in packets (default: the stack preset's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rx_ring_packets: Option<i64>,
-    /// Interrupt coalescing delay: the NIC waits this long after a packet before it
-    /// interrupts (NAPI polling needs no interrupt while the CPU is busy with the ring).
-    #[serde(default = "d_coalesce")]
-    pub rx_coalesce: Duration,
-    /// Instructions per path, overriding the preset's (any subset).
-    #[serde(default)]
-    pub costs: HostCostsCfg,
-    /// Operating-system noise (`host::noise`): the preset's unless given (any subset).
-    #[serde(default)]
-    pub noise: HostNoiseCfg,
-}
-
-/// `[host.noise]`: timer ticks, background work, wake-up latency and work jitter on every
-/// host's cores. Unset keys take the stack preset's values (none for `ideal`); `enabled =
-/// false` turns all of it off.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HostNoiseCfg {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-    /// Scheduler ticks per second on each core (the kernel's HZ).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tick_hz: Option<f64>,
-    /// CPU time one tick takes from the work it interrupts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tick: Option<Duration>,
-    /// Short background bursts (kernel threads, softirq work) per second on each core.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub softirq_per_s: Option<f64>,
-    /// Median length of a short burst (log-normal).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub softirq_median: Option<Duration>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub softirq_sigma: Option<f64>,
-    /// Long background bursts (daemons) per second on each core.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub daemon_per_s: Option<f64>,
-    /// Median length of a long burst (log-normal).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub daemon_median: Option<Duration>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub daemon_sigma: Option<f64>,
-    /// Median scheduler wake-up latency (log-normal).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wakeup_median: Option<Duration>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wakeup_sigma: Option<f64>,
-    /// Coefficient of variation of every piece of CPU work.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub work_cv: Option<f64>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HostCostsCfg {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tx_packet: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rx_packet: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_byte: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub syscall: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wakeup: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupt: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub app_request: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub forward_packet: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub forward_per_byte: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub packet_per_byte: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pack_packet: Option<f64>,
-    /// Nanoseconds (not instructions) of delay per packet received or forwarded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hop_latency_ns: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hop_latency_ns_per_byte: Option<f64>,
-}
-
-fn d_stack() -> String {
-    "ideal".into()
-}
-fn d_cpi() -> f64 {
-    1.0
-}
-fn d_io_model() -> String {
-    "pthread".into()
-}
-fn d_coalesce() -> Duration {
-    Duration(0)
-}
-
-impl Default for HostCfg {
-    fn default() -> Self {
-        serde_json::from_str("{}").unwrap()
-    }
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsCfg {
@@ -619,11 +483,11 @@ fn missing_kind_of(section: &str, serde_message: &str) -> Option<String> {
         return None;
     }
     let kinds = match section {
-        "topology" => topology::TOPOLOGIES,
-        "workload" => resolve::WORKLOADS,
+        "topology" => kinds::names(topology::TOPOLOGIES),
+        "workload" => kinds::names(resolve::WORKLOADS),
         _ => return None,
     };
-    let quoted: Vec<String> = kinds.iter().map(|k| format!("{:?}", k.name)).collect();
+    let quoted: Vec<String> = kinds.iter().map(|k| format!("{k:?}")).collect();
     Some(quoted.join(", "))
 }
 

@@ -1,6 +1,6 @@
 //! `workload.kind = "ramcloud"`: RAMCloud's ClusterPerf benchmark (`workload::ramcloud`).
 
-use super::checks::int_in;
+use super::checks::{in_range, int_in};
 use super::{err, ConfigError};
 use crate::workload::ramcloud::{Params, RamcloudSpec};
 use crate::workload::WorkloadSpec;
@@ -14,6 +14,54 @@ pub const WRITE_INSTRUCTIONS: f64 = 4_400.0;
 pub const WRITE_INSTRUCTIONS_PER_BYTE: f64 = 0.8;
 
 pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, ConfigError> {
+    let (write, tcp) = operation_and_transport(p)?;
+    let size = p.size.get_or_insert(crate::units::Bytes(100)).0;
+    in_range("workload.size", size, 1, 1 << 30, "1 byte to 1 GiB")?;
+    let key = p.key.get_or_insert(crate::units::Bytes(30)).0;
+    let key_allowed = "1 to 65,535 bytes (RAMCloud's key length)";
+    in_range("workload.key", key, 1, 65_535, key_allowed)?;
+    let count = *p.count.get_or_insert(1000);
+    let count = int_in("workload.count", count, 1, 100_000_000)?;
+    let (window, ack_after) = window_and_acks(p)?;
+    let (client, master, backups) = hosts(p, n_hosts, tcp)?;
+    let instructions = |path: &str, v: &mut Option<f64>, default: f64, most: f64| {
+        let x = *v.get_or_insert(default);
+        in_range(path, x, 0.0, most, format!("0 to {most} instructions"))
+    };
+    Ok(WorkloadSpec::Ramcloud(RamcloudSpec {
+        write,
+        size_bytes: size,
+        count,
+        client,
+        master,
+        backups,
+        tcp,
+        key_bytes: key,
+        window,
+        ack_after,
+        rpc_instructions: instructions(
+            "workload.rpc_instructions",
+            &mut p.rpc_instructions,
+            RPC_INSTRUCTIONS,
+            1e9,
+        )?,
+        write_instructions: instructions(
+            "workload.write_instructions",
+            &mut p.write_instructions,
+            WRITE_INSTRUCTIONS,
+            1e9,
+        )?,
+        write_instructions_per_byte: instructions(
+            "workload.write_instructions_per_byte",
+            &mut p.write_instructions_per_byte,
+            WRITE_INSTRUCTIONS_PER_BYTE,
+            1e6,
+        )?,
+    }))
+}
+
+/// `op` and `transport`: whether the benchmark writes, and whether over TCP.
+fn operation_and_transport(p: &mut Params) -> Result<(bool, bool), ConfigError> {
     let write = match p.op.get_or_insert_with(|| "read".into()).as_str() {
         "read" => false,
         "write" => true,
@@ -36,50 +84,14 @@ pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, Co
             ))
         }
     };
-    let size = p.size.get_or_insert(crate::units::Bytes(100)).0;
-    if !(1..=1 << 30).contains(&size) {
-        return Err(err("workload.size", size, "1 byte to 1 GiB"));
-    }
-    let key = p.key.get_or_insert(crate::units::Bytes(30)).0;
-    if !(1..=65_535).contains(&key) {
-        return Err(err(
-            "workload.key",
-            key,
-            "1 to 65,535 bytes (RAMCloud's key length)",
-        ));
-    }
-    let count = int_in(
-        "workload.count",
-        *p.count.get_or_insert(1000),
-        1,
-        100_000_000,
-    )?;
-    let client = int_in(
-        "workload.client",
-        *p.client.get_or_insert(0),
-        0,
-        n_hosts - 1,
-    )?;
-    let master = int_in(
-        "workload.master",
-        *p.master.get_or_insert(1),
-        0,
-        n_hosts - 1,
-    )?;
-    if master == client {
-        return Err(err(
-            "workload.master",
-            master,
-            "a host other than the client",
-        ));
-    }
+    Ok((write, tcp))
+}
+
+/// The fast transport's window and how many packets it acknowledges at once.
+fn window_and_acks(p: &mut Params) -> Result<(u32, u32), ConfigError> {
     let window = int_in("workload.window", *p.window.get_or_insert(10), 1, 65_535)?;
-    let ack_after = int_in(
-        "workload.ack_after",
-        *p.ack_after.get_or_insert(5),
-        1,
-        65_535,
-    )?;
+    let ack_after = *p.ack_after.get_or_insert(5);
+    let ack_after = int_in("workload.ack_after", ack_after, 1, 65_535)?;
     if ack_after > window {
         return Err(err(
             "workload.ack_after",
@@ -87,34 +99,24 @@ pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, Co
             format!("at most the window ({window}), or the sender would wait forever"),
         ));
     }
-    let instructions = |path: &str, v: &mut Option<f64>, default: f64, most: f64| {
-        let x = *v.get_or_insert(default);
-        if !(x.is_finite() && (0.0..=most).contains(&x)) {
-            return Err(err(path, x, format!("0 to {most} instructions")));
-        }
-        Ok(x)
-    };
-    let rpc_instructions = instructions(
-        "workload.rpc_instructions",
-        &mut p.rpc_instructions,
-        RPC_INSTRUCTIONS,
-        1e9,
-    )?;
-    let write_instructions = instructions(
-        "workload.write_instructions",
-        &mut p.write_instructions,
-        WRITE_INSTRUCTIONS,
-        1e9,
-    )?;
-    let write_instructions_per_byte = instructions(
-        "workload.write_instructions_per_byte",
-        &mut p.write_instructions_per_byte,
-        WRITE_INSTRUCTIONS_PER_BYTE,
-        1e6,
-    )?;
+    Ok((window, ack_after))
+}
+
+/// The client, the master and the master's backups (the hosts after the master, skipping
+/// the client, one per replica).
+fn hosts(p: &mut Params, n_hosts: i64, tcp: bool) -> Result<(u32, u32, Vec<u32>), ConfigError> {
+    let last = n_hosts - 1;
+    let client = int_in("workload.client", *p.client.get_or_insert(0), 0, last)?;
+    let master = int_in("workload.master", *p.master.get_or_insert(1), 0, last)?;
+    if master == client {
+        return Err(err(
+            "workload.master",
+            master,
+            "a host other than the client",
+        ));
+    }
     let replicas = *p.replicas.get_or_insert(0);
-    let spare = n_hosts - 2;
-    let replicas = int_in("workload.replicas", replicas, 0, spare.max(0))?;
+    let replicas = int_in("workload.replicas", replicas, 0, (n_hosts - 2).max(0))?;
     if replicas > 0 && tcp {
         return Err(err(
             "workload.replicas",
@@ -122,25 +124,10 @@ pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, Co
             "0 with transport \"tcp\" (replication runs over RAMCloud's own transport)",
         ));
     }
-    // Backups: the hosts after the master, skipping the client.
-    let backups: Vec<u32> = (1..n_hosts as u32)
+    let backups = (1..n_hosts as u32)
         .map(|d| (master + d) % n_hosts as u32)
         .filter(|&h| h != client)
         .take(replicas as usize)
         .collect();
-    Ok(WorkloadSpec::Ramcloud(RamcloudSpec {
-        write,
-        size_bytes: size,
-        count,
-        client,
-        master,
-        backups,
-        tcp,
-        key_bytes: key,
-        window,
-        ack_after,
-        rpc_instructions,
-        write_instructions,
-        write_instructions_per_byte,
-    }))
+    Ok((client, master, backups))
 }

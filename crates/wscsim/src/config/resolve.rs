@@ -2,8 +2,8 @@
 //! fills every default into the scenario so that `summary.json` shows the run as it ran.
 
 pub use super::checks::{
-    check_fits, host_list, int_in, one_of, only_for, read_capped, DIABLO_PRESETS, MAX_CDF_BYTES,
-    MAX_EDGE_LIST_BYTES, MAX_HOSTS,
+    check_fits, host_list, in_range, int_in, one_of, only_for, read_capped, DIABLO_PRESETS,
+    MAX_CDF_BYTES, MAX_EDGE_LIST_BYTES, MAX_HOSTS,
 };
 use super::kinds::{fields_of, Kind};
 use super::{err, ConfigError, FlowSize, MetricsCfg, Scenario};
@@ -27,6 +27,7 @@ mod switch;
 mod torus_services;
 mod transport;
 mod udp;
+mod workload;
 use flows::*;
 use observe::*;
 pub use observe::{capture_epoch_s, capture_port, switch_ports};
@@ -34,6 +35,8 @@ use switch::*;
 use torus_services::*;
 use transport::*;
 use udp::*;
+use workload::resolve_workload;
+pub use workload::{WorkloadBuild, WorkloadCtx, WORKLOADS};
 
 /// Largest buffer accepted (far above any switch; keeps byte arithmetic far from overflow).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
@@ -99,53 +102,22 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     tcp.seed = sc.seed;
     let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
 
-    // --- workload ---
-    let duration = sc.duration;
-    let w = &mut sc.workload;
-    let names: Vec<&str> = WORKLOADS.iter().map(|k| k.name).collect();
-    one_of("workload.kind", &w.kind, &names)?;
-    let wk = w.kind.clone();
-    let udp = sc.transport.kind == "udp";
-    udp_transport_fits(&wk, udp)?;
-    load_generators_fit(&graph, &wk)?;
-    let workload = match wk.as_str() {
-        "incast" => with_params(w, |p| incast_spec(p, n_hosts))?,
-        "flows" => with_params(w, |p| flows_spec(p, n_hosts, rate, duration))?,
-        "permutation" | "all_to_all" | "many_to_one" => {
-            with_params(w, |p| long_lived_spec(p, n_hosts, &wk, sc.seed))?
-        }
-        "dma" => with_params(w, |p| dma_bench_spec(p, n_hosts, host_tech.name))?,
-        "ramcloud" => with_params(w, |p| super::ramcloud::resolve_ramcloud(p, n_hosts))?,
-        "job" => with_params(w, |p| {
-            let pcie = host_tech.name.starts_with("pcie");
-            super::job::resolve_job(p, n_hosts, host.storage.is_some(), pcie).map(WorkloadSpec::Job)
-        })?,
-        "mapreduce" => with_params(w, |p| {
-            let pcie = host_tech.name.starts_with("pcie");
-            let storage = host.storage.is_some();
-            super::mapreduce::resolve_mapreduce(p, n_hosts, storage, host.cores, pcie)
-                .map(WorkloadSpec::MapReduce)
-        })?,
-        "none" => with_params(w, |_: &mut crate::workload::NoParams| {
-            Ok(WorkloadSpec::Idle)
-        })?,
-        "memcached" => with_params(w, |p| {
-            super::memcached::resolve_memcached(p, n_hosts, udp).map(WorkloadSpec::Memcached)
-        })?,
-        "ping" => with_params(w, |p| ping_spec(p, n_hosts, &host_tech))?,
-        "reliable" => with_params(w, |p| reliable_spec(p, &graph, &host_tech, sc.seed))?,
-        "multicast" => with_params(w, |p| multicast_spec(p, &graph, &host_tech))?,
-        "kv" => with_params(w, |p| super::kv::resolve_kv(p, &graph, &host_tech, sc.seed))?,
-        "aggregate" => with_params(w, |p| aggregate_spec(p, &graph, &host_tech))?,
-        "services" => with_params(w, |_: &mut crate::services::user::Params| {
-            services_spec(&graph)
-        })?,
-        _ => {
-            let packed =
-                graph.torus.is_some() && sc.runtime.as_ref().and_then(|r| r.pack) == Some(true);
-            with_params(w, |p| udp_spec(p, &graph, host_out_bps, &host_tech, packed))?
-        }
+    let packed = graph.torus.is_some() && sc.runtime.as_ref().and_then(|r| r.pack) == Some(true);
+    let kind = sc.workload.kind.clone();
+    let ctx = WorkloadCtx {
+        kind: &kind,
+        n_hosts,
+        graph: &graph,
+        host: &host,
+        host_tech: &host_tech,
+        host_rate_bps: rate,
+        host_out_bps,
+        duration: sc.duration,
+        seed: sc.seed,
+        udp_transport: sc.transport.kind == "udp",
+        packed,
     };
+    let workload = resolve_workload(&mut sc.workload, &ctx)?;
     check_metrics(&sc.metrics, &graph, sc.duration)?;
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
@@ -263,164 +235,6 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
             "engine.partitioned",
             true,
             format!("false with {what} (a link failing between partitions acts on the far side at once, which a partitioned run cannot order yet)"),
-        ));
-    }
-    Ok(())
-}
-
-/// Kind "dma": the PCIe paper's DMA microbenchmarks.
-fn dma_bench_spec(
-    p: &mut crate::workload::dma_bench::Params,
-    n_hosts: i64,
-    technology: &str,
-) -> Result<WorkloadSpec, ConfigError> {
-    use crate::transport::dma::Op;
-    if !technology.starts_with("pcie") {
-        return Err(err(
-            "workload.kind",
-            format!("\"dma\" on {technology:?} links"),
-            "\"dma\" only with topology.link.technology = \"pcie_gen2\"",
-        ));
-    }
-    let op = match p.op.get_or_insert_with(|| "write".into()).as_str() {
-        "write" => Op::Write,
-        "read" => Op::Read,
-        "load" => Op::Load,
-        other => {
-            return Err(err(
-                "workload.op",
-                format!("{other:?}"),
-                "\"write\", \"read\" or \"load\"",
-            ))
-        }
-    };
-    let size = p.size.get_or_insert(crate::units::Bytes(64 << 20)).0;
-    if size == 0 {
-        return Err(err("workload.size", 0, "1 byte or more"));
-    }
-    let count = super::checks::int_in("workload.count", *p.count.get_or_insert(10), 1, 10_000_000)?;
-    let initiator = super::checks::int_in(
-        "workload.initiator",
-        *p.initiator.get_or_insert(0),
-        0,
-        n_hosts - 1,
-    )?;
-    let peers = super::checks::host_list("workload.peers", &p.peers, n_hosts)?
-        .unwrap_or_else(|| vec![u32::from(initiator == 0)]);
-    if let Some(i) = peers.iter().position(|&q| q == initiator) {
-        return Err(err(
-            &format!("workload.peers[{i}]"),
-            initiator,
-            "a host other than the initiator",
-        ));
-    }
-    p.peers = Some(peers.iter().map(|&q| i64::from(q)).collect());
-    Ok(WorkloadSpec::DmaBench(
-        crate::workload::dma_bench::DmaBenchSpec {
-            op,
-            size_bytes: size,
-            count,
-            initiator,
-            peers,
-        },
-    ))
-}
-
-/// The workload kinds and their parameters. A new kind adds its line here.
-pub const WORKLOADS: &[Kind] = &[
-    Kind {
-        name: "incast",
-        keys: fields_of::<crate::workload::incast::Params>,
-    },
-    Kind {
-        name: "flows",
-        keys: fields_of::<crate::workload::flows::Params>,
-    },
-    Kind {
-        name: "permutation",
-        keys: fields_of::<crate::workload::long_lived::Params>,
-    },
-    Kind {
-        name: "all_to_all",
-        keys: fields_of::<crate::workload::long_lived::Params>,
-    },
-    Kind {
-        name: "many_to_one",
-        keys: fields_of::<crate::workload::long_lived::Params>,
-    },
-    Kind {
-        name: "udp",
-        keys: fields_of::<crate::workload::udp_source::Params>,
-    },
-    Kind {
-        name: "ping",
-        keys: fields_of::<crate::services::ping::Params>,
-    },
-    Kind {
-        name: "reliable",
-        keys: fields_of::<crate::services::reliable::Params>,
-    },
-    Kind {
-        name: "multicast",
-        keys: fields_of::<crate::services::multicast::Params>,
-    },
-    Kind {
-        name: "aggregate",
-        keys: fields_of::<crate::services::aggregate::Params>,
-    },
-    Kind {
-        name: "kv",
-        keys: fields_of::<crate::services::kv_clients::Params>,
-    },
-    Kind {
-        name: "ramcloud",
-        keys: fields_of::<crate::workload::ramcloud::Params>,
-    },
-    Kind {
-        name: "dma",
-        keys: fields_of::<crate::workload::dma_bench::Params>,
-    },
-    Kind {
-        name: "job",
-        keys: fields_of::<crate::workload::job::Params>,
-    },
-    Kind {
-        name: "none",
-        keys: fields_of::<crate::workload::NoParams>,
-    },
-    Kind {
-        name: "mapreduce",
-        keys: fields_of::<crate::workload::mapreduce::Params>,
-    },
-    Kind {
-        name: "memcached",
-        keys: fields_of::<crate::workload::memcached::Params>,
-    },
-    Kind {
-        name: "services",
-        keys: fields_of::<crate::services::user::Params>,
-    },
-];
-
-/// Parses the workload kind's parameters, resolves them with `f`, and writes them back
-/// with their defaults.
-fn with_params<P: serde::de::DeserializeOwned + serde::Serialize>(
-    w: &mut super::WorkloadCfg,
-    f: impl FnOnce(&mut P) -> Result<WorkloadSpec, ConfigError>,
-) -> Result<WorkloadSpec, ConfigError> {
-    let mut p: P = super::kinds::parse("workload", WORKLOADS, &w.kind, &["kind"], &w.params)?;
-    let spec = f(&mut p)?;
-    super::kinds::write_back(&mut w.params, &p);
-    Ok(spec)
-}
-
-/// UDP transport is for UDP workloads.
-fn udp_transport_fits(wk: &str, udp_transport: bool) -> Result<(), ConfigError> {
-    if udp_transport && wk != "udp" && wk != "memcached" {
-        return Err(err(
-            "transport.kind",
-            "\"udp\"",
-            format!("\"tcp\" for workload.kind = {wk:?} (UDP traffic is workload.kind = \"udp\")"),
         ));
     }
     Ok(())

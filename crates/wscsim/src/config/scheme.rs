@@ -9,39 +9,54 @@ use crate::scheme::{self, SchemeSpec};
 use crate::topology::build::MAX_VOQS;
 use serde::{de::DeserializeOwned, Serialize};
 
-/// The scheme kinds and their parameters. A new scheme adds its line here.
-pub const SCHEMES: &[Kind] = &[
+/// What resolves a scheme kind: its table at a path (`kind` in it) to a spec.
+pub type SchemeBuild = fn(&mut serde_json::Value, &str) -> Result<SchemeSpec, ConfigError>;
+
+/// The scheme kinds, their parameters and resolvers. A new scheme adds its entry here.
+pub const SCHEMES: &[Kind<SchemeBuild>] = &[
     Kind {
         name: "droptail",
         keys: fields_of::<scheme::droptail::Params>,
+        build: |v, path| with_params(path, v, |c| droptail_spec(c, path)),
     },
     Kind {
         name: "red",
         keys: fields_of::<scheme::red::Params>,
+        build: |v, path| with_params(path, v, |c| red_spec(c, path)),
     },
     Kind {
         name: "dctcp",
         keys: fields_of::<scheme::dctcp::Params>,
+        build: |v, path| with_params(path, v, |c| dctcp_spec(c, path)),
     },
     Kind {
         name: "priority",
         keys: fields_of::<scheme::priority::Params>,
+        build: |v, path| with_params(path, v, |c| priority_spec(c, path)),
     },
     Kind {
         name: "drr",
         keys: fields_of::<scheme::drr::Params>,
+        build: |v, path| with_params(path, v, |c| drr_spec(c, path)),
     },
     Kind {
         name: "hull",
         keys: fields_of::<scheme::hull::Params>,
+        build: |v, path| with_params(path, v, |c| hull_spec(c, path)),
     },
     Kind {
         name: "pfabric",
         keys: fields_of::<scheme::pfabric::Params>,
+        build: |v, path| {
+            with_params(path, v, |_: &mut scheme::pfabric::Params| {
+                Ok(SchemeSpec::PFabric)
+            })
+        },
     },
     Kind {
         name: "python",
         keys: fields_of::<scheme::spec::CustomParams>,
+        build: |v, path| with_params(path, v, |c| python_spec(c, path, "python".into())),
     },
 ];
 
@@ -97,21 +112,10 @@ pub fn resolve_scheme(
         Some(other) => return Err(refuse(other.to_string())),
         None => return Err(refuse("no kind".into())),
     };
-    if !names.contains(&kind.as_str()) {
+    let Some(k) = SCHEMES.iter().find(|k| k.name == kind) else {
         return Err(refuse(format!("{kind:?}")));
-    }
-    match kind.as_str() {
-        "droptail" => with_params(path, value, |c| droptail_spec(c, path)),
-        "red" => with_params(path, value, |c| red_spec(c, path)),
-        "dctcp" => with_params(path, value, |c| dctcp_spec(c, path)),
-        "priority" => with_params(path, value, |c| priority_spec(c, path)),
-        "drr" => with_params(path, value, |c| drr_spec(c, path)),
-        "hull" => with_params(path, value, |c| hull_spec(c, path)),
-        "pfabric" => with_params(path, value, |_: &mut scheme::pfabric::Params| {
-            Ok(SchemeSpec::PFabric)
-        }),
-        _ => with_params(path, value, |c| python_spec(c, path, kind.clone())),
-    }
+    };
+    (k.build)(value, path)
 }
 
 /// `kind = "droptail"`: its parameters, checked, with defaults filled in.

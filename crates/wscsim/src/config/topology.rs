@@ -7,7 +7,7 @@ use super::checks::{
 use super::kinds::{self, fields_of, Kind};
 use super::{err, ConfigError, LinkCfg, TopologyCfg};
 use crate::engine::{TimePs, PS_PER_NS, PS_PER_US};
-use crate::net::link::LinkTech;
+use crate::net::link::{LinkFamily, LinkTech};
 use crate::topology::size::Size;
 use crate::topology::{
     chassis, diablo, edge_list, fat_tree, leaf_spine, single_switch, torus3d, Graph, LinkParams,
@@ -25,35 +25,51 @@ pub struct TopologyOut {
     pub preset_latency_ps: TimePs,
 }
 
-/// The topology kinds and their parameters. A new kind adds its line here.
-pub const TOPOLOGIES: &[Kind] = &[
+/// What builds a topology kind: its graph, links and preset latency from its section
+/// (and the kind's name).
+pub type TopologyBuild = fn(&mut TopologyCfg, &str) -> Result<Built, ConfigError>;
+
+/// The topology kinds, their parameters and builders. A new kind adds its entry here.
+pub const TOPOLOGIES: &[Kind<TopologyBuild>] = &[
     Kind {
         name: "single_switch",
         keys: fields_of::<single_switch::Params>,
+        build: |t, k| with_params(t, |p, lc| plain(k, lc, |l| single_switch_graph(p, l))),
     },
     Kind {
         name: "chassis",
         keys: fields_of::<chassis::Params>,
+        build: |t, k| with_params(t, |p, lc| plain(k, lc, |l| chassis_graph(p, l))),
     },
     Kind {
         name: "leaf_spine",
         keys: fields_of::<leaf_spine::Params>,
+        build: |t, k| with_params(t, |p, lc| plain(k, lc, |l| leaf_spine_graph(p, l))),
     },
     Kind {
         name: "fat_tree",
         keys: fields_of::<fat_tree::Params>,
+        build: |t, k| with_params(t, |p, lc| plain(k, lc, |l| fat_tree_graph(p, l))),
     },
     Kind {
         name: "diablo_array",
         keys: fields_of::<diablo::Params>,
+        build: |t, k| {
+            with_params(t, |p: &mut diablo::Params, lc| {
+                let (link, latency) = link_and_preset(lc, k, Some(&mut p.preset))?;
+                Ok((diablo_graph(p, link)?, link, latency))
+            })
+        },
     },
     Kind {
         name: "edge_list",
         keys: fields_of::<edge_list::Params>,
+        build: |t, k| with_params(t, |p, lc| plain(k, lc, |l| edge_list_graph(p, l))),
     },
     Kind {
         name: "torus3d",
         keys: fields_of::<torus3d::Params>,
+        build: |t, k| with_params(t, |p, lc| plain(k, lc, |l| torus3d_graph(p, l))),
     },
 ];
 
@@ -61,7 +77,7 @@ pub const TOPOLOGIES: &[Kind] = &[
 const SHARED: &[&str] = &["kind", "link"];
 
 /// A graph, its links' parameters and the switch latency its preset implies.
-type Built = (Graph, LinkParams, TimePs);
+pub type Built = (Graph, LinkParams, TimePs);
 
 /// Parses kind `P`'s parameters, builds with `f`, and writes the parameters back with their
 /// defaults.
@@ -86,22 +102,9 @@ fn plain(
 }
 
 pub fn resolve_topology(t: &mut TopologyCfg) -> Result<TopologyOut, ConfigError> {
-    let names: Vec<&str> = TOPOLOGIES.iter().map(|k| k.name).collect();
-    one_of("topology.kind", &t.kind, &names)?;
+    let build = kinds::find("topology.kind", TOPOLOGIES, &t.kind)?.build;
     let kind = t.kind.clone();
-    let k = kind.as_str();
-    let (graph, link, preset_latency_ps) = match k {
-        "single_switch" => with_params(t, |p, lc| plain(k, lc, |l| single_switch_graph(p, l)))?,
-        "fat_tree" => with_params(t, |p, lc| plain(k, lc, |l| fat_tree_graph(p, l)))?,
-        "chassis" => with_params(t, |p, lc| plain(k, lc, |l| chassis_graph(p, l)))?,
-        "leaf_spine" => with_params(t, |p, lc| plain(k, lc, |l| leaf_spine_graph(p, l)))?,
-        "torus3d" => with_params(t, |p, lc| plain(k, lc, |l| torus3d_graph(p, l)))?,
-        "edge_list" => with_params(t, |p, lc| plain(k, lc, |l| edge_list_graph(p, l)))?,
-        _ => with_params(t, |p: &mut diablo::Params, lc| {
-            let (link, latency) = link_and_preset(lc, k, Some(&mut p.preset))?;
-            Ok((diablo_graph(p, link)?, link, latency))
-        })?,
-    };
+    let (graph, link, preset_latency_ps) = build(t, &kind)?;
     graph.check().map_err(|m| ConfigError {
         path: if kind == "edge_list" {
             "topology.file".into()
@@ -159,7 +162,6 @@ fn link_and_preset(
             format!("one of {}", names.join(", ")),
         ));
     };
-    let generic = name.starts_with("ethernet");
     let (preset_rate, preset_latency) = if let Some(preset) = preset {
         let p = preset.get_or_insert_with(|| "1g".into()).clone();
         one_of("topology.preset", &p, DIABLO_PRESETS)?;
@@ -172,9 +174,9 @@ fn link_and_preset(
         (tech.rate_bps, PS_PER_US)
     };
     let rate_bps = lc.rate.get_or_insert(super::Rate(preset_rate)).0;
-    if !generic && kind != "diablo_array" && rate_bps != tech.rate_bps {
+    if !tech.any_rate && kind != "diablo_array" && rate_bps != tech.rate_bps {
         // The generic Ethernet with the same frames takes any rate.
-        let any_rate = if tech.mtu_bytes > 1500 && tech.name.contains("gbe") {
+        let any_rate = if tech.mtu_bytes > 1500 && tech.family == LinkFamily::Ethernet {
             "ethernet_jumbo"
         } else {
             "ethernet"

@@ -19,6 +19,10 @@ use crate::engine::{TimePs, PS_PER_NS};
 pub struct LinkTech {
     /// The preset's name, as a scenario gives it.
     pub name: &'static str,
+    /// Which family of links it belongs to (what behaviour depends on, never the name).
+    pub family: LinkFamily,
+    /// The generic preset of its family: any rate the scenario gives is taken.
+    pub any_rate: bool,
     /// Data rate after line encoding, bits per second.
     pub rate_bps: u64,
     /// Line encoding as (data bits, line bits): 8b/10b is (8, 10). The signalling rate is
@@ -39,9 +43,20 @@ pub struct LinkTech {
     pub latency_ps: TimePs,
 }
 
+/// The families of link technologies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkFamily {
+    Ethernet,
+    InfiniBand,
+    /// PCIe used as a network (the PCIe paper's fabric): DMA engines, TLP framing.
+    Pcie,
+}
+
 const fn ethernet(name: &'static str, rate_bps: u64, encoding: (u32, u32), mtu: u32) -> LinkTech {
     LinkTech {
         name,
+        family: LinkFamily::Ethernet,
+        any_rate: false,
         rate_bps,
         encoding,
         header_bytes: 18,
@@ -56,9 +71,15 @@ const fn ethernet(name: &'static str, rate_bps: u64, encoding: (u32, u32), mtu: 
 const G: u64 = 1_000_000_000;
 
 /// Generic Ethernet at whatever rate the scenario gives (standard frames): the default.
-pub const ETHERNET: LinkTech = ethernet("ethernet", 10 * G, (64, 66), 1500);
+pub const ETHERNET: LinkTech = LinkTech {
+    any_rate: true,
+    ..ethernet("ethernet", 10 * G, (64, 66), 1500)
+};
 /// Ethernet jumbo frames at any rate: a 9,000-byte MTU (9,014-byte frames without FCS).
-pub const ETHERNET_JUMBO: LinkTech = ethernet("ethernet_jumbo", 10 * G, (64, 66), 9000);
+pub const ETHERNET_JUMBO: LinkTech = LinkTech {
+    any_rate: true,
+    ..ethernet("ethernet_jumbo", 10 * G, (64, 66), 9000)
+};
 
 /// Every preset, by name.
 pub const PRESETS: &[LinkTech] = &[
@@ -80,6 +101,8 @@ pub const PRESETS: &[LinkTech] = &[
     // wire.
     LinkTech {
         name: "ib_qdr_4x",
+        family: LinkFamily::InfiniBand,
+        any_rate: false,
         rate_bps: 32 * G,
         encoding: (8, 10),
         header_bytes: 38,
@@ -107,6 +130,8 @@ pub const PCIE_LANES: &[u32] = &[1, 2, 4, 8, 12, 16, 32];
 const fn pcie_gen2(name: &'static str, lanes: u64) -> LinkTech {
     LinkTech {
         name,
+        family: LinkFamily::Pcie,
+        any_rate: false,
         rate_bps: 4 * G * lanes,
         encoding: (8, 10),
         header_bytes: 24,

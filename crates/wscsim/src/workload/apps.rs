@@ -13,6 +13,92 @@ use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::transport::{Dma, Note, Tcp, Udp};
 
+/// The applications `spec` runs, with the connections they use opened on `tcp`.
+fn applications(spec: WorkloadSpec, tcp: &mut Tcp, seed: u64, n_hosts: u32) -> Vec<App> {
+    let mut list = Vec::new();
+    match spec {
+        WorkloadSpec::Incast {
+            client,
+            servers,
+            block_bytes,
+            iterations,
+            request_bytes,
+        } => incast::wire(
+            &mut list,
+            tcp,
+            client,
+            &servers,
+            block_bytes,
+            iterations,
+            request_bytes,
+        ),
+        WorkloadSpec::Flows {
+            sizes,
+            rate_per_s,
+            senders,
+            receivers,
+            max_flows,
+        } => list.push(App::FlowGen(flows::FlowGen::new(
+            sizes,
+            rate_per_s,
+            senders,
+            receivers,
+            max_flows,
+            stream(seed, family::WORKLOAD, 1),
+        ))),
+        WorkloadSpec::LongLived { pairs, size, dscp } => list.push(App::LongLived(
+            long_lived::LongLived::new(pairs, size, dscp),
+        )),
+        spec @ WorkloadSpec::Udp { .. } => list.push(udp_app(spec, seed, n_hosts)),
+        WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
+        WorkloadSpec::Ramcloud(spec) => list.push(App::Ramcloud(Box::new(
+            super::ramcloud::Ramcloud::new(spec),
+        ))),
+        WorkloadSpec::DmaBench(spec) => {
+            list.push(App::DmaBench(super::dma_bench::DmaBench::new(spec)))
+        }
+        WorkloadSpec::Job(spec) => list.push(App::Job(Box::new(super::job::Job::new(spec)))),
+        WorkloadSpec::MapReduce(spec) => list.push(App::MapReduce(Box::new(
+            super::mapreduce::MapReduce::new(spec),
+        ))),
+        WorkloadSpec::Ping(_)
+        | WorkloadSpec::Reliable(_)
+        | WorkloadSpec::Multicast(_)
+        | WorkloadSpec::Kv(_)
+        | WorkloadSpec::Aggregate(_)
+        | WorkloadSpec::Services
+        | WorkloadSpec::Idle => {}
+    }
+    list
+}
+
+/// A UDP source application, each source host with its own random stream.
+fn udp_app(spec: WorkloadSpec, seed: u64, n_hosts: u32) -> App {
+    let WorkloadSpec::Udp {
+        sources,
+        destination,
+        rate_bps,
+        payload_bytes,
+        poisson,
+    } = spec
+    else {
+        unreachable!("called with a UDP workload")
+    };
+    let rngs = sources
+        .iter()
+        .map(|&s| stream(seed, family::HOST, s as u64))
+        .collect();
+    App::UdpSource(udp_source::UdpSource::new(
+        sources,
+        destination,
+        n_hosts,
+        rate_bps,
+        payload_bytes,
+        poisson,
+        rngs,
+    ))
+}
+
 /// memcached with its random streams: 1000 + i for client i; 999 fills the servers' pools.
 fn memcached_app(spec: memcached::MemcachedSpec, seed: u64) -> App {
     let rngs = (0..spec.clients.len() as u64)
@@ -53,80 +139,7 @@ impl Apps {
         n_hosts: u32,
         end_ps: TimePs,
     ) -> Apps {
-        let mut list = Vec::new();
-        match spec {
-            WorkloadSpec::Incast {
-                client,
-                servers,
-                block_bytes,
-                iterations,
-                request_bytes,
-            } => incast::wire(
-                &mut list,
-                tcp,
-                client,
-                &servers,
-                block_bytes,
-                iterations,
-                request_bytes,
-            ),
-            WorkloadSpec::Flows {
-                sizes,
-                rate_per_s,
-                senders,
-                receivers,
-                max_flows,
-            } => list.push(App::FlowGen(flows::FlowGen::new(
-                sizes,
-                rate_per_s,
-                senders,
-                receivers,
-                max_flows,
-                stream(seed, family::WORKLOAD, 1),
-            ))),
-            WorkloadSpec::LongLived { pairs, size, dscp } => list.push(App::LongLived(
-                long_lived::LongLived::new(pairs, size, dscp),
-            )),
-            WorkloadSpec::Udp {
-                sources,
-                destination,
-                rate_bps,
-                payload_bytes,
-                poisson,
-            } => {
-                let rngs = sources
-                    .iter()
-                    .map(|&s| stream(seed, family::HOST, s as u64))
-                    .collect();
-                list.push(App::UdpSource(udp_source::UdpSource::new(
-                    sources,
-                    destination,
-                    n_hosts,
-                    rate_bps,
-                    payload_bytes,
-                    poisson,
-                    rngs,
-                )));
-            }
-            WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
-            WorkloadSpec::Ramcloud(spec) => list.push(App::Ramcloud(Box::new(
-                super::ramcloud::Ramcloud::new(spec),
-            ))),
-            WorkloadSpec::DmaBench(spec) => {
-                list.push(App::DmaBench(super::dma_bench::DmaBench::new(spec)))
-            }
-            WorkloadSpec::Job(spec) => list.push(App::Job(Box::new(super::job::Job::new(spec)))),
-            WorkloadSpec::MapReduce(spec) => list.push(App::MapReduce(Box::new(
-                super::mapreduce::MapReduce::new(spec),
-            ))),
-            WorkloadSpec::Ping(_)
-            | WorkloadSpec::Reliable(_)
-            | WorkloadSpec::Multicast(_)
-            | WorkloadSpec::Kv(_)
-            | WorkloadSpec::Aggregate(_)
-            | WorkloadSpec::Services
-            | WorkloadSpec::Idle => {}
-        }
+        let list = applications(spec, tcp, seed, n_hosts);
         let has_end = list.iter().any(App::ends_by_itself);
         Apps {
             list,

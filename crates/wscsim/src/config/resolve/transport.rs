@@ -1,69 +1,33 @@
 //! The transport: TCP's parameters and its per-connection rules.
 
 use super::*;
+use crate::config::{Bytes, Duration};
 
 /// `[transport]`: its variant and timers, checked.
 pub(super) fn resolve_transport(
     tr: &mut crate::config::TransportCfg,
     tech: &LinkTech,
 ) -> Result<TcpParams, ConfigError> {
-    one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
-    one_of(
-        "transport.variant",
-        &tr.variant,
-        &["newreno", "cubic", "dctcp", "pfabric"],
-    )?;
-    if tr.variant == "dctcp" {
-        // DCTCP needs ECN-capable packets; say so in the resolved scenario.
-        tr.ecn = true;
-    }
-    if tr.rto_min.0 == 0 {
-        return Err(err(
-            "transport.rto_min",
-            tr.rto_min,
-            "a positive duration such as \"200ms\" or \"1ms\"",
-        ));
-    }
-    // Both find losses through SACK's scoreboard; without it they would do nothing.
-    for (path, on) in [("transport.tlp", tr.tlp), ("transport.rack", tr.rack)] {
-        if on && !tr.sack {
-            return Err(err(
-                path,
-                on,
-                "false unless transport.sack = true (it needs SACK)",
-            ));
-        }
-    }
-    if tr.rto_max.0 < tr.rto_min.0 {
-        return Err(err(
-            "transport.rto_max",
-            tr.rto_max,
-            format!("at least transport.rto_min ({})", tr.rto_min),
-        ));
-    }
+    check_transport(tr)?;
     let max_mss = u64::from(tech.mtu_bytes - TCP_IP_HEADER_BYTES);
     let mss = *tr.mss.get_or_insert(crate::config::Bytes(max_mss));
-    if !(64..=max_mss).contains(&mss.0) {
-        return Err(err(
-            "transport.mss",
-            mss,
-            format!(
-                "from 64 to {max_mss} bytes (the {}-byte MTU of topology.link.technology = {:?}, less 40 bytes of IPv4 and TCP headers)",
-                tech.mtu_bytes, tech.name
-            ),
-        ));
-    }
+    let mtu_note = format!(
+        "from 64 to {max_mss} bytes (the {}-byte MTU of topology.link.technology = {:?}, less 40 bytes of IPv4 and TCP headers)",
+        tech.mtu_bytes, tech.name
+    );
+    in_range("transport.mss", mss, Bytes(64), Bytes(max_mss), mtu_note)?;
     let iw = int_in("transport.initial_window", tr.initial_window, 1, 10_000)?;
-    if tr.rcv_window.0 < mss.0 || tr.rcv_window.0 > 1 << 30 {
-        return Err(err(
-            "transport.rcv_window",
-            tr.rcv_window,
-            format!(
-                "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
-                mss.0
-            ),
-        ));
-    }
+    let window_note = format!(
+        "from one segment (transport.mss = {}) to 1GiB (TCP's largest scaled window)",
+        mss.0
+    );
+    in_range(
+        "transport.rcv_window",
+        tr.rcv_window,
+        mss,
+        Bytes(1 << 30),
+        window_note,
+    )?;
     if tr.delayed_ack && tr.delayed_ack_timeout.0 == 0 {
         return Err(err(
             "transport.delayed_ack_timeout",
@@ -98,6 +62,45 @@ pub(super) fn resolve_transport(
         initial_rto_ps: 0,
         rack: tr.rack,
     })
+}
+
+/// `[transport]`'s choices and timers that depend on nothing else.
+fn check_transport(tr: &mut crate::config::TransportCfg) -> Result<(), ConfigError> {
+    one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
+    one_of(
+        "transport.variant",
+        &tr.variant,
+        &["newreno", "cubic", "dctcp", "pfabric"],
+    )?;
+    if tr.variant == "dctcp" {
+        // DCTCP needs ECN-capable packets; say so in the resolved scenario.
+        tr.ecn = true;
+    }
+    if tr.rto_min.0 == 0 {
+        return Err(err(
+            "transport.rto_min",
+            tr.rto_min,
+            "a positive duration such as \"200ms\" or \"1ms\"",
+        ));
+    }
+    // Both find losses through SACK's scoreboard; without it they would do nothing.
+    for (path, on) in [("transport.tlp", tr.tlp), ("transport.rack", tr.rack)] {
+        if on && !tr.sack {
+            return Err(err(
+                path,
+                on,
+                "false unless transport.sack = true (it needs SACK)",
+            ));
+        }
+    }
+    if tr.rto_max.0 < tr.rto_min.0 {
+        return Err(err(
+            "transport.rto_max",
+            tr.rto_max,
+            format!("at least transport.rto_min ({})", tr.rto_min),
+        ));
+    }
+    Ok(())
 }
 
 /// `transport.rules` and the keys it sets (`recovery`, `limited_transmit`, `rto_formula`,
@@ -149,6 +152,19 @@ pub(super) fn resolve_tcp_rules(
         .get_or_insert_with(|| if linux { "linux" } else { "rfc6298" }.into());
     one_of("transport.rto_formula", formula, &["rfc6298", "linux"])?;
     tcp.linux_rto = formula == "linux";
+    let initial_s = if rules == "linux_2_6_39" { 3 } else { 1 };
+    resolve_timer_rules(tr, linux, initial_s, host, tcp)
+}
+
+/// The timer rules: the timer clock (Linux's jiffy: the host noise's tick, else HZ 250)
+/// and the RTO before any RTT sample (`initial_s` seconds unless given).
+fn resolve_timer_rules(
+    tr: &mut crate::config::TransportCfg,
+    linux: bool,
+    initial_s: u64,
+    host: &crate::host::HostSpec,
+    tcp: &mut TcpParams,
+) -> Result<(), ConfigError> {
     let hz = if host.noise.tick_hz > 0.0 {
         host.noise.tick_hz
     } else {
@@ -173,17 +189,11 @@ pub(super) fn resolve_tcp_rules(
     tcp.rto_granularity_ps = g;
     let initial = tr
         .initial_rto
-        .get_or_insert(crate::config::Duration(
-            if rules == "linux_2_6_39" { 3 } else { 1 } * crate::engine::PS_PER_S,
-        ))
+        .get_or_insert(crate::config::Duration(initial_s * crate::engine::PS_PER_S))
         .0;
-    if initial < tcp.rto_min_ps || initial > tcp.rto_max_ps {
-        return Err(err(
-            "transport.initial_rto",
-            crate::config::Duration(initial),
-            "a duration from transport.rto_min to transport.rto_max",
-        ));
-    }
+    let (lo, hi) = (Duration(tcp.rto_min_ps), Duration(tcp.rto_max_ps));
+    let allowed = "a duration from transport.rto_min to transport.rto_max";
+    in_range("transport.initial_rto", Duration(initial), lo, hi, allowed)?;
     tcp.initial_rto_ps = initial;
     Ok(())
 }

@@ -2,9 +2,7 @@
 
 use super::*;
 
-/// The workload of its kind, checked, with defaults filled in.
-/// `packed`: torus servers pack packets into shared frames (`runtime.pack`), so the links
-/// carry more of them.
+/// The workload of its kind, checked, with defaults filled in (`packed`: see `udp_packet`).
 pub(super) fn udp_spec(
     w: &mut crate::workload::udp_source::Params,
     graph: &Graph,
@@ -13,31 +11,7 @@ pub(super) fn udp_spec(
     packed: bool,
 ) -> Result<WorkloadSpec, ConfigError> {
     let n_hosts = graph.n_hosts() as i64;
-    let max_payload = u64::from(tech.mtu_bytes - UDP_IP_HEADER_BYTES);
-    let size = w
-        .packet_size
-        .get_or_insert(crate::config::Bytes(max_payload))
-        .0;
-    if !(1..=max_payload).contains(&size) {
-        return Err(err(
-            "workload.packet_size",
-            size,
-            format!(
-                "a UDP payload from 1 to {max_payload} bytes (an IP packet of at most the {}-byte MTU of {:?})",
-                tech.mtu_bytes, tech.name
-            ),
-        ));
-    }
-    // The rate is counted in IP bytes; on the wire each datagram also carries the link's
-    // framing, and the host's links must keep up with both.
-    let ip = size + u64::from(UDP_IP_HEADER_BYTES);
-    let mut wire = f64::from(tech.wire_bytes(tech.frame_bytes(ip as u32)));
-    if packed {
-        // Packed as many to a frame as its MTU takes, each packet carries its share of one
-        // frame's header and wire overhead.
-        let per_frame = (u64::from(tech.mtu_bytes) / ip).max(1) as f64;
-        wire = ip as f64 + f64::from(tech.header_bytes + tech.wire_overhead_bytes) / per_frame;
-    }
+    let (size, ip, wire) = udp_packet(w, tech, packed)?;
     // Checked before the rate, which depends on the links used.
     let neighbours = match w.destination {
         Some(crate::config::Destination::Neighbours) => Some(neighbours_target(w, graph)?),
@@ -62,7 +36,55 @@ pub(super) fn udp_spec(
         sources_and_destination(&mut w.destination, &mut w.sources, n_hosts, true)?;
     let arrival = w.arrival.get_or_insert_with(|| "constant".into()).clone();
     one_of("workload.arrival", &arrival, &["constant", "poisson"])?;
-    let destination = match (dst, w.destination) {
+    let destination = udp_target(dst, w.destination, graph, neighbours)?;
+    Ok(WorkloadSpec::Udp {
+        sources,
+        destination,
+        rate_bps: r,
+        payload_bytes: size as u32,
+        poisson: arrival == "poisson",
+    })
+}
+
+/// The datagrams' payload (checked against the MTU), their IP bytes and what each takes
+/// on the wire with its share of framing. `packed`: torus servers pack packets into
+/// shared frames (`runtime.pack`), so the links carry more of them.
+fn udp_packet(
+    w: &mut crate::workload::udp_source::Params,
+    tech: &LinkTech,
+    packed: bool,
+) -> Result<(u64, u64, f64), ConfigError> {
+    let max_payload = u64::from(tech.mtu_bytes - UDP_IP_HEADER_BYTES);
+    let size = w
+        .packet_size
+        .get_or_insert(crate::config::Bytes(max_payload))
+        .0;
+    let allowed = format!(
+        "a UDP payload from 1 to {max_payload} bytes (an IP packet of at most the {}-byte MTU of {:?})",
+        tech.mtu_bytes, tech.name
+    );
+    in_range("workload.packet_size", size, 1, max_payload, allowed)?;
+    // The rate is counted in IP bytes; on the wire each datagram also carries the link's
+    // framing, and the host's links must keep up with both.
+    let ip = size + u64::from(UDP_IP_HEADER_BYTES);
+    let mut wire = f64::from(tech.wire_bytes(tech.frame_bytes(ip as u32)));
+    if packed {
+        // Packed as many to a frame as its MTU takes, each packet carries its share of one
+        // frame's header and wire overhead.
+        let per_frame = (u64::from(tech.mtu_bytes) / ip).max(1) as f64;
+        wire = ip as f64 + f64::from(tech.header_bytes + tech.wire_overhead_bytes) / per_frame;
+    }
+    Ok((size, ip, wire))
+}
+
+/// Where the datagrams go: a host, in turn, a neighbour, a key's server, or at random.
+fn udp_target(
+    dst: Option<u32>,
+    given: Option<crate::config::Destination>,
+    graph: &Graph,
+    neighbours: Option<Target>,
+) -> Result<Target, ConfigError> {
+    Ok(match (dst, given) {
         (Some(h), _) => Target::Host(h),
         (None, Some(crate::config::Destination::RoundRobin)) => Target::RoundRobin,
         (None, Some(crate::config::Destination::Neighbours)) => neighbours.expect("checked above"),
@@ -87,13 +109,6 @@ pub(super) fn udp_spec(
             Target::RandomReachable
         }
         (None, _) => Target::Random,
-    };
-    Ok(WorkloadSpec::Udp {
-        sources,
-        destination,
-        rate_bps: r,
-        payload_bytes: size as u32,
-        poisson: arrival == "poisson",
     })
 }
 
