@@ -66,7 +66,7 @@ def test_the_cycle_finder_finds_one():
 # The Rust core's layers, top to bottom, as docs/architecture.md draws them; a layer may use
 # those below it, and those on its own line only if it is one of them.
 RUST_LAYERS = [["emulate"], ["sim"], ["config"], ["workload"], ["services"], ["metrics"], ["transport"], ["host", "topology"],
-               ["net"], ["scheme"], ["packet", "units", "table", "memory"], ["engine"]]
+               ["net"], ["scheme"], ["packet", "units", "table", "memory", "check"], ["engine"]]
 CORE = PACKAGE.parent.parent / "crates" / "wscsim" / "src"
 
 

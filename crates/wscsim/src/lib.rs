@@ -6,6 +6,7 @@
 //! `topology` (builders), `workload` (applications), `metrics`, `config` (scenarios) and
 //! `sim` (one run, tying them together).
 
+pub mod check;
 pub mod config;
 pub mod emulate;
 pub mod engine;

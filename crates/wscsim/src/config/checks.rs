@@ -2,6 +2,7 @@
 //! whether a network fits in memory. Each returns one `ConfigError` naming the field.
 
 use super::{err, ConfigError};
+pub use crate::check::{distinct_hosts, host_list, in_range, int_in, one_of, only_for};
 use crate::memory::memory_limit;
 use crate::topology::size::Size;
 
@@ -74,98 +75,6 @@ pub fn check_fits(size: &Size) -> Result<(), ConfigError> {
         ),
         format!("at most about {} (90% of {what})", gb(limit)),
     ))
-}
-
-pub fn one_of(path: &str, v: &str, allowed: &[&str]) -> Result<(), ConfigError> {
-    if allowed.contains(&v) {
-        Ok(())
-    } else {
-        Err(err(
-            path,
-            format!("{v:?}"),
-            format!(
-                "one of {}",
-                allowed
-                    .iter()
-                    .map(|a| format!("{a:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ))
-    }
-}
-
-/// The one range check: `v` at `path` must lie in `lo..=hi` (a NaN never does); refused
-/// with `allowed`, which says the range in the field's own units.
-pub fn in_range<T: PartialOrd + std::fmt::Display>(
-    path: &str,
-    v: T,
-    lo: T,
-    hi: T,
-    allowed: impl std::fmt::Display,
-) -> Result<T, ConfigError> {
-    if (lo..=hi).contains(&v) {
-        Ok(v)
-    } else {
-        Err(err(path, v, allowed))
-    }
-}
-
-/// An integer count or index from `lo` to `hi` (`in_range` with the plain wording).
-pub fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
-    in_range(path, v, lo, hi, format!("an integer from {lo} to {hi}")).map(|v| v as u32)
-}
-
-/// A key that only some kinds use must not be set for another kind.
-pub fn only_for<T: std::fmt::Debug>(
-    path: &str,
-    v: &Option<T>,
-    kinds: &str,
-    kind: &str,
-) -> Result<(), ConfigError> {
-    match v {
-        Some(x) => Err(ConfigError {
-            path: path.into(),
-            message: format!("given {x:?}; allowed: only with kind {kinds} (this one is {kind:?})"),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// A list of host indices at `path`: non-empty, each in range. None when not given.
-pub fn host_list(
-    path: &str,
-    v: &Option<Vec<i64>>,
-    n_hosts: i64,
-) -> Result<Option<Vec<u32>>, ConfigError> {
-    let Some(v) = v else { return Ok(None) };
-    if v.is_empty() {
-        return Err(err(path, "[]", "a non-empty list of host indices"));
-    }
-    let mut out = Vec::with_capacity(v.len());
-    for (i, &h) in v.iter().enumerate() {
-        out.push(int_in(&format!("{path}[{i}]"), h, 0, n_hosts - 1)?);
-    }
-    Ok(Some(out))
-}
-
-/// The hosts a job runs on at `path`: each in range and none twice; every host when the
-/// list is not given.
-pub fn distinct_hosts(
-    path: &str,
-    v: &Option<Vec<i64>>,
-    n_hosts: i64,
-) -> Result<Vec<u32>, ConfigError> {
-    let Some(list) = host_list(path, v, n_hosts)? else {
-        return Ok((0..n_hosts as u32).collect());
-    };
-    let mut seen = vec![false; n_hosts as usize];
-    for (i, &h) in list.iter().enumerate() {
-        if std::mem::replace(&mut seen[h as usize], true) {
-            return Err(err(&format!("{path}[{i}]"), h, "distinct host indices"));
-        }
-    }
-    Ok(list)
 }
 
 /// Most memory a tree service (`aggregate`, `multicast`) may keep per packet over all its

@@ -9,58 +9,20 @@ pub mod emulation;
 pub mod failures;
 pub mod host;
 pub use host::{HostCfg, HostCostsCfg, HostNoiseCfg};
-pub mod job;
 pub mod kinds;
 pub mod kv;
-pub mod mapreduce;
-pub mod memcached;
 pub mod power;
-pub mod ramcloud;
 pub mod scheme;
 pub mod switch_model;
 pub mod timeslots;
 pub mod topology;
 pub use crate::units;
 
+pub use crate::check::{err, ConfigError};
 pub use crate::workload::flows::SizeClassCfg;
 pub use crate::workload::{Destination, FlowSize};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 pub use units::{Bytes, Duration, Rate};
-
-/// A refused scenario: `path: given X; allowed: Y`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConfigError {
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-pub fn err(path: &str, given: impl fmt::Display, allowed: impl fmt::Display) -> ConfigError {
-    ConfigError {
-        path: path.to_string(),
-        message: format!(
-            "given {}; allowed: {allowed}",
-            short_number(given.to_string())
-        ),
-    }
-}
-
-/// A number as a reader takes it in: 1e300 rather than its 301 digits (a float's Display
-/// writes every digit).
-fn short_number(given: String) -> String {
-    match given.parse::<f64>() {
-        Ok(x) if given.len() > 16 && x.is_finite() => format!("{x:e}"),
-        _ => given,
-    }
-}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

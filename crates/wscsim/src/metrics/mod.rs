@@ -3,6 +3,7 @@
 
 pub mod energy;
 pub mod pcap;
+pub mod report;
 
 pub mod headline;
 

@@ -23,6 +23,7 @@ pub mod user;
 
 use crate::engine::Scheduler;
 use crate::host::{HostEvent, Hosts};
+use crate::metrics::report::{Headline, Report, ReportCtx};
 use crate::net::{NetEvent, Network};
 use crate::packet::PktId;
 
@@ -278,6 +279,44 @@ impl Services {
             Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),
+        }
+    }
+}
+
+impl Report for Service {
+    fn tables(&self, ctx: &ReportCtx, out: &mut Vec<crate::table::Table>) {
+        match self {
+            Service::Ping(p) => out.push(ping::table(&p.records, ctx.net)),
+            Service::Reliable(r) => out.push(reliable::table(r)),
+            Service::Multicast(m) => out.push(multicast::table(m)),
+            Service::Kv(k) => out.push(kv_clients::table(&k.clients)),
+            Service::Aggregate(_) | Service::User(_) => {}
+        }
+    }
+
+    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
+        match self {
+            Service::Ping(p) => ping::headline(h, &p.records),
+            Service::Reliable(r) => reliable::headline(h, r),
+            Service::Multicast(m) => multicast::headline(h, m),
+            Service::Aggregate(a) => aggregate::headline(h, a),
+            Service::Kv(k) => kvstore::headline(h, k, ctx.net, ctx.now_ps),
+            Service::User(_) => {}
+        }
+    }
+}
+
+/// The services in the order of their ids; the tunnel reports when TCP ran over it.
+impl Report for Services {
+    fn tables(&self, ctx: &ReportCtx, out: &mut Vec<crate::table::Table>) {
+        self.list.iter().flatten().for_each(|s| s.tables(ctx, out));
+    }
+
+    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
+        self.list.iter().flatten().for_each(|s| s.headline(ctx, h));
+        if ctx.net.torus.is_some() && ctx.tcp_in_use {
+            let inbound = crate::metrics::headline::inbound_gbps_per_host(ctx.metrics, ctx.now_ps);
+            tunnel::headline(h, self.tunnel.as_ref(), inbound);
         }
     }
 }

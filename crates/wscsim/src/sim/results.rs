@@ -2,6 +2,7 @@
 //! invariants and summary.
 
 use super::*;
+use crate::metrics::report::{Report, ReportCtx};
 
 /// Returns the allocator's free memory to the system. glibc keeps what the simulation's
 /// many small and middle-sized allocations freed for reuse, and the tables built next
@@ -157,30 +158,10 @@ impl Sim {
             metrics::drops_table(&self.net),
             metrics::hosts_table(&self.net, &self.hosts, end),
         ];
-        if let Some(p) = self.services.ping() {
-            tables.push(crate::services::ping::table(&p.records, &self.net));
-        }
-        if let Some(r) = self.services.reliable() {
-            tables.push(crate::services::reliable::table(r));
-        }
-        if let Some(m) = self.services.multicast() {
-            tables.push(crate::services::multicast::table(m));
-        }
-        if let Some(k) = self.services.kv() {
-            tables.push(crate::services::kv_clients::table(&k.clients));
-        }
-        if let Some(j) = self.apps.job() {
-            tables.push(crate::workload::job::table(&j.records));
-        }
-        if let Some(m) = self.apps.mapreduce() {
-            tables.push(crate::workload::mapreduce::table(m));
-        }
-        if !self.dma.transfers.is_empty() {
-            tables.push(crate::transport::dma::table(&self.dma));
-        }
-        if let Some(r) = self.apps.ramcloud() {
-            tables.push(crate::workload::ramcloud::table(r));
-        }
+        let ctx = self.report_ctx();
+        self.services.tables(&ctx, &mut tables);
+        self.apps.tables(&ctx, &mut tables);
+        self.dma.tables(&ctx, &mut tables);
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
@@ -208,15 +189,10 @@ impl Sim {
             udp_target: self.apps.udp_target().map(udp_pattern),
             now_ps: self.ev.now(),
         });
-        self.services_headline(&mut headline);
-        self.apps_headline(&mut headline);
-        let dma_dropped = self
-            .net
-            .drop_log
-            .iter()
-            .filter(|d| d.proto == crate::packet::Proto::Dma)
-            .count() as u64;
-        crate::transport::dma::headline(&mut headline, &self.dma, dma_dropped);
+        let ctx = self.report_ctx();
+        self.services.headline(&ctx, &mut headline);
+        self.apps.headline(&ctx, &mut headline);
+        self.dma.headline(&ctx, &mut headline);
         metrics::energy::headline(
             &mut headline,
             &self.energy(),
@@ -252,46 +228,13 @@ impl Sim {
         })
     }
 
-    /// The CamCubeOS services' headline figures.
-    fn services_headline(&self, headline: &mut serde_json::Map<String, serde_json::Value>) {
-        if let Some(p) = self.services.ping() {
-            crate::services::ping::headline(headline, &p.records);
-        }
-        if let Some(r) = self.services.reliable() {
-            crate::services::reliable::headline(headline, r);
-        }
-        if let Some(m) = self.services.multicast() {
-            crate::services::multicast::headline(headline, m);
-        }
-        if let Some(a) = self.services.aggregate() {
-            crate::services::aggregate::headline(headline, a);
-        }
-        if let Some(k) = self.services.kv() {
-            crate::services::kvstore::headline(headline, k, &self.net, self.ev.now());
-        }
-        if self.net.torus.is_some() && !self.tcp.senders.is_empty() {
-            crate::services::tunnel::headline(
-                headline,
-                self.services.tunnel.as_ref(),
-                metrics::headline::inbound_gbps_per_host(&self.metrics, self.ev.now()),
-            );
-        }
-    }
-
-    /// The applications' headline figures.
-    fn apps_headline(&self, headline: &mut serde_json::Map<String, serde_json::Value>) {
-        let reqs = self.memcached_requests();
-        if !reqs.is_empty() {
-            memcached::headline(headline, reqs);
-        }
-        if let Some(j) = self.apps.job() {
-            crate::workload::job::headline(headline, j);
-        }
-        if let Some(m) = self.apps.mapreduce() {
-            crate::workload::mapreduce::headline(headline, m);
-        }
-        if let Some(r) = self.apps.ramcloud() {
-            crate::workload::ramcloud::headline(headline, r);
+    /// What the reporters (services, applications, DMA) read of the run.
+    fn report_ctx(&self) -> ReportCtx<'_> {
+        ReportCtx {
+            net: &self.net,
+            metrics: &self.metrics,
+            now_ps: self.ev.now(),
+            tcp_in_use: !self.tcp.senders.is_empty(),
         }
     }
 }

@@ -318,30 +318,6 @@ impl Apps {
         })
     }
 
-    /// The RAMCloud benchmark of this run, if its workload is one.
-    pub fn ramcloud(&self) -> Option<&super::ramcloud::Ramcloud> {
-        self.list.iter().find_map(|a| match a {
-            App::Ramcloud(r) => Some(&**r),
-            _ => None,
-        })
-    }
-
-    /// The job of this run, if its workload is one.
-    pub fn job(&self) -> Option<&super::job::Job> {
-        self.list.iter().find_map(|a| match a {
-            App::Job(j) => Some(&**j),
-            _ => None,
-        })
-    }
-
-    /// The MapReduce job of this run, if its workload is one.
-    pub fn mapreduce(&self) -> Option<&super::mapreduce::MapReduce> {
-        self.list.iter().find_map(|a| match a {
-            App::MapReduce(m) => Some(&**m),
-            _ => None,
-        })
-    }
-
     /// The memcached requests of this run (empty for other workloads).
     pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
         self.list
@@ -362,5 +338,19 @@ impl Apps {
                 _ => None,
             })
             .unwrap_or_default()
+    }
+}
+
+impl crate::metrics::report::Report for Apps {
+    fn tables(&self, ctx: &crate::metrics::report::ReportCtx, out: &mut Vec<crate::table::Table>) {
+        self.list.iter().for_each(|a| a.report().tables(ctx, out));
+    }
+
+    fn headline(
+        &self,
+        ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        self.list.iter().for_each(|a| a.report().headline(ctx, h));
     }
 }

@@ -67,3 +67,6 @@ impl DmaBench {
         }
     }
 }
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for DmaBench {}

@@ -215,3 +215,6 @@ pub struct SizeClassCfg {
     #[serde(default)]
     pub dscp: i64,
 }
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for FlowGen {}

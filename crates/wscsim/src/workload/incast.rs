@@ -256,3 +256,61 @@ pub fn wire(
         iterations,
     ));
 }
+
+/// `[workload]` of kind "incast", checked, with defaults filled in.
+pub fn resolve(
+    w: &mut Params,
+    n_hosts: i64,
+) -> Result<super::WorkloadSpec, crate::check::ConfigError> {
+    let senders = crate::check::int_in(
+        "workload.senders",
+        *w.senders.get_or_insert(n_hosts - 1),
+        1,
+        n_hosts - 1,
+    )?;
+    let client = crate::check::int_in(
+        "workload.client",
+        *w.client.get_or_insert(0),
+        0,
+        n_hosts - 1,
+    )?;
+    let block = w.block.get_or_insert(crate::units::Bytes(256 * 1024)).0;
+    if block < senders as u64 {
+        return Err(crate::check::err(
+            "workload.block",
+            block,
+            format!("at least one byte per sender ({senders})"),
+        ));
+    }
+    let iterations = crate::check::int_in(
+        "workload.iterations",
+        *w.iterations.get_or_insert(40),
+        1,
+        1_000_000,
+    )?;
+    let request = w.request.get_or_insert(crate::units::Bytes(64)).0;
+    if request == 0 {
+        return Err(crate::check::err(
+            "workload.request",
+            request,
+            "at least 1 byte",
+        ));
+    }
+    let servers = (0..n_hosts as u32)
+        .filter(|&h| h != client)
+        .take(senders as usize)
+        .collect();
+    Ok(super::WorkloadSpec::Incast {
+        client,
+        servers,
+        block_bytes: block,
+        iterations,
+        request_bytes: request,
+    })
+}
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for Client {}
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for Server {}

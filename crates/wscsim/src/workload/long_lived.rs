@@ -118,3 +118,6 @@ impl LongLived {
         }
     }
 }
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for LongLived {}

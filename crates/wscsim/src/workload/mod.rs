@@ -69,6 +69,23 @@ pub enum App {
 }
 
 impl App {
+    /// What it reports when the run ends (`Report`, implemented in each application's file).
+    pub fn report(&self) -> &dyn crate::metrics::report::Report {
+        match self {
+            App::IncastClient(a) => a,
+            App::IncastServer(a) => a,
+            App::FlowGen(a) => a,
+            App::LongLived(a) => a,
+            App::UdpSource(a) => a,
+            App::Memcached(a) => &**a,
+            App::Job(a) => &**a,
+            App::MapReduce(a) => &**a,
+            App::DmaBench(a) => a,
+            App::Ramcloud(a) => &**a,
+            App::Sink => &crate::metrics::report::Silent,
+        }
+    }
+
     /// Whether the run may end when this application is done (incast, finite flows,
     /// memcached); sources that run for the whole duration never end it.
     pub fn ends_by_itself(&self) -> bool {

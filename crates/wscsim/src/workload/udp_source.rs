@@ -280,3 +280,6 @@ impl UdpSource {
         }
     }
 }
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for UdpSource {}

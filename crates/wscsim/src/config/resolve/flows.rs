@@ -1,54 +1,7 @@
-//! TCP workloads: incast, flows (sizes from a CDF or classes, Poisson arrivals at a load), long-lived.
+//! TCP workloads: flows (sizes from a CDF or classes, Poisson arrivals at a load) and
+//! long-lived ones (incast resolves beside its model, `workload::incast::resolve`).
 
 use super::*;
-
-/// The workload of its kind, checked, with defaults filled in.
-pub(super) fn incast_spec(
-    w: &mut crate::workload::incast::Params,
-    n_hosts: i64,
-) -> Result<WorkloadSpec, ConfigError> {
-    let senders = int_in(
-        "workload.senders",
-        *w.senders.get_or_insert(n_hosts - 1),
-        1,
-        n_hosts - 1,
-    )?;
-    let client = int_in(
-        "workload.client",
-        *w.client.get_or_insert(0),
-        0,
-        n_hosts - 1,
-    )?;
-    let block = w.block.get_or_insert(crate::config::Bytes(256 * 1024)).0;
-    if block < senders as u64 {
-        return Err(err(
-            "workload.block",
-            block,
-            format!("at least one byte per sender ({senders})"),
-        ));
-    }
-    let iterations = int_in(
-        "workload.iterations",
-        *w.iterations.get_or_insert(40),
-        1,
-        1_000_000,
-    )?;
-    let request = w.request.get_or_insert(crate::config::Bytes(64)).0;
-    if request == 0 {
-        return Err(err("workload.request", request, "at least 1 byte"));
-    }
-    let servers = (0..n_hosts as u32)
-        .filter(|&h| h != client)
-        .take(senders as usize)
-        .collect();
-    Ok(WorkloadSpec::Incast {
-        client,
-        servers,
-        block_bytes: block,
-        iterations,
-        request_bytes: request,
-    })
-}
 
 /// Most flows a `flows` workload may start in a run: some 10 us of wall time and a
 /// kilobyte of memory each.

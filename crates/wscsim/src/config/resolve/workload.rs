@@ -51,7 +51,7 @@ pub const WORKLOADS: &[Kind<WorkloadBuild>] = &[
     Kind {
         name: "incast",
         keys: fields_of::<crate::workload::incast::Params>,
-        build: |w, c| with_params(w, |p| incast_spec(p, c.n_hosts)),
+        build: |w, c| with_params(w, |p| crate::workload::incast::resolve(p, c.n_hosts)),
     },
     Kind {
         name: "flows",
@@ -116,7 +116,7 @@ pub const WORKLOADS: &[Kind<WorkloadBuild>] = &[
         keys: fields_of::<crate::workload::ramcloud::Params>,
         build: |w, c| {
             with_params(w, |p| {
-                crate::config::ramcloud::resolve_ramcloud(p, c.n_hosts)
+                crate::workload::ramcloud::resolve::resolve_ramcloud(p, c.n_hosts)
             })
         },
     },
@@ -131,7 +131,7 @@ pub const WORKLOADS: &[Kind<WorkloadBuild>] = &[
         build: |w, c| {
             with_params(w, |p| {
                 let storage = c.host.storage.is_some();
-                crate::config::job::resolve_job(p, c.n_hosts, storage, c.pcie())
+                crate::workload::job::resolve::resolve_job(p, c.n_hosts, storage, c.pcie())
                     .map(WorkloadSpec::Job)
             })
         },
@@ -151,7 +151,7 @@ pub const WORKLOADS: &[Kind<WorkloadBuild>] = &[
         build: |w, c| {
             with_params(w, |p| {
                 let storage = c.host.storage.is_some();
-                crate::config::mapreduce::resolve_mapreduce(
+                crate::workload::mapreduce::resolve::resolve_mapreduce(
                     p,
                     c.n_hosts,
                     storage,
@@ -167,8 +167,12 @@ pub const WORKLOADS: &[Kind<WorkloadBuild>] = &[
         keys: fields_of::<crate::workload::memcached::Params>,
         build: |w, c| {
             with_params(w, |p| {
-                crate::config::memcached::resolve_memcached(p, c.n_hosts, c.udp_transport)
-                    .map(WorkloadSpec::Memcached)
+                crate::workload::memcached::resolve::resolve_memcached(
+                    p,
+                    c.n_hosts,
+                    c.udp_transport,
+                )
+                .map(WorkloadSpec::Memcached)
             })
         },
     },

@@ -1,10 +1,10 @@
 //! `workload.kind = "mapreduce"`: a Hadoop-style sort (`workload::mapreduce`).
 
-use super::checks::{distinct_hosts, in_range, int_in};
-use super::job::transfer_via;
-use super::{err, ConfigError};
+use crate::check::{distinct_hosts, in_range, int_in};
+use crate::check::{err, ConfigError};
 use crate::engine::PS_PER_S;
 use crate::units::{Bytes, Duration};
+use crate::workload::job::resolve::transfer_via;
 use crate::workload::mapreduce::{MapReduceSpec, Params};
 
 /// Fitted with the task start-up below to the PCIe paper's Table 4 (Hadoop/sort at four

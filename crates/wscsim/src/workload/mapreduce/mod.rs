@@ -41,8 +41,10 @@ use crate::transport::dma::Op;
 use crate::transport::HostPath;
 use std::collections::VecDeque;
 
+pub mod resolve;
+
 /// `[workload]` parameters of kind "mapreduce" (defaults are filled in by
-/// config::mapreduce).
+/// `resolve`, beside it).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -491,6 +493,21 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, mr: &MapRedu
         if ps != NEVER {
             h.insert(key.into(), s(ps).into());
         }
+    }
+}
+
+/// Its table and headline figures.
+impl crate::metrics::report::Report for MapReduce {
+    fn tables(&self, _ctx: &crate::metrics::report::ReportCtx, out: &mut Vec<Table>) {
+        out.push(table(self));
+    }
+
+    fn headline(
+        &self,
+        _ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self);
     }
 }
 

@@ -1,8 +1,8 @@
 //! `workload.kind = "job"`: the nodes and the phases they run (`workload::job`). Every
 //! phase is checked here, so a bad one is refused naming `workload.phases[i].field`.
 
-use super::checks::distinct_hosts;
-use super::{err, ConfigError};
+use crate::check::distinct_hosts;
+use crate::check::{err, ConfigError};
 use crate::workload::job::{JobSpec, Params, Phase, PhaseCfg};
 
 /// The most cycles per byte a compute phase may ask: far beyond any real kernel

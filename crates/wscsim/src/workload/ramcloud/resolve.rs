@@ -1,7 +1,7 @@
 //! `workload.kind = "ramcloud"`: RAMCloud's ClusterPerf benchmark (`workload::ramcloud`).
 
-use super::checks::{in_range, int_in};
-use super::{err, ConfigError};
+use crate::check::{err, ConfigError};
+use crate::check::{in_range, int_in};
 use crate::workload::ramcloud::{Params, RamcloudSpec};
 use crate::workload::WorkloadSpec;
 

@@ -3,8 +3,8 @@
 //! client, the gap scale, the memcached version, requests per connection (reconnecting
 //! clients), pool size and key space.
 
-use super::checks::{host_list, int_in};
-use super::{err, ConfigError};
+use crate::check::{err, ConfigError};
+use crate::check::{host_list, int_in};
 use crate::workload::memcached::MemcachedSpec;
 use crate::workload::memcached::Params as WorkloadCfg;
 
@@ -120,7 +120,7 @@ fn resolve_knobs(w: &mut WorkloadCfg) -> Result<Knobs, ConfigError> {
             ))
         }
     };
-    let pool_bytes = w.pool.get_or_insert(super::Bytes(64 << 20)).0;
+    let pool_bytes = w.pool.get_or_insert(crate::units::Bytes(64 << 20)).0;
     if pool_bytes == 0 {
         return Err(err(
             "workload.pool",

@@ -28,7 +28,9 @@ use crate::metrics::{Column, Table};
 use crate::transport::dma::Op;
 use crate::transport::HostPath;
 
-/// `[workload]` parameters of kind "job" (defaults are filled in by config::job).
+pub mod resolve;
+
+/// `[workload]` parameters of kind "job" (defaults are filled in by `resolve`, beside it).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -471,6 +473,21 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, job: &Job) {
                 (total_ps as f64 / PS_PER_S as f64 / n).into(),
             );
         }
+    }
+}
+
+/// Its table and headline figures.
+impl crate::metrics::report::Report for Job {
+    fn tables(&self, _ctx: &crate::metrics::report::ReportCtx, out: &mut Vec<Table>) {
+        out.push(table(&self.records));
+    }
+
+    fn headline(
+        &self,
+        _ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self);
     }
 }
 

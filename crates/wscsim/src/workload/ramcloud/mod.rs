@@ -28,7 +28,9 @@ use crate::engine::{TimePs, NEVER};
 use crate::metrics::{Column, Table};
 use crate::transport::HostPath;
 
-/// `[workload]` parameters of kind "ramcloud" (defaults are filled in by config::resolve).
+pub mod resolve;
+
+/// `[workload]` parameters of kind "ramcloud" (defaults are filled in by `resolve`, beside it).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -414,4 +416,19 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, r: &Ramcloud
     );
     let mib_s = r.spec.size_bytes as f64 / (mean * 1e-6) / (1u64 << 20) as f64;
     h.insert("rpc_mib_per_s".into(), mib_s.into());
+}
+
+/// Its table and headline figures.
+impl crate::metrics::report::Report for Ramcloud {
+    fn tables(&self, _ctx: &crate::metrics::report::ReportCtx, out: &mut Vec<Table>) {
+        out.push(table(self));
+    }
+
+    fn headline(
+        &self,
+        _ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self);
+    }
 }

@@ -1,0 +1,51 @@
+//! What each part of a run reports when it ends, through one trait: its result tables and
+//! its headline figures. The simulation asks the services, the applications and the DMA
+//! engines in turn without naming any of them, so a new application or service reports
+//! by implementing `Report` in its own file (its arm of its layer's match).
+
+use crate::engine::TimePs;
+use crate::net::Network;
+use crate::table::Table;
+
+/// The headline figures of a run, by name.
+pub type Headline = serde_json::Map<String, serde_json::Value>;
+
+/// What a reporter may read of the rest of the run.
+pub struct ReportCtx<'a> {
+    pub net: &'a Network,
+    pub metrics: &'a super::Metrics,
+    pub now_ps: TimePs,
+    /// The run opened TCP connections.
+    pub tcp_in_use: bool,
+}
+
+/// A part of a run with results of its own.
+pub trait Report {
+    /// Appends its result tables (none by default).
+    fn tables(&self, _ctx: &ReportCtx, _out: &mut Vec<Table>) {}
+    /// Adds its headline figures (none by default).
+    fn headline(&self, _ctx: &ReportCtx, _h: &mut Headline) {}
+}
+
+/// A part with no results of its own.
+pub struct Silent;
+
+impl Report for Silent {}
+
+impl Report for crate::transport::Dma {
+    fn tables(&self, _ctx: &ReportCtx, out: &mut Vec<Table>) {
+        if !self.transfers.is_empty() {
+            out.push(crate::transport::dma::table(self));
+        }
+    }
+
+    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
+        let dropped = ctx
+            .net
+            .drop_log
+            .iter()
+            .filter(|d| d.proto == crate::packet::Proto::Dma)
+            .count() as u64;
+        crate::transport::dma::headline(h, self, dropped);
+    }
+}

@@ -1,0 +1,281 @@
+//! A port's output queues: admission (buffer limits, shared buffers, ingress accounting),
+//! enqueueing through its scheme (or a torus NIC's slot), dequeueing, and drops.
+
+use super::*;
+
+impl Network {
+    /// Drops `pkt` at `port` (counted there and in the drop log) and frees it.
+    pub fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
+        let p = self.pool.get(pkt);
+        let rec = DropRecord {
+            time_ps: now,
+            node: self.ports[port as usize].node,
+            port,
+            flow_id: p.flow_id,
+            frame_bytes: p.frame_bytes,
+            proto: p.proto,
+        };
+        if p.dst_host == packet::TO_KEY {
+            if let Some(k) = self.kbr.as_mut() {
+                k.counters.key_dropped += 1;
+            }
+        }
+        // A segment dropped before it left its own host frees its place in the sender's
+        // small-queue budget just as a departure does (a torus server's service queue can
+        // drop its own segments); otherwise the sender would wait for it forever.
+        if self.track_nic_departures
+            && self.ports[port as usize].switch == NONE
+            && p.hops == 0
+            && p.payload_bytes > 0
+            && p.proto == packet::Proto::Tcp
+        {
+            self.nic_departures.push((p.flow_id, p.frame_bytes));
+        }
+        let st = &mut self.ports[port as usize].stats;
+        st.drops += 1;
+        st.drop_bytes += p.frame_bytes as u64;
+        self.drop_log.push(rec);
+        self.counters.dropped += 1;
+        self.pool.free(pkt);
+    }
+
+    /// The most bytes `port`'s queues may hold after this enqueue, by the switch's buffer
+    /// architecture: a dynamic-threshold share of a shared buffer, what the packet's input
+    /// has left of its ingress buffer, or the port's own buffer.
+    #[inline]
+    pub(super) fn admission_limit(&self, port: u32, in_port: u32) -> u64 {
+        let pt = &self.ports[port as usize];
+        if pt.switch == NONE {
+            return pt.buffer_bytes;
+        }
+        let sw = &self.switches[pt.switch as usize];
+        if let Some(sb) = &sw.shared {
+            let free = sb.total_bytes - sb.used_bytes;
+            let threshold = (sb.alpha * free as f64) as u64;
+            threshold.min(pt.bytes_queued + free)
+        } else if sw.ingress_buffers {
+            let g = (self.nodes[pt.node as usize].port_base + in_port) as usize;
+            pt.bytes_queued + pt.buffer_bytes.saturating_sub(self.ingress_bytes[g])
+        } else {
+            pt.buffer_bytes
+        }
+    }
+
+    /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme: classify, then
+    /// enqueue within the admission limit; transmits or drops by the verdict.
+    pub(super) fn enqueue_at_port(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+        pkt: PktId,
+        in_port: u32,
+    ) {
+        let now = ev.now();
+        self.acts_on(self.ports[port as usize].node);
+        if !self.ports[port as usize].up {
+            self.drop_on_down_link(now, port, pkt);
+            return;
+        }
+        if self.slot_free(port) {
+            self.enqueue_in_slot(ev, port, pkt);
+            return;
+        }
+        if self.admit(port, pkt, in_port, now) {
+            self.try_transmit(ev, port);
+        }
+    }
+
+    /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme within the
+    /// admission limit, counting marks, drops and the buffer's use; returns whether the
+    /// port has a packet newly queued (it may start sending).
+    #[inline(always)]
+    pub(super) fn admit(&mut self, port: u32, pkt: PktId, in_port: u32, now: TimePs) -> bool {
+        let limit_bytes = self.admission_limit(port, in_port);
+        let Network {
+            pool,
+            ports,
+            queues,
+            masks,
+            schemes,
+            queue_trace,
+            ..
+        } = self;
+        let pt = &mut ports[port as usize];
+        pool.get_mut(pkt).enqueued_ps = now;
+        let before = pt.bytes_queued;
+        let mut ctx = port_ctx(pt, queues, masks, pool, limit_bytes, now);
+        let scheme = &mut schemes[port as usize];
+        let q = scheme.classify(&mut ctx, pkt, in_port);
+        let frame = ctx.pool.get(pkt).frame_bytes as u64;
+        let verdict = scheme.enqueue(&mut ctx, pkt, q);
+        if verdict == Verdict::AcceptedMarked {
+            ctx.pool.get_mut(pkt).ecn = packet::ecn::CE;
+            pt.stats.ecn_marks += 1;
+        }
+        let after = pt.bytes_queued;
+        if after > pt.stats.max_queue_bytes {
+            pt.stats.max_queue_bytes = after;
+        }
+        if pt.taps & capture::TAP_QUEUE != 0 {
+            queue_trace.record(now, port, after);
+        }
+        if self.account_enqueue(port, in_port, before, frame, verdict) {
+            self.counters.buffer_violations += 1;
+        }
+        match verdict {
+            Verdict::Accepted | Verdict::AcceptedMarked => true,
+            Verdict::Dropped => {
+                self.drop_packet(now, port, pkt);
+                false
+            }
+            Verdict::DroppedOther(other) => {
+                self.drop_packet(now, port, other);
+                true
+            }
+        }
+    }
+
+    /// Whether `port` keeps its waiting frame in `nic_slots` and has room there now (nothing
+    /// queued: a frame queued behind others goes to the scheme's queue, after them).
+    #[inline(always)]
+    pub(super) fn slot_free(&self, port: u32) -> bool {
+        self.nic_slots
+            .get(port as usize)
+            .is_some_and(|&s| s == packet::NO_PKT)
+            && self.ports[port as usize].pkts_queued == 0
+    }
+
+    /// A torus link's NIC takes `pkt` as its waiting frame: what a DropTail queue with an
+    /// unlimited buffer does with it, without the scheme's queue (the common case under
+    /// late link choice, where a link's NIC holds one frame behind the one on the wire).
+    #[inline]
+    pub(super) fn enqueue_in_slot(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+        pkt: PktId,
+    ) {
+        let p = self.pool.get_mut(pkt);
+        p.enqueued_ps = ev.now();
+        let frame = u64::from(p.frame_bytes);
+        let pt = &mut self.ports[port as usize];
+        pt.pkts_queued = 1;
+        pt.bytes_queued = frame;
+        pt.stats.max_queue_bytes = pt.stats.max_queue_bytes.max(frame);
+        self.nic_slots[port as usize] = pkt;
+        self.try_transmit(ev, port);
+    }
+
+    /// Which ports may keep their waiting frame in `nic_slots`: the torus links of servers
+    /// with per-service queues whose NIC scheme is DropTail with an unlimited buffer and no
+    /// packet limit, not observed by a capture or a queue trace (their queue behaves
+    /// exactly as the slot does). Call once the network is complete.
+    pub fn use_nic_slots(&mut self) {
+        if self.service_queues.is_none() {
+            return;
+        }
+        let slot_port = |n: &Network, port: usize| {
+            let pt = &n.ports[port];
+            let nd = &n.nodes[pt.node as usize];
+            let plain = matches!(&n.schemes[port], crate::scheme::Scheme::DropTail(d) if d.limit_packets.is_none());
+            nd.forwarder == Forwarder::Torus
+                && (port as u32 - nd.port_base) < 6
+                && plain
+                && pt.buffer_bytes == u64::MAX
+                && pt.taps == 0
+        };
+        let any = (0..self.ports.len()).any(|p| slot_port(self, p));
+        if any {
+            self.nic_slots = (0..self.ports.len())
+                .map(|p| {
+                    if slot_port(self, p) {
+                        packet::NO_PKT
+                    } else {
+                        NOT_A_SLOT
+                    }
+                })
+                .collect();
+        }
+    }
+
+    /// Books an enqueue in the switch's buffer (shared or per input); returns whether a
+    /// buffer now holds more than it may (an invariant violation).
+    #[inline]
+    pub(super) fn account_enqueue(
+        &mut self,
+        port: u32,
+        in_port: u32,
+        before: u64,
+        frame: u64,
+        verdict: Verdict,
+    ) -> bool {
+        let pt = &self.ports[port as usize];
+        let after = pt.bytes_queued;
+        if pt.switch == NONE {
+            return after > pt.buffer_bytes;
+        }
+        let base = self.nodes[pt.node as usize].port_base;
+        let sw = &mut self.switches[pt.switch as usize];
+        if let Some(sb) = sw.shared.as_mut() {
+            sb.used_bytes = sb.used_bytes + after - before;
+            return sb.used_bytes > sb.total_bytes;
+        }
+        if !sw.ingress_buffers {
+            return after > pt.buffer_bytes;
+        }
+        // Credit what entered to its input and debit what a scheme pushed out to the
+        // evicted packet's own input.
+        let g = (base + in_port) as usize;
+        match verdict {
+            Verdict::Accepted | Verdict::AcceptedMarked => self.ingress_bytes[g] += frame,
+            Verdict::DroppedOther(other) => {
+                self.ingress_bytes[g] += frame;
+                let o = self.pool.get(other);
+                self.ingress_bytes[(base + u32::from(o.in_port)) as usize] -= o.frame_bytes as u64;
+            }
+            Verdict::Dropped => {}
+        }
+        self.ingress_bytes[g] > pt.buffer_bytes
+    }
+
+    /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
+    #[inline(always)]
+    pub(super) fn dequeue(&mut self, port: u32, now: TimePs) -> Option<PktId> {
+        let Network {
+            pool,
+            ports,
+            queues,
+            masks,
+            schemes,
+            switches,
+            nodes,
+            ingress_bytes,
+            ..
+        } = self;
+        let pt = &mut ports[port as usize];
+        if pt.pkts_queued == 0 {
+            return None;
+        }
+        if let Some(slot) = self.nic_slots.get_mut(port as usize) {
+            if *slot != packet::NO_PKT && *slot != NOT_A_SLOT {
+                let pkt = std::mem::replace(slot, packet::NO_PKT);
+                pt.pkts_queued -= 1;
+                pt.bytes_queued -= u64::from(pool.get(pkt).frame_bytes);
+                return Some(pkt);
+            }
+        }
+        let before = pt.bytes_queued;
+        let mut ctx = port_ctx(pt, queues, masks, pool, u64::MAX, now);
+        let pkt = schemes[port as usize].schedule(&mut ctx)?;
+        if pt.switch != NONE {
+            let sw = &mut switches[pt.switch as usize];
+            if let Some(sb) = sw.shared.as_mut() {
+                sb.used_bytes -= before - pt.bytes_queued;
+            } else if sw.ingress_buffers {
+                ingress_bytes[(nodes[pt.node as usize].port_base + u32::from(pool.get(pkt).in_port))
+                    as usize] -= before - pt.bytes_queued;
+            }
+        }
+        Some(pkt)
+    }
+}
