@@ -118,7 +118,7 @@ fn views_converge_to_the_truth() {
     let k = s.net.kbr.as_ref().unwrap();
     assert!(k.counters.notices > 0);
     for node in 0..60u32 {
-        if s.net.node_up[node as usize] {
+        if s.net.is_node_up(node) {
             assert_eq!(
                 k.views.down_links(k.views.of_node[node as usize]),
                 k.views.down_links(k.truth),

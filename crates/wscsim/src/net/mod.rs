@@ -257,7 +257,7 @@ pub struct Network {
     pub node_names: Vec<String>,
     pub ports: Vec<Port>,
     /// The wire out of each port (same index).
-    pub wires: Vec<Wire>,
+    wires: Vec<Wire>,
     /// The link technology of each host's first port (index into `techs`), which frames
     /// what the host sends.
     pub host_tech: Vec<u8>,
@@ -276,16 +276,16 @@ pub struct Network {
     /// packet goes straight to the queue of the first free candidate link).
     pub service_queues: Option<service_queues::ServiceQueues>,
     /// False while a node has failed whole.
-    pub node_up: Vec<bool>,
+    node_up: Vec<bool>,
     /// Per port, the failures holding its link down now (it is up at 0).
-    pub down_causes: Vec<u16>,
+    down_causes: Vec<u16>,
     /// Which partition the event being handled acts on, when the partition rule is being
     /// checked (tests): every port an event touches must belong to it.
-    pub acting: std::cell::Cell<Option<PartitionId>>,
+    acting: std::cell::Cell<Option<PartitionId>>,
     /// Whether `acting` is set and checked (off in ordinary runs).
     pub check_partitions: bool,
-    pub queues: Vec<PktQueue>,
-    pub masks: Vec<u64>,
+    queues: Vec<PktQueue>,
+    masks: Vec<u64>,
     pub schemes: Vec<Scheme>,
     pub switches: Vec<Switch>,
     /// Host index to node index.
@@ -295,24 +295,24 @@ pub struct Network {
     pub drop_log: Vec<DropRecord>,
     /// Bytes queued in the switch that arrived on each port (global port index), for
     /// switches with ingress buffers.
-    pub ingress_bytes: Vec<u64>,
+    ingress_bytes: Vec<u64>,
     /// TCP data segments that left a host NIC since the transport last looked:
     /// (connection, frame bytes). Only filled when `track_nic_departures` is set (the
     /// transport's TCP small-queues limit needs it).
     pub nic_departures: Vec<(u32, u32)>,
     pub track_nic_departures: bool,
     /// Per switch: the port whose custom scheme picks output ports, or NONE (ECMP).
-    pub route_hooks: Vec<u32>,
+    route_hooks: Vec<u32>,
     /// Packets captured at tapped ports.
     pub captures: capture::Captures,
     /// Per port, the frame waiting at a torus link's NIC behind the one on the wire, for
     /// ports that hold it here instead of in their scheme's queues (`use_nic_slots`);
     /// empty when no port does.
-    pub nic_slots: Vec<PktId>,
+    nic_slots: Vec<PktId>,
     /// Torus servers pack waiting packets into one frame per link (None: a frame each).
     pub pack: Option<Pack>,
     /// The packets that ride in the frame being sent (packing), reused.
-    pub pack_tails: Vec<PktId>,
+    pack_tails: Vec<PktId>,
     /// With packing on costed hosts (`record_departures`), the packets that left hosts'
     /// ports since the host layer last looked; the host layer charges their sending work
     /// then.
@@ -322,7 +322,73 @@ pub struct Network {
     pub queue_trace: capture::QueueTrace,
     /// Partitioned runs: packets sent on wires to other partitions since the partitions
     /// last met, as (port, packet, arrival time), in the order they were sent.
-    pub remote_out: Vec<(u32, PktId, TimePs)>,
+    remote_out: Vec<(u32, PktId, TimePs)>,
+}
+
+/// What a topology builder hands the network: its nodes and ports, their wires and link
+/// technologies, queues and schemes, switches and forwarding tables. Everything else (the
+/// packet pool, failures, counters, the upper layers' hooks) starts empty.
+pub struct NetworkParts {
+    pub nodes: Vec<Node>,
+    pub node_names: Vec<String>,
+    pub ports: Vec<Port>,
+    pub wires: Vec<Wire>,
+    pub host_tech: Vec<u8>,
+    pub port_tech: Vec<u8>,
+    pub techs: Vec<LinkTech>,
+    pub torus: Option<routing::torus::TorusRouting>,
+    pub queues: Vec<PktQueue>,
+    pub masks: Vec<u64>,
+    pub schemes: Vec<Scheme>,
+    pub switches: Vec<Switch>,
+    pub host_nodes: Vec<u32>,
+    pub routing: Routing,
+    pub route_hooks: Vec<u32>,
+}
+
+impl Network {
+    /// A network of `parts`, every node and link up, nothing in flight.
+    pub fn new(parts: NetworkParts) -> Network {
+        let total_ports = parts.ports.len();
+        Network {
+            pool: Default::default(),
+            node_up: vec![true; parts.nodes.len()],
+            nodes: parts.nodes,
+            node_names: parts.node_names,
+            ports: parts.ports,
+            wires: parts.wires,
+            host_tech: parts.host_tech,
+            port_tech: parts.port_tech,
+            techs: parts.techs,
+            torus: parts.torus,
+            kbr: None,
+            torus_servers: u32::MAX,
+            service_queues: None,
+            nic_slots: Vec::new(),
+            pack: None,
+            pack_tails: Vec::new(),
+            frames_out: Vec::new(),
+            record_departures: false,
+            down_causes: vec![0; total_ports],
+            acting: Default::default(),
+            check_partitions: false,
+            remote_out: Vec::new(),
+            queues: parts.queues,
+            masks: parts.masks,
+            schemes: parts.schemes,
+            switches: parts.switches,
+            host_nodes: parts.host_nodes,
+            routing: parts.routing,
+            counters: NetCounters::default(),
+            drop_log: Vec::new(),
+            ingress_bytes: vec![0; total_ports],
+            nic_departures: Vec::new(),
+            track_nic_departures: false,
+            route_hooks: parts.route_hooks,
+            captures: Default::default(),
+            queue_trace: Default::default(),
+        }
+    }
 }
 
 /// The arrival of a packet on a wire to another partition (partitioned runs only: kept
@@ -390,6 +456,11 @@ fn port_ctx<'a>(
 }
 
 impl Network {
+    /// Whether node `node` is up (it has not failed whole, or has rejoined).
+    pub fn is_node_up(&self, node: u32) -> bool {
+        self.node_up[node as usize]
+    }
+
     #[inline]
     pub fn n_hosts(&self) -> usize {
         self.host_nodes.len()

@@ -7,7 +7,7 @@ use crate::net::link::LinkTech;
 use crate::net::routing::torus::{self, TorusRouting, NO_PORT};
 use crate::net::routing::Routing;
 use crate::net::{
-    Forwarder, Forwarding, NetCounters, Network, Node, NodeKind, Port, PortStats, SharedBuffer,
+    Forwarder, Forwarding, Network, NetworkParts, Node, NodeKind, Port, PortStats, SharedBuffer,
     Switch, Wire, NONE,
 };
 use crate::packet::PktQueue;
@@ -312,9 +312,7 @@ pub fn build_network_with(
         .collect();
     let (techs, host_tech, port_tech) = host_technologies(g, &host_nodes, &lay);
     let torus = g.torus.map(|dims| torus_routing(g, dims, &lay));
-    let total_ports = ports.len();
-    Ok(Network {
-        pool: Default::default(),
+    Ok(Network::new(NetworkParts {
         nodes,
         node_names: g.nodes.iter().map(|n| n.name.clone()).collect(),
         ports,
@@ -323,34 +321,14 @@ pub fn build_network_with(
         port_tech,
         techs,
         torus,
-        kbr: None,
-        torus_servers: u32::MAX,
-        service_queues: None,
-        nic_slots: Vec::new(),
-        pack: None,
-        pack_tails: Vec::new(),
-        frames_out: Vec::new(),
-        record_departures: false,
-        node_up: vec![true; g.nodes.len()],
-        down_causes: vec![0; total_ports],
-        acting: Default::default(),
-        check_partitions: false,
-        remote_out: Vec::new(),
         queues,
         masks,
         schemes,
         switches,
         host_nodes,
         routing,
-        counters: NetCounters::default(),
-        drop_log: Vec::new(),
-        ingress_bytes: vec![0; total_ports],
-        nic_departures: Vec::new(),
-        track_nic_departures: false,
         route_hooks,
-        captures: Default::default(),
-        queue_trace: Default::default(),
-    })
+    }))
 }
 
 /// The two ports (one per end) of link `link` of `g`, in the network built from it: each
