@@ -98,24 +98,25 @@ pub fn resolve_scheme(
             ),
         ));
     }
-    let names: Vec<&str> = SCHEMES.iter().map(|k| k.name).collect();
-    let quoted: Vec<String> = names.iter().map(|k| format!("{k:?}")).collect();
-    let refuse = |given: String| {
-        err(
-            &format!("{path}.kind"),
-            given,
-            format!("one of {}", quoted.join(", ")),
-        )
-    };
+    let kind_path = format!("{path}.kind");
     let kind = match value.get("kind") {
         Some(serde_json::Value::String(k)) => k.clone(),
-        Some(other) => return Err(refuse(other.to_string())),
-        None => return Err(refuse("no kind".into())),
+        // Not a name at all: refused with the same list a wrong name gets.
+        other => {
+            let given = other.map_or_else(|| "no kind".into(), |v| v.to_string());
+            let quoted: Vec<String> = kinds::names(SCHEMES)
+                .iter()
+                .map(|k| format!("{k:?}"))
+                .collect();
+            return Err(err(
+                &kind_path,
+                given,
+                format!("one of {}", quoted.join(", ")),
+            ));
+        }
     };
-    let Some(k) = SCHEMES.iter().find(|k| k.name == kind) else {
-        return Err(refuse(format!("{kind:?}")));
-    };
-    (k.build)(value, path)
+    let build = kinds::find(&kind_path, SCHEMES, &kind)?.build;
+    build(value, path)
 }
 
 /// `kind = "droptail"`: its parameters, checked, with defaults filled in.

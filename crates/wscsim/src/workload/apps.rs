@@ -49,7 +49,28 @@ fn applications(spec: WorkloadSpec, tcp: &mut Tcp, seed: u64, n_hosts: u32) -> V
         WorkloadSpec::LongLived { pairs, size, dscp } => list.push(App::LongLived(
             long_lived::LongLived::new(pairs, size, dscp),
         )),
-        spec @ WorkloadSpec::Udp { .. } => list.push(udp_app(spec, seed, n_hosts)),
+        WorkloadSpec::Udp {
+            sources,
+            destination,
+            rate_bps,
+            payload_bytes,
+            poisson,
+        } => {
+            // Each source host draws from its own random stream.
+            let rngs = sources
+                .iter()
+                .map(|&s| stream(seed, family::HOST, s as u64))
+                .collect();
+            list.push(App::UdpSource(udp_source::UdpSource::new(
+                sources,
+                destination,
+                n_hosts,
+                rate_bps,
+                payload_bytes,
+                poisson,
+                rngs,
+            )));
+        }
         WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
         WorkloadSpec::Ramcloud(spec) => list.push(App::Ramcloud(Box::new(
             super::ramcloud::Ramcloud::new(spec),
@@ -70,33 +91,6 @@ fn applications(spec: WorkloadSpec, tcp: &mut Tcp, seed: u64, n_hosts: u32) -> V
         | WorkloadSpec::Idle => {}
     }
     list
-}
-
-/// A UDP source application, each source host with its own random stream.
-fn udp_app(spec: WorkloadSpec, seed: u64, n_hosts: u32) -> App {
-    let WorkloadSpec::Udp {
-        sources,
-        destination,
-        rate_bps,
-        payload_bytes,
-        poisson,
-    } = spec
-    else {
-        unreachable!("called with a UDP workload")
-    };
-    let rngs = sources
-        .iter()
-        .map(|&s| stream(seed, family::HOST, s as u64))
-        .collect();
-    App::UdpSource(udp_source::UdpSource::new(
-        sources,
-        destination,
-        n_hosts,
-        rate_bps,
-        payload_bytes,
-        poisson,
-        rngs,
-    ))
 }
 
 /// memcached with its random streams: 1000 + i for client i; 999 fills the servers' pools.

@@ -48,17 +48,13 @@ pub(super) fn multicast_spec(
     // A bit per packet at each member, for each instance.
     let members = n_hosts as u64 * roots.len() as u64;
     crate::config::checks::tree_service_size(size, payload, members)?;
-    let f = *w.rate_fraction.get_or_insert(0.98);
-    // Kept in millionths: a smaller fraction would be 0, a tree that never sends.
-    if !(f.is_finite() && (1e-6..=1.0).contains(&f)) {
-        return Err(err("workload.rate_fraction", f, "from 0.000001 to 1"));
-    }
+    let rate_fraction_ppm = tree_rate_fraction_ppm(&mut w.rate_fraction)?;
     Ok(WorkloadSpec::Multicast(
         crate::services::multicast::MulticastSpec {
             roots,
             size_bytes: size,
             payload_bytes: payload,
-            rate_fraction_ppm: (f * 1e6).round() as u32,
+            rate_fraction_ppm,
         },
     ))
 }
@@ -76,19 +72,23 @@ pub(super) fn aggregate_spec(
     let payload = service_payload(&mut w.packet_size, tech)?;
     // A byte per packet at each server: how many children's packets it has merged.
     crate::config::checks::tree_service_size(size, payload, 8 * n_hosts as u64)?;
-    let f = *w.rate_fraction.get_or_insert(0.98);
-    // Kept in millionths: a smaller fraction would be 0, a tree that never sends.
-    if !(f.is_finite() && (1e-6..=1.0).contains(&f)) {
-        return Err(err("workload.rate_fraction", f, "from 0.000001 to 1"));
-    }
+    let rate_fraction_ppm = tree_rate_fraction_ppm(&mut w.rate_fraction)?;
     Ok(WorkloadSpec::Aggregate(
         crate::services::aggregate::AggregateSpec {
             root,
             size_bytes: size,
             payload_bytes: payload,
-            rate_fraction_ppm: (f * 1e6).round() as u32,
+            rate_fraction_ppm,
         },
     ))
+}
+
+/// `workload.rate_fraction` of a tree service (default 0.98), in millionths: a smaller
+/// fraction would be 0, a tree that never sends.
+fn tree_rate_fraction_ppm(v: &mut Option<f64>) -> Result<u32, ConfigError> {
+    let f = *v.get_or_insert(0.98);
+    in_range("workload.rate_fraction", f, 1e-6, 1.0, "from 0.000001 to 1")?;
+    Ok((f * 1e6).round() as u32)
 }
 
 /// A service over six disjoint trees needs a torus of at least 3 along each axis.
@@ -112,13 +112,8 @@ pub(super) fn service_payload(
     let payload = packet_size
         .get_or_insert(crate::config::Bytes(max_payload))
         .0;
-    if !(1..=max_payload).contains(&payload) {
-        return Err(err(
-            "workload.packet_size",
-            payload,
-            format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)"),
-        ));
-    }
+    let allowed = format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)");
+    in_range("workload.packet_size", payload, 1, max_payload, allowed)?;
     Ok(payload as u32)
 }
 
@@ -175,18 +170,7 @@ pub(super) fn reliable_spec(
     if size == 0 {
         return Err(err("workload.size", size, "at least 1 byte"));
     }
-    let max_payload = u64::from(tech.mtu_bytes - crate::services::SERVICE_HEADER_BYTES);
-    let payload = w
-        .packet_size
-        .get_or_insert(crate::config::Bytes(max_payload))
-        .0;
-    if !(1..=max_payload).contains(&payload) {
-        return Err(err(
-            "workload.packet_size",
-            payload,
-            format!("1 to {max_payload} bytes (the MTU less CamCubeOS's 32-byte header)"),
-        ));
-    }
+    let payload = service_payload(&mut w.packet_size, tech)?;
     let window = int_in("workload.window", *w.window.get_or_insert(64), 1, 1_000_000)?;
     let rto = *w
         .rto
@@ -212,7 +196,7 @@ pub(super) fn reliable_spec(
     Ok(WorkloadSpec::Reliable(ReliableSpec {
         transfers,
         size_bytes: size,
-        payload_bytes: payload as u32,
+        payload_bytes: payload,
         window,
         rto_ps: rto.0,
     }))

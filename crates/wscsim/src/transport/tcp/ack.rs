@@ -141,8 +141,6 @@ impl Tcp {
 #[cfg(test)]
 mod tests {
     use super::super::testbed::*;
-    use super::super::*;
-    #[allow(unused_imports)]
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     /// The same without SACK (NewReno's duplicate ACKs).
@@ -258,18 +256,13 @@ mod tests {
         let mut b = Bench::new(r#","ecn":true,"variant":"newreno","initial_window":10"#);
         assert_eq!(b.write(40), 10);
         let mss = b.mss as f64;
-        let ece = |b: &mut Bench, una: u64| {
-            let mut pkt = b.ack_packet(una, &[], NEVER);
-            pkt.tcp_flags |= tcp_flags::ECE;
-            b.deliver(&pkt)
-        };
-        ece(&mut b, 1);
+        b.ack_ece(1);
         // The flight was 10 segments: ssthresh and the window 5.
         assert_eq!(
             (b.sender().cwnd, b.sender().ssthresh),
             (5.0 * mss, 5.0 * mss)
         );
-        ece(&mut b, 2);
+        b.ack_ece(2);
         assert_eq!(
             b.sender().ssthresh,
             5.0 * mss,

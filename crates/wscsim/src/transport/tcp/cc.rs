@@ -200,13 +200,8 @@ mod tests {
         let mut b = Bench::new(r#","variant":"dctcp","initial_window":10"#);
         assert_eq!(b.write(100), 10);
         let mss = b.mss as f64;
-        let ece = |b: &mut Bench, una: u64| {
-            let mut pkt = b.ack_packet(una, &[], NEVER);
-            pkt.tcp_flags |= crate::packet::tcp_flags::ECE;
-            b.deliver(&pkt);
-        };
         // The first window closes at once (alpha starts at 1): all marked, alpha stays 1.
-        ece(&mut b, 1);
+        b.ack_ece(1);
         assert_eq!(b.sender().dctcp_alpha, 1.0);
         assert_eq!(b.sender().cwnd, 5.0 * mss, "cut by 1/2");
         // The next window (to segment 10) has no mark: alpha = (1 - g) 1 + g 0.
@@ -216,7 +211,7 @@ mod tests {
         assert_eq!(b.sender().dctcp_alpha, 1.0 - DCTCP_G);
         // The next echo cuts by that alpha's half (its own window's count comes later).
         let before = b.sender().cwnd;
-        ece(&mut b, 11);
+        b.ack_ece(11);
         assert_eq!(b.sender().dctcp_alpha, 1.0 - DCTCP_G);
         let cut = before * (1.0 - (1.0 - DCTCP_G) / 2.0);
         assert_eq!(b.sender().cwnd, cut.max(2.0 * mss));

@@ -183,8 +183,6 @@ impl Tcp {
 mod tests {
     use super::super::testbed::*;
     use super::super::*;
-    #[allow(unused_imports)]
-    use crate::engine::{PS_PER_MS, PS_PER_US};
 
     /// A one-way connection's close: the FIN follows the data at once, carries the data's
     /// end as its sequence number, is ignored by a receiver still missing data and
@@ -268,8 +266,7 @@ mod tests {
     #[test]
     fn a_request_connection_closes_in_three_packets() {
         let mut b = Bench::new(r#","initial_window":4,"delayed_ack":true"#);
-        let (req, resp) = (b.conn, b.tcp.open(1, 0, 0, 0));
-        b.tcp.link_reverse(req, resp);
+        let (req, resp) = (b.conn, b.open_reverse());
         let start = b.mark();
         b.write_bytes(req, 100);
         let (answer, mark) = b.pass(0, start);

@@ -91,8 +91,7 @@ impl Tcp {
 mod tests {
     use super::super::testbed::*;
     use super::super::*;
-    #[allow(unused_imports)]
-    use crate::engine::{PS_PER_MS, PS_PER_US};
+    use crate::engine::PS_PER_US;
 
     /// The three-way handshake: a SYN goes at connect; data written meanwhile waits; the
     /// listener answers with a SYN-ACK echoing the SYN's time; the SYN-ACK gives the first

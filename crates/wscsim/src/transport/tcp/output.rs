@@ -198,8 +198,7 @@ impl Tcp {
 mod tests {
     use super::super::testbed::*;
     use super::super::*;
-    #[allow(unused_imports)]
-    use crate::engine::{PS_PER_MS, PS_PER_US};
+    use crate::engine::PS_PER_US;
 
     /// The frame of one full segment on the bench's link.
     fn full_frame_bytes(b: &Bench) -> u32 {
@@ -284,8 +283,7 @@ mod tests {
     #[test]
     fn data_the_other_way_carries_the_pending_ack() {
         let mut b = Bench::new(r#","delayed_ack":true,"quickack":false"#);
-        let rev = b.tcp.open(1, 0, 0, 0);
-        b.tcp.link_reverse(b.conn, rev);
+        let rev = b.open_reverse();
         assert_eq!(b.data(0), 0, "the ACK waits");
         let mark = b.mark();
         assert_eq!(b.write_bytes(rev, 100), 1);

@@ -160,7 +160,6 @@ impl Tcp {
 #[cfg(test)]
 mod tests {
     use super::super::testbed::*;
-    #[allow(unused_imports)]
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     /// RACK: a segment is lost once one sent after it is delivered and a round trip plus the

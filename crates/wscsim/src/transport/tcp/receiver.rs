@@ -205,7 +205,6 @@ pub(super) const INITIAL_RCV_WINDOW_SEGMENTS: u32 = 10;
 mod tests {
     use super::super::testbed::*;
     use super::super::*;
-    #[allow(unused_imports)]
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     /// Linux's quick-ack mode: with delayed ACKs, the first 5 segments (half the first
@@ -246,8 +245,7 @@ mod tests {
     #[test]
     fn answers_within_the_ack_timeout_turn_quick_acks_off() {
         let mut b = Bench::new(r#","delayed_ack":true,"quickack":true"#);
-        let rev = b.tcp.open(1, 0, 0, 0);
-        b.tcp.link_reverse(b.conn, rev);
+        let rev = b.open_reverse();
         assert_eq!(b.data(0), 1, "the first segment: a quick ACK");
         // Host 1 answers at once: the answer carries the ACK of nothing new, and the
         // exchange is interactive from now on.

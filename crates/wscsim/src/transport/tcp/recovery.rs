@@ -235,8 +235,6 @@ impl Tcp {
 #[cfg(test)]
 mod tests {
     use super::super::testbed::*;
-    #[allow(unused_imports)]
-    use crate::engine::{PS_PER_MS, PS_PER_US};
 
     /// RFC 3042: with limited transmit the first two duplicate ACKs each send one new
     /// segment (not a retransmission); without it they send nothing. The third starts

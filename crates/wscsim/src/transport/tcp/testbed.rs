@@ -169,6 +169,22 @@ impl Bench {
         self.ack_echo(una, sacked, NEVER)
     }
 
+    /// An ACK of everything below segment `una` that echoes congestion (ECE); returns the
+    /// segments sent in answer.
+    pub fn ack_ece(&mut self, una: u64) -> u64 {
+        let mut pkt = self.ack_packet(una, &[], NEVER);
+        pkt.tcp_flags |= tcp_flags::ECE;
+        self.deliver(&pkt)
+    }
+
+    /// Opens the connection the other way (host 1 to host 0) and links it with the bench's
+    /// into one bidirectional connection; returns it.
+    pub fn open_reverse(&mut self) -> u32 {
+        let rev = self.tcp.open(1, 0, 0, 0);
+        self.tcp.link_reverse(self.conn, rev);
+        rev
+    }
+
     /// Data segment `seg` reaches the receiver now; returns the ACKs sent in answer.
     pub fn data(&mut self, seg: u64) -> u64 {
         let pkt = self.data_packet(seg);

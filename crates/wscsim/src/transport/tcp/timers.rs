@@ -234,7 +234,6 @@ pub(super) const PTO_MIN_PS: TimePs = 10 * crate::engine::PS_PER_MS;
 mod tests {
     use super::super::testbed::*;
     use super::super::*;
-    #[allow(unused_imports)]
     use crate::engine::{PS_PER_MS, PS_PER_US};
 
     /// A timer clock of 4 ms (Linux's jiffy at HZ 250): a timer armed for d fires on a tick,

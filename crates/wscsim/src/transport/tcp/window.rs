@@ -113,8 +113,7 @@ impl Sender {
 mod tests {
     use super::super::testbed::*;
     use super::super::*;
-    #[allow(unused_imports)]
-    use crate::engine::{PS_PER_MS, PS_PER_US};
+    use crate::engine::PS_PER_MS;
 
     /// RFC 6937: while the bytes in flight exceed ssthresh, PRR has sent, after each ACK of
     /// recovery, ceil(delivered x ssthresh / RecoverFS) in all (the fast retransmission
