@@ -336,7 +336,7 @@ impl Sim {
                     self.ready(r);
                 }
             }
-            SimEvent::Tcp(TcpEvent::Timer { conn, which }) => {
+            SimEvent::Tcp(e) => {
                 let Sim {
                     net,
                     hosts,
@@ -344,7 +344,7 @@ impl Sim {
                     tcp,
                     ..
                 } = self;
-                tcp.on_timer(&mut transport::HostPath::new(net, hosts, ev), conn, which);
+                tcp.on_timer(&mut transport::HostPath::new(net, hosts, ev), e);
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),

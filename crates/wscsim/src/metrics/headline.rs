@@ -76,15 +76,15 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
     }
     h.insert("tcp_timeouts".into(), v.tcp.total_timeouts().into());
     h.insert("tcp_retransmits".into(), v.tcp.total_retransmits().into());
-    let t = &v.tcp;
-    if t.retired.connections > 0 || t.stale_packets > 0 {
+    let (closed, stale) = (v.tcp.closed_connections(), v.tcp.stale_packets());
+    if closed > 0 || stale > 0 {
         // Connections that closed (their slots were reused), and packets that arrived for
         // one of them after its slot went to another.
-        h.insert("tcp_closed".into(), t.retired.connections.into());
-        h.insert("tcp_stale_packets".into(), t.stale_packets.into());
+        h.insert("tcp_closed".into(), closed.into());
+        h.insert("tcp_stale_packets".into(), stale.into());
         h.insert(
             "tcp_syn_retransmits".into(),
-            t.total_syn_retransmits().into(),
+            v.tcp.total_syn_retransmits().into(),
         );
     }
     h

@@ -467,14 +467,12 @@ pub fn flow_diagnostics(
     tcp: &crate::transport::Tcp,
     net: &Network,
 ) -> Vec<FlowDiagnostics> {
-    let mut tcp_drops = vec![0u64; tcp.senders.len()];
+    let mut tcp_drops: std::collections::HashMap<u32, u64> = Default::default();
     let mut udp_drops: std::collections::HashMap<u32, u64> = Default::default();
     for d in &net.drop_log {
         match d.proto {
             crate::packet::Proto::Tcp => {
-                if let Some(c) = tcp_drops.get_mut(d.flow_id as usize) {
-                    *c += 1;
-                }
+                *tcp_drops.entry(d.flow_id).or_default() += 1;
             }
             crate::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
             crate::packet::Proto::Service
@@ -482,12 +480,12 @@ pub fn flow_diagnostics(
             | crate::packet::Proto::Frame => {}
         }
     }
-    let diag = |r: &FlowRecord| match (r.tcp, tcp.senders.get(r.flow_id as usize)) {
+    let diag = |r: &FlowRecord| match (r.tcp, tcp.sender(r.flow_id)) {
         (true, Some(s)) => FlowDiagnostics {
             retransmits: s.retransmits,
             timeouts: s.timeouts,
             rtt: s.rtt,
-            drops: tcp_drops[r.flow_id as usize],
+            drops: tcp_drops.get(&r.flow_id).copied().unwrap_or(0),
         },
         _ => FlowDiagnostics {
             drops: udp_drops.get(&r.flow_id).copied().unwrap_or(0),

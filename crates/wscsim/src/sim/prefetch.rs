@@ -56,11 +56,11 @@ impl Sim {
     pub(super) fn prefetch(&self, next: SimEvent) {
         match next {
             SimEvent::Net(e) => self.net.prefetch_event(e),
-            SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.prefetch_timer(conn, which),
+            SimEvent::Tcp(e) => self.tcp.prefetch_timer(e),
             SimEvent::Host(HostEvent::RxDone { pkt }) => {
                 let p = self.net.pool.get(pkt);
                 if p.proto == crate::packet::Proto::Tcp {
-                    self.tcp.prefetch_conn(p.flow_id);
+                    self.tcp.prefetch_conn(p.dst_host, p.flow_id);
                 }
             }
             SimEvent::Host(HostEvent::TxDone { pkt }) => {
@@ -79,7 +79,7 @@ impl Sim {
             SimEvent::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
             SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool.get(pkt).dst_host,
             SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool.get(pkt).src_host,
-            SimEvent::Tcp(TcpEvent::Timer { conn, which }) => self.tcp.timer_host(conn, which),
+            SimEvent::Tcp(e) => self.tcp.timer_host(e),
             SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.held_host(slot)?,
             SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => {
                 return None

@@ -120,7 +120,7 @@ impl Sim {
             .unwrap_or(0);
         let style = metrics::pcap::PcapStyle {
             epoch_s,
-            rcv_window_bytes: self.tcp.params.rcv_window_bytes,
+            rcv_window_bytes: self.tcp.params().rcv_window_bytes,
         };
         c.by_point()
             .into_iter()
@@ -164,7 +164,7 @@ impl Sim {
         self.dma.tables(&ctx, &mut tables);
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
-            tables.push(metrics::cwnd_trace_table(&self.tcp.trace));
+            tables.push(metrics::cwnd_trace_table(self.tcp.trace()));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
         }
         tables
@@ -234,7 +234,7 @@ impl Sim {
             net: &self.net,
             metrics: &self.metrics,
             now_ps: self.ev.now(),
-            tcp_in_use: !self.tcp.senders.is_empty(),
+            tcp_in_use: self.tcp.in_use(),
         }
     }
 }

@@ -15,8 +15,7 @@ pub(super) fn install_traces(
     let mut wanted: Vec<u32> = t.flows.iter().map(|&f| f as u32).collect();
     wanted.sort_unstable();
     wanted.dedup();
-    tcp.trace.wanted = wanted;
-    tcp.trace.max_samples = t.max_records as usize;
+    tcp.set_trace(wanted, t.max_records as usize);
     net.queue_trace.max_records = t.max_records as usize;
     for (node, local) in
         config::resolve::switch_ports("metrics.trace.ports", &t.ports, graph).expect("validated")

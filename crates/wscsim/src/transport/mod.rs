@@ -24,7 +24,8 @@ use crate::host::HostSched;
 pub enum TcpEvent {
     /// A timer of connection `conn` (lazy: the handler checks the real deadline). `which`:
     /// 0 the sender's retransmission timer, 1 the receiver's delayed ACK.
-    Timer { conn: u32, which: u8 },
+    /// `part`: the part of the run's TCP that holds the half (`tcp::Tcp`).
+    Timer { conn: u32, which: u8, part: u16 },
 }
 
 /// What the transport schedules through: its own timers and the host's and network's

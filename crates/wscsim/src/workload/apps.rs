@@ -192,7 +192,7 @@ impl Apps {
     /// Hands transport notes to their applications (which may cause more notes).
     #[inline]
     pub fn dispatch_notes(&mut self, s: &mut Stack<impl AppSched>) {
-        if s.tcp.notes.is_empty() && s.udp.notes.is_empty() && s.dma.notes.is_empty() {
+        if !s.tcp.has_notes() && s.udp.notes.is_empty() && s.dma.notes.is_empty() {
             return;
         }
         self.dispatch_pending(s);
@@ -200,8 +200,8 @@ impl Apps {
 
     #[inline(never)]
     fn dispatch_pending(&mut self, s: &mut Stack<impl AppSched>) {
-        while !s.tcp.notes.is_empty() || !s.udp.notes.is_empty() || !s.dma.notes.is_empty() {
-            let mut notes = std::mem::take(&mut s.tcp.notes);
+        while s.tcp.has_notes() || !s.udp.notes.is_empty() || !s.dma.notes.is_empty() {
+            let mut notes = std::mem::take(s.tcp.notes());
             notes.append(&mut s.udp.notes);
             notes.append(&mut s.dma.notes);
             for n in notes.drain(..) {
@@ -211,8 +211,8 @@ impl Apps {
                     self.deliver_note(s, n);
                 }
             }
-            if s.tcp.notes.is_empty() {
-                s.tcp.notes = notes; // keep the allocation
+            if !s.tcp.has_notes() {
+                *s.tcp.notes() = notes; // keep the allocation
             }
         }
     }
@@ -232,7 +232,7 @@ impl Apps {
     fn hold_for_thread(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
         let d = match n {
             Note::Delivered { conn, total, .. } => Delivery {
-                host: s.tcp.receivers[conn as usize].host,
+                host: s.tcp.receiver_host(conn),
                 flow: conn,
                 tcp: true,
                 bytes: s.tcp.take_unread(conn, total),
@@ -240,7 +240,7 @@ impl Apps {
             },
             // The end of the stream: a read that returns nothing.
             Note::Closed { conn, .. } => Delivery {
-                host: s.tcp.receivers[conn as usize].host,
+                host: s.tcp.receiver_host(conn),
                 flow: conn,
                 tcp: true,
                 bytes: 0,

@@ -150,7 +150,7 @@ impl FlowGen {
         };
         let (size, dscp) = self.sizes.sample(&mut self.rng);
         let conn = ctx.tcp.open(src, dst, id, id);
-        ctx.tcp.senders[conn as usize].dscp = dscp;
+        ctx.tcp.set_dscp(conn, dscp);
         if self.first_conn == u32::MAX {
             self.first_conn = conn;
         }
@@ -162,7 +162,7 @@ impl FlowGen {
         self.records[idx] = rec;
         let ideal_ps = ctx
             .net
-            .ideal_transfer_ps(src, dst, size, ctx.tcp.params.mss_bytes);
+            .ideal_transfer_ps(src, dst, size, ctx.tcp.params().mss_bytes);
         ctx.metrics.flows.push(FlowRecord {
             flow_id: conn,
             src,

@@ -36,8 +36,8 @@ pub struct Client {
     pub servers: Vec<u32>,
     /// Request connection to each server (client -> server).
     pub req_conns: Vec<u32>,
-    /// Data connections, opened consecutively so that `conn - first_data_conn` is the server.
-    pub first_data_conn: u32,
+    /// Data connections (server -> client), in the servers' order.
+    pub data_conns: crate::workload::ConnList,
     /// Bytes each server sends per iteration (they sum to the block).
     pub part_bytes: Vec<u64>,
     pub request_bytes: u64,
@@ -58,7 +58,7 @@ impl Client {
         host: u32,
         servers: Vec<u32>,
         req_conns: Vec<u32>,
-        first_data_conn: u32,
+        data_conns: crate::workload::ConnList,
         part_bytes: Vec<u64>,
         request_bytes: u64,
         iterations: u32,
@@ -68,7 +68,7 @@ impl Client {
             host,
             servers,
             req_conns,
-            first_data_conn,
+            data_conns,
             part_bytes,
             request_bytes,
             iterations,
@@ -88,7 +88,7 @@ impl Client {
         self.first_row = ctx.metrics.connections.len();
         for (i, (&server, &part)) in self.servers.iter().zip(&self.part_bytes).enumerate() {
             ctx.metrics.connections.push(FlowRecord {
-                flow_id: self.first_data_conn + i as u32,
+                flow_id: self.data_conns.get(i),
                 src: server,
                 dst: self.host,
                 size_bytes: part * u64::from(self.iterations),
@@ -120,11 +120,7 @@ impl Client {
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
-        let Some(i) = conn
-            .checked_sub(self.first_data_conn)
-            .map(|i| i as usize)
-            .filter(|&i| i < self.target.len())
-        else {
+        let Some(i) = self.data_conns.index(conn) else {
             return;
         };
         let row = &mut ctx.metrics.connections[self.first_row + i];
@@ -233,15 +229,15 @@ pub fn wire(
             server_app,
         ));
     }
-    let first_data = tcp.senders.len() as u32;
-    for &(_, _, s, _) in &req {
-        tcp.open(s, client, 0, client_app);
-    }
+    let data: crate::workload::ConnList = req
+        .iter()
+        .map(|&(_, _, s, _)| tcp.open(s, client, 0, client_app))
+        .collect();
     for &(req_conn, i, s, server_app) in &req {
         apps[server_app as usize] = App::IncastServer(Server::new(
             s,
             req_conn,
-            first_data + i as u32,
+            data.get(i),
             parts[i],
             request_bytes,
         ));
@@ -250,7 +246,7 @@ pub fn wire(
         client,
         servers.to_vec(),
         req.iter().map(|r| r.0).collect(),
-        first_data,
+        data,
         parts,
         request_bytes,
         iterations,

@@ -66,12 +66,12 @@ impl LongLived {
             } else {
                 self.dscp[i % self.dscp.len()]
             };
-            ctx.tcp.senders[conn as usize].dscp = dscp;
+            ctx.tcp.set_dscp(conn, dscp);
             conns.push(conn);
             let size = self.size.unwrap_or(0);
             let ideal_ps = if size > 0 {
                 ctx.net
-                    .ideal_transfer_ps(s, d, size, ctx.tcp.params.mss_bytes)
+                    .ideal_transfer_ps(s, d, size, ctx.tcp.params().mss_bytes)
             } else {
                 0
             };

@@ -308,3 +308,42 @@ pub enum WorkloadSpec {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
+
+/// Connections an application opened, in its own order, and each one's place in it (ids
+/// need not be consecutive: a split run's TCP numbers connections by part).
+#[derive(Clone, Debug, Default)]
+pub struct ConnList {
+    ids: Vec<u32>,
+    index_of: rustc_hash::FxHashMap<u32, u32>,
+}
+
+impl ConnList {
+    pub fn push(&mut self, conn: u32) {
+        self.index_of.insert(conn, self.ids.len() as u32);
+        self.ids.push(conn);
+    }
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    /// The `i`th connection.
+    pub fn get(&self, i: usize) -> u32 {
+        self.ids[i]
+    }
+    /// Where `conn` is in the list, if it is one of these.
+    pub fn index(&self, conn: u32) -> Option<usize> {
+        self.index_of.get(&conn).map(|&k| k as usize)
+    }
+}
+
+impl FromIterator<u32> for ConnList {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        let mut l = ConnList::default();
+        for c in iter {
+            l.push(c);
+        }
+        l
+    }
+}

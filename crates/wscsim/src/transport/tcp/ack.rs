@@ -4,13 +4,13 @@
 
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     /// The acknowledgement a segment of `pkt.flow_id` carries for the reverse connection,
     /// taken first, as TCP processes a segment. Data never counts as a duplicate ACK (RFC
     /// 5681), so only new acknowledgements are taken.
     pub(super) fn reverse_ack(&mut self, w: &mut impl Wire, pkt: &Packet) {
         let rev = self.reverse_of(pkt.flow_id);
-        if pkt.ack > self.senders[rev as usize].snd_una {
+        if pkt.ack > self.senders[rev].snd_una {
             let ack = Packet {
                 flow_id: rev,
                 payload_bytes: 0,
@@ -26,7 +26,7 @@ impl Tcp {
 
     pub(super) fn on_ack(&mut self, w: &mut impl Wire, pkt: &Packet) {
         self.on_ack_untraced(w, pkt);
-        if self.senders[pkt.flow_id as usize].traced {
+        if self.senders[pkt.flow_id].traced {
             self.record_trace(pkt.flow_id, w.now());
         }
     }
@@ -34,7 +34,7 @@ impl Tcp {
     /// Records a traced connection's window, threshold, smoothed RTT and bytes in flight.
     #[cold]
     pub(super) fn record_trace(&mut self, conn: u32, now: TimePs) {
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         let sample = CwndSample {
             time_ps: now,
             conn,
@@ -54,9 +54,9 @@ impl Tcp {
         let now = w.now();
         let mss = self.params.mss_bytes as f64;
         let ack = pkt.ack;
-        if ack > self.senders[conn as usize].snd_una {
+        if ack > self.senders[conn].snd_una {
             let (acked, ece) = self.advance_una(conn, now, pkt);
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             if s.in_recovery {
                 if ack >= s.recover {
                     s.in_recovery = false;
@@ -76,10 +76,8 @@ impl Tcp {
             s.dupacks = 0;
             self.rearm_rto(w, conn);
             self.send_more(w, conn);
-        } else if ack == self.senders[conn as usize].snd_una
-            && self.senders[conn as usize].snd_max > ack
-        {
-            let s = &mut self.senders[conn as usize];
+        } else if ack == self.senders[conn].snd_una && self.senders[conn].snd_max > ack {
+            let s = &mut self.senders[conn];
             s.dupacks += 1;
             if s.dupacks == 3 && !s.in_recovery && (ack > s.recover || s.recover == 0) {
                 let flight = (s.snd_max - s.snd_una) as f64;
@@ -104,7 +102,7 @@ impl Tcp {
     /// it. Returns the bytes newly acknowledged and whether the ACK echoes congestion (ECE).
     pub(super) fn advance_una(&mut self, conn: u32, now: TimePs, pkt: &Packet) -> (f64, bool) {
         self.rtt_sample(conn, now, pkt.ts_echo_ps);
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         let acked = (pkt.ack - s.snd_una) as f64;
         s.snd_una = pkt.ack;
         s.snd_nxt = s.snd_nxt.max(pkt.ack);
@@ -117,9 +115,9 @@ impl Tcp {
             return;
         }
         let (rto_min, rto_max) = (self.params.rto_min_ps, self.params.rto_max_ps);
-        let r = self.measured_rtt(self.senders[conn as usize].host, ts_echo_ps, now);
+        let r = self.measured_rtt(self.senders[conn].host, ts_echo_ps, now);
         let linux = self.params.linux_rto;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.rtt.add(now - ts_echo_ps);
         if s.srtt_ps == 0 {
             s.srtt_ps = r;

@@ -20,11 +20,11 @@
 
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     /// The application at `conn`'s source closes its sending direction: a `close` system
     /// call on a host that costs time, then the FIN once all written data has gone.
     pub fn close(&mut self, w: &mut impl Wire, conn: u32) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         debug_assert_eq!(s.fin, Fin::Open, "connection {conn} closed twice");
         s.fin = Fin::Wanted;
         let (host, hash) = (s.host, s.hash);
@@ -35,13 +35,13 @@ impl Tcp {
     /// Which connection holds slot `conn` now (its source port: each connection opened
     /// takes the next), for state kept per slot outside the transport.
     pub fn epoch(&self, conn: u32) -> u32 {
-        u32::from(self.senders[conn as usize].sport)
+        u32::from(self.receivers[conn].sport)
     }
 
     /// The bytes of `conn` that its application has not read yet, given `total` delivered
     /// so far; they count as read from now on.
     pub fn take_unread(&mut self, conn: u32, total: u64) -> u64 {
-        let r = &mut self.receivers[conn as usize];
+        let r = &mut self.receivers[conn];
         let new = total.saturating_sub(r.app_read);
         r.app_read = r.app_read.max(total);
         new
@@ -73,20 +73,20 @@ impl Tcp {
     /// connection owes riding on it, and keeps the retransmission timer running for it.
     pub(super) fn send_fin(&mut self, w: &mut impl Wire, conn: u32) {
         let mut pkt = self.control_packet(w, w.now(), conn, false, tcp_flags::FIN, NEVER);
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.fin = Fin::Sent;
         pkt.seq = s.app_bytes;
         self.carry_reverse_ack(conn, &mut pkt);
         let from = pkt.src_host;
         w.transmit(from, pkt);
-        if self.senders[conn as usize].rto_deadline == NEVER {
+        if self.senders[conn].rto_deadline == NEVER {
             self.arm_rto(w, conn);
         }
     }
 
     /// The timer expired with only the FIN unacknowledged: it goes again, the timer doubled.
     pub(super) fn fin_timeout(&mut self, w: &mut impl Wire, conn: u32) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.timeouts += 1;
         s.back_off(self.params.rto_max_ps);
         self.send_fin(w, conn);
@@ -96,8 +96,12 @@ impl Tcp {
     fn on_fin(&mut self, w: &mut impl Wire, pkt: &Packet) {
         let conn = pkt.flow_id;
         let rev = self.reverse_of(conn);
-        let own_side_open = rev == crate::net::NONE || self.senders[rev as usize].fin == Fin::Open;
-        let r = &mut self.receivers[conn as usize];
+        let own_side_open = rev == crate::net::NONE || self.senders[rev].fin == Fin::Open;
+        // With the sender in another part, this side's own FIN acknowledged first means
+        // the connection is over here once this FIN is in.
+        let over_here =
+            !own_side_open && !self.senders.ids.is_own(conn) && self.senders[rev].fin == Fin::Acked;
+        let r = &mut self.receivers[conn];
         let in_order = pkt.seq == r.rcv_nxt && !r.fin_rcvd;
         if in_order {
             r.fin_rcvd = true;
@@ -121,32 +125,52 @@ impl Tcp {
             }
             self.send_ack(w, conn);
         }
+        if in_order && over_here {
+            self.retire_pair(rev, conn);
+        }
     }
 
     /// An acknowledgement up to `ack` reached `conn`'s sender with the FIN-acknowledged
     /// flag: once it covers the FIN, this direction is done.
     pub(super) fn fin_acked(&mut self, conn: u32, ack: u64) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         if s.fin != Fin::Sent || ack < s.app_bytes {
             return;
         }
         s.fin = Fin::Acked;
         s.rto_deadline = NEVER;
         let rev = self.reverse_of(conn);
-        let done = |c: u32| c == crate::net::NONE || self.senders[c as usize].fin == Fin::Acked;
-        if done(rev) {
-            self.retire(conn);
-            if rev != crate::net::NONE {
+        if rev == crate::net::NONE || self.reverse_done(rev) {
+            self.retire_pair(conn, rev);
+        }
+    }
+
+    /// Whether the reverse direction `rev` is over, as far as this part can tell: its FIN
+    /// acknowledged when its sender is here; its FIN received when the sender is in
+    /// another part (which retires its own slot when it learns the rest).
+    fn reverse_done(&self, rev: u32) -> bool {
+        if self.senders.ids.is_own(rev) {
+            self.senders[rev].fin == Fin::Acked
+        } else {
+            self.receivers.contains(rev) && self.receivers[rev].fin_rcvd
+        }
+    }
+
+    /// Both directions of `conn` are over: this part's slots are freed and unlinked.
+    fn retire_pair(&mut self, conn: u32, rev: u32) {
+        self.retire(conn);
+        if rev != crate::net::NONE {
+            if self.senders.ids.is_own(rev) {
                 self.retire(rev);
-                self.reverse[conn as usize] = crate::net::NONE;
-                self.reverse[rev as usize] = crate::net::NONE;
             }
+            self.set_reverse(conn, crate::net::NONE);
+            self.set_reverse(rev, crate::net::NONE);
         }
     }
 
     /// Frees a closed connection's slot, keeping its counts.
     fn retire(&mut self, conn: u32) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         self.slots_closed = true;
         let t = &mut self.retired;
         t.connections += 1;
@@ -161,14 +185,14 @@ impl Tcp {
         if s.nic_bytes == 0 || self.params.tsq_limit_bytes == 0 {
             self.free.push(std::cmp::Reverse(conn));
         } // else once its last segment leaves the NIC (`on_nic_departures`)
-        self.receivers[conn as usize].delack_deadline = NEVER;
+        self.receivers[conn].delack_deadline = NEVER;
     }
 
     /// Whether `pkt` belongs to a closed connection: its slot is closed, or reused by
     /// another whose hosts and ports, either way round, are not the packet's. (Nothing
     /// needs it: both FINs were acknowledged, so it is a copy sent again needlessly.)
     pub(super) fn is_stale(&self, pkt: &Packet) -> bool {
-        let s = &self.senders[pkt.flow_id as usize];
+        let s = &self.senders[pkt.flow_id];
         if s.fin == Fin::Retired {
             return true;
         }
@@ -297,7 +321,7 @@ mod tests {
         let (answer, mark) = b.pass(1, mark);
         assert_eq!(answer, [(tcp_flags::ACK | tcp_flags::FIN_ACKED, 0)]);
         assert!(b.tcp.notes.is_empty(), "the closed side is not told");
-        assert_eq!(b.tcp.senders[req as usize].fin, Fin::Acked);
+        assert_eq!(b.tcp.senders[req].fin, Fin::Acked);
         assert_eq!(b.tcp.retired.connections, 0);
         b.pass(0, mark);
         assert_eq!(b.tcp.retired.connections, 2);

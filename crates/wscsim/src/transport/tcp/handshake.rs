@@ -13,7 +13,7 @@
 
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     /// Opens a connection from `src` to `dst` with a handshake: its SYN goes now. Returns
     /// the connection id (see `open`).
     #[allow(clippy::too_many_arguments)]
@@ -26,7 +26,7 @@ impl Tcp {
         rx_app: u32,
     ) -> u32 {
         let conn = self.open(src, dst, tx_app, rx_app);
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.connecting = true;
         s.rto_ps = self.params.initial_rto_ps;
         self.send_control(w, conn, false, tcp_flags::SYN, NEVER);
@@ -42,14 +42,14 @@ impl Tcp {
             // At the listener: answer, echoing the SYN's timestamp.
             self.send_control(w, conn, true, syn_ack, pkt.ts_ps);
         } else if pkt.tcp_flags & syn_ack == syn_ack {
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             let first = s.connecting;
             if first {
                 s.connecting = false;
                 s.rto_deadline = NEVER;
                 self.rtt_sample(conn, w.now(), pkt.ts_echo_ps);
             }
-            let s = &self.senders[conn as usize];
+            let s = &self.senders[conn];
             if first && (s.app_bytes > s.snd_nxt || s.fin == Fin::Wanted) {
                 // The data (or a FIN, closed before any was written) carries the ACK.
                 self.send_more(w, conn);
@@ -64,7 +64,7 @@ impl Tcp {
 
     /// The SYN's timer expired with no SYN-ACK: the SYN goes again and the timer doubles.
     pub(super) fn syn_timeout(&mut self, w: &mut impl Wire, conn: u32) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.syn_retransmits += 1;
         s.back_off(self.params.rto_max_ps);
         self.send_control(w, conn, false, tcp_flags::SYN, NEVER);

@@ -20,6 +20,7 @@ use super::TcpEvent;
 use crate::engine::{TimePs, NEVER};
 use crate::packet::{ecn, five_tuple_hash, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
 use cc::{CcState, Variant};
+use halves::{ConnIds, Receivers, Senders};
 use scoreboard::Scoreboard;
 
 #[derive(Clone, Debug)]
@@ -113,6 +114,11 @@ pub struct Sender {
     dport: u16,
     hash: u32,
     pub app: u32,
+    /// The application its data goes to at the peer, and which connection of its part
+    /// this is (the part's count of connections opened before it): carried by its packets
+    /// for a receiver half in another part (`halves`).
+    peer_app: u32,
+    incarnation: u32,
     /// DSCP of the connection's packets (data and ACKs), for class-based schemes.
     pub dscp: u8,
     pub snd_una: u64,
@@ -177,11 +183,55 @@ pub struct Sender {
 
 impl Sender {}
 
+impl Receiver {
+    /// A receiver half at `host` for data from `peer` to application `app`, before any data.
+    fn new(host: u32, peer: u32, app: u32, (sport, dport): (u16, u16), incarnation: u32) -> Self {
+        Receiver {
+            host,
+            peer,
+            app,
+            sport,
+            dport,
+            dscp: 0,
+            incarnation,
+            rcv_nxt: 0,
+            ooo: Scoreboard::default(),
+            last_ooo: 0,
+            pending_segs: 0,
+            pending_ts: NEVER,
+            ce_pending: false,
+            ce_state: false,
+            delack_deadline: NEVER,
+            delack_event_at: NEVER,
+            quick_acks: 0,
+            pingpong: false,
+            last_data_ps: NEVER,
+            fin_rcvd: false,
+            app_read: 0,
+        }
+    }
+
+    /// The receiver half a packet of a connection from another part makes at its first
+    /// arrival (`halves::Receivers::arrive`).
+    pub(super) fn fresh(pkt: &Packet, app: u32, incarnation: u32) -> Self {
+        let ports = (pkt.src_port, pkt.dst_port);
+        let mut r = Receiver::new(pkt.dst_host, pkt.src_host, app, ports, incarnation);
+        r.dscp = pkt.dscp;
+        r
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Receiver {
     pub host: u32,
     pub peer: u32,
     pub app: u32,
+    /// The connection's ports and class as its sender sends them (this half's ACKs go
+    /// back with them), and its incarnation (`Sender::incarnation`).
+    sport: u16,
+    dport: u16,
+    dscp: u8,
+    incarnation: u32,
     pub rcv_nxt: u64,
     /// Out-of-order byte ranges [start, end), sorted and disjoint.
     ooo: Scoreboard,
@@ -218,14 +268,16 @@ pub struct Retired {
     pub tail_probes: u64,
 }
 
-pub struct Tcp {
+pub struct TcpPart {
     pub params: TcpParams,
-    pub senders: Vec<Sender>,
-    pub receivers: Vec<Receiver>,
+    pub senders: Senders,
+    pub receivers: Receivers,
     pub notes: Vec<Note>,
     /// For connections linked into a bidirectional pair: the connection going the other
-    /// way (NONE otherwise).
+    /// way (NONE otherwise), by sender slot for this part's connections and by id for
+    /// the others' (whose receivers are here).
     reverse: Vec<u32>,
+    foreign_reverse: rustc_hash::FxHashMap<u32, u32>,
     /// Window traces of chosen connections (none unless asked for).
     pub trace: CwndTrace,
     /// Slots of closed connections, reused by the next `open`, smallest first (so the
@@ -242,14 +294,16 @@ pub struct Tcp {
     pub stale_packets: u64,
 }
 
-impl Tcp {
-    pub fn new(params: TcpParams) -> Self {
-        Tcp {
+impl TcpPart {
+    /// The only part of a run, or (`ids.split`) one of several.
+    pub fn new(params: TcpParams, ids: ConnIds) -> Self {
+        TcpPart {
             params,
-            senders: Vec::new(),
-            receivers: Vec::new(),
+            senders: Senders::new(ids),
+            receivers: Receivers::new(ids),
             notes: Vec::new(),
             reverse: Vec::new(),
+            foreign_reverse: Default::default(),
             trace: CwndTrace::default(),
             free: std::collections::BinaryHeap::new(),
             opened: 0,
@@ -261,19 +315,60 @@ impl Tcp {
 
     /// Links `a` (x to y) and `b` (y to x) into one bidirectional connection: a data
     /// segment in one direction carries the acknowledgement the other direction owes, as
-    /// real TCP does, instead of a separate ACK.
+    /// real TCP does, instead of a separate ACK. A part links the halves it holds: `a`'s
+    /// sender and `b`'s receiver at x, or both when x and y are in it.
     pub fn link_reverse(&mut self, a: u32, b: u32) {
-        let n = self.senders.len();
-        self.reverse.resize(n, crate::net::NONE);
-        self.reverse[a as usize] = b;
-        self.reverse[b as usize] = a;
+        self.set_reverse(a, b);
+        self.set_reverse(b, a);
+    }
+
+    fn set_reverse(&mut self, conn: u32, rev: u32) {
+        let ids = self.senders.ids;
+        if ids.is_own(conn) {
+            let slot = ids.slot(conn);
+            if self.reverse.len() <= slot {
+                self.reverse.resize(slot + 1, crate::net::NONE);
+            }
+            self.reverse[slot] = rev;
+        } else if rev == crate::net::NONE {
+            self.foreign_reverse.remove(&conn);
+        } else {
+            self.foreign_reverse.insert(conn, rev);
+        }
     }
 
     fn reverse_of(&self, conn: u32) -> u32 {
-        self.reverse
-            .get(conn as usize)
-            .copied()
-            .unwrap_or(crate::net::NONE)
+        let ids = self.senders.ids;
+        let rev = if ids.is_own(conn) {
+            self.reverse.get(ids.slot(conn))
+        } else {
+            self.foreign_reverse.get(&conn)
+        };
+        rev.copied().unwrap_or(crate::net::NONE)
+    }
+
+    /// The reverse connection of `conn` when its receiver half is here (a connection from
+    /// another part has one once its first packet arrived), else NONE.
+    fn reverse_receiver(&self, conn: u32) -> u32 {
+        let rev = self.reverse_of(conn);
+        if rev != crate::net::NONE && self.receivers.contains(rev) {
+            rev
+        } else {
+            crate::net::NONE
+        }
+    }
+
+    /// The event of `conn`'s timer `which`, in this part (which holds the half it is for).
+    fn timer(&self, conn: u32, which: u8) -> TcpEvent {
+        let part = self.senders.ids.part as u16;
+        TcpEvent::Timer { conn, which, part }
+    }
+
+    /// Sets the DSCP of connection `conn`'s packets (data and ACKs), for class-based
+    /// schemes: right after opening it, before it sends.
+    pub fn set_dscp(&mut self, conn: u32, dscp: u8) {
+        self.senders[conn].dscp = dscp;
+        self.receivers[conn].dscp = dscp;
     }
 
     /// Opens a connection from `src` to `dst`; data written to it is delivered to
@@ -283,22 +378,17 @@ impl Tcp {
     pub fn open(&mut self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> u32 {
         let (sender, receiver) = self.fresh_halves(src, dst, tx_app, rx_app);
         self.opened = self.opened.wrapping_add(1);
-        match self.free.pop().map(|std::cmp::Reverse(c)| c) {
+        let conn = match self.free.pop().map(|std::cmp::Reverse(c)| c) {
             Some(conn) => {
-                self.senders[conn as usize] = sender;
-                self.senders[conn as usize].traced = self.trace.wants(conn);
-                self.receivers[conn as usize] = receiver;
-                if let Some(r) = self.reverse.get_mut(conn as usize) {
-                    *r = crate::net::NONE;
-                }
+                self.senders[conn] = sender;
+                self.senders[conn].traced = self.trace.wants(conn);
+                self.set_reverse(conn, crate::net::NONE);
                 conn
             }
-            None => {
-                self.senders.push(sender);
-                self.receivers.push(receiver);
-                self.senders.len() as u32 - 1
-            }
-        }
+            None => self.senders.push(sender),
+        };
+        self.receivers.set_own(conn, receiver);
+        conn
     }
 
     /// A new connection's two halves, with the next source port.
@@ -313,6 +403,8 @@ impl Tcp {
             dport,
             hash: five_tuple_hash(src, dst, sport, dport, Proto::Tcp),
             app: tx_app,
+            peer_app: rx_app,
+            incarnation: self.opened,
             dscp: 0,
             snd_una: 0,
             snd_nxt: 0,
@@ -349,32 +441,14 @@ impl Tcp {
             syn_retransmits: 0,
             fin: Fin::Open,
             rtt: RttStats::default(),
-            traced: self.trace.wants(self.senders.len() as u32),
+            traced: self.trace.wants(self.senders.ids.id(self.senders.len())),
             // Linux starts alpha at 1 (the first marks halve the window).
             dctcp_alpha: 1.0,
             dctcp_acked: 0,
             dctcp_marked: 0,
             dctcp_window_end: 0,
         };
-        let receiver = Receiver {
-            host: dst,
-            peer: src,
-            app: rx_app,
-            rcv_nxt: 0,
-            ooo: Scoreboard::default(),
-            last_ooo: 0,
-            pending_segs: 0,
-            pending_ts: NEVER,
-            ce_pending: false,
-            ce_state: false,
-            delack_deadline: NEVER,
-            delack_event_at: NEVER,
-            quick_acks: 0,
-            pingpong: false,
-            last_data_ps: NEVER,
-            fin_rcvd: false,
-            app_read: 0,
-        };
+        let receiver = Receiver::new(dst, src, rx_app, (sport, dport), self.opened);
         (sender, receiver)
     }
 
@@ -382,9 +456,9 @@ impl Tcp {
     /// On a host that costs time this is a `send` system call; the copy is charged per
     /// segment on the transmit path.
     pub fn write(&mut self, w: &mut impl Wire, conn: u32, bytes: u64) {
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         w.syscall(s.host, s.hash);
-        self.senders[conn as usize].app_bytes += bytes;
+        self.senders[conn].app_bytes += bytes;
         self.send_more(w, conn);
     }
 
@@ -392,30 +466,38 @@ impl Tcp {
     /// retransmission timer, the receiver's delayed ACK).
     pub fn timer_host(&self, conn: u32, which: u8) -> u32 {
         if which == TIMER_DELACK {
-            self.receivers[conn as usize].host
+            self.receivers[conn].host
         } else {
-            self.senders[conn as usize].host
+            self.senders[conn].host
         }
     }
 
     pub fn prefetch_timer(&self, conn: u32, which: u8) {
         if which == TIMER_DELACK {
-            crate::engine::prefetch(&self.receivers, conn as usize);
+            self.receivers.prefetch(conn);
         } else {
-            crate::engine::prefetch(&self.senders, conn as usize);
+            self.senders.prefetch(conn);
         }
     }
 
     /// Prefetches both halves of connection `conn` (a packet of it is about to arrive).
     #[inline]
     pub fn prefetch_conn(&self, conn: u32) {
-        crate::engine::prefetch(&self.receivers, conn as usize);
-        crate::engine::prefetch(&self.senders, conn as usize);
+        if self.senders.ids.is_own(conn) {
+            self.receivers.prefetch(conn);
+            self.senders.prefetch(conn);
+        }
     }
 
     /// A TCP packet reached host `host`: data goes to the receiver half, ACKs to the sender half.
     pub fn on_packet(&mut self, w: &mut impl Wire, pkt: &Packet) {
-        if self.slots_closed && self.is_stale(pkt) {
+        let stale = if self.senders.ids.is_own(pkt.flow_id) {
+            self.slots_closed && self.is_stale(pkt)
+        } else {
+            // From another part's host to this part's receiver half.
+            self.receivers.arrive(pkt) == halves::Arrival::Stale
+        };
+        if stale {
             self.stale_packets += 1;
             return;
         }
@@ -451,7 +533,10 @@ impl Tcp {
 mod ack;
 pub mod cc;
 mod close;
+mod halves;
 mod handshake;
+mod parts;
+pub use parts::Tcp;
 mod output;
 pub(super) mod rack;
 mod receiver;
@@ -483,10 +568,7 @@ mod tests {
             (2 * b.mss, b.mss)
         );
         let other = b.tcp.open(0, 1, 0, 0);
-        let (a, o) = (
-            &b.tcp.senders[b.conn as usize],
-            &b.tcp.senders[other as usize],
-        );
+        let (a, o) = (&b.tcp.senders[b.conn], &b.tcp.senders[other]);
         assert_eq!(o.sport, a.sport + 1);
         assert_eq!(o.hash, five_tuple_hash(0, 1, o.sport, o.dport, Proto::Tcp));
         assert_ne!(o.hash, a.hash);

@@ -4,18 +4,18 @@
 
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     pub(super) fn send_segment(&mut self, w: &mut impl Wire, conn: u32, seq: u64, len: u32) {
         // On a bidirectional connection, an in-order ACK the other direction owes rides along.
-        let rev = self.reverse_of(conn);
+        let rev = self.reverse_receiver(conn);
         if self.params.quickack && rev != crate::net::NONE {
             // Data sent soon after data came in: an interactive exchange (Linux's pingpong).
-            let r = &mut self.receivers[rev as usize];
+            let r = &mut self.receivers[rev];
             if r.last_data_ps != NEVER && w.now() - r.last_data_ps < self.params.delayed_ack_ps {
                 r.pingpong = true;
             }
         }
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         let mut pkt = Packet {
             src_host: s.host,
             dst_host: s.peer,
@@ -29,6 +29,7 @@ impl Tcp {
                 ecn::NOT_ECT
             },
             flow_id: conn,
+            key: halves::carried_key(s.peer_app, s.incarnation),
             priority: s.app_bytes - seq,
             hash: s.hash,
             frame_bytes: w.frame_bytes(s.host, len + TCP_IP_HEADER_BYTES),
@@ -40,7 +41,7 @@ impl Tcp {
         let host = s.host;
         self.carry_reverse_ack(conn, &mut pkt);
         let frame = pkt.frame_bytes as u64;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.nic_bytes += frame;
         if let Some(r) = &mut s.rack {
             r.sent(seq, seq + u64::from(len), w.now());
@@ -54,11 +55,11 @@ impl Tcp {
     /// On a bidirectional connection, `pkt` (of `conn`) carries the in-order ACK the other
     /// direction owes (not one that owes SACK blocks, which a data segment has no room for).
     pub(super) fn carry_reverse_ack(&mut self, conn: u32, pkt: &mut Packet) {
-        let rev = self.reverse_of(conn);
+        let rev = self.reverse_receiver(conn);
         if rev == crate::net::NONE {
             return;
         }
-        let r = &self.receivers[rev as usize];
+        let r = &self.receivers[rev];
         if r.pending_segs > 0 && r.ooo.ranges().is_empty() {
             let (ack, ts_echo, flags) = self.take_ack(rev);
             pkt.ack = ack;
@@ -67,34 +68,25 @@ impl Tcp {
         }
     }
 
-    /// Segments of connections left their host NICs: sender that were held back by the
+    /// `bytes` of `conn`'s segments left its host's NIC: a sender that was held back by the
     /// small-queues limit may send again.
-    pub fn on_nic_departures(&mut self, w: &mut impl Wire) {
-        while !w.nic_departures().is_empty() {
-            let batch = std::mem::take(w.nic_departures());
-            for &(conn, bytes) in &batch {
-                let s = &mut self.senders[conn as usize];
-                let was_held = s.nic_bytes >= self.params.tsq_limit_bytes;
-                debug_assert!(s.nic_bytes >= u64::from(bytes), "TSQ bytes below zero");
-                s.nic_bytes -= u64::from(bytes);
-                if s.fin == Fin::Retired {
-                    // A closed connection's last segment left its NIC: the slot is free.
-                    if s.nic_bytes == 0 {
-                        self.free.push(std::cmp::Reverse(conn));
-                    }
-                    continue;
-                }
-                if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
-                    if s.in_recovery && self.params.sack {
-                        self.sack_recovery_send(w, conn);
-                    } else {
-                        self.send_more(w, conn);
-                    }
-                }
+    pub(super) fn nic_departed(&mut self, w: &mut impl Wire, conn: u32, bytes: u32) {
+        let s = &mut self.senders[conn];
+        let was_held = s.nic_bytes >= self.params.tsq_limit_bytes;
+        debug_assert!(s.nic_bytes >= u64::from(bytes), "TSQ bytes below zero");
+        s.nic_bytes -= u64::from(bytes);
+        if s.fin == Fin::Retired {
+            // A closed connection's last segment left its NIC: the slot is free.
+            if s.nic_bytes == 0 {
+                self.free.push(std::cmp::Reverse(conn));
             }
-            if w.nic_departures().is_empty() {
-                *w.nic_departures() = batch;
-                w.nic_departures().clear();
+            return;
+        }
+        if was_held && s.nic_bytes < self.params.tsq_limit_bytes {
+            if s.in_recovery && self.params.sack {
+                self.sack_recovery_send(w, conn);
+            } else {
+                self.send_more(w, conn);
             }
         }
     }
@@ -111,11 +103,11 @@ impl Tcp {
         let rwnd = self.params.rcv_window_bytes;
         let tsq = self.params.tsq_limit_bytes;
         let mut sent = false;
-        if self.senders[conn as usize].connecting {
+        if self.senders[conn].connecting {
             return; // the data waits for the handshake
         }
         loop {
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             if s.snd_nxt >= s.app_bytes || (tsq > 0 && s.nic_bytes >= tsq) {
                 break;
             }
@@ -140,10 +132,10 @@ impl Tcp {
             self.send_segment(w, conn, seq, len as u32);
             sent = true;
         }
-        if sent && self.senders[conn as usize].rto_deadline == NEVER {
+        if sent && self.senders[conn].rto_deadline == NEVER {
             self.arm_rto(w, conn);
         }
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         if s.fin == Fin::Wanted && s.snd_nxt >= s.app_bytes {
             self.send_fin(w, conn);
         }
@@ -151,7 +143,7 @@ impl Tcp {
 
     pub(super) fn retransmit_first(&mut self, w: &mut impl Wire, conn: u32) {
         let mss = self.params.mss_bytes as u64;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         let len = mss.min(s.snd_max - s.snd_una) as u32;
         let seq = s.snd_una;
         s.retransmits += 1;
@@ -170,11 +162,14 @@ impl Tcp {
         flags: u8,
         ts_echo_ps: TimePs,
     ) -> Packet {
-        let s = &self.senders[conn as usize];
-        let (from, to, sport, dport) = if reverse {
-            (s.peer, s.host, s.dport, s.sport)
+        // The sender's packets carry what a receiver half in another part is made from.
+        let (from, to, sport, dport, dscp, key) = if reverse {
+            let r = &self.receivers[conn];
+            (r.host, r.peer, r.dport, r.sport, r.dscp, 0)
         } else {
-            (s.host, s.peer, s.sport, s.dport)
+            let s = &self.senders[conn];
+            let key = halves::carried_key(s.peer_app, s.incarnation);
+            (s.host, s.peer, s.sport, s.dport, s.dscp, key)
         };
         Packet {
             src_host: from,
@@ -182,9 +177,10 @@ impl Tcp {
             src_port: sport,
             dst_port: dport,
             proto: Proto::Tcp,
-            dscp: s.dscp,
+            dscp,
             tcp_flags: flags,
             flow_id: conn,
+            key,
             hash: five_tuple_hash(from, to, sport, dport, Proto::Tcp),
             frame_bytes: w.frame_bytes(from, TCP_IP_HEADER_BYTES),
             ts_ps: now,
@@ -216,7 +212,7 @@ mod tests {
         assert_eq!(b.nic_bytes(b.conn), 3 * u64::from(frame));
         b.wire.departures.push((b.conn, frame));
         let before = b.sent();
-        b.tcp.on_nic_departures(&mut b.wire);
+        b.departures();
         assert_eq!(b.sent() - before, 1, "one left, one more goes");
         assert!(
             b.wire.departures.is_empty(),
@@ -294,6 +290,7 @@ mod tests {
             t.1 == TcpEvent::Timer {
                 conn: b.conn,
                 which: TIMER_DELACK,
+                part: 0,
             }
         });
         b.advance_to(at.expect("the delayed ACK was armed").0);

@@ -82,12 +82,12 @@ impl Rack {
     }
 }
 
-impl Tcp {
+impl TcpPart {
     /// RACK on an ACK (after the scoreboard and snd_una took it): the delivered ranges
     /// update the most recent delivery, then ranges sent before it are lost or wait.
     pub(super) fn rack_detect(&mut self, conn: u32, now: TimePs, _ts_echo_ps: TimePs) {
         let mss = u64::from(self.params.mss_bytes);
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         let (una, sacked) = (s.snd_una, &s.sacked);
         let Some(r) = s.rack.as_deref_mut() else {
             return;
@@ -142,15 +142,15 @@ impl Tcp {
     /// The reordering timer expired: what it waited for is lost now; recovery starts or
     /// goes on.
     pub(super) fn rack_timeout(&mut self, w: &mut impl Wire, conn: u32) {
-        if let Some(r) = &mut self.senders[conn as usize].rack {
+        if let Some(r) = &mut self.senders[conn].rack {
             r.timer_armed = false;
         }
         self.rack_detect(conn, w.now(), NEVER);
         let entered = self.enter_recovery_if_due(conn);
-        if self.senders[conn as usize].in_recovery {
+        if self.senders[conn].in_recovery {
             self.recovery_send(w, conn, entered, 0);
         }
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         if s.rto_deadline == NEVER && (s.snd_max > s.snd_una || s.fin == Fin::Sent) {
             self.arm_rto(w, conn);
         }

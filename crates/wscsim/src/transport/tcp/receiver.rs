@@ -5,12 +5,12 @@
 use super::timers::{arm_lazy, lazy_due};
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     /// What receiver `conn` acknowledges now (ack point, echoed timestamp, flags), with its
     /// pending-ACK state cleared: the ACK is on its way.
     pub(super) fn take_ack(&mut self, conn: u32) -> (u64, TimePs, u8) {
         let variant = self.params.variant;
-        let r = &mut self.receivers[conn as usize];
+        let r = &mut self.receivers[conn];
         let mut flags = tcp_flags::ACK;
         if (variant == Variant::Dctcp && r.ce_state) || (variant != Variant::Dctcp && r.ce_pending)
         {
@@ -30,15 +30,15 @@ impl Tcp {
         let delayed = self.params.delayed_ack;
         let ce = pkt.ecn == ecn::CE;
         let dctcp = self.params.variant == Variant::Dctcp;
-        if dctcp && ce != self.receivers[conn as usize].ce_state {
+        if dctcp && ce != self.receivers[conn].ce_state {
             // DCTCP receiver: when the CE state flips, ACK what is pending with the old
             // state at once, so the sender sees exactly which bytes were marked.
-            if self.receivers[conn as usize].pending_segs > 0 {
+            if self.receivers[conn].pending_segs > 0 {
                 self.send_ack(w, conn);
             }
-            self.receivers[conn as usize].ce_state = ce;
+            self.receivers[conn].ce_state = ce;
         }
-        let r = &mut self.receivers[conn as usize];
+        let r = &mut self.receivers[conn];
         let (seq, end) = (pkt.seq, pkt.seq + pkt.payload_bytes as u64);
         if ce {
             r.ce_pending = true;
@@ -49,10 +49,10 @@ impl Tcp {
         let mut ack_now = !delayed || (ce && !dctcp);
         if self.params.quickack {
             let gap_ps = self.quickack_gap_ps(conn);
-            let r = &mut self.receivers[conn as usize];
+            let r = &mut self.receivers[conn];
             ack_now |= quick_ack(r, &self.params, w.now(), seq, gap_ps);
         }
-        let r = &mut self.receivers[conn as usize];
+        let r = &mut self.receivers[conn];
         if end <= r.rcv_nxt {
             ack_now = true; // a duplicate: tell the sender at once
         } else if seq <= r.rcv_nxt {
@@ -81,18 +81,13 @@ impl Tcp {
 
     /// Starts receiver `conn`'s delayed-ACK timer unless it runs already.
     pub(super) fn arm_delack(&mut self, w: &mut impl Wire, conn: u32) {
-        let r = &mut self.receivers[conn as usize];
+        let timer = self.timer(conn, TIMER_DELACK);
+        let r = &mut self.receivers[conn];
         if r.delack_deadline != NEVER {
             return;
         }
         r.delack_deadline = w.now() + self.params.delayed_ack_ps;
-        arm_lazy(
-            w,
-            &mut r.delack_event_at,
-            r.delack_deadline,
-            conn,
-            TIMER_DELACK,
-        );
+        arm_lazy(w, &mut r.delack_event_at, r.delack_deadline, timer);
     }
 
     /// How long a pause in `conn`'s data restarts quick-acks: Linux compares it with the
@@ -102,14 +97,14 @@ impl Tcp {
     pub(super) fn quickack_gap_ps(&self, conn: u32) -> TimePs {
         match self.reverse_of(conn) {
             crate::net::NONE => self.params.rto_min_ps + 2 * self.params.rto_granularity_ps,
-            rev => self.senders[rev as usize].rto_ps,
+            rev => self.senders[rev].rto_ps,
         }
     }
 
     /// The receiving application answers on the reverse path: in a real stack the answer
     /// carries the pending ACK, so it goes now instead of after the delayed-ACK timer.
     pub fn ack_now_if_pending(&mut self, w: &mut impl Wire, conn: u32) {
-        if self.receivers[conn as usize].pending_segs > 0 {
+        if self.receivers[conn].pending_segs > 0 {
             self.send_ack(w, conn);
         }
     }
@@ -118,7 +113,7 @@ impl Tcp {
         let (ack, ts_echo, flags) = self.take_ack(conn);
         let mut pkt = self.control_packet(w, w.now(), conn, true, flags, ts_echo);
         pkt.ack = ack;
-        let r = &self.receivers[conn as usize];
+        let r = &self.receivers[conn];
         if self.params.sack && !r.ooo.ranges().is_empty() {
             // First the block holding the segment received last, then the highest other.
             let blocks = r.ooo.ranges();
@@ -138,14 +133,9 @@ impl Tcp {
 
     /// Receiver `conn`'s delayed-ACK timer event (lazy, like the retransmission timer's).
     pub(super) fn delack_timer(&mut self, w: &mut impl Wire, conn: u32) {
-        let r = &mut self.receivers[conn as usize];
-        if !lazy_due(
-            w,
-            &mut r.delack_event_at,
-            r.delack_deadline,
-            conn,
-            TIMER_DELACK,
-        ) {
+        let timer = self.timer(conn, TIMER_DELACK);
+        let r = &mut self.receivers[conn];
+        if !lazy_due(w, &mut r.delack_event_at, r.delack_deadline, timer) {
             return;
         }
         // A delayed ACK no answer took along: Linux leaves interactive mode.
@@ -250,12 +240,12 @@ mod tests {
         // Host 1 answers at once: the answer carries the ACK of nothing new, and the
         // exchange is interactive from now on.
         b.write_bytes(rev, 100);
-        assert!(b.tcp.receivers[b.conn as usize].pingpong);
+        assert!(b.tcp.receivers[b.conn].pingpong);
         b.advance_to(PS_PER_US);
         assert_eq!(b.data(1), 0, "interactive: the ACK waits for an answer");
         assert_eq!(b.data(1), 1, "a duplicate is ACKed at once");
         assert!(
-            !b.tcp.receivers[b.conn as usize].pingpong,
+            !b.tcp.receivers[b.conn].pingpong,
             "and ends interactive mode"
         );
         assert_eq!(b.data(2), 1, "quick-acks again");
@@ -278,7 +268,8 @@ mod tests {
                 40 * PS_PER_MS,
                 TcpEvent::Timer {
                     conn: b.conn,
-                    which: TIMER_DELACK
+                    which: TIMER_DELACK,
+                    part: 0
                 }
             )
         );

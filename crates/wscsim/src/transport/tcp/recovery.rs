@@ -5,7 +5,7 @@
 
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     /// ACK processing with SACK (RFC 6675, simplified): the scoreboard marks what the
     /// receiver holds; a hole is lost once DupThresh segments' worth above it are SACKed;
     /// in recovery the sender keeps `pipe` (its estimate of bytes in the network) under
@@ -19,11 +19,11 @@ impl Tcp {
         // What the receiver held before this ACK (for what it delivers: PRR, rate halving).
         let counts_delivery = self.params.recovery != Recovery::Rfc6675;
         let held_before = {
-            let s = &self.senders[conn as usize];
+            let s = &self.senders[conn];
             counts_delivery.then(|| s.snd_una + s.sacked.bytes_in(s.snd_una, s.snd_max))
         };
         {
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             for b in pkt.sack.chunks_exact(2) {
                 if b[1] > 0 {
                     let start = ack + b[0] as u64;
@@ -32,9 +32,9 @@ impl Tcp {
             }
         }
         let mut duplicate = false;
-        if ack > self.senders[conn as usize].snd_una {
+        if ack > self.senders[conn].snd_una {
             let (acked, ece) = self.advance_una(conn, now, pkt);
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             s.high_rxt = s.high_rxt.max(ack);
             s.sacked.prune_below(ack);
             if s.in_recovery {
@@ -47,23 +47,23 @@ impl Tcp {
             s.dupacks = 0;
             self.rearm_rto(w, conn);
         } else {
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             if ack == s.snd_una && s.snd_max > s.snd_una {
                 s.dupacks += 1;
                 duplicate = true;
             }
         }
         let delivered = held_before.map_or(0, |before| {
-            let s = &self.senders[conn as usize];
+            let s = &self.senders[conn];
             (s.snd_una + s.sacked.bytes_in(s.snd_una, s.snd_max)).saturating_sub(before)
         });
-        if self.senders[conn as usize].rack.is_some() {
+        if self.senders[conn].rack.is_some() {
             self.rack_detect(conn, now, pkt.ts_echo_ps);
         } else {
-            self.senders[conn as usize].find_lost_retransmissions();
+            self.senders[conn].find_lost_retransmissions();
         }
         let entered = self.enter_recovery_if_due(conn);
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         if s.in_recovery {
             self.recovery_send(w, conn, entered, delivered);
         } else if duplicate && self.params.limited_transmit && s.dupacks <= 2 {
@@ -73,7 +73,7 @@ impl Tcp {
         } else {
             self.send_more(w, conn);
         }
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         if s.rack.as_ref().is_some_and(|r| r.deadline_ps != NEVER) && s.snd_max > s.snd_una {
             self.arm_rto(w, conn); // the reordering timer, if it comes first
         }
@@ -91,7 +91,7 @@ impl Tcp {
         delivered: u64,
     ) {
         let mss = u64::from(self.params.mss_bytes);
-        self.senders[conn as usize].recovery_window(self.params.recovery, delivered, mss);
+        self.senders[conn].recovery_window(self.params.recovery, delivered, mss);
         if entered {
             self.fast_retransmit(w, conn);
         }
@@ -104,7 +104,7 @@ impl Tcp {
     pub(super) fn enter_recovery_if_due(&mut self, conn: u32) -> bool {
         let mss = self.params.mss_bytes as f64;
         let mss_u = self.params.mss_bytes as u64;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         let after_recover = s.snd_una > s.recover || s.recover == 0;
         let lost_found = match &s.rack {
             // RACK: once it has found a segment lost (DupThresh plays no part).
@@ -134,7 +134,7 @@ impl Tcp {
 
     /// The first hole goes again at once as recovery starts (RFC 6675 step 4.3).
     pub(super) fn fast_retransmit(&mut self, w: &mut impl Wire, conn: u32) {
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         // With RACK a range retransmitted before goes again only once RACK finds it lost
         // again (Linux keeps its retransmitted mark): the first hole above them.
         let from = match &s.rack {
@@ -156,7 +156,7 @@ impl Tcp {
         let rwnd = self.params.rcv_window_bytes;
         let tsq = self.params.tsq_limit_bytes;
         loop {
-            let s = &mut self.senders[conn as usize];
+            let s = &mut self.senders[conn];
             if tsq > 0 && s.nic_bytes >= tsq {
                 break;
             }
@@ -198,8 +198,8 @@ impl Tcp {
             }
             break;
         }
-        if self.senders[conn as usize].rto_deadline == NEVER
-            && self.senders[conn as usize].snd_max > self.senders[conn as usize].snd_una
+        if self.senders[conn].rto_deadline == NEVER
+            && self.senders[conn].snd_max > self.senders[conn].snd_una
         {
             self.arm_rto(w, conn);
         }
@@ -209,7 +209,7 @@ impl Tcp {
     /// retransmission mark past it (RFC 6675's HighRxt).
     pub(super) fn resend_hole(&mut self, w: &mut impl Wire, conn: u32, hole: u64) {
         let mss = self.params.mss_bytes as u64;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         let len = s.sacked.segment_at(hole, mss, s.snd_max);
         s.high_rxt = match s.rack {
             None => hole + len,
@@ -222,7 +222,7 @@ impl Tcp {
     /// Resends [hole, hole + len) in SACK recovery and remembers it, with what had been sent
     /// by then, to find out whether it is lost again.
     pub(super) fn sack_retransmit(&mut self, w: &mut impl Wire, conn: u32, hole: u64, len: u64) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.retransmits += 1;
         if s.rack.is_none() {
             // (RACK finds lost retransmissions by their send times instead.)

@@ -58,7 +58,7 @@ pub fn params(transport: &str) -> TcpParams {
 }
 
 pub struct Bench {
-    pub tcp: Tcp,
+    pub tcp: TcpPart,
     pub wire: TestWire,
     pub conn: u32,
     pub mss: u64,
@@ -79,7 +79,7 @@ impl Bench {
     }
 
     pub fn with_params(params: TcpParams) -> Bench {
-        let mut tcp = Tcp::new(params);
+        let mut tcp = TcpPart::new(params, halves::ConnIds::default());
         let conn = tcp.open(0, 1, 0, 0);
         let mss = u64::from(tcp.params.mss_bytes);
         Bench {
@@ -101,11 +101,11 @@ impl Bench {
     }
 
     pub fn sender(&self) -> &Sender {
-        &self.tcp.senders[self.conn as usize]
+        &self.tcp.senders[self.conn]
     }
 
     pub fn receiver(&self) -> &Receiver {
-        &self.tcp.receivers[self.conn as usize]
+        &self.tcp.receivers[self.conn]
     }
 
     pub fn advance_to(&mut self, t: TimePs) {
@@ -219,16 +219,25 @@ impl Bench {
 
     /// Every segment connection `conn` has queued leaves its host's NIC.
     pub fn drain_nic(&mut self, conn: u32) {
-        let bytes = self.tcp.senders[conn as usize].nic_bytes;
+        let bytes = self.tcp.senders[conn].nic_bytes;
         if bytes > 0 {
             self.wire.departures.push((conn, bytes as u32));
-            self.tcp.on_nic_departures(&mut self.wire);
+            self.departures();
+        }
+    }
+
+    /// The departures on the wire reach TCP, as `Tcp::on_nic_departures` hands them over.
+    pub fn departures(&mut self) {
+        while !self.wire.departures.is_empty() {
+            for (conn, bytes) in std::mem::take(&mut self.wire.departures) {
+                self.tcp.nic_departed(&mut self.wire, conn, bytes);
+            }
         }
     }
 
     /// Segments of `conn` in its host's NIC, as TCP counts them (frame bytes).
     pub fn nic_bytes(&self, conn: u32) -> u64 {
-        self.tcp.senders[conn as usize].nic_bytes
+        self.tcp.senders[conn].nic_bytes
     }
 
     /// Lose segment 0 of a full window: duplicate ACKs SACK segments 1, 2, ... one at a

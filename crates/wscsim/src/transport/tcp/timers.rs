@@ -4,10 +4,10 @@
 
 use super::*;
 
-impl Tcp {
+impl TcpPart {
     /// After new data is acknowledged: stop the timer if nothing is outstanding, else restart it.
     pub(super) fn rearm_rto(&mut self, w: &mut impl Wire, conn: u32) {
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         if s.snd_una >= s.snd_max && s.fin != Fin::Sent {
             s.rto_deadline = NEVER;
         } else {
@@ -16,14 +16,11 @@ impl Tcp {
     }
 
     pub(super) fn arm_rto(&mut self, w: &mut impl Wire, conn: u32) {
-        let (host, rto) = (
-            self.senders[conn as usize].host,
-            self.senders[conn as usize].rto_ps,
-        );
+        let (host, rto) = (self.senders[conn].host, self.senders[conn].rto_ps);
         let probe = self.probe_timeout_ps(conn).filter(|&p| p < rto);
         let now = w.now();
         let mut deadline = self.timer_deadline(host, now, probe.unwrap_or(rto));
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         // RACK's reordering timer, when it comes first.
         let reo = s.rack.as_ref().map_or(NEVER, |r| r.deadline_ps);
         let reo = (reo != NEVER).then(|| self.timer_deadline(host, now, reo.max(now + 1) - now));
@@ -31,20 +28,21 @@ impl Tcp {
         if let Some(r) = reo.filter(|_| reo_first) {
             deadline = r;
         }
-        let s = &mut self.senders[conn as usize];
+        let timer = self.timer(conn, TIMER_RTO);
+        let s = &mut self.senders[conn];
         s.probe_armed = probe.is_some() && !reo_first;
         if let Some(r) = &mut s.rack {
             r.timer_armed = reo_first;
         }
         s.rto_deadline = deadline;
-        arm_lazy(w, &mut s.rto_event_at, deadline, conn, TIMER_RTO);
+        arm_lazy(w, &mut s.rto_event_at, deadline, timer);
     }
 
     /// The tail loss probe's timeout for `conn`, when a probe is due before a timeout:
     /// probes on, SACK on, not in recovery, an RTT sampled, and no probe unanswered (Linux
     /// 3.10's `tcp_schedule_loss_probe`).
     pub(super) fn probe_timeout_ps(&self, conn: u32) -> Option<TimePs> {
-        let s = &self.senders[conn as usize];
+        let s = &self.senders[conn];
         // Only in Linux's open state: not in recovery, nor going back over data after a
         // timeout (snd_nxt below snd_max).
         if !self.params.tlp
@@ -69,7 +67,7 @@ impl Tcp {
     pub(super) fn send_probe(&mut self, w: &mut impl Wire, conn: u32) {
         let mss = u64::from(self.params.mss_bytes);
         let rwnd = self.params.rcv_window_bytes;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.tail_probes += 1;
         let (seq, len) = if s.snd_nxt < s.app_bytes && s.snd_nxt - s.snd_una + mss <= rwnd {
             let len = mss.min(s.app_bytes - s.snd_nxt);
@@ -125,8 +123,9 @@ impl Tcp {
         if which == TIMER_DELACK {
             return self.delack_timer(w, conn);
         }
-        let s = &mut self.senders[conn as usize];
-        if !lazy_due(w, &mut s.rto_event_at, s.rto_deadline, conn, which) {
+        let timer = self.timer(conn, which);
+        let s = &mut self.senders[conn];
+        if !lazy_due(w, &mut s.rto_event_at, s.rto_deadline, timer) {
             return;
         }
         // The timer is spent: whatever it was armed for re-arms it.
@@ -154,7 +153,7 @@ impl Tcp {
     pub(super) fn timeout(&mut self, w: &mut impl Wire, conn: u32) {
         let mss = self.params.mss_bytes as f64;
         let rto_max = self.params.rto_max_ps;
-        let s = &mut self.senders[conn as usize];
+        let s = &mut self.senders[conn];
         s.timeouts += 1;
         let flight = (s.snd_max - s.snd_una) as f64;
         let fixed = s.cc.variant == Variant::PFabric;
@@ -189,12 +188,11 @@ pub(super) fn arm_lazy(
     w: &mut impl Wire,
     event_at: &mut TimePs,
     deadline: TimePs,
-    conn: u32,
-    which: u8,
+    timer: TcpEvent,
 ) {
     if *event_at == NEVER || *event_at > deadline {
         *event_at = deadline;
-        w.arm_timer(deadline, TcpEvent::Timer { conn, which });
+        w.arm_timer(deadline, timer);
     }
 }
 
@@ -205,8 +203,7 @@ pub(super) fn lazy_due(
     w: &mut impl Wire,
     event_at: &mut TimePs,
     deadline: TimePs,
-    conn: u32,
-    which: u8,
+    timer: TcpEvent,
 ) -> bool {
     let now = w.now();
     if now != *event_at {
@@ -217,7 +214,7 @@ pub(super) fn lazy_due(
         return false;
     }
     if now < deadline {
-        arm_lazy(w, event_at, deadline, conn, which);
+        arm_lazy(w, event_at, deadline, timer);
         return false;
     }
     true

@@ -191,7 +191,7 @@ mod tests {
             "two SACKed, nothing lost yet"
         );
         // A third segment SACKed above segments 0 and 1 makes both lost.
-        let conn = b.conn as usize;
+        let conn = b.conn;
         b.tcp.senders[conn].sacked.insert(4 * mss, 5 * mss);
         let (pipe, lost_end, from) = b.sender().pipe(mss);
         assert_eq!((pipe, lost_end, from), (5 * mss, 2 * mss, 0));
@@ -204,7 +204,7 @@ mod tests {
     #[test]
     fn back_off_doubles_the_timer_up_to_the_ceiling() {
         let mut b = Bench::new(r#","rto_min":"1ms","rto_max":"5ms","initial_rto":"1ms""#);
-        let conn = b.conn as usize;
+        let conn = b.conn;
         let s = &mut b.tcp.senders[conn];
         let rtos: Vec<TimePs> = (0..4)
             .map(|_| {

@@ -371,40 +371,32 @@ impl Job {
 }
 
 /// TCP connections from every node of a job to every other, opened together: the one from
-/// node i to node j != i is `first + pair(i, j, n)`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PairConns {
-    first: u32,
-    count: u32,
-}
+/// node i to node j != i is the `pair(i, j, n)`th.
+#[derive(Clone, Debug, Default)]
+pub struct PairConns(crate::workload::ConnList);
 
 impl PairConns {
     /// Opens them, for application `app` at both ends.
     pub fn open(nodes: &[u32], app: u32, tcp: &mut crate::transport::Tcp) -> PairConns {
-        let first = tcp.senders.len() as u32;
         let n = nodes.len();
+        let mut c = crate::workload::ConnList::default();
         for i in 0..n {
             for j in (0..n).filter(|&j| j != i) {
-                let conn = tcp.open(nodes[i], nodes[j], app, app);
-                debug_assert_eq!(conn, first + pair(i, j, n) as u32);
+                debug_assert_eq!(c.len(), pair(i, j, n));
+                c.push(tcp.open(nodes[i], nodes[j], app, app));
             }
         }
-        PairConns {
-            first,
-            count: (n * n.saturating_sub(1)) as u32,
-        }
+        PairConns(c)
     }
 
     /// The connection from node `i` to node `j` of `n`.
     pub fn conn(&self, i: usize, j: usize, n: usize) -> u32 {
-        self.first + pair(i, j, n) as u32
+        self.0.get(pair(i, j, n))
     }
 
     /// The pair index of connection `conn`, if it is one of these.
     pub fn index(&self, conn: u32) -> Option<usize> {
-        conn.checked_sub(self.first)
-            .filter(|&k| k < self.count)
-            .map(|k| k as usize)
+        self.0.index(conn)
     }
 }
 

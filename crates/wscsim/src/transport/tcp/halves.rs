@@ -1,0 +1,309 @@
+//! Where one part's TCP keeps its connections' halves.
+//!
+//! A connection's sender half lives in the part of the host that opened it, its receiver
+//! half in the part of the host it goes to (`super::Tcp` holds one part per partition of
+//! a run that has them, one part otherwise). A connection's id names its sender's part in
+//! its high bits and the sender's slot there in the rest, so that a packet of it (whose
+//! `flow_id` is the id) finds its sender half without a table. The receiver half of a
+//! connection opened in the same part sits in the same slot, beside the sender; one
+//! whose sender is in another part (foreign) is made when its first packet arrives, from
+//! what every packet of the connection carries (hosts, ports, the receiving application
+//! and the connection's incarnation), and found again through a hash of the id, as a
+//! kernel finds a socket by its four-tuple.
+
+use super::{Receiver, Sender};
+use crate::packet::Packet;
+use rustc_hash::FxHashMap;
+use std::ops::{Index, IndexMut};
+
+/// Bits of a connection id that name the slot within its part when a run has several
+/// parts (so at most 2^20 connections open at once per part, and 4,096 parts).
+pub const SLOT_BITS: u32 = 20;
+/// Most parts a run may have.
+pub const MAX_PARTS: usize = 1 << (32 - SLOT_BITS);
+
+/// How one part's connection ids map to its slots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnIds {
+    pub part: u32,
+    /// The run has more than one part (ids carry the part; otherwise an id is the slot).
+    pub split: bool,
+}
+
+impl ConnIds {
+    #[inline]
+    pub fn slot(self, conn: u32) -> usize {
+        if self.split {
+            (conn & ((1 << SLOT_BITS) - 1)) as usize
+        } else {
+            conn as usize
+        }
+    }
+
+    #[inline]
+    pub fn id(self, slot: usize) -> u32 {
+        if self.split {
+            assert!(
+                slot < 1 << SLOT_BITS,
+                "more than 2^20 TCP connections open at once in one partition"
+            );
+            (self.part << SLOT_BITS) | slot as u32
+        } else {
+            slot as u32
+        }
+    }
+
+    /// The part whose host opened `conn`.
+    #[inline]
+    pub fn part_of(self, conn: u32) -> u32 {
+        if self.split {
+            conn >> SLOT_BITS
+        } else {
+            0
+        }
+    }
+
+    /// Whether `conn` was opened in this part.
+    #[inline]
+    pub fn is_own(self, conn: u32) -> bool {
+        self.part_of(conn) == self.part
+    }
+}
+
+/// The sender halves of the connections a part opened, by slot.
+#[derive(Clone, Debug, Default)]
+pub struct Senders {
+    pub ids: ConnIds,
+    v: Vec<Sender>,
+}
+
+impl Senders {
+    pub fn new(ids: ConnIds) -> Self {
+        Senders { ids, v: Vec::new() }
+    }
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+    /// Adds a sender in the next slot; returns its connection id.
+    pub fn push(&mut self, s: Sender) -> u32 {
+        self.v.push(s);
+        self.ids.id(self.v.len() - 1)
+    }
+    pub fn iter(&self) -> std::slice::Iter<'_, Sender> {
+        self.v.iter()
+    }
+    /// Connection `conn`'s sender, if this part opened it.
+    pub fn get(&self, conn: u32) -> Option<&Sender> {
+        if self.ids.is_own(conn) {
+            self.v.get(self.ids.slot(conn))
+        } else {
+            None
+        }
+    }
+    /// The slots' connection ids, in slot order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.v.len()).map(|i| self.ids.id(i))
+    }
+    pub fn prefetch(&self, conn: u32) {
+        crate::engine::prefetch(&self.v, self.ids.slot(conn));
+    }
+}
+
+impl Index<u32> for Senders {
+    type Output = Sender;
+    #[inline]
+    fn index(&self, conn: u32) -> &Sender {
+        debug_assert!(
+            self.ids.is_own(conn),
+            "sender of {conn:#x} is in another part"
+        );
+        &self.v[self.ids.slot(conn)]
+    }
+}
+
+impl IndexMut<u32> for Senders {
+    #[inline]
+    fn index_mut(&mut self, conn: u32) -> &mut Sender {
+        debug_assert!(
+            self.ids.is_own(conn),
+            "sender of {conn:#x} is in another part"
+        );
+        &mut self.v[self.ids.slot(conn)]
+    }
+}
+
+/// The receiver halves a part holds: beside their senders for connections it opened,
+/// apart (foreign) for connections from other parts' hosts to its own.
+#[derive(Clone, Debug, Default)]
+pub struct Receivers {
+    pub ids: ConnIds,
+    own: Vec<Receiver>,
+    foreign: Vec<Receiver>,
+    /// Slot in `foreign` of each foreign connection seen.
+    foreign_slot: FxHashMap<u32, u32>,
+}
+
+/// What a packet's arrival finds at its receiver half.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The half is there (made now if this is the connection's first packet here).
+    Ready,
+    /// The packet belongs to an earlier connection in the same slot (a copy still in
+    /// flight after that one closed): it is dropped.
+    Stale,
+}
+
+impl Receivers {
+    pub fn new(ids: ConnIds) -> Self {
+        Receivers {
+            ids,
+            ..Default::default()
+        }
+    }
+
+    /// The receiver of a connection opened in this part, in its sender's slot.
+    pub fn set_own(&mut self, conn: u32, r: Receiver) {
+        let slot = self.ids.slot(conn);
+        if slot == self.own.len() {
+            self.own.push(r);
+        } else {
+            self.own[slot] = r;
+        }
+    }
+
+    /// Makes sure `pkt` (of a connection from another part) has its receiver half here: a
+    /// new one at the connection's first packet, or anew when the connection's slot at its
+    /// sender was reused by a later connection (a higher incarnation).
+    #[inline(never)]
+    pub fn arrive(&mut self, pkt: &Packet) -> Arrival {
+        let conn = pkt.flow_id;
+        if self.ids.is_own(conn) {
+            return Arrival::Ready;
+        }
+        let incarnation = carried_incarnation(pkt);
+        let fresh = Receiver::fresh(pkt, carried_app(pkt), incarnation);
+        match self.foreign_slot.get(&conn) {
+            None => {
+                self.foreign_slot.insert(conn, self.foreign.len() as u32);
+                self.foreign.push(fresh);
+            }
+            Some(&i) => {
+                let r = &mut self.foreign[i as usize];
+                if incarnation < r.incarnation {
+                    return Arrival::Stale;
+                }
+                if incarnation > r.incarnation {
+                    *r = fresh;
+                }
+            }
+        }
+        Arrival::Ready
+    }
+
+    /// Whether connection `conn` has its receiver half here.
+    pub fn contains(&self, conn: u32) -> bool {
+        if self.ids.is_own(conn) {
+            self.ids.slot(conn) < self.own.len()
+        } else {
+            self.foreign_slot.contains_key(&conn)
+        }
+    }
+
+    pub fn prefetch(&self, conn: u32) {
+        if self.ids.is_own(conn) {
+            crate::engine::prefetch(&self.own, self.ids.slot(conn));
+        }
+    }
+
+    /// Every receiver half here: this part's connections' first, then the foreign ones in
+    /// the order they arrived.
+    pub fn iter(&self) -> impl Iterator<Item = &Receiver> {
+        self.own.iter().chain(&self.foreign)
+    }
+}
+
+impl Index<u32> for Receivers {
+    type Output = Receiver;
+    #[inline]
+    fn index(&self, conn: u32) -> &Receiver {
+        if self.ids.is_own(conn) {
+            &self.own[self.ids.slot(conn)]
+        } else {
+            &self.foreign[self.foreign_slot[&conn] as usize]
+        }
+    }
+}
+
+impl IndexMut<u32> for Receivers {
+    #[inline]
+    fn index_mut(&mut self, conn: u32) -> &mut Receiver {
+        if self.ids.is_own(conn) {
+            &mut self.own[self.ids.slot(conn)]
+        } else {
+            &mut self.foreign[self.foreign_slot[&conn] as usize]
+        }
+    }
+}
+
+/// What a connection's packets carry for a receiver half in another part (in `key`,
+/// which only packets addressed to a key use otherwise): the receiving application and
+/// the connection's incarnation (its sender part's count of connections opened before).
+pub fn carried_key(app: u32, incarnation: u32) -> u64 {
+    (u64::from(app) << 32) | u64::from(incarnation)
+}
+
+fn carried_app(pkt: &Packet) -> u32 {
+    (pkt.key >> 32) as u32
+}
+
+fn carried_incarnation(pkt: &Packet) -> u32 {
+    pkt.key as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packet of connection `conn` from host 0 to host 1, of the `inc`th connection its
+    /// sender's part opened, for application 5.
+    fn pkt(conn: u32, inc: u32) -> Packet {
+        Packet {
+            flow_id: conn,
+            src_host: 0,
+            dst_host: 1,
+            src_port: 1024 + inc as u16,
+            key: carried_key(5, inc),
+            ..Default::default()
+        }
+    }
+
+    /// A connection from another part gets its receiver at its first packet; a later
+    /// connection in the same slot replaces it; a copy of the earlier one is stale.
+    #[test]
+    fn foreign_receivers_follow_incarnations() {
+        let ids = ConnIds {
+            part: 1,
+            split: true,
+        };
+        let mut r = Receivers::new(ids);
+        let conn = 3; // slot 3 of part 0
+        assert!(!r.contains(conn));
+        assert_eq!(r.arrive(&pkt(conn, 4)), Arrival::Ready);
+        assert_eq!((r[conn].host, r[conn].peer, r[conn].app), (1, 0, 5));
+        r[conn].rcv_nxt = 100;
+        assert_eq!(r.arrive(&pkt(conn, 4)), Arrival::Ready);
+        assert_eq!(r[conn].rcv_nxt, 100, "the same connection keeps its state");
+        assert_eq!(r.arrive(&pkt(conn, 9)), Arrival::Ready);
+        assert_eq!(
+            (r[conn].rcv_nxt, r[conn].sport),
+            (0, 1033),
+            "a new connection"
+        );
+        assert_eq!(r.arrive(&pkt(conn, 4)), Arrival::Stale);
+        assert_eq!(ids.part_of(ids.id(3)), 1);
+        assert!(!ids.is_own(conn) && ids.is_own(ids.id(0)));
+    }
+}

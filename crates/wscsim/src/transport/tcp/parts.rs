@@ -1,0 +1,324 @@
+//! The run's TCP: its connections' halves kept by part, one part per partition when the
+//! run is split (`Tcp::split`), one for the whole run otherwise.
+//!
+//! A part holds the sender halves of the connections its hosts opened and the receiver
+//! halves of those that reach its hosts (halves.rs), so that what a partition's events
+//! touch of TCP is its own part's memory. The parts learn of each other's connections
+//! only through packets. Applications name connections by id; this routes each call to
+//! the part holding the half it acts on: the sender's for writes and closes, the part a
+//! packet or timer arrived in for what a receiver half does (the notes an event leaves,
+//! the bytes an application reads).
+
+use super::halves::{ConnIds, MAX_PARTS};
+use super::{CwndTrace, Sender, TcpParams, TcpPart};
+use crate::packet::Packet;
+use crate::transport::wire::Wire;
+use crate::transport::{Note, TcpEvent};
+
+pub struct Tcp {
+    parts: Vec<TcpPart>,
+    /// The part of each host (empty: one part).
+    host_part: Vec<u32>,
+    /// The part the last packet, timer or write acted in: where its notes are.
+    active: usize,
+}
+
+impl Tcp {
+    /// One part for the whole run.
+    pub fn new(params: TcpParams) -> Self {
+        Tcp {
+            parts: vec![TcpPart::new(params, ConnIds::default())],
+            host_part: Vec::new(),
+            active: 0,
+        }
+    }
+
+    /// One part per partition, host h's connections in part `host_part[h]`.
+    pub fn split(params: TcpParams, host_part: Vec<u32>) -> Self {
+        let n = host_part.iter().max().map_or(1, |&p| p as usize + 1);
+        assert!(
+            n <= MAX_PARTS,
+            "more than {MAX_PARTS} partitions hold hosts"
+        );
+        let parts = (0..n as u32)
+            .map(|part| TcpPart::new(params.clone(), ConnIds { part, split: true }))
+            .collect();
+        Tcp {
+            parts,
+            host_part,
+            active: 0,
+        }
+    }
+
+    pub fn params(&self) -> &TcpParams {
+        &self.parts[0].params
+    }
+
+    /// The parts, in order (tests and results).
+    pub fn parts(&self) -> &[TcpPart] {
+        &self.parts
+    }
+
+    fn host_part(&self, host: u32) -> usize {
+        self.host_part.get(host as usize).map_or(0, |&p| p as usize)
+    }
+
+    /// The part holding `conn`'s sender, made the active one.
+    fn sender_part(&mut self, conn: u32) -> &mut TcpPart {
+        self.active = self.parts[0].senders.ids.part_of(conn) as usize;
+        &mut self.parts[self.active]
+    }
+
+    /// Opens a connection (`TcpPart::open`) in the part of its source host.
+    pub fn open(&mut self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> u32 {
+        let p = self.host_part(src);
+        self.parts[p].open(src, dst, tx_app, rx_app)
+    }
+
+    /// Opens a connection with a handshake (`TcpPart::connect`).
+    pub fn connect(&mut self, w: &mut impl Wire, src: u32, dst: u32, tx: u32, rx: u32) -> u32 {
+        self.active = self.host_part(src);
+        self.parts[self.active].connect(w, src, dst, tx, rx)
+    }
+
+    pub fn write(&mut self, w: &mut impl Wire, conn: u32, bytes: u64) {
+        self.sender_part(conn).write(w, conn, bytes);
+    }
+
+    pub fn close(&mut self, w: &mut impl Wire, conn: u32) {
+        self.sender_part(conn).close(w, conn);
+    }
+
+    /// Sets `conn`'s DSCP before it sends (its receiver half in another part takes it from
+    /// the packets).
+    pub fn set_dscp(&mut self, conn: u32, dscp: u8) {
+        self.sender_part(conn).set_dscp(conn, dscp);
+    }
+
+    /// Links `a` (x to y) and `b` (y to x) into one bidirectional connection, in the parts
+    /// of x and y.
+    pub fn link_reverse(&mut self, a: u32, b: u32) {
+        let ids = self.parts[0].senders.ids;
+        let (pa, pb) = (ids.part_of(a) as usize, ids.part_of(b) as usize);
+        self.parts[pa].link_reverse(a, b);
+        if pb != pa {
+            self.parts[pb].link_reverse(a, b);
+        }
+    }
+
+    /// A TCP packet reached its host.
+    pub fn on_packet(&mut self, w: &mut impl Wire, pkt: &Packet) {
+        self.active = self.host_part(pkt.dst_host);
+        self.parts[self.active].on_packet(w, pkt);
+    }
+
+    /// (Not inlined: a timer is rare beside packets, and the event loop's dispatch stays
+    /// small enough to inline the network's handler.)
+    #[inline(never)]
+    pub fn on_timer(&mut self, w: &mut impl Wire, e: TcpEvent) {
+        let TcpEvent::Timer { conn, which, part } = e;
+        self.active = usize::from(part);
+        self.parts[self.active].on_timer(w, conn, which);
+    }
+
+    /// The host a timer acts at.
+    pub fn timer_host(&self, e: TcpEvent) -> u32 {
+        let TcpEvent::Timer { conn, which, part } = e;
+        self.parts[usize::from(part)].timer_host(conn, which)
+    }
+
+    pub fn prefetch_timer(&self, e: TcpEvent) {
+        let TcpEvent::Timer { conn, which, part } = e;
+        self.parts[usize::from(part)].prefetch_timer(conn, which);
+    }
+
+    /// Prefetches what a packet of `conn` arriving at host `host` touches.
+    #[inline]
+    pub fn prefetch_conn(&self, host: u32, conn: u32) {
+        self.parts[self.host_part(host)].prefetch_conn(conn);
+    }
+
+    /// Segments left their hosts' NICs (`Wire::nic_departures`): held-back senders may go.
+    #[inline(never)]
+    pub fn on_nic_departures(&mut self, w: &mut impl Wire) {
+        while !w.nic_departures().is_empty() {
+            let batch = std::mem::take(w.nic_departures());
+            for &(conn, bytes) in &batch {
+                self.sender_part(conn).nic_departed(w, conn, bytes);
+            }
+            if w.nic_departures().is_empty() {
+                *w.nic_departures() = batch;
+                w.nic_departures().clear();
+            }
+        }
+    }
+
+    /// What the last packet, timer or write told applications.
+    pub fn notes(&mut self) -> &mut Vec<Note> {
+        &mut self.parts[self.active].notes
+    }
+
+    pub fn has_notes(&self) -> bool {
+        !self.parts[self.active].notes.is_empty()
+    }
+
+    /// The host of `conn`'s receiver half, which the last event reached (a note's).
+    pub fn receiver_host(&self, conn: u32) -> u32 {
+        self.parts[self.active].receivers[conn].host
+    }
+
+    /// `TcpPart::epoch` of `conn`'s receiver half, in the active part.
+    pub fn epoch(&self, conn: u32) -> u32 {
+        self.parts[self.active].epoch(conn)
+    }
+
+    /// `TcpPart::take_unread` of `conn`'s receiver half, in the active part.
+    pub fn take_unread(&mut self, conn: u32, total: u64) -> u64 {
+        self.parts[self.active].take_unread(conn, total)
+    }
+
+    /// The receiving application answers on the reverse path (`TcpPart::ack_now_if_pending`):
+    /// its host is the one the active part's event reached.
+    pub fn ack_now_if_pending(&mut self, w: &mut impl Wire, conn: u32) {
+        self.parts[self.active].ack_now_if_pending(w, conn);
+    }
+
+    /// Connection `conn`'s sender half.
+    pub fn sender(&self, conn: u32) -> Option<&Sender> {
+        let p = self.parts[0].senders.ids.part_of(conn) as usize;
+        self.parts.get(p)?.senders.get(conn)
+    }
+
+    /// Whether any connection was opened.
+    pub fn in_use(&self) -> bool {
+        self.parts.iter().any(|p| !p.senders.is_empty())
+    }
+
+    /// The window traces (one part: a split run does not trace).
+    pub fn trace(&self) -> &CwndTrace {
+        &self.parts[0].trace
+    }
+
+    /// Marks connections for window traces, and the most samples kept.
+    pub fn set_trace(&mut self, wanted: Vec<u32>, max_samples: usize) {
+        for p in &mut self.parts {
+            p.trace.wanted = wanted.clone();
+            p.trace.max_samples = max_samples;
+        }
+    }
+
+    /// Connections closed so far (their slots free for others).
+    pub fn closed_connections(&self) -> u64 {
+        self.parts.iter().map(|p| p.retired.connections).sum()
+    }
+
+    /// Packets of closed connections that arrived after their slots went to others.
+    pub fn stale_packets(&self) -> u64 {
+        self.parts.iter().map(|p| p.stale_packets).sum()
+    }
+
+    /// Retransmitted segments of every connection of the run.
+    pub fn total_retransmits(&self) -> u64 {
+        self.parts.iter().map(TcpPart::total_retransmits).sum()
+    }
+    /// Retransmission timeouts of every connection of the run.
+    pub fn total_timeouts(&self) -> u64 {
+        self.parts.iter().map(TcpPart::total_timeouts).sum()
+    }
+    /// SYNs sent again, over every connection of the run.
+    pub fn total_syn_retransmits(&self) -> u64 {
+        self.parts.iter().map(TcpPart::total_syn_retransmits).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testbed::{params, TestWire};
+    use super::*;
+    use crate::packet::tcp_flags;
+
+    /// What a packet says, without the names a split run gives differently (connection ids,
+    /// source ports and so hashes, the key a foreign receiver is made from).
+    type Gist = (u32, u32, u64, u64, u32, u8, [u32; 4]);
+
+    fn gist(p: &Packet) -> Gist {
+        let flags = p.tcp_flags;
+        (
+            p.src_host,
+            p.dst_host,
+            p.seq,
+            p.ack,
+            p.payload_bytes,
+            flags,
+            p.sack,
+        )
+    }
+
+    /// A request and response exchange on a linked pair between hosts 0 and 1 that both
+    /// close, over an instant lossless network: every packet sent is delivered next.
+    fn exchange(tcp: &mut Tcp) -> (Vec<Gist>, Vec<Note>) {
+        let mut w = TestWire::default();
+        let (req, resp) = (tcp.open(0, 1, 7, 8), tcp.open(1, 0, 8, 7));
+        tcp.link_reverse(req, resp);
+        tcp.write(&mut w, req, 3000);
+        let (mut seen, mut notes) = (Vec::new(), Vec::new());
+        let mut answered = false;
+        let mut closed = false;
+        while let Some(p) = (!w.sent.is_empty()).then(|| w.sent.remove(0)) {
+            w.now_ps += 1_000_000;
+            seen.push(gist(&p));
+            tcp.on_packet(&mut w, &p);
+            notes.append(tcp.notes());
+            let delivered = |n: &Note, c| matches!(n, Note::Delivered { conn, total, .. } if *conn == c && *total >= 3000);
+            if !answered && notes.iter().any(|n| delivered(n, req)) {
+                answered = true;
+                tcp.write(&mut w, resp, 5000);
+            }
+            if !closed && notes.iter().any(|n| delivered(n, resp)) {
+                closed = true;
+                tcp.close(&mut w, req);
+                tcp.close(&mut w, resp);
+            }
+        }
+        (seen, notes)
+    }
+
+    /// A connection split between two parts (its sender in one, its receiver made in the
+    /// other from its first packet) sends what it sends in one part, tells its applications
+    /// the same, and closes in both.
+    #[test]
+    fn a_split_connection_behaves_as_a_whole_one() {
+        let p = params(r#","delayed_ack":false,"initial_window":2"#);
+        let mut whole = Tcp::new(p.clone());
+        let mut split = Tcp::split(p, vec![0, 1]);
+        let (a, a_notes) = exchange(&mut whole);
+        let (b, b_notes) = exchange(&mut split);
+        assert!(a.len() > 8, "the exchange ran: {a:?}");
+        assert_eq!(a, b);
+        let totals = |n: &[Note]| {
+            n.iter()
+                .map(|n| match *n {
+                    Note::Delivered { app, total, .. } => (app, total),
+                    Note::Closed { app, .. } => (app, u64::MAX),
+                    _ => unreachable!(),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(totals(&a_notes), totals(&b_notes));
+        assert!(b.iter().any(|g| g.5 & tcp_flags::FIN != 0), "both closed");
+        assert_eq!(
+            (whole.closed_connections(), split.closed_connections()),
+            (2, 2)
+        );
+        let ids: Vec<u32> = split
+            .parts()
+            .iter()
+            .map(|p| p.senders.ids().next().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [0, 1 << super::super::halves::SLOT_BITS],
+            "ids name their part"
+        );
+    }
+}
