@@ -301,17 +301,15 @@ impl Sim {
     }
 
     /// Routes an event to its layer; what a layer hands up (a packet for a host, a packet
-    /// for a transport, notes for applications) goes to the layer above.
-    #[inline]
+    /// for a transport, notes for applications) goes to the layer above. Always inlined
+    /// into the event loop, its one caller, with the network's handler: whether LLVM's
+    /// budget would take them otherwise swings with unrelated code (benchmarks/RESULTS.md,
+    /// 2026-11-27), and a call per event costs about 5% at k=8.
+    #[inline(always)]
     fn handle(&mut self, e: SimEvent) {
         match e {
-            SimEvent::Net(NetEvent::NodeDown { node }) => {
-                self.net.handle(&mut self.ev, NetEvent::NodeDown { node });
-                self.node_down(node);
-            }
-            SimEvent::Net(NetEvent::NodeUp { node }) => {
-                self.net.handle(&mut self.ev, NetEvent::NodeUp { node });
-                self.node_up(node);
+            SimEvent::Net(e @ (NetEvent::NodeDown { .. } | NetEvent::NodeUp { .. })) => {
+                self.node_event(e)
             }
             SimEvent::Net(e) => match self.net.handle(&mut self.ev, e) {
                 None => {}
@@ -378,6 +376,17 @@ impl Sim {
         }
     }
 
+    /// A node fails or rejoins: the network first, then the services if it is a server.
+    #[inline(never)]
+    fn node_event(&mut self, e: NetEvent) {
+        self.net.handle(&mut self.ev, e);
+        match e {
+            NetEvent::NodeDown { node } => self.node_down(node),
+            NetEvent::NodeUp { node } => self.node_up(node),
+            _ => {}
+        }
+    }
+
     /// Node `node` has failed: if it is a server, the services hear.
     fn node_down(&mut self, node: u32) {
         let n = &self.net.nodes[node as usize];
@@ -433,6 +442,31 @@ impl Sim {
     /// delivered.
     #[inline]
     fn receive(&mut self, pkt: crate::packet::PktId) {
+        use crate::packet::Proto;
+        let p = self.net.pool.get(pkt);
+        // Only TCP data can be out of order in a way the tunnel repairs.
+        let reorder = p.proto == Proto::Tcp && p.payload_bytes > 0;
+        let tunnel = reorder && self.services.tunnel.is_some();
+        if tunnel || !matches!(p.proto, Proto::Tcp | Proto::Udp) {
+            return self.receive_other(pkt);
+        }
+        let Sim {
+            net,
+            hosts,
+            ev,
+            tcp,
+            udp,
+            ..
+        } = self;
+        transport::receive(net, hosts, ev, tcp, udp, pkt);
+        self.apps.dispatch_notes(&mut stack!(self));
+    }
+
+    /// What is not for the hosts' TCP or UDP straight away: real frames, DMA, services'
+    /// packets, and TCP data through the tunnel. (Out of line: the common path stays small
+    /// enough for the event loop to inline.)
+    #[inline(never)]
+    fn receive_other(&mut self, pkt: crate::packet::PktId) {
         let p = self.net.pool.get(pkt);
         if p.proto == crate::packet::Proto::Frame {
             self.frames_out.push((pkt, self.ev.now()));
@@ -453,31 +487,21 @@ impl Sim {
             self.services.deliver(&mut ctx, host, pkt);
             return;
         }
-        // Only TCP data can be out of order in a way the tunnel repairs; the rest goes
-        // straight up.
-        let reorder = p.proto == crate::packet::Proto::Tcp && p.payload_bytes > 0;
-        if let Some(t) = self.services.tunnel.as_mut().filter(|_| reorder) {
-            t.arrive(
-                &mut SvcCtx {
-                    net: &mut self.net,
-                    hosts: &mut self.hosts,
-                    ev: &mut self.ev,
-                },
-                pkt,
-            );
-            self.pass_up_from_tunnel();
-            return;
-        }
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            udp,
-            ..
-        } = self;
-        transport::receive(net, hosts, ev, tcp, udp, pkt);
-        self.apps.dispatch_notes(&mut stack!(self));
+        // TCP data with a tunnel (`receive` sends the rest of TCP and UDP straight up).
+        let t = self
+            .services
+            .tunnel
+            .as_mut()
+            .expect("only tunnelled TCP data");
+        t.arrive(
+            &mut SvcCtx {
+                net: &mut self.net,
+                hosts: &mut self.hosts,
+                ev: &mut self.ev,
+            },
+            pkt,
+        );
+        self.pass_up_from_tunnel();
     }
 
     /// What the tunnel's reorder buffers let go goes to the hosts' transport, in order.

@@ -88,15 +88,9 @@ pub const MAX_TREE_STATE_BYTES: u64 = 1 << 31;
 pub fn tree_service_size(size: u64, payload: u32, state_bits: u64) -> Result<(), ConfigError> {
     let max_packets = (MAX_TREE_STATE_BYTES * 8 / state_bits.max(1)).min(u64::from(u32::MAX));
     let max_size = max_packets * u64::from(payload);
-    if (1..=max_size).contains(&size) {
-        return Ok(());
-    }
-    Err(err(
-        "workload.size",
-        size,
-        format!(
-            "1 to {max_size} bytes: at most {max_packets} packets of workload.packet_size \
-             ({payload} bytes), as the servers keep {state_bits} bits for each packet (2 GiB in all)"
-        ),
-    ))
+    let allowed = format!(
+        "1 to {max_size} bytes: at most {max_packets} packets of workload.packet_size \
+         ({payload} bytes), as the servers keep {state_bits} bits for each packet (2 GiB in all)"
+    );
+    in_range("workload.size", size, 1, max_size, allowed).map(|_| ())
 }

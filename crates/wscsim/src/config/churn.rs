@@ -90,9 +90,7 @@ pub fn resolve_detection(
             "a positive period such as \"10ms\" (mode = \"instant\" for detection at once)",
         ));
     }
-    if !(1..=1000).contains(&misses) {
-        return Err(err("failure_detection.misses", misses, "1 to 1000"));
-    }
+    crate::check::in_range("failure_detection.misses", misses, 1, 1000, "1 to 1000")?;
     let hold = *c
         .join_hold
         .get_or_insert(Duration(keepalive.0 * misses as u64));

@@ -1,7 +1,7 @@
 //! `[emulation]`: how `wscsim emulate` runs a scenario in real time, and the real programs
 //! it starts in the emulated hosts (`emulate`; the front end starts the programs).
 
-use super::checks::int_in;
+use super::checks::{in_range, int_in};
 use super::{err, ConfigError};
 use crate::engine::{TimePs, PS_PER_MS, PS_PER_US};
 use crate::units::Duration;
@@ -85,21 +85,22 @@ pub fn resolve(
     duration_ps: TimePs,
 ) -> Result<EmulationSpec, ConfigError> {
     let bound = e.lateness_bound.get_or_insert(Duration(100 * PS_PER_US)).0;
-    if !(1..=PS_PER_MS * 1000).contains(&bound) {
-        return Err(err(
-            "emulation.lateness_bound",
-            Duration(bound),
-            "above 0, at most 1s",
-        ));
-    }
+    let (lo, hi) = (Duration(1), Duration(PS_PER_MS * 1000));
+    in_range(
+        "emulation.lateness_bound",
+        Duration(bound),
+        lo,
+        hi,
+        "above 0, at most 1s",
+    )?;
     let frac = *e.late_fraction_bound.get_or_insert(0.01);
-    if !(0.0..=1.0).contains(&frac) {
-        return Err(err(
-            "emulation.late_fraction_bound",
-            frac,
-            "a fraction from 0 to 1",
-        ));
-    }
+    in_range(
+        "emulation.late_fraction_bound",
+        frac,
+        0.0,
+        1.0,
+        "a fraction from 0 to 1",
+    )?;
     let spin = e.spin.get_or_insert(Duration(20 * PS_PER_US)).0;
     if spin > PS_PER_MS * 10 {
         return Err(err("emulation.spin", Duration(spin), "from 0s to 10ms"));

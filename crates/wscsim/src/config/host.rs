@@ -432,10 +432,7 @@ fn noise_number(
     allowed: &str,
 ) -> Result<f64, ConfigError> {
     let x = *v.get_or_insert(default);
-    if !(x.is_finite() && (0.0..=max).contains(&x)) {
-        return Err(err(&format!("host.noise.{name}"), x, allowed));
-    }
-    Ok(x)
+    crate::check::in_range(&format!("host.noise.{name}"), x, 0.0, max, allowed)
 }
 
 /// One kind of background burst (`{kind}_per_s`, `_median`, `_sigma`).

@@ -34,9 +34,7 @@ pub fn resolve_kv(
     )?;
     let keys = int_in("workload.keys", *w.keys.get_or_insert(1000), 1, 100_000_000)?;
     let value = w.value_size.get_or_insert(Bytes(1_470_000)).0;
-    if !(1..=1 << 32).contains(&value) {
-        return Err(err("workload.value_size", value, "1 byte to 4 GiB"));
-    }
+    crate::check::in_range("workload.value_size", value, 1, 1 << 32, "1 byte to 4 GiB")?;
     let replicas = int_in(
         "workload.replicas",
         *w.replicas.get_or_insert(3),

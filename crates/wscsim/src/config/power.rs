@@ -7,7 +7,7 @@
 //! port (`net::link::LinkTech::power`). The sources give maxima only, and the paper charges
 //! them for the whole run; so does the default `idle_fraction = 1`.
 
-use super::{err, ConfigError};
+use super::ConfigError;
 use serde::{Deserialize, Serialize};
 
 /// The scenario's `[power]` table; what is left out takes its default, and the resolved
@@ -59,10 +59,7 @@ const MAX_W: f64 = 100_000.0;
 
 /// A power figure in range: watts from 0 to `MAX_W`.
 fn watts(path: &str, w: f64) -> Result<f64, ConfigError> {
-    if !(w.is_finite() && (0.0..=MAX_W).contains(&w)) {
-        return Err(err(path, w, format!("watts from 0 to {MAX_W}")));
-    }
-    Ok(w)
+    crate::check::in_range(path, w, 0.0, MAX_W, format!("watts from 0 to {MAX_W}"))
 }
 
 /// A figure whose default depends on the component: checked only when given.
@@ -79,13 +76,8 @@ pub fn resolve_power(p: &mut PowerCfg) -> Result<PowerSpec, ConfigError> {
     )?;
     let chassis_w = watts("power.chassis_w", *p.chassis_w.get_or_insert(0.0))?;
     let idle_fraction = *p.idle_fraction.get_or_insert(1.0);
-    if !(idle_fraction.is_finite() && (0.0..=1.0).contains(&idle_fraction)) {
-        return Err(err(
-            "power.idle_fraction",
-            idle_fraction,
-            "a fraction from 0 (an idle component draws nothing) to 1 (it draws its maximum)",
-        ));
-    }
+    let allowed = "a fraction from 0 (an idle component draws nothing) to 1 (it draws its maximum)";
+    crate::check::in_range("power.idle_fraction", idle_fraction, 0.0, 1.0, allowed)?;
     Ok(PowerSpec {
         cpu_core_w,
         memory_w,

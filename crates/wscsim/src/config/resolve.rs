@@ -165,13 +165,13 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     };
     let threads_given = e.threads.is_some();
     let threads = *e.threads.get_or_insert(1);
-    if !(1..=MAX_THREADS).contains(&threads) {
-        return Err(err(
-            "engine.threads",
-            threads,
-            format!("1 to {MAX_THREADS}"),
-        ));
-    }
+    crate::check::in_range(
+        "engine.threads",
+        threads,
+        1,
+        MAX_THREADS,
+        format!("1 to {MAX_THREADS}"),
+    )?;
     if threads > 1 && e.partitioned == Some(false) {
         return Err(err(
             "engine.threads",
@@ -192,22 +192,28 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     }
     let partitioned = *e.partitioned.get_or_insert(threads_given);
     if let Some(n) = e.max_events_per_instant {
-        if !(1_000..=1_000_000_000_000).contains(&n) {
-            return Err(err(
-                "engine.max_events_per_instant",
-                n,
-                "1000 to 1000000000000 events",
-            ));
-        }
+        let allowed = "1000 to 1000000000000 events";
+        crate::check::in_range(
+            "engine.max_events_per_instant",
+            n,
+            1_000,
+            1_000_000_000_000,
+            allowed,
+        )?;
     }
     if let Some(d) = e.python_hook_timeout {
-        if !(crate::engine::PS_PER_MS * 100..=crate::engine::PS_PER_S * 86_400).contains(&d.0) {
-            return Err(err(
-                "engine.python_hook_timeout",
-                d,
-                "100ms to 86400s of wall time",
-            ));
-        }
+        let (lo, hi) = (
+            crate::engine::PS_PER_MS * 100,
+            crate::engine::PS_PER_S * 86_400,
+        );
+        let allowed = "100ms to 86400s of wall time";
+        crate::check::in_range(
+            "engine.python_hook_timeout",
+            d,
+            crate::units::Duration(lo),
+            crate::units::Duration(hi),
+            allowed,
+        )?;
     }
     let order = e.lane_order.get_or_insert_with(|| "forward".into());
     one_of("engine.lane_order", order, &["forward", "reverse"])?;

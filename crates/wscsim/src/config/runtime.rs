@@ -103,13 +103,13 @@ pub fn resolve_runtime(
     let queues = c.queues.get_or_insert_with(|| "per_service".into()).clone();
     super::checks::one_of("runtime.queues", &queues, &["per_service", "per_link"])?;
     let limit = *c.queue_packets.get_or_insert(1000);
-    if !(0..=u32::MAX as i64).contains(&limit) {
-        return Err(err(
-            "runtime.queue_packets",
-            limit,
-            "0 (no limit) or a number of packets up to 4294967295",
-        ));
-    }
+    crate::check::in_range(
+        "runtime.queue_packets",
+        limit,
+        0,
+        u32::MAX as i64,
+        "0 (no limit) or a number of packets up to 4294967295",
+    )?;
     let drop = c.drop.get_or_insert_with(|| "newest".into()).clone();
     super::checks::one_of("runtime.drop", &drop, &["newest", "oldest"])?;
     let weights = c
@@ -117,9 +117,13 @@ pub fn resolve_runtime(
         .get_or_insert_with(|| SERVICES.iter().map(|s| (s.to_string(), 1)).collect());
     for (name, &w) in weights.iter() {
         super::checks::one_of("runtime.weights", name, SERVICES)?;
-        if !(1..=1_000_000).contains(&w) {
-            return Err(err(&format!("runtime.weights.{name}"), w, "1 to 1000000"));
-        }
+        crate::check::in_range(
+            &format!("runtime.weights.{name}"),
+            w,
+            1,
+            1_000_000,
+            "1 to 1000000",
+        )?;
     }
     let pack = *c.pack.get_or_insert(false);
     let python_services = resolve_python_services(&c.services)?;
@@ -188,13 +192,13 @@ fn resolve_python_services(list: &[PythonServiceCfg]) -> Result<Vec<PythonServic
 
 fn resolve_tunnel(c: &mut RuntimeCfg) -> Result<Option<TunnelSpec>, ConfigError> {
     let limit = *c.reorder_packets.get_or_insert(64);
-    if !(0..=1_000_000).contains(&limit) {
-        return Err(err(
-            "runtime.reorder_packets",
-            limit,
-            "0 (no reorder buffers) to 1000000 segments",
-        ));
-    }
+    crate::check::in_range(
+        "runtime.reorder_packets",
+        limit,
+        0,
+        1_000_000,
+        "0 (no reorder buffers) to 1000000 segments",
+    )?;
     let hold = *c
         .reorder_hold
         .get_or_insert(crate::units::Duration(10_000_000_000));

@@ -124,14 +124,11 @@ fn droptail_spec(c: &mut scheme::droptail::Params, path: &str) -> Result<SchemeS
     let p = |k: &str| format!("{path}.{k}");
 
     let limit = match c.limit_packets {
-        Some(v) if !(1..=1 << 30).contains(&v) => {
-            return Err(err(
-                &p("limit_packets"),
-                v,
-                "an integer from 1 to 1073741824 (or leave it out: bytes only)",
-            ))
+        Some(v) => {
+            let allowed = "an integer from 1 to 1073741824 (or leave it out: bytes only)";
+            Some(crate::check::in_range(&p("limit_packets"), v, 1, 1 << 30, allowed)? as u32)
         }
-        v => v.map(|v| v as u32),
+        None => None,
     };
     Ok(SchemeSpec::DropTail {
         limit_packets: limit,
@@ -167,13 +164,8 @@ fn red_spec(c: &mut scheme::red::Params, path: &str) -> Result<SchemeSpec, Confi
     if !(max_p > 0.0 && max_p <= 1.0) {
         return Err(err(&p("max_p"), max_p, "a probability in (0, 1]"));
     }
-    if !(0..=30).contains(&weight) {
-        return Err(err(
-            &p("weight"),
-            weight,
-            "an integer from 0 to 30 (the EWMA weight is 2^-weight)",
-        ));
-    }
+    let allowed = "an integer from 0 to 30 (the EWMA weight is 2^-weight)";
+    crate::check::in_range(&p("weight"), weight, 0, 30, allowed)?;
     Ok(SchemeSpec::Red(RedParams {
         min_th_packets: min,
         max_th_packets: max,
@@ -188,13 +180,8 @@ fn dctcp_spec(c: &mut scheme::dctcp::Params, path: &str) -> Result<SchemeSpec, C
     let p = |k: &str| format!("{path}.{k}");
 
     let k = *c.k_packets.get_or_insert(65);
-    if !(1..=1 << 30).contains(&k) {
-        return Err(err(
-            &p("k_packets"),
-            k,
-            "a marking threshold from 1 to 1073741824 packets (65 at 10 Gbit/s)",
-        ));
-    }
+    let allowed = "a marking threshold from 1 to 1073741824 packets (65 at 10 Gbit/s)";
+    crate::check::in_range(&p("k_packets"), k, 1, 1 << 30, allowed)?;
     Ok(SchemeSpec::Dctcp {
         k_packets: k as u32,
     })
@@ -256,18 +243,13 @@ fn drr_spec(c: &mut scheme::drr::Params, path: &str) -> Result<SchemeSpec, Confi
     };
     queue_count(&p("queues"), c.queues.unwrap())?;
     for (i, &q) in quanta.iter().enumerate() {
-        if !(64..=1 << 30).contains(&q) {
-            let at = if c.quanta.is_some() {
-                format!("{path}.quanta[{i}]")
-            } else {
-                p("quantum")
-            };
-            return Err(err(
-                &at,
-                Bytes(q),
-                "from 64B to 1GiB (one full-size frame, 1518B, is usual)",
-            ));
-        }
+        let at = if c.quanta.is_some() {
+            format!("{path}.quanta[{i}]")
+        } else {
+            p("quantum")
+        };
+        let allowed = "from 64B to 1GiB (one full-size frame, 1518B, is usual)";
+        crate::check::in_range(&at, Bytes(q), Bytes(64), Bytes(1 << 30), allowed)?;
     }
     Ok(SchemeSpec::Drr {
         classify,
@@ -334,10 +316,7 @@ fn python_spec(
 }
 
 fn queue_count(path: &str, q: i64) -> Result<u32, ConfigError> {
-    if !(1..=MAX_VOQS as i64).contains(&q) {
-        return Err(err(path, q, format!("an integer from 1 to {MAX_VOQS}")));
-    }
-    Ok(q as u32)
+    crate::check::int_in(path, q, 1, MAX_VOQS as i64)
 }
 
 #[cfg(test)]

@@ -257,13 +257,8 @@ fn torus3d_graph(t: &mut torus3d::Params, link: LinkParams) -> Result<Graph, Con
     }
     check_fits(&size)?;
     let generators = *t.load_generators.get_or_insert(0);
-    if !(0..=1000).contains(&generators) {
-        return Err(err(
-            "topology.load_generators",
-            generators,
-            "0 (no external switch) to 1000 hosts on the external switch",
-        ));
-    }
+    let allowed = "0 (no external switch) to 1000 hosts on the external switch";
+    crate::check::in_range("topology.load_generators", generators, 0, 1000, allowed)?;
     Ok(torus3d::build_with_generators(d, link, generators as u32))
 }
 
@@ -342,13 +337,8 @@ fn leaf_spine_graph(t: &mut leaf_spine::Params, link: LinkParams) -> Result<Grap
     let os = *t.oversubscription.get_or_insert(1.0);
     // Spine links at 1000 times the need are already more than any network has; far
     // smaller ratios only push their rate towards overflow.
-    if !(os.is_finite() && (0.001..=1000.0).contains(&os)) {
-        return Err(err(
-            "topology.oversubscription",
-            os,
-            "a ratio from 0.001 to 1000 (1 means none, 3 means 3:1)",
-        ));
-    }
+    let allowed = "a ratio from 0.001 to 1000 (1 means none, 3 means 3:1)";
+    crate::check::in_range("topology.oversubscription", os, 0.001, 1000.0, allowed)?;
     if leaves * hpl < 2 {
         return Err(err(
             "topology.hosts_per_leaf",

@@ -43,9 +43,9 @@ pub struct Delivery {
 
 /// When each thread is busy until, and the deliveries waiting for their threads.
 pub struct AppThreads<T> {
-    conn_busy_until: Vec<TimePs>,
-    /// The epoch of the connection each `conn_busy_until` entry belongs to.
-    conn_epoch: Vec<u32>,
+    /// Per connection id (ids are sparse when TCP is kept by part): when its thread is
+    /// busy until, and the epoch of the connection that entry belongs to.
+    conn_threads: rustc_hash::FxHashMap<u32, (TimePs, u32)>,
     stream_busy_until: Vec<TimePs>,
     host_busy_until: Vec<TimePs>,
     /// Deliveries waiting for their thread, by the slot their event carries.
@@ -55,8 +55,7 @@ pub struct AppThreads<T> {
 impl<T> Default for AppThreads<T> {
     fn default() -> Self {
         AppThreads {
-            conn_busy_until: Vec::new(),
-            conn_epoch: Vec::new(),
+            conn_threads: Default::default(),
             stream_busy_until: Vec::new(),
             host_busy_until: Vec::new(),
             held: Slots::default(),
@@ -74,7 +73,7 @@ fn slot_of<V: Default + Clone>(v: &mut Vec<V>, i: u32) -> &mut V {
 impl<T: Copy> AppThreads<T> {
     fn busy_until(&mut self, t: ThreadId) -> &mut TimePs {
         match t {
-            ThreadId::Conn(i) => slot_of(&mut self.conn_busy_until, i),
+            ThreadId::Conn(i) => &mut self.conn_threads.entry(i).or_default().0,
             ThreadId::Stream(i) => slot_of(&mut self.stream_busy_until, i),
             ThreadId::Host(i) => slot_of(&mut self.host_busy_until, i),
         }
@@ -97,11 +96,10 @@ impl<T: Copy> AppThreads<T> {
             (false, false) => (ThreadId::Stream(d.flow), d.flow),
         };
         if let ThreadId::Conn(i) = thread {
-            let epoch = slot_of(&mut self.conn_epoch, i);
+            let (busy, epoch) = self.conn_threads.entry(i).or_default();
             if *epoch != d.epoch {
                 // Another connection in the slot: its thread has not run yet.
-                *epoch = d.epoch;
-                *slot_of(&mut self.conn_busy_until, i) = 0;
+                (*busy, *epoch) = (0, d.epoch);
             }
         }
         let busy = self.busy_until(thread);

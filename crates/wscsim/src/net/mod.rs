@@ -631,7 +631,7 @@ impl Network {
 
     /// What a network event leads to: switches forward by themselves; a packet that reached
     /// a host goes up to the host layer.
-    #[inline]
+    #[inline(always)]
     pub fn handle(&mut self, ev: &mut impl Scheduler<NetEvent>, e: NetEvent) -> Option<Upcall> {
         match e {
             NetEvent::LinkArrive { port } => {

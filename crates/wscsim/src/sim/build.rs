@@ -66,7 +66,12 @@ impl Sim {
         } = r;
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
-        let mut tcp = Tcp::new(tcp);
+        let mut ev = EventQueue::new();
+        let (threads, lane_owner, balance) = match scenario.engine.as_ref() {
+            Some(e) if e.partitioned == Some(true) => partition_run(&mut net, &mut ev, e)?,
+            _ => (1, Vec::new(), Balance::default()),
+        };
+        let mut tcp = tcp_for(tcp, &net, ev.is_partitioned());
         if let Some(t) = &scenario.metrics.trace {
             install_traces(&mut net, &mut tcp, &graph, t);
         }
@@ -85,15 +90,10 @@ impl Sim {
             install_captures(&mut net, &graph, c)?;
         }
         let metrics = metrics_for(&scenario.metrics);
-        let mut ev = EventQueue::new();
         install_forwarding(&mut net, &failures, service_queues, scenario.seed);
         schedule_failures(&mut ev, &net, &graph, &failures);
         let failed_hosts = failed_hosts(&failures, &net);
         let dma = crate::transport::Dma::new(dma, net.n_hosts());
-        let (threads, lane_owner, balance) = match scenario.engine.as_ref() {
-            Some(e) if e.partitioned == Some(true) => partition_run(&mut net, &mut ev, e)?,
-            _ => (1, Vec::new(), Balance::default()),
-        };
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
         let stall_limit = stall::limit(scenario.engine.as_ref());
         Ok(Sim {

@@ -164,7 +164,7 @@ impl Sim {
         self.dma.tables(&ctx, &mut tables);
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
-            tables.push(metrics::cwnd_trace_table(self.tcp.trace()));
+            tables.push(metrics::cwnd_trace_table(&self.tcp.trace()));
             tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
         }
         tables

@@ -66,6 +66,35 @@ impl CwndTrace {
             self.samples.push(s);
         }
     }
+
+    /// The traces of a run's parts as one, in time order (ties by connection). A part that
+    /// hit its cap recorded nothing after its last sample, so what comes later from the
+    /// others is left out too: the merged trace is complete up to where it ends.
+    pub fn merge<'a>(parts: impl Iterator<Item = &'a CwndTrace> + Clone) -> CwndTrace {
+        let first = parts.clone().next();
+        let mut t = CwndTrace {
+            wanted: first.map(|p| p.wanted.clone()).unwrap_or_default(),
+            max_samples: first.map_or(0, |p| p.max_samples),
+            ..Default::default()
+        };
+        let complete_to = parts
+            .clone()
+            .filter(|p| p.truncated)
+            .filter_map(|p| p.samples.last().map(|s| s.time_ps))
+            .min();
+        t.truncated = parts.clone().any(|p| p.truncated);
+        t.samples = parts
+            .flat_map(|p| &p.samples)
+            .filter(|s| complete_to.is_none_or(|end| s.time_ps <= end))
+            .copied()
+            .collect();
+        t.samples.sort_by_key(|s| (s.time_ps, s.conn));
+        if t.samples.len() > t.max_samples {
+            t.samples.truncate(t.max_samples);
+            t.truncated = true;
+        }
+        t
+    }
 }
 
 #[cfg(test)]
@@ -103,5 +132,35 @@ mod tests {
         t.push(s);
         assert_eq!(t.samples.len(), 1);
         assert!(t.truncated);
+    }
+
+    /// Parts' traces merge in time order, up to where the first one that hit its cap ends.
+    #[test]
+    fn traces_merge_in_time_order_up_to_a_cap() {
+        let at = |time_ps, conn| CwndSample {
+            time_ps,
+            conn,
+            cwnd_bytes: 1.0,
+            ssthresh_bytes: f64::INFINITY,
+            srtt_ps: 0,
+            in_flight_bytes: 0,
+        };
+        let part = |samples: Vec<CwndSample>, truncated| CwndTrace {
+            wanted: vec![1, 2, 3],
+            samples,
+            max_samples: 10,
+            truncated,
+        };
+        let a = part(vec![at(5, 1), at(20, 1)], false);
+        let b = part(vec![at(5, 0), at(7, 2)], false);
+        let m = CwndTrace::merge([&a, &b].into_iter());
+        let order: Vec<_> = m.samples.iter().map(|s| (s.time_ps, s.conn)).collect();
+        assert_eq!(order, [(5, 0), (5, 1), (7, 2), (20, 1)]);
+        assert!(!m.truncated);
+        let c = part(vec![at(6, 3)], true);
+        let m = CwndTrace::merge([&a, &b, &c].into_iter());
+        let order: Vec<_> = m.samples.iter().map(|s| (s.time_ps, s.conn)).collect();
+        assert_eq!(order, [(5, 0), (5, 1), (6, 3)]);
+        assert!(m.truncated);
     }
 }

@@ -189,6 +189,7 @@ impl Server {
                 .app_request(self.host, self.data_conn, ctx.ev.now(), 0);
             ctx.tcp.ack_now_if_pending(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                self.host,
                 self.req_conn,
             );
             ctx.tcp.write(

@@ -235,16 +235,11 @@ pub(super) fn ping_spec(
         .packet_size
         .get_or_insert(crate::config::Bytes(max_payload))
         .0;
-    if !(1..=max_payload).contains(&size) {
-        return Err(err(
-            "workload.packet_size",
-            size,
-            format!(
-                "a ping payload from 1 to {max_payload} bytes (with the {header}-byte CamCubeOS header, at most the {}-byte MTU of {:?})",
-                tech.mtu_bytes, tech.name
-            ),
-        ));
-    }
+    let allowed = format!(
+        "a ping payload from 1 to {max_payload} bytes (with the {header}-byte CamCubeOS header, at most the {}-byte MTU of {:?})",
+        tech.mtu_bytes, tech.name
+    );
+    crate::check::in_range("workload.packet_size", size, 1, max_payload, allowed)?;
     let timeout = *w
         .timeout
         .get_or_insert(crate::config::Duration(crate::engine::PS_PER_S));

@@ -163,8 +163,24 @@ impl TcpPart {
             if self.senders.ids.is_own(rev) {
                 self.retire(rev);
             }
-            self.set_reverse(conn, crate::net::NONE);
-            self.set_reverse(rev, crate::net::NONE);
+            // Only while they still name each other: with the two halves in different
+            // parts, a slot may already be linked again to a newer connection.
+            if self.reverse_of(conn) == rev {
+                self.set_reverse(conn, crate::net::NONE);
+            }
+            if self.reverse_of(rev) == conn {
+                self.set_reverse(rev, crate::net::NONE);
+            }
+        }
+    }
+
+    /// The slot of a closed connection may take the next one opened here. Not when TCP is
+    /// kept in several parts: another part may still hold the connection's other half
+    /// (or a link to it) until its last packets arrive there, so ids are never used twice
+    /// (a closed connection's sender then stays, retired, for the rest of the run).
+    pub(super) fn free_slot(&mut self, conn: u32) {
+        if self.senders.ids.part_bits == 0 {
+            self.free.push(std::cmp::Reverse(conn));
         }
     }
 
@@ -183,7 +199,7 @@ impl TcpPart {
         s.fin = Fin::Retired;
         // Departures are reported (naming the slot) only with TCP small queues on.
         if s.nic_bytes == 0 || self.params.tsq_limit_bytes == 0 {
-            self.free.push(std::cmp::Reverse(conn));
+            self.free_slot(conn);
         } // else once its last segment leaves the NIC (`on_nic_departures`)
         self.receivers[conn].delack_deadline = NEVER;
     }

@@ -3,7 +3,7 @@
 //! A connection's sender half lives in the part of the host that opened it, its receiver
 //! half in the part of the host it goes to (`super::Tcp` holds one part per partition of
 //! a run that has them, one part otherwise). A connection's id names its sender's part in
-//! its high bits and the sender's slot there in the rest, so that a packet of it (whose
+//! its low bits and the sender's slot there in the rest, so that a packet of it (whose
 //! `flow_id` is the id) finds its sender half without a table. The receiver half of a
 //! connection opened in the same part sits in the same slot, beside the sender; one
 //! whose sender is in another part (foreign) is made when its first packet arrives, from
@@ -16,51 +16,46 @@ use crate::packet::Packet;
 use rustc_hash::FxHashMap;
 use std::ops::{Index, IndexMut};
 
-/// Bits of a connection id that name the slot within its part when a run has several
-/// parts (so at most 2^20 connections open at once per part, and 4,096 parts).
-pub const SLOT_BITS: u32 = 20;
 /// Most parts a run may have.
-pub const MAX_PARTS: usize = 1 << (32 - SLOT_BITS);
+pub const MAX_PARTS: usize = 1 << 12;
 
-/// How one part's connection ids map to its slots.
+/// How one part's connection ids map to its slots: the low `part_bits` bits of an id
+/// name the part, the rest the slot there. Ids stay dense over the run (slot-major), so
+/// what applications keep by connection id stays as small as with one part; with one
+/// part (`part_bits` 0) an id is its slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConnIds {
     pub part: u32,
-    /// The run has more than one part (ids carry the part; otherwise an id is the slot).
-    pub split: bool,
+    pub part_bits: u32,
 }
 
 impl ConnIds {
-    #[inline]
-    pub fn slot(self, conn: u32) -> usize {
-        if self.split {
-            (conn & ((1 << SLOT_BITS) - 1)) as usize
-        } else {
-            conn as usize
+    /// The ids of part `part` of `parts`.
+    pub fn of(part: u32, parts: usize) -> Self {
+        ConnIds {
+            part,
+            part_bits: parts.next_power_of_two().trailing_zeros(),
         }
     }
 
     #[inline]
+    pub fn slot(self, conn: u32) -> usize {
+        (conn >> self.part_bits) as usize
+    }
+
+    #[inline]
     pub fn id(self, slot: usize) -> u32 {
-        if self.split {
-            assert!(
-                slot < 1 << SLOT_BITS,
-                "more than 2^20 TCP connections open at once in one partition"
-            );
-            (self.part << SLOT_BITS) | slot as u32
-        } else {
-            slot as u32
-        }
+        assert!(
+            slot < 1 << (32 - self.part_bits),
+            "too many TCP connections open at once in one partition"
+        );
+        ((slot as u32) << self.part_bits) | self.part
     }
 
     /// The part whose host opened `conn`.
     #[inline]
     pub fn part_of(self, conn: u32) -> u32 {
-        if self.split {
-            conn >> SLOT_BITS
-        } else {
-            0
-        }
+        conn & ((1 << self.part_bits) - 1)
     }
 
     /// Whether `conn` was opened in this part.
@@ -284,12 +279,9 @@ mod tests {
     /// connection in the same slot replaces it; a copy of the earlier one is stale.
     #[test]
     fn foreign_receivers_follow_incarnations() {
-        let ids = ConnIds {
-            part: 1,
-            split: true,
-        };
+        let ids = ConnIds::of(1, 3);
         let mut r = Receivers::new(ids);
-        let conn = 3; // slot 3 of part 0
+        let conn = ConnIds::of(0, 3).id(3); // slot 3 of part 0
         assert!(!r.contains(conn));
         assert_eq!(r.arrive(&pkt(conn, 4)), Arrival::Ready);
         assert_eq!((r[conn].host, r[conn].peer, r[conn].app), (1, 0, 5));
@@ -303,7 +295,10 @@ mod tests {
             "a new connection"
         );
         assert_eq!(r.arrive(&pkt(conn, 4)), Arrival::Stale);
-        assert_eq!(ids.part_of(ids.id(3)), 1);
+        assert_eq!(
+            (ids.id(3), ids.part_of(ids.id(3)), ids.slot(ids.id(3))),
+            (13, 1, 3)
+        );
         assert!(!ids.is_own(conn) && ids.is_own(ids.id(0)));
     }
 }

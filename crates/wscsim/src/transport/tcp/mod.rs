@@ -295,7 +295,7 @@ pub struct TcpPart {
 }
 
 impl TcpPart {
-    /// The only part of a run, or (`ids.split`) one of several.
+    /// The only part of a run (`ConnIds::default()`), or one of several.
     pub fn new(params: TcpParams, ids: ConnIds) -> Self {
         TcpPart {
             params,

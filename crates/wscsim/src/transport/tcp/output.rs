@@ -78,7 +78,7 @@ impl TcpPart {
         if s.fin == Fin::Retired {
             // A closed connection's last segment left its NIC: the slot is free.
             if s.nic_bytes == 0 {
-                self.free.push(std::cmp::Reverse(conn));
+                self.free_slot(conn);
             }
             return;
         }

@@ -33,7 +33,8 @@ impl Tcp {
         }
     }
 
-    /// One part per partition, host h's connections in part `host_part[h]`.
+    /// Several parts, host h's connections in part `host_part[h]` (numbered from 0
+    /// without gaps).
     pub fn split(params: TcpParams, host_part: Vec<u32>) -> Self {
         let n = host_part.iter().max().map_or(1, |&p| p as usize + 1);
         assert!(
@@ -41,7 +42,7 @@ impl Tcp {
             "more than {MAX_PARTS} partitions hold hosts"
         );
         let parts = (0..n as u32)
-            .map(|part| TcpPart::new(params.clone(), ConnIds { part, split: true }))
+            .map(|part| TcpPart::new(params.clone(), ConnIds::of(part, n)))
             .collect();
         Tcp {
             parts,
@@ -177,9 +178,10 @@ impl Tcp {
         self.parts[self.active].take_unread(conn, total)
     }
 
-    /// The receiving application answers on the reverse path (`TcpPart::ack_now_if_pending`):
-    /// its host is the one the active part's event reached.
-    pub fn ack_now_if_pending(&mut self, w: &mut impl Wire, conn: u32) {
+    /// The receiving application at `host` answers on the reverse path
+    /// (`TcpPart::ack_now_if_pending`).
+    pub fn ack_now_if_pending(&mut self, w: &mut impl Wire, host: u32, conn: u32) {
+        self.active = self.host_part(host);
         self.parts[self.active].ack_now_if_pending(w, conn);
     }
 
@@ -194,9 +196,12 @@ impl Tcp {
         self.parts.iter().any(|p| !p.senders.is_empty())
     }
 
-    /// The window traces (one part: a split run does not trace).
-    pub fn trace(&self) -> &CwndTrace {
-        &self.parts[0].trace
+    /// The window traces, the parts' merged in time order.
+    pub fn trace(&self) -> std::borrow::Cow<'_, CwndTrace> {
+        match &self.parts[..] {
+            [one] => std::borrow::Cow::Borrowed(&one.trace),
+            parts => std::borrow::Cow::Owned(CwndTrace::merge(parts.iter().map(|p| &p.trace))),
+        }
     }
 
     /// Marks connections for window traces, and the most samples kept.
@@ -288,7 +293,7 @@ mod tests {
     /// the same, and closes in both.
     #[test]
     fn a_split_connection_behaves_as_a_whole_one() {
-        let p = params(r#","delayed_ack":false,"initial_window":2"#);
+        let p = params(r#","delayed_ack":false,"initial_window":2,"tsq_limit":"0B""#);
         let mut whole = Tcp::new(p.clone());
         let mut split = Tcp::split(p, vec![0, 1]);
         let (a, a_notes) = exchange(&mut whole);
@@ -315,10 +320,10 @@ mod tests {
             .iter()
             .map(|p| p.senders.ids().next().unwrap())
             .collect();
-        assert_eq!(
-            ids,
-            [0, 1 << super::super::halves::SLOT_BITS],
-            "ids name their part"
-        );
+        assert_eq!(ids, [0, 1], "ids name their part in their low bits");
+        // One part reuses a closed connection's slot; split parts never do (the other
+        // part may still hold the old connection's half).
+        assert_eq!(whole.open(0, 1, 7, 8), 0);
+        assert_eq!(split.open(0, 1, 7, 8), 2, "the next slot of part 0");
     }
 }

@@ -143,13 +143,8 @@ fn compute(path: &str, c: &mut PhaseCfg, bytes: u64) -> Result<Phase, ConfigErro
         ));
     }
     let pf = *c.parallel_fraction.get_or_insert(1.0);
-    if !(0.0..=1.0).contains(&pf) {
-        return Err(err(
-            &format!("{path}.parallel_fraction"),
-            pf,
-            "a fraction from 0 (one core does it all) to 1 (it spreads over every core)",
-        ));
-    }
+    let allowed = "a fraction from 0 (one core does it all) to 1 (it spreads over every core)";
+    crate::check::in_range(&format!("{path}.parallel_fraction"), pf, 0.0, 1.0, allowed)?;
     Ok(Phase::Compute {
         cycles: bytes as f64 * cpb,
         parallel_fraction: pf,

@@ -314,6 +314,7 @@ impl Ramcloud {
         if self.spec.tcp {
             ctx.tcp.ack_now_if_pending(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                m,
                 self.req_conn,
             );
             ctx.tcp.write(
