@@ -88,8 +88,8 @@ pub struct FlowGen {
     pub rng: StreamRng,
     started: u64,
     finished: u64,
-    /// Flow record of each connection this generator opened (indexed by conn - first_conn).
-    first_conn: u32,
+    /// Flow record of each connection this generator opened, by connection id (ids are
+    /// dense over a run, but not in opening order when TCP is kept by part).
     records: Vec<u32>,
     stopped: bool,
 }
@@ -112,7 +112,6 @@ impl FlowGen {
             rng,
             started: 0,
             finished: 0,
-            first_conn: u32::MAX,
             records: Vec::new(),
             stopped: false,
         }
@@ -151,11 +150,8 @@ impl FlowGen {
         let (size, dscp) = self.sizes.sample(&mut self.rng);
         let conn = ctx.tcp.open(src, dst, id, id);
         ctx.tcp.set_dscp(conn, dscp);
-        if self.first_conn == u32::MAX {
-            self.first_conn = conn;
-        }
         let rec = ctx.metrics.flows.len() as u32;
-        let idx = (conn - self.first_conn) as usize;
+        let idx = conn as usize;
         if self.records.len() <= idx {
             self.records.resize(idx + 1, u32::MAX);
         }
@@ -182,10 +178,7 @@ impl FlowGen {
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
-        let Some(&rec) = conn
-            .checked_sub(self.first_conn)
-            .and_then(|i| self.records.get(i as usize))
-        else {
+        let Some(&rec) = self.records.get(conn as usize).filter(|&&r| r != u32::MAX) else {
             return;
         };
         let f = &mut ctx.metrics.flows[rec as usize];
