@@ -225,7 +225,12 @@ impl Services {
     }
 
     /// Whether a service drives the run and has finished (the run may end).
+    #[inline]
     pub fn done(&self) -> bool {
+        // Asked after every event: a run without services answers at once.
+        if self.list.is_empty() {
+            return false;
+        }
         self.ping().is_some_and(|p| p.done())
             || self.reliable().is_some_and(|r| r.done())
             || self.multicast().is_some_and(|m| m.done())

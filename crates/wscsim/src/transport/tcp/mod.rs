@@ -114,11 +114,9 @@ pub struct Sender {
     dport: u16,
     hash: u32,
     pub app: u32,
-    /// The application its data goes to at the peer, and which connection of its part
-    /// this is (the part's count of connections opened before it): carried by its packets
-    /// for a receiver half in another part (`halves`).
+    /// The application its data goes to at the peer: carried by its packets for a
+    /// receiver half in another part (`halves`).
     peer_app: u32,
-    incarnation: u32,
     /// DSCP of the connection's packets (data and ACKs), for class-based schemes.
     pub dscp: u8,
     pub snd_una: u64,
@@ -185,7 +183,7 @@ impl Sender {}
 
 impl Receiver {
     /// A receiver half at `host` for data from `peer` to application `app`, before any data.
-    fn new(host: u32, peer: u32, app: u32, (sport, dport): (u16, u16), incarnation: u32) -> Self {
+    fn new(host: u32, peer: u32, app: u32, (sport, dport): (u16, u16)) -> Self {
         Receiver {
             host,
             peer,
@@ -193,7 +191,6 @@ impl Receiver {
             sport,
             dport,
             dscp: 0,
-            incarnation,
             rcv_nxt: 0,
             ooo: Scoreboard::default(),
             last_ooo: 0,
@@ -213,9 +210,9 @@ impl Receiver {
 
     /// The receiver half a packet of a connection from another part makes at its first
     /// arrival (`halves::Receivers::arrive`).
-    pub(super) fn fresh(pkt: &Packet, app: u32, incarnation: u32) -> Self {
+    pub(super) fn fresh(pkt: &Packet, app: u32) -> Self {
         let ports = (pkt.src_port, pkt.dst_port);
-        let mut r = Receiver::new(pkt.dst_host, pkt.src_host, app, ports, incarnation);
+        let mut r = Receiver::new(pkt.dst_host, pkt.src_host, app, ports);
         r.dscp = pkt.dscp;
         r
     }
@@ -227,11 +224,10 @@ pub struct Receiver {
     pub peer: u32,
     pub app: u32,
     /// The connection's ports and class as its sender sends them (this half's ACKs go
-    /// back with them), and its incarnation (`Sender::incarnation`).
+    /// back with them).
     sport: u16,
     dport: u16,
     dscp: u8,
-    incarnation: u32,
     pub rcv_nxt: u64,
     /// Out-of-order byte ranges [start, end), sorted and disjoint.
     ooo: Scoreboard,
@@ -404,7 +400,6 @@ impl TcpPart {
             hash: five_tuple_hash(src, dst, sport, dport, Proto::Tcp),
             app: tx_app,
             peer_app: rx_app,
-            incarnation: self.opened,
             dscp: 0,
             snd_una: 0,
             snd_nxt: 0,
@@ -448,7 +443,7 @@ impl TcpPart {
             dctcp_marked: 0,
             dctcp_window_end: 0,
         };
-        let receiver = Receiver::new(dst, src, rx_app, (sport, dport), self.opened);
+        let receiver = Receiver::new(dst, src, rx_app, (sport, dport));
         (sender, receiver)
     }
 
@@ -494,8 +489,10 @@ impl TcpPart {
         let stale = if self.senders.ids.is_own(pkt.flow_id) {
             self.slots_closed && self.is_stale(pkt)
         } else {
-            // From another part's host to this part's receiver half.
-            self.receivers.arrive(pkt) == halves::Arrival::Stale
+            // From another part's host to this part's receiver half (split parts never
+            // reuse a slot, so no packet of another part's connection is stale).
+            self.receivers.arrive(pkt);
+            false
         };
         if stale {
             self.stale_packets += 1;

@@ -29,7 +29,7 @@ impl TcpPart {
                 ecn::NOT_ECT
             },
             flow_id: conn,
-            key: halves::carried_key(s.peer_app, s.incarnation),
+            key: halves::carried_key(s.peer_app),
             priority: s.app_bytes - seq,
             hash: s.hash,
             frame_bytes: w.frame_bytes(s.host, len + TCP_IP_HEADER_BYTES),
@@ -168,7 +168,7 @@ impl TcpPart {
             (r.host, r.peer, r.dport, r.sport, r.dscp, 0)
         } else {
             let s = &self.senders[conn];
-            let key = halves::carried_key(s.peer_app, s.incarnation);
+            let key = halves::carried_key(s.peer_app);
             (s.host, s.peer, s.sport, s.dport, s.dscp, key)
         };
         Packet {
