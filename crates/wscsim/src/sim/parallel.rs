@@ -4,15 +4,15 @@
 use super::*;
 
 /// In a partitioned run, the events that act across partitions and run alone at barriers:
-/// applications' timers (an application may span hosts), the metrics sampler, services and
-/// DMA engines. Every other event acts on the partition that scheduled it, or names its
-/// partition (`schedule_in`: arrivals on wires between partitions); a host's application
-/// thread handing a delivery to its application (`AppNote`) acts for that host.
+/// applications' timers (an application may span hosts) other than those that act at one
+/// host (`AppEvent::host_timer`), the metrics sampler, services and DMA engines. Every
+/// other event acts on the partition that scheduled it, or names its partition
+/// (`schedule_in`: arrivals on wires between partitions); a host's application thread
+/// handing a delivery to its application (`AppNote`) acts for that host.
 pub(super) fn global_kind(e: &SimEvent) -> crate::engine::Route {
     match e {
-        SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => {
-            crate::engine::Route::Global
-        }
+        SimEvent::App(e) if !e.at_host() => crate::engine::Route::Global,
+        SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => crate::engine::Route::Global,
         _ => crate::engine::Route::Own,
     }
 }

@@ -81,6 +81,10 @@ impl Sim {
             SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool.get(pkt).src_host,
             SimEvent::Tcp(e) => self.tcp.timer_host(e),
             SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.held_host(slot)?,
+            SimEvent::App(e) if e.at_host() => {
+                let (app, tag) = e.app_tag();
+                self.apps.timer_host(app, tag)
+            }
             SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => {
                 return None
             }

@@ -172,7 +172,7 @@ impl Apps {
     }
 
     pub fn handle(&mut self, s: &mut Stack<impl AppSched>, e: AppEvent) {
-        let AppEvent::Timer { app, tag } = e;
+        let (app, tag) = e.app_tag();
         let mut ctx = Self::ctx(s, &mut self.active, self.end_ps);
         self.list[app as usize].on_timer(app, tag, &mut ctx);
         self.dispatch_notes(s);
@@ -264,6 +264,14 @@ impl Apps {
         self.threads.hold(s.hosts, s.ev, n, d);
     }
 
+    /// The host a host timer (`AppEvent::host_timer`) of application `app` with tag `tag` acts at.
+    pub fn timer_host(&self, app: u32, tag: u32) -> u32 {
+        match &self.list[app as usize] {
+            App::Memcached(m) => m.client_host(tag),
+            _ => unreachable!("only memcached sets host timers"),
+        }
+    }
+
     /// The host whose application thread the delivery in `slot` waits for.
     pub fn held_host(&self, slot: u32) -> Option<u32> {
         self.threads.peek(slot).map(|h| h.host)
@@ -285,10 +293,12 @@ impl Apps {
     }
 
     /// Closes the applications' records at the end of the run.
-    pub fn finish(&self, udp: &Udp, metrics: &mut Metrics) {
-        for a in &self.list {
-            if let App::UdpSource(src) = a {
-                src.finish(udp, &mut metrics.flows);
+    pub fn finish(&mut self, udp: &Udp, metrics: &mut Metrics) {
+        for a in &mut self.list {
+            match a {
+                App::UdpSource(src) => src.finish(udp, &mut metrics.flows),
+                App::Memcached(m) => m.finish(),
+                _ => {}
             }
         }
     }

@@ -30,8 +30,40 @@ use serde::{Deserialize, Serialize};
 /// The workload layer's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppEvent {
-    /// A timer of application `app`, with a tag of the application's choosing.
+    /// A timer of application `app`, with a tag of the application's choosing. In a
+    /// partitioned run it runs alone at a barrier (the application may act across hosts),
+    /// unless it is a host timer (`host_timer`).
     Timer { app: u32, tag: u32 },
+}
+
+/// Marks a host timer in `AppEvent::Timer`'s `app` (a flag bit, not a variant of its
+/// own: a second variant would grow every event from 12 bytes to 16).
+const AT_HOST: u32 = 1 << 31;
+
+impl AppEvent {
+    /// A timer that acts at one host only, the one the application names for its tag
+    /// (`Apps::timer_host`): in a partitioned run it runs in that host's partition.
+    pub fn host_timer(app: u32, tag: u32) -> Self {
+        debug_assert!(app < AT_HOST);
+        AppEvent::Timer {
+            app: app | AT_HOST,
+            tag,
+        }
+    }
+
+    /// Whether this is a host timer.
+    #[inline]
+    pub fn at_host(self) -> bool {
+        let AppEvent::Timer { app, .. } = self;
+        app & AT_HOST != 0
+    }
+
+    /// The application and the tag.
+    #[inline]
+    pub fn app_tag(self) -> (u32, u32) {
+        let AppEvent::Timer { app, tag } = self;
+        (app & !AT_HOST, tag)
+    }
 }
 
 /// What applications schedule through: their own timers and everything below.

@@ -179,22 +179,21 @@ impl Receivers {
     }
 
     /// Makes sure `pkt` (of a connection from another part) has its receiver half here,
-    /// made at the connection's first packet.
+    /// made at the connection's first packet. Returns whether it was made now.
     #[inline(never)]
-    pub fn arrive(&mut self, pkt: &Packet) {
+    pub fn arrive(&mut self, pkt: &Packet) -> bool {
         let conn = pkt.flow_id;
-        if self.ids.is_own(conn) {
-            return;
-        }
-        if self.last_foreign.get().0 == conn {
-            return;
+        if self.ids.is_own(conn) || self.last_foreign.get().0 == conn {
+            return false;
         }
         let next = self.foreign.len() as u32;
         let i = *self.foreign_slot.entry(conn).or_insert(next);
-        if i == next {
+        let made = i == next;
+        if made {
             self.foreign.push(Receiver::fresh(pkt, carried_app(pkt)));
         }
         self.last_foreign.set((conn, i));
+        made
     }
 
     /// The slot in `foreign` of foreign connection `conn`.
@@ -256,13 +255,25 @@ impl IndexMut<u32> for Receivers {
 }
 
 /// What a connection's packets carry for a receiver half in another part (in `key`,
-/// which only packets addressed to a key use otherwise): the receiving application.
+/// which only packets addressed to a key use otherwise): the receiving application in
+/// the low 32 bits, and above them the connection it is linked with as one bidirectional
+/// connection, plus one (`with_reverse`; 0: none).
 pub fn carried_key(app: u32) -> u64 {
     u64::from(app)
 }
 
+/// `key` with the linked connection `rev` carried as well.
+pub fn with_reverse(key: u64, rev: u32) -> u64 {
+    (key & u64::from(u32::MAX)) | (u64::from(rev) + 1) << 32
+}
+
 fn carried_app(pkt: &Packet) -> u32 {
     pkt.key as u32
+}
+
+/// The connection `pkt`'s connection is linked with, if its sender linked it.
+pub fn carried_reverse(pkt: &Packet) -> Option<u32> {
+    ((pkt.key >> 32) as u32).checked_sub(1)
 }
 
 #[cfg(test)]

@@ -490,8 +490,14 @@ impl TcpPart {
             self.slots_closed && self.is_stale(pkt)
         } else {
             // From another part's host to this part's receiver half (split parts never
-            // reuse a slot, so no packet of another part's connection is stale).
-            self.receivers.arrive(pkt);
+            // reuse a slot, so no packet of another part's connection is stale). The
+            // first packet of a connection its sender linked after a passive open (the
+            // peer's response to ours) links the two here too.
+            if self.receivers.arrive(pkt) {
+                if let Some(rev) = halves::carried_reverse(pkt) {
+                    self.link_reverse(rev, pkt.flow_id);
+                }
+            }
             false
         };
         if stale {

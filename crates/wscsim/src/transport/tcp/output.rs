@@ -59,6 +59,8 @@ impl TcpPart {
         if rev == crate::net::NONE {
             return;
         }
+        // The peer's part links the pair at this packet if it could not at the open.
+        pkt.key = halves::with_reverse(pkt.key, rev);
         let r = &self.receivers[rev];
         if r.pending_segs > 0 && r.ooo.ranges().is_empty() {
             let (ack, ts_echo, flags) = self.take_ack(rev);

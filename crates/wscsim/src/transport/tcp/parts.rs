@@ -96,6 +96,19 @@ impl Tcp {
         self.sender_part(conn).set_dscp(conn, dscp);
     }
 
+    /// Whether the run's TCP is kept in several parts (a partitioned run).
+    pub fn is_split(&self) -> bool {
+        self.parts.len() > 1
+    }
+
+    /// Links `a` (x to y, already sending) and `b` (y to x, opened now at y) in y's part
+    /// only: a passive open's link, made in the event of y that opened `b`. x's part
+    /// learns it from `b`'s first packet (which carries `a`, `TcpPart::carry_reverse_ack`).
+    pub fn link_reverse_at(&mut self, y: u32, a: u32, b: u32) {
+        let p = self.host_part(y);
+        self.parts[p].link_reverse(a, b);
+    }
+
     /// Links `a` (x to y) and `b` (y to x) into one bidirectional connection, in the parts
     /// of x and y.
     pub fn link_reverse(&mut self, a: u32, b: u32) {
@@ -260,11 +273,17 @@ mod tests {
     }
 
     /// A request and response exchange on a linked pair between hosts 0 and 1 that both
-    /// close, over an instant lossless network: every packet sent is delivered next.
-    fn exchange(tcp: &mut Tcp) -> (Vec<Gist>, Vec<Note>) {
+    /// close, over an instant lossless network: every packet sent is delivered next. With
+    /// `passive`, host 1 opens the response connection when the request has arrived, and
+    /// links the pair in its part only (`Tcp::link_reverse_at`).
+    fn exchange(tcp: &mut Tcp, passive: bool) -> (Vec<Gist>, Vec<Note>) {
         let mut w = TestWire::default();
-        let (req, resp) = (tcp.open(0, 1, 7, 8), tcp.open(1, 0, 8, 7));
-        tcp.link_reverse(req, resp);
+        let req = tcp.open(0, 1, 7, 8);
+        let mut resp = crate::net::NONE;
+        if !passive {
+            resp = tcp.open(1, 0, 8, 7);
+            tcp.link_reverse(req, resp);
+        }
         tcp.write(&mut w, req, 3000);
         let (mut seen, mut notes) = (Vec::new(), Vec::new());
         let mut answered = false;
@@ -277,6 +296,10 @@ mod tests {
             let delivered = |n: &Note, c| matches!(n, Note::Delivered { conn, total, .. } if *conn == c && *total >= 3000);
             if !answered && notes.iter().any(|n| delivered(n, req)) {
                 answered = true;
+                if passive {
+                    resp = tcp.open(1, 0, 8, 7);
+                    tcp.link_reverse_at(1, req, resp);
+                }
                 tcp.write(&mut w, resp, 5000);
             }
             if !closed && notes.iter().any(|n| delivered(n, resp)) {
@@ -296,8 +319,8 @@ mod tests {
         let p = params(r#","delayed_ack":false,"initial_window":2,"tsq_limit":"0B""#);
         let mut whole = Tcp::new(p.clone());
         let mut split = Tcp::split(p, vec![0, 1]);
-        let (a, a_notes) = exchange(&mut whole);
-        let (b, b_notes) = exchange(&mut split);
+        let (a, a_notes) = exchange(&mut whole, false);
+        let (b, b_notes) = exchange(&mut split, false);
         assert!(a.len() > 8, "the exchange ran: {a:?}");
         assert_eq!(a, b);
         let totals = |n: &[Note]| {
@@ -325,5 +348,27 @@ mod tests {
         // part may still hold the old connection's half).
         assert_eq!(whole.open(0, 1, 7, 8), 0);
         assert_eq!(split.open(0, 1, 7, 8), 2, "the next slot of part 0");
+    }
+
+    /// A response connection opened by its server when the request arrived, and linked
+    /// there only, sends what one opened and linked with the request does: the client's
+    /// part links the pair at the response's first packet, which names the request.
+    /// (Delayed ACKs, so that the response carries the request's ACK.)
+    #[test]
+    fn a_passive_open_links_at_both_ends() {
+        let p = params(r#","initial_window":2,"tsq_limit":"0B""#);
+        let mut whole = Tcp::new(p.clone());
+        let mut split = Tcp::split(p, vec![0, 1]);
+        let (a, a_notes) = exchange(&mut whole, false);
+        let (b, b_notes) = exchange(&mut split, true);
+        assert_eq!(a, b);
+        assert_eq!(a_notes.len(), b_notes.len());
+        // (Both ends' links are gone again: the pair closed.)
+        let piggybacked = |g: &[Gist]| {
+            g.iter()
+                .filter(|g| g.5 & tcp_flags::ACK_REVERSE != 0)
+                .count()
+        };
+        assert!(piggybacked(&b) > 0, "responses carried the requests' ACKs");
     }
 }

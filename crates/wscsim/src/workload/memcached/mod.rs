@@ -199,6 +199,7 @@ impl AsMut<Message> for Pending {
 /// A client-server pair's connections (TCP: two one-way connections; UDP: two streams).
 #[derive(Clone, Debug, Default)]
 struct Pair {
+    client: u32,
     server: u32,
     req: u32,
     resp: u32,
@@ -280,6 +281,12 @@ pub struct Memcached {
     outstanding: u64,
     issuing: u32,
     id: u32,
+    /// TCP kept by part (a partitioned run): a server opens a pair's response connection
+    /// itself when the first request arrives (`open_response`), so each client's requests
+    /// act at its own host alone and its timers are host timers (run in its partition).
+    /// Requests are then numbered in the order the partitions ran, and put in (start,
+    /// client) order when the run ends (`finish`).
+    split: bool,
 }
 
 fn slot(v: &mut Vec<u32>, i: u32) -> &mut u32 {
@@ -325,15 +332,41 @@ impl Memcached {
             issuing: nc as u32,
             spec,
             id: 0,
+            split: false,
         }
     }
 
     pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         self.id = id;
+        self.split = !self.spec.udp && ctx.tcp.is_split();
         *ctx.active += 1;
         for c in 0..self.spec.clients.len() as u32 {
             let first = self.gap_ps(c);
-            ctx.ev.schedule(first, AppEvent::Timer { app: id, tag: c });
+            ctx.ev.schedule(first, self.timer(c));
+        }
+    }
+
+    /// Client `c`'s next request timer: a host timer when TCP is split (`split`); UDP's
+    /// streams are numbered run-wide, so a pair's opening stays at a barrier.
+    fn timer(&self, c: u32) -> AppEvent {
+        let (app, tag) = (self.id, c);
+        if self.split {
+            AppEvent::host_timer(app, tag)
+        } else {
+            AppEvent::Timer { app, tag }
+        }
+    }
+
+    /// The host of client `c` (where its timers act).
+    pub fn client_host(&self, c: u32) -> u32 {
+        self.spec.clients[c as usize]
+    }
+
+    /// At the end of a run whose requests were numbered in the order partitions ran
+    /// (`split`): puts them in (start, client) order, each client's in its own order.
+    pub fn finish(&mut self) {
+        if self.split {
+            self.requests.sort_by_key(|r| (r.start_ps, r.client));
         }
     }
 
@@ -365,12 +398,18 @@ impl Memcached {
             } else {
                 ctx.tcp.open(ch, sh, self.id, self.id)
             };
-            let resp = ctx.tcp.open(sh, ch, self.id, self.id);
-            // One bidirectional connection: responses carry the ACKs of requests.
-            ctx.tcp.link_reverse(req, resp);
+            let resp = if self.split {
+                NONE // the server opens it (`open_response`)
+            } else {
+                let resp = ctx.tcp.open(sh, ch, self.id, self.id);
+                // One bidirectional connection: responses carry the ACKs of requests.
+                ctx.tcp.link_reverse(req, resp);
+                resp
+            };
             (req, resp)
         };
         let fresh = Pair {
+            client: c,
             server: s,
             req,
             resp,
@@ -387,9 +426,25 @@ impl Memcached {
             }
         };
         *slot(&mut self.pair_of_conn, req) = p;
-        *slot(&mut self.pair_of_conn, resp) = p;
+        if resp != NONE {
+            *slot(&mut self.pair_of_conn, resp) = p;
+        }
         self.pair_of[idx] = p;
         p
+    }
+
+    /// With TCP split, the server opens pair `p`'s response connection when the first
+    /// request arrives, in its own partition's event, and links it with the request
+    /// connection there (the client's part links them at the first response: the
+    /// response's packets carry the request connection).
+    fn open_response(&mut self, p: u32, ctx: &mut Ctx<impl AppSched>) {
+        let pair = &mut self.pairs[p as usize];
+        let ch = self.spec.clients[pair.client as usize];
+        let sh = self.spec.servers[pair.server as usize];
+        let resp = ctx.tcp.open(sh, ch, self.id, self.id);
+        ctx.tcp.link_reverse_at(sh, pair.req, resp);
+        pair.resp = resp;
+        *slot(&mut self.pair_of_conn, resp) = p;
     }
 
     /// Client `c`'s next request.
@@ -460,13 +515,7 @@ impl Memcached {
         self.sent[c as usize] += 1;
         if self.sent[c as usize] < self.spec.requests_per_client {
             let next = now + self.gap_ps(c);
-            ctx.ev.schedule(
-                next,
-                AppEvent::Timer {
-                    app: self.id,
-                    tag: c,
-                },
-            );
+            ctx.ev.schedule(next, self.timer(c));
         } else {
             self.issuing -= 1;
             self.maybe_done(ctx);
@@ -569,6 +618,9 @@ impl Memcached {
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
         let p = self.pair_of_conn[conn as usize];
         if conn == self.pairs[p as usize].req {
+            if self.pairs[p as usize].resp == NONE {
+                self.open_response(p, ctx);
+            }
             while let Some(&q) = self.pairs[p as usize].unread.front() {
                 if q.msg.end > total {
                     break;
