@@ -5,6 +5,72 @@
 use super::*;
 use crate::metrics::{Column, Table};
 
+/// One request as the results table reports it: 32 bytes (a full-length run keeps tens
+/// of millions), its kind and hit packed above its request size.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestRecord {
+    pub client: u32,
+    pub server: u32,
+    pub start_ps: TimePs,
+    pub end_ps: TimePs,
+    /// Request bytes (bits 0-28), kind (`Op` as 0-2, bits 29-30), hit (bit 31).
+    bytes_op_hit: u32,
+    pub response_bytes: u32,
+}
+
+const REQUEST_BYTES_BITS: u32 = 29;
+const HIT_BIT: u32 = 1 << 31;
+
+impl RequestRecord {
+    /// A request sent at `start_ps`, not yet answered.
+    pub fn new(client: u32, server: u32, op: Op, start_ps: TimePs, request_bytes: u32) -> Self {
+        assert!(
+            request_bytes < 1 << REQUEST_BYTES_BITS,
+            "a request of {request_bytes} bytes"
+        );
+        let op_bits = match op {
+            Op::Get => 0,
+            Op::Set => 1,
+            Op::Delete => 2,
+        };
+        RequestRecord {
+            client,
+            server,
+            start_ps,
+            end_ps: NEVER,
+            bytes_op_hit: request_bytes | op_bits << REQUEST_BYTES_BITS,
+            response_bytes: 0,
+        }
+    }
+
+    pub fn request_bytes(&self) -> u32 {
+        self.bytes_op_hit & ((1 << REQUEST_BYTES_BITS) - 1)
+    }
+
+    pub fn op(&self) -> Op {
+        match self.kind_code() {
+            0 => Op::Get,
+            1 => Op::Set,
+            _ => Op::Delete,
+        }
+    }
+
+    /// The kind as the requests table codes it (0 get, 1 set, 2 delete: `KINDS`).
+    fn kind_code(&self) -> u8 {
+        ((self.bytes_op_hit & !HIT_BIT) >> REQUEST_BYTES_BITS) as u8
+    }
+
+    /// A get that found its key, or a delete that removed one.
+    pub fn hit(&self) -> bool {
+        self.bytes_op_hit & HIT_BIT != 0
+    }
+
+    pub(super) fn set_hit(&mut self, hit: bool) {
+        self.bytes_op_hit = (self.bytes_op_hit & !HIT_BIT) | if hit { HIT_BIT } else { 0 };
+    }
+}
+
+/// A request or response in flight: its record and how far it has arrived.
 /// The kinds of request, by the code `RequestRecord` keeps and the table's `kind` column.
 pub(super) const KINDS: [&str; 3] = ["get", "set", "delete"];
 
