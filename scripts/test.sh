@@ -13,4 +13,7 @@ fi
 # The test profile (opt-level 2, debug assertions and overflow checks on): about a minute
 # less to build than --release, and it checks more.
 cargo test -p wscsim
-.venv/bin/python -m pytest -q tests "$@"
+# Tests run in parallel, one worker per core (pytest-xdist; about 8 minutes on 2 cores against
+# 14 one after another). None depends on timing or on another; WSCSIM_TEST_WORKERS=0 runs
+# them in this process, one after another.
+.venv/bin/python -m pytest -q -n "${WSCSIM_TEST_WORKERS:-auto}" tests "$@"

@@ -19,28 +19,24 @@ mod slots;
 mod stall;
 mod threads;
 
-/// Every layer's events, one variant per layer. Each layer schedules and handles its own
-/// enum; this one only routes an event to its layer. 12 bytes, like the layers' own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SimEvent {
-    Net(NetEvent),
-    Host(HostEvent),
-    Tcp(TcpEvent),
-    App(AppEvent),
-    Metrics(MetricsEvent),
-    Svc(SvcEvent),
-    Dma(DmaEvent),
-}
-
+/// Declares `SimEvent` with one variant per layer, and how each layer's event becomes one.
 macro_rules! layer_events {
-    ($($variant:ident($ty:ty)),*) => {$(
-        impl From<$ty> for SimEvent {
-            #[inline]
-            fn from(e: $ty) -> Self {
-                SimEvent::$variant(e)
-            }
+    ($($variant:ident($ty:ty)),*) => {
+        /// Every layer's events, one variant per layer. Each layer schedules and handles its
+        /// own enum; this one only routes an event to its layer. 12 bytes, like the layers'.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum SimEvent {
+            $($variant($ty)),*
         }
-    )*};
+        $(
+            impl From<$ty> for SimEvent {
+                #[inline]
+                fn from(e: $ty) -> Self {
+                    SimEvent::$variant(e)
+                }
+            }
+        )*
+    };
 }
 layer_events!(
     Net(NetEvent),
@@ -112,194 +108,27 @@ macro_rules! stack {
     };
 }
 
+/// Borrows what the services reach out of a `Sim`.
+macro_rules! svc_ctx {
+    ($s:expr) => {
+        SvcCtx {
+            net: &mut $s.net,
+            hosts: &mut $s.hosts,
+            ev: &mut $s.ev,
+        }
+    };
+}
+
 mod build;
 mod parallel;
 mod prefetch;
 mod results;
+mod run;
 mod setup;
 use parallel::Balance;
 pub use results::Invariants;
 
 impl Sim {
-    fn start(&mut self) {
-        self.started = true;
-        self.apps.start(&mut stack!(self));
-        self.services.start(&mut SvcCtx {
-            net: &mut self.net,
-            hosts: &mut self.hosts,
-            ev: &mut self.ev,
-        });
-        self.charge_departures();
-        if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
-            self.ev.schedule(0, MetricsEvent::Sample.into());
-        }
-        self.route_unrouted();
-    }
-
-    /// Tests: declares the partition `e` acts on, so that touching another panics, and in
-    /// a partitioned run that `e` came from that partition's lane.
-    #[cold]
-    #[inline(never)]
-    fn check_partition(&self, e: SimEvent) {
-        let p = self.partition_of(e);
-        if self.ev.is_partitioned() && !self.ev.in_global() {
-            assert_eq!(p, self.ev.current_partition(), "{e:?} ran in another lane");
-        }
-        self.net.enter_partition(p);
-    }
-
-    /// In a partitioned run: puts what was scheduled outside any partition's event (at the
-    /// start, by a global event) into the lane of the partition it acts on.
-    fn route_unrouted(&mut self) {
-        if !self.ev.is_partitioned() {
-            return;
-        }
-        let mut v = self.ev.take_unrouted();
-        for &(t, e) in &v {
-            let p = self.partition_of(e);
-            self.ev.route(p, t, e);
-        }
-        v.clear();
-        self.ev.give_back_unrouted(v);
-    }
-
-    /// Adds a user's service (`services::user::ServiceCode`) under `id`, before the run
-    /// starts. On a torus it gets a queue of its own at every server, with the limit and
-    /// drop policy of the transport's.
-    pub fn add_service(
-        &mut self,
-        id: u16,
-        code: Box<dyn crate::services::user::ServiceCode>,
-    ) -> Result<(), String> {
-        if self.started {
-            return Err("services are added before the run starts".into());
-        }
-        self.services.add(id, code)?;
-        if let Some(sq) = self.net.service_queues.as_mut() {
-            let spec = sq.specs[0];
-            sq.grow(usize::from(id) + 1, spec);
-        }
-        Ok(())
-    }
-
-    /// Whether the run has ended (workload done or duration reached).
-    /// Puts `pkt` (allocated and counted as sent) on host `host`'s NIC now: a frame from
-    /// outside the simulation (the emulator's).
-    pub fn inject(&mut self, host: u32, pkt: crate::packet::PktId) {
-        self.net.host_transmit(&mut self.ev, host, pkt);
-    }
-
-    pub fn finished(&self) -> bool {
-        self.finished
-    }
-
-    /// Simulated time now, in picoseconds.
-    pub fn now_ps(&self) -> TimePs {
-        self.ev.now()
-    }
-
-    pub fn end_ps(&self) -> TimePs {
-        self.apps.end_ps
-    }
-
-    /// Why the run was stopped before its end (no progress), if it was.
-    pub fn fault(&self) -> Option<&str> {
-        self.stall.fault.as_deref()
-    }
-
-    /// Runs until simulated time `until_ps` (or the end of the run). Returns whether the run ended.
-    pub fn run_until(&mut self, until_ps: TimePs) -> bool {
-        if self.slots.is_some() {
-            return self.run_slots(until_ps);
-        }
-        if !self.started {
-            self.start();
-        }
-        if self.threads > 1 && !self.finished {
-            return self.run_threaded(until_ps);
-        }
-        self.run_slice(until_ps, None)
-    }
-
-    /// The event loop up to `until_ps`, with `crew` running lanes on other threads.
-    fn run_slice(&mut self, until_ps: TimePs, crew: Option<&threads::Crew>) -> bool {
-        let mut horizon = until_ps.min(self.apps.end_ps);
-        let mut draining = false;
-        while !self.finished {
-            let Some(e) = self.ev.next_due(horizon) else {
-                match self.ev.take_meeting() {
-                    Some(m) => {
-                        self.meet(m, crew);
-                        continue;
-                    }
-                    None => break,
-                }
-            };
-            self.prefetch_ahead();
-            if self.net.check_partitions {
-                self.check_partition(e.kind);
-            }
-            if self.stall.stalled(e.time_ps, &e.kind, self.stall_limit) {
-                self.finished = true;
-                break;
-            }
-            self.handle(e.kind);
-            if self.ev.in_global() {
-                self.route_unrouted();
-            }
-            if !self.net.nic_departures.is_empty() {
-                let Sim {
-                    net,
-                    hosts,
-                    ev,
-                    tcp,
-                    ..
-                } = self;
-                tcp.on_nic_departures(&mut transport::HostPath::new(net, hosts, ev));
-                self.apps.dispatch_notes(&mut stack!(self));
-            }
-            if !draining && (self.apps.done() || self.services.done()) {
-                match self.ev.window_last_ps() {
-                    // A partition's event finished the workload: every partition runs to the
-                    // end of the window first, so where the run stops does not depend on
-                    // the order of the window's lanes.
-                    Some(last) => {
-                        // To the window's end even past this call's `until_ps`: where the
-                        // run stops must not depend on the slices it is run in.
-                        horizon = last.min(self.apps.end_ps);
-                        draining = true;
-                    }
-                    None => self.finished = true,
-                }
-            }
-        }
-        if let Some(crew) = crew {
-            // A slice may end inside a window: the helpers finish their part of it before
-            // anything else touches the lanes.
-            crew.wait();
-        }
-        if draining {
-            self.finished = true;
-        }
-        if !self.finished {
-            self.ev.idle_until(horizon);
-            if horizon >= self.apps.end_ps || (Driver::is_empty(&self.ev) && !self.open_ended) {
-                self.finished = true;
-            }
-        }
-        if self.finished {
-            self.apps.finish(&self.udp, &mut self.metrics);
-            if self.ev.is_partitioned() {
-                self.net.sort_drop_log();
-            }
-        }
-        self.finished
-    }
-
-    pub fn run(&mut self) {
-        self.run_until(self.apps.end_ps);
-    }
-
     /// Routes an event to its layer; what a layer hands up (a packet for a host, a packet
     /// for a transport, notes for applications) goes to the layer above. Always inlined
     /// into the event loop, its one caller, with the network's handler: whether LLVM's
@@ -347,12 +176,7 @@ impl Sim {
             }
             SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),
             SimEvent::Svc(e) => {
-                let mut ctx = SvcCtx {
-                    net: &mut self.net,
-                    hosts: &mut self.hosts,
-                    ev: &mut self.ev,
-                };
-                self.services.on_event(&mut ctx, e);
+                self.services.on_event(&mut svc_ctx!(self), e);
                 self.pass_up_from_tunnel();
             }
             SimEvent::Metrics(MetricsEvent::Sample) => {
@@ -376,45 +200,15 @@ impl Sim {
         }
     }
 
-    /// A node fails or rejoins: the network first, then the services if it is a server.
+    /// A node fails or rejoins: the network first, then the services.
     #[inline(never)]
     fn node_event(&mut self, e: NetEvent) {
         self.net.handle(&mut self.ev, e);
         match e {
-            NetEvent::NodeDown { node } => self.node_down(node),
-            NetEvent::NodeUp { node } => self.node_up(node),
+            NetEvent::NodeDown { node } => self.services.on_node(&mut svc_ctx!(self), node, false),
+            NetEvent::NodeUp { node } => self.services.on_node(&mut svc_ctx!(self), node, true),
             _ => {}
         }
-    }
-
-    /// Node `node` has failed: if it is a server, the services hear.
-    fn node_down(&mut self, node: u32) {
-        let n = &self.net.nodes[node as usize];
-        if n.kind != crate::net::NodeKind::Host {
-            return;
-        }
-        let host = n.index;
-        let mut ctx = SvcCtx {
-            net: &mut self.net,
-            hosts: &mut self.hosts,
-            ev: &mut self.ev,
-        };
-        self.services.on_server_down(&mut ctx, host);
-    }
-
-    /// Node `node` has rejoined: if it is a server, the services hear.
-    fn node_up(&mut self, node: u32) {
-        let n = &self.net.nodes[node as usize];
-        if n.kind != crate::net::NodeKind::Host {
-            return;
-        }
-        let host = n.index;
-        let mut ctx = SvcCtx {
-            net: &mut self.net,
-            hosts: &mut self.hosts,
-            ev: &mut self.ev,
-        };
-        self.services.on_server_up(&mut ctx, host);
     }
 
     /// What a host has finished with goes up: to its transport or service, or on its way.
@@ -423,15 +217,10 @@ impl Sim {
         match r {
             Ready::Receive(pkt) => self.receive(pkt),
             Ready::Forward { pkt, host } => {
-                if self.net.pool.get(pkt).proto == crate::packet::Proto::Service {
-                    let mut ctx = SvcCtx {
-                        net: &mut self.net,
-                        hosts: &mut self.hosts,
-                        ev: &mut self.ev,
-                    };
-                    if self.services.on_path(&mut ctx, host, pkt) == OnPath::Taken {
-                        return;
-                    }
+                if self.net.pool.get(pkt).proto == crate::packet::Proto::Service
+                    && self.services.on_path(&mut svc_ctx!(self), host, pkt) == OnPath::Taken
+                {
+                    return;
                 }
                 self.net.host_transmit(&mut self.ev, host, pkt);
             }
@@ -450,6 +239,13 @@ impl Sim {
         if tunnel || !matches!(p.proto, Proto::Tcp | Proto::Udp) {
             return self.receive_other(pkt);
         }
+        self.transport_up(pkt);
+        self.apps.dispatch_notes(&mut stack!(self));
+    }
+
+    /// The hosts' TCP or UDP takes `pkt` (applications hear later).
+    #[inline]
+    fn transport_up(&mut self, pkt: crate::packet::PktId) {
         let Sim {
             net,
             hosts,
@@ -459,49 +255,24 @@ impl Sim {
             ..
         } = self;
         transport::receive(net, hosts, ev, tcp, udp, pkt);
-        self.apps.dispatch_notes(&mut stack!(self));
     }
 
-    /// What is not for the hosts' TCP or UDP straight away: real frames, DMA, services'
-    /// packets, and TCP data through the tunnel. (Out of line: the common path stays small
-    /// enough for the event loop to inline.)
+    /// What is not for the hosts' TCP or UDP straight away: real frames (for the
+    /// emulator), DMA, and the services' (their packets, and TCP data through the tunnel).
+    /// Out of line: the common path stays small enough for the event loop to inline.
     #[inline(never)]
     fn receive_other(&mut self, pkt: crate::packet::PktId) {
-        let p = self.net.pool.get(pkt);
-        if p.proto == crate::packet::Proto::Frame {
-            self.frames_out.push((pkt, self.ev.now()));
-            return;
+        match self.net.pool.get(pkt).proto {
+            crate::packet::Proto::Frame => self.frames_out.push((pkt, self.ev.now())),
+            crate::packet::Proto::Dma => {
+                self.dma.on_packet(&mut self.net, &mut self.ev, pkt);
+                self.apps.dispatch_notes(&mut stack!(self));
+            }
+            _ => {
+                self.services.receive(&mut svc_ctx!(self), pkt);
+                self.pass_up_from_tunnel();
+            }
         }
-        if p.proto == crate::packet::Proto::Dma {
-            self.dma.on_packet(&mut self.net, &mut self.ev, pkt);
-            self.apps.dispatch_notes(&mut stack!(self));
-            return;
-        }
-        if p.proto == crate::packet::Proto::Service {
-            let host = p.dst_host;
-            let mut ctx = SvcCtx {
-                net: &mut self.net,
-                hosts: &mut self.hosts,
-                ev: &mut self.ev,
-            };
-            self.services.deliver(&mut ctx, host, pkt);
-            return;
-        }
-        // TCP data with a tunnel (`receive` sends the rest of TCP and UDP straight up).
-        let t = self
-            .services
-            .tunnel
-            .as_mut()
-            .expect("only tunnelled TCP data");
-        t.arrive(
-            &mut SvcCtx {
-                net: &mut self.net,
-                hosts: &mut self.hosts,
-                ev: &mut self.ev,
-            },
-            pkt,
-        );
-        self.pass_up_from_tunnel();
     }
 
     /// What the tunnel's reorder buffers let go goes to the hosts' transport, in order.
@@ -513,16 +284,8 @@ impl Sim {
             return;
         }
         let ready = std::mem::take(&mut t.ready);
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            udp,
-            ..
-        } = self;
         for &pkt in &ready {
-            transport::receive(net, hosts, ev, tcp, udp, pkt);
+            self.transport_up(pkt);
         }
         if let Some(t) = &mut self.services.tunnel {
             t.ready = ready;

@@ -461,6 +461,12 @@ impl Network {
         self.node_up[node as usize]
     }
 
+    /// The host that node `node` is, if it is one.
+    pub fn host_of_node(&self, node: u32) -> Option<u32> {
+        let n = &self.nodes[node as usize];
+        (n.kind == NodeKind::Host).then_some(n.index)
+    }
+
     #[inline]
     pub fn n_hosts(&self) -> usize {
         self.host_nodes.len()

@@ -159,8 +159,31 @@ impl Services {
         }
     }
 
+    /// Node `node` has failed (`up` false) or rejoined, and the network knows: if it is a
+    /// server, the services that act on failures hear.
+    pub fn on_node(&mut self, ctx: &mut SvcCtx<impl SvcSched>, node: u32, up: bool) {
+        match ctx.net.host_of_node(node) {
+            Some(host) if up => self.on_server_up(ctx, host),
+            Some(host) => self.on_server_down(ctx, host),
+            None => {}
+        }
+    }
+
+    /// A packet the services take at its destination: a service's own (`Proto::Service`)
+    /// or, with a tunnel, TCP data into its reorder buffers (what they let go waits in
+    /// `tunnel.ready` for the hosts' transport).
+    pub fn receive(&mut self, ctx: &mut SvcCtx<impl SvcSched>, pkt: PktId) {
+        let p = ctx.net.pool.get(pkt);
+        if p.proto == crate::packet::Proto::Service {
+            let host = p.dst_host;
+            return self.deliver(ctx, host, pkt);
+        }
+        let t = self.tunnel.as_mut().expect("only tunnelled TCP data");
+        t.arrive(ctx, pkt);
+    }
+
     /// Server `host` has failed (by the truth): the services that act on failures hear.
-    pub fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+    fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
         if let Some(Service::Kv(k)) = self.get(KVSTORE) {
             k.on_server_down(ctx, host);
         }
@@ -218,7 +241,7 @@ impl Services {
     }
 
     /// Server `host` has rejoined: the key-value store recovers it.
-    pub fn on_server_up(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
+    fn on_server_up(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
         if let Some(Some(Service::Kv(k))) = self.list.get_mut(usize::from(KVSTORE)) {
             k.on_server_up(ctx, host);
         }

@@ -123,4 +123,23 @@ impl Sim {
             stall_limit,
         })
     }
+
+    /// Adds a user's service (`services::user::ServiceCode`) under `id`, before the run
+    /// starts. On a torus it gets a queue of its own at every server, with the limit and
+    /// drop policy of the transport's.
+    pub fn add_service(
+        &mut self,
+        id: u16,
+        code: Box<dyn crate::services::user::ServiceCode>,
+    ) -> Result<(), String> {
+        if self.started {
+            return Err("services are added before the run starts".into());
+        }
+        self.services.add(id, code)?;
+        if let Some(sq) = self.net.service_queues.as_mut() {
+            let spec = sq.specs[0];
+            sq.grow(usize::from(id) + 1, spec);
+        }
+        Ok(())
+    }
 }
