@@ -13,6 +13,7 @@
 //! inputs, is not modelled; nor is the merge's CPU work; nothing is retransmitted.
 
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, AGGREGATE, SERVICE_HEADER_BYTES};
+use crate::check::ConfigError;
 use crate::engine::{TimePs, NEVER};
 use crate::packet::{Packet, PktId, Proto};
 
@@ -65,6 +66,29 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
+    /// The aggregation of `spec` over `net`'s torus, up six disjoint trees from its root;
+    /// a root from which they were not found is refused.
+    pub fn build(
+        net: &crate::net::Network,
+        spec: &AggregateSpec,
+    ) -> Result<Aggregate, ConfigError> {
+        let l = super::RootLink::of(net, spec.root, spec.payload_bytes);
+        Aggregate::new(
+            spec.clone(),
+            l.dims,
+            l.frame_bytes,
+            l.wire_overhead_bytes,
+            l.rate_bps,
+        )
+        .ok_or_else(|| ConfigError {
+            path: "workload.root".into(),
+            message: format!(
+                "given {}; allowed: a root from which six disjoint trees were found",
+                spec.root
+            ),
+        })
+    }
+
     /// The service for a torus of `dims` whose links run at `link_bps` with frames of
     /// `frame_bytes` and `wire_overhead` bytes of framing; None if six trees were not
     /// found from the root.

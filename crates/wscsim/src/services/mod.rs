@@ -46,6 +46,29 @@ pub struct SvcCtx<'a, S> {
     pub ev: &'a mut S,
 }
 
+/// What a service that sends frames of `payload_bytes` from `root` across a torus needs
+/// to pace them: the torus's dimensions, the frame's bytes, the framing on the wire and
+/// the rate of the root's link.
+pub(crate) struct RootLink {
+    pub dims: [u32; 3],
+    pub frame_bytes: u32,
+    pub wire_overhead_bytes: u32,
+    pub rate_bps: u64,
+}
+
+impl RootLink {
+    /// Of a torus network (the workload's resolver checked there is one).
+    pub(crate) fn of(net: &Network, root: u32, payload_bytes: u32) -> RootLink {
+        let port = &net.ports[net.nic_port(root) as usize];
+        RootLink {
+            dims: net.torus.as_ref().expect("checked: a torus").dims,
+            frame_bytes: net.frame_bytes(root, payload_bytes + SERVICE_HEADER_BYTES),
+            wire_overhead_bytes: port.wire_overhead_bytes,
+            rate_bps: port.rate_bps,
+        }
+    }
+}
+
 /// The services' events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SvcEvent {

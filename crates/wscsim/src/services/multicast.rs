@@ -42,6 +42,7 @@ pub const PACE_GAIN_PER_S: f64 = 2.0;
 const PACE_CUT: f64 = 0.5;
 /// A tree's pace never falls below this fraction of its link.
 const PACE_FLOOR: f64 = 0.01;
+use crate::check::ConfigError;
 use crate::engine::{TimePs, NEVER};
 use crate::packet::{Packet, PktId, Proto};
 
@@ -189,6 +190,23 @@ pub struct Multicast {
 }
 
 impl Multicast {
+    /// The file distribution of `spec` over `net`'s torus, up six disjoint trees from each
+    /// root; roots from which they were not found are refused.
+    pub fn build(
+        net: &crate::net::Network,
+        spec: &MulticastSpec,
+    ) -> Result<Multicast, ConfigError> {
+        let l = super::RootLink::of(net, spec.roots[0], spec.payload_bytes);
+        Multicast::new(spec.clone(), l.dims, l.frame_bytes, l.wire_overhead_bytes, l.rate_bps)
+            .ok_or_else(|| ConfigError {
+                path: "workload.roots".into(),
+                message: format!(
+                    "given {:?}; allowed: roots from which six disjoint trees were found (from one, none was)",
+                    spec.roots
+                ),
+            })
+    }
+
     /// The service for a torus of `dims` whose links run at `link_bps` with `overhead`
     /// bytes of framing per frame; None if six trees were not found from some root.
     pub fn new(

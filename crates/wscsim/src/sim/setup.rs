@@ -58,8 +58,12 @@ pub(super) fn services_for(
         W::Reliable(spec) => {
             Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
         }
-        W::Multicast(spec) => multicast_service(net, spec)?,
-        W::Aggregate(spec) => aggregate_service(net, spec)?,
+        W::Multicast(spec) => {
+            Services::with_multicast(crate::services::multicast::Multicast::build(net, spec)?)
+        }
+        W::Aggregate(spec) => {
+            Services::with_aggregate(crate::services::aggregate::Aggregate::build(net, spec)?)
+        }
         W::Kv(spec) => Services::with_kv(crate::services::kvstore::KvStore::new(
             spec.clone(),
             net.n_hosts(),
@@ -78,58 +82,6 @@ pub(super) fn install_packing(net: &mut Network, hosts: &mut Hosts) {
     });
     hosts.packing = hosts.costed;
     net.record_departures = hosts.packing;
-}
-
-/// The aggregation of a run, up six disjoint trees of its torus.
-pub(super) fn aggregate_service(
-    net: &Network,
-    spec: &crate::services::aggregate::AggregateSpec,
-) -> Result<Services, ConfigError> {
-    let dims = net.torus.as_ref().expect("checked: a torus").dims;
-    let frame = net.frame_bytes(
-        spec.root,
-        spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
-    );
-    let port = &net.ports[net.nic_port(spec.root) as usize];
-    let (overhead, rate) = (port.wire_overhead_bytes, port.rate_bps);
-    crate::services::aggregate::Aggregate::new(spec.clone(), dims, frame, overhead, rate)
-        .map(Services::with_aggregate)
-        .ok_or_else(|| ConfigError {
-            path: "workload.root".into(),
-            message: format!(
-                "given {}; allowed: a root from which six disjoint trees were found",
-                spec.root
-            ),
-        })
-}
-
-/// The file distribution of a run, over six disjoint trees of its torus.
-pub(super) fn multicast_service(
-    net: &Network,
-    spec: &crate::services::multicast::MulticastSpec,
-) -> Result<Services, ConfigError> {
-    let dims = net.torus.as_ref().expect("checked: a torus").dims;
-    let root = spec.roots[0];
-    let frame = net.frame_bytes(
-        root,
-        spec.payload_bytes + crate::services::SERVICE_HEADER_BYTES,
-    );
-    let port = &net.ports[net.nic_port(root) as usize];
-    crate::services::multicast::Multicast::new(
-        spec.clone(),
-        dims,
-        frame,
-        port.wire_overhead_bytes,
-        port.rate_bps,
-    )
-    .map(Services::with_multicast)
-    .ok_or_else(|| ConfigError {
-        path: "workload.roots".into(),
-        message: format!(
-            "given {:?}; allowed: roots from which six disjoint trees were found (from one, none was)",
-            spec.roots
-        ),
-    })
 }
 
 /// Schedules the failures of a run: nodes failing whole and links, down and back up.
