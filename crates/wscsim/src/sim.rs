@@ -77,12 +77,8 @@ pub struct Sim {
     /// Prefetch two events ahead (the network's port-side state is too large to stay in
     /// cache); below that size the extra look-ups cost more than the misses they hide.
     deep_prefetch: bool,
-    /// The threads of a partitioned run (1: the lanes run one after another).
-    threads: usize,
-    /// Per lane of a threaded run, the thread that runs it (0: this one).
-    lane_owner: Vec<u32>,
-    /// What decides `lane_owner`, measured as the run goes.
-    balance: Balance,
+    /// A partitioned run's threads (one without partitions) and which lane each runs.
+    balance: crate::engine::partitioned::balance::LaneBalance,
     /// The timeslot engine's state (None: the event engine runs the scenario).
     slots: Option<slots::Slots>,
     started: bool,
@@ -125,7 +121,6 @@ mod prefetch;
 mod results;
 mod run;
 mod setup;
-use parallel::Balance;
 pub use results::Invariants;
 
 impl Sim {

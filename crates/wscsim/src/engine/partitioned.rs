@@ -21,6 +21,7 @@
 use super::queue::Lane;
 use super::{Event, PartitionId, TimePs};
 
+pub mod balance;
 pub mod lanes;
 
 /// Where an event scheduled while a partition's event runs goes.

@@ -67,9 +67,9 @@ impl Sim {
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
         net.track_nic_departures = tcp.tsq_limit_bytes > 0;
         let mut ev = EventQueue::new();
-        let (threads, lane_owner, balance) = match scenario.engine.as_ref() {
+        let balance = match scenario.engine.as_ref() {
             Some(e) if e.partitioned == Some(true) => partition_run(&mut net, &mut ev, e)?,
-            _ => (1, Vec::new(), Balance::default()),
+            _ => Default::default(),
         };
         let mut tcp = tcp_for(tcp, &net, ev.is_partitioned());
         if let Some(t) = &scenario.metrics.trace {
@@ -113,8 +113,6 @@ impl Sim {
             frames_out: Vec::new(),
             open_ended: false,
             deep_prefetch,
-            threads,
-            lane_owner,
             balance,
             slots,
             started: false,

@@ -50,7 +50,7 @@ impl Sim {
         if !self.started {
             self.start();
         }
-        if self.threads > 1 && !self.finished {
+        if self.balance.threads() > 1 && !self.finished {
             return self.run_threaded(until_ps);
         }
         self.run_slice(until_ps, None)

@@ -4,6 +4,7 @@
 
 use super::parallel::global_kind;
 use super::*;
+use crate::engine::partitioned::balance::LaneBalance;
 
 /// Marks the connections and ports a scenario's `[metrics.trace]` names (validated).
 pub(super) fn install_traces(
@@ -116,7 +117,7 @@ pub(super) fn partition_run(
     net: &mut Network,
     ev: &mut EventQueue<SimEvent>,
     e: &config::EngineCfg,
-) -> Result<(usize, Vec<u32>, Balance), ConfigError> {
+) -> Result<LaneBalance, ConfigError> {
     let (lookahead_ps, n) = net
         .partition_wires()
         .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
@@ -131,14 +132,12 @@ pub(super) fn partition_run(
             "1 with custom (Python or user) schemes",
         ));
     }
-    let balance = Balance {
-        fabric: net.fabric_only(n),
-        // A first guess, replaced by measurement after the first windows.
-        host_cost: 2.0,
-        ..Default::default()
-    };
-    let owner = threads::assign_lanes(&net.ports_per_partition(n), &balance.fabric, threads, 1.0);
-    Ok((threads, owner, balance))
+    // Helpers run partitions without hosts; at first by ports, then by measured cost.
+    Ok(LaneBalance::new(
+        threads,
+        &net.ports_per_partition(n),
+        net.fabric_only(n),
+    ))
 }
 
 /// The network, built with its schemes (`custom` makes Python or user ones), and its

@@ -1,0 +1,217 @@
+//! Which thread runs each lane of a partitioned run on several threads, decided again as
+//! the run goes by what each lane ran and what that cost.
+//!
+//! Thread 0 (the owner) keeps every lane that helpers may not run (`movable` false: in a
+//! run today, the partitions with hosts, whose events reach transports and applications);
+//! movable lanes go, heaviest first, to the least loaded thread. At first the weights are
+//! the caller's guess (a network's ports per partition); every `REBALANCE_WINDOWS` windows
+//! they are the events each lane ran since, an event of the owner's kept lanes costing
+//! `owner_cost` times a movable lane's, measured from both sides' wall time. Timing decides
+//! only who runs what, never a result: every lane is run to the same window's end by
+//! whichever thread runs it.
+
+use std::time::Instant;
+
+/// How often the lanes are shared again, in windows.
+pub const REBALANCE_WINDOWS: u64 = 256;
+
+/// Events per window below which helpers are not worth their two meetings per window: the
+/// owner then runs every lane (measured: a k=8 fat tree, about 300 events a window, ran
+/// slower on two threads than on one; k=16, about 4,000, 1.6x faster).
+pub const MIN_EVENTS_PER_WINDOW: u64 = 1_000;
+
+/// The lanes' threads and what decides them.
+#[derive(Default)]
+pub struct LaneBalance {
+    threads: usize,
+    /// Per lane, whether a helper thread may run it.
+    movable: Vec<bool>,
+    /// Per lane, the thread that runs it (0: the owner).
+    owner: Vec<u32>,
+    windows: u64,
+    /// Each lane's events at the last rebalance.
+    events_then: Vec<u64>,
+    /// Since the last rebalance: the owner's time from opening windows to reaching their
+    /// ends, and when the open window was opened.
+    owner_run_s: f64,
+    opened_at: Option<Instant>,
+    /// The helpers' time running lanes since the last rebalance, summed.
+    helpers_s: f64,
+    /// What an event of a kept lane costs against a movable lane's (smoothed).
+    owner_cost: f64,
+}
+
+impl LaneBalance {
+    /// `threads` threads for lanes weighing `weight` at first, of which `movable` may run
+    /// on helpers.
+    pub fn new(threads: usize, weight: &[u64], movable: Vec<bool>) -> LaneBalance {
+        LaneBalance {
+            threads,
+            owner: assign_lanes(weight, &movable, threads, 1.0),
+            movable,
+            // A first guess, replaced by measurement after the first windows.
+            owner_cost: 2.0,
+            ..Default::default()
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads.max(1)
+    }
+
+    /// Per lane, the thread that runs it.
+    pub fn owners(&self) -> &[u32] {
+        &self.owner
+    }
+
+    /// The lanes the owner (thread 0) runs.
+    pub fn own_lanes(&self) -> Vec<usize> {
+        (0..self.owner.len())
+            .filter(|&i| self.owner[i] == 0)
+            .collect()
+    }
+
+    /// A window has opened: the owner's time on it starts.
+    pub fn opened(&mut self) {
+        self.opened_at = Some(Instant::now());
+    }
+
+    /// The owner has reached the open window's end (its own lanes are run).
+    pub fn owner_done(&mut self) {
+        if let Some(t) = self.opened_at.take() {
+            self.owner_run_s += t.elapsed().as_secs_f64();
+        }
+    }
+
+    /// The helpers have finished the window, having spent `busy_s` on their lanes.
+    pub fn helpers_done(&mut self, busy_s: f64) {
+        self.helpers_s += busy_s;
+    }
+
+    /// After each window, with each lane's events so far: every `REBALANCE_WINDOWS`
+    /// windows the lanes are shared again, and this says so (`owners` has changed).
+    pub fn after_window(&mut self, lane_events: Vec<u64>) -> bool {
+        self.windows += 1;
+        if !self.windows.is_multiple_of(REBALANCE_WINDOWS) {
+            return false;
+        }
+        let recent: Vec<u64> = lane_events
+            .iter()
+            .zip(self.events_then.iter().chain(std::iter::repeat(&0)))
+            .map(|(n, t)| n - t)
+            .collect();
+        self.events_then = lane_events;
+        let per_window = recent.iter().sum::<u64>() / REBALANCE_WINDOWS;
+        let threads = if per_window < MIN_EVENTS_PER_WINDOW {
+            1
+        } else {
+            self.threads
+        };
+        let helpers_s = std::mem::take(&mut self.helpers_s);
+        let owner_s = std::mem::take(&mut self.owner_run_s);
+        self.owner_cost = owner_cost(&recent, &self.movable, &self.owner, owner_s, helpers_s)
+            .map_or(self.owner_cost, |c| (self.owner_cost + c) / 2.0);
+        self.owner = assign_lanes(&recent, &self.movable, threads, self.owner_cost);
+        true
+    }
+}
+
+/// What an event of a kept lane costs against a movable lane's, from a period's events per
+/// lane (`events`), who ran them and each side's time running lanes: the helpers ran
+/// movable lanes only, which prices those; the owner's time less its movable lanes' events
+/// is its kept lanes'. None until both sides have run some of each.
+fn owner_cost(
+    events: &[u64],
+    movable: &[bool],
+    owner: &[u32],
+    owner_s: f64,
+    helpers_s: f64,
+) -> Option<f64> {
+    let sum = |f: &dyn Fn(usize) -> bool| -> f64 {
+        (0..events.len())
+            .filter(|&i| f(i))
+            .map(|i| events[i] as f64)
+            .sum()
+    };
+    let helper_events = sum(&|i| owner[i] != 0);
+    let owner_movable = sum(&|i| owner[i] == 0 && movable[i]);
+    let kept_events = sum(&|i| !movable[i]);
+    if helper_events == 0.0 || kept_events == 0.0 || helpers_s <= 0.0 {
+        return None;
+    }
+    let movable_s = helpers_s / helper_events;
+    let kept_s = (owner_s - movable_s * owner_movable) / kept_events;
+    Some((kept_s / movable_s).clamp(0.5, 20.0))
+}
+
+/// Which thread runs each lane: lanes that may not move stay with the owner (0); the others
+/// go, heaviest first, to the least loaded thread (by `weight`, a kept lane's weighing
+/// `owner_cost` times as much).
+fn assign_lanes(weight: &[u64], movable: &[bool], threads: usize, owner_cost: f64) -> Vec<u32> {
+    let threads = threads.max(1);
+    let mut load = vec![0f64; threads];
+    let mut owner = vec![0u32; weight.len()];
+    for (i, &w) in weight.iter().enumerate() {
+        if !movable[i] {
+            load[0] += w as f64 * owner_cost;
+        }
+    }
+    let mut order: Vec<usize> = (0..weight.len()).filter(|&i| movable[i]).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(weight[i]), i));
+    for i in order {
+        let t = (0..threads)
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]))
+            .expect("a thread");
+        load[t] += weight[i] as f64;
+        owner[i] = t as u32;
+    }
+    owner
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_lanes_stay_with_the_owner_and_movable_lanes_balance() {
+        let weight = [10, 50, 40, 30, 20];
+        let movable = [false, true, true, true, true];
+        let owner = assign_lanes(&weight, &movable, 2, 1.0);
+        assert_eq!(owner[0], 0);
+        let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
+        assert_eq!((load(0), load(1)), (80, 70));
+        assert_eq!(assign_lanes(&weight, &movable, 1, 1.0), vec![0; 5]);
+        // Kept events that cost three times a movable one's leave the owner fewer movable
+        // events (60) than the 70 above.
+        let owner = assign_lanes(&weight, &movable, 2, 3.0);
+        let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
+        assert_eq!((load(0), load(1)), (70, 80));
+    }
+
+    #[test]
+    fn the_owners_cost_is_its_time_less_its_movable_lanes_priced_by_the_helpers() {
+        // Helpers ran 100 movable events in 1 s (10 ms each); the owner ran 50 movable
+        // (0.5 s) and 25 kept events in 2.5 s all told: 80 ms each, 8 times a movable one.
+        let events = [25, 50, 100];
+        let c = owner_cost(&events, &[false, true, true], &[0, 0, 1], 2.5, 1.0).unwrap();
+        assert!((c - 8.0).abs() < 1e-9, "{c}");
+        // Nothing measured on one side: no figure.
+        assert_eq!(
+            owner_cost(&events, &[false, true, true], &[0, 0, 0], 3.0, 0.0),
+            None
+        );
+    }
+
+    #[test]
+    fn windows_too_small_to_share_go_back_to_the_owner() {
+        let mut b = LaneBalance::new(2, &[1, 10, 10], vec![false, true, true]);
+        assert!(b.owners().contains(&1));
+        for _ in 1..REBALANCE_WINDOWS {
+            assert!(!b.after_window(vec![0, 0, 0]));
+        }
+        // A few events a window: below MIN_EVENTS_PER_WINDOW, one thread runs all.
+        assert!(b.after_window(vec![100, 100, 100]));
+        assert_eq!(b.owners(), &[0, 0, 0]);
+        assert_eq!(b.own_lanes(), vec![0, 1, 2]);
+    }
+}
