@@ -282,7 +282,7 @@ impl PyService {
         let max_size = tech.mtu_bytes - SERVICE_HEADER_BYTES;
         let c = PyServiceCtx {
             now_ps: ctx.ev.now(),
-            servers: ctx.net.torus_servers.min(ctx.net.n_hosts() as u32),
+            servers: ctx.net.torus_servers().min(ctx.net.n_hosts() as u32),
             service: self.id,
             max_size,
             actions: Vec::new(),
@@ -354,7 +354,7 @@ impl PyService {
                 }
                 self.sent += 1;
                 let frame = ctx.net.frame_bytes(src, size + SERVICE_HEADER_BYTES);
-                let pkt = ctx.net.pool.alloc(Packet {
+                let pkt = ctx.net.pool_mut().alloc(Packet {
                     proto: Proto::Service,
                     dst_port: self.id,
                     src_host: src,
@@ -384,7 +384,7 @@ impl ServiceCode for PyService {
     }
 
     fn on_path(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId) -> OnPath {
-        let Some(view) = Python::attach(|py| self.view(py, ctx.net.pool.get(pkt))) else {
+        let Some(view) = Python::attach(|py| self.view(py, ctx.net.pool().get(pkt))) else {
             return OnPath::Forward;
         };
         let v = Python::attach(|py| view.clone_ref(py));
@@ -395,7 +395,7 @@ impl ServiceCode for PyService {
             ]
         });
         let verdict = Python::attach(|py| {
-            view.borrow(py).write_back(ctx.net.pool.get_mut(pkt));
+            view.borrow(py).write_back(ctx.net.pool_mut().get_mut(pkt));
             match r.as_ref().map(|v| v.extract::<Option<String>>(py)) {
                 None | Some(Ok(None)) => Ok(false),
                 Some(Ok(Some(s))) if s == "forward" => Ok(false),
@@ -423,7 +423,7 @@ impl ServiceCode for PyService {
     }
 
     fn deliver(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId) {
-        if let Some(view) = Python::attach(|py| self.view(py, ctx.net.pool.get(pkt))) {
+        if let Some(view) = Python::attach(|py| self.view(py, ctx.net.pool().get(pkt))) {
             self.call(ctx, "deliver", |py| {
                 vec![
                     host.into_pyobject(py).unwrap().into_any().unbind(),

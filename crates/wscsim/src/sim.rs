@@ -189,9 +189,9 @@ impl Sim {
     /// now that they have.
     #[inline]
     fn charge_departures(&mut self) {
-        if !self.net.frames_out.is_empty() {
-            self.hosts
-                .frames_sent(&mut self.net.frames_out, self.ev.now());
+        if self.net.has_frames_out() {
+            let now = self.ev.now();
+            self.hosts.frames_sent(self.net.frames_out(), now);
         }
     }
 
@@ -212,7 +212,7 @@ impl Sim {
         match r {
             Ready::Receive(pkt) => self.receive(pkt),
             Ready::Forward { pkt, host } => {
-                if self.net.pool.get(pkt).proto == crate::packet::Proto::Service
+                if self.net.pool().get(pkt).proto == crate::packet::Proto::Service
                     && self.services.on_path(&mut svc_ctx!(self), host, pkt) == OnPath::Taken
                 {
                     return;
@@ -227,7 +227,7 @@ impl Sim {
     #[inline]
     fn receive(&mut self, pkt: crate::packet::PktId) {
         use crate::packet::Proto;
-        let p = self.net.pool.get(pkt);
+        let p = self.net.pool().get(pkt);
         // Only TCP data can be out of order in a way the tunnel repairs.
         let reorder = p.proto == Proto::Tcp && p.payload_bytes > 0;
         let tunnel = reorder && self.services.tunnel.is_some();
@@ -257,7 +257,7 @@ impl Sim {
     /// Out of line: the common path stays small enough for the event loop to inline.
     #[inline(never)]
     fn receive_other(&mut self, pkt: crate::packet::PktId) {
-        match self.net.pool.get(pkt).proto {
+        match self.net.pool().get(pkt).proto {
             crate::packet::Proto::Frame => self.frames_out.push((pkt, self.ev.now())),
             crate::packet::Proto::Dma => {
                 self.dma.on_packet(&mut self.net, &mut self.ev, pkt);

@@ -64,7 +64,7 @@ fn a_saturated_cpu_drops_at_its_receive_ring() {
     );
     assert!(s.hosts.utilisation(0, s.ev.now()) > 0.95);
     let nic = s.net.nic_port(0) as usize;
-    assert_eq!(s.net.ports[nic].stats.drops, h.rx_ring_drops);
+    assert_eq!(s.net.ports()[nic].stats.drops, h.rx_ring_drops);
 }
 
 /// memcached over TCP links each client-server pair into one bidirectional connection:
@@ -81,7 +81,7 @@ fn responses_carry_the_acks_of_requests() {
     let servers: std::collections::BTreeSet<u32> = reqs.iter().map(|r| r.server).collect();
     let server_pkts: u64 = servers
         .iter()
-        .map(|&h| s.net.ports[s.net.nic_port(h) as usize].stats.tx_pkts)
+        .map(|&h| s.net.ports()[s.net.nic_port(h) as usize].stats.tx_pkts)
         .sum();
     let n = reqs.len() as u64;
     assert!(
@@ -126,12 +126,12 @@ fn events_keep_to_their_partitions() {
     for json in PARTITIONED_CASES {
         let mut s = Sim::from_json(json).unwrap_or_else(|e| panic!("{e}"));
         let parts: std::collections::BTreeSet<_> =
-            s.net.nodes.iter().map(|n| n.partition).collect();
+            s.net.nodes().iter().map(|n| n.partition).collect();
         assert!(parts.len() >= 4, "{parts:?}");
-        s.net.check_partitions = true;
+        s.net.set_check_partitions(true);
         s.run();
         assert!(s.invariants().ok());
-        assert!(s.net.counters.packet_hops > 1000);
+        assert!(s.net.counters().packet_hops > 1000);
     }
 }
 
@@ -148,12 +148,12 @@ fn a_partitioned_run_takes_events_from_their_lanes() {
         let json = json.replacen('{', r#"{"engine":{"partitioned":true},"#, 1);
         let mut s = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
         assert!(s.ev.is_partitioned());
-        s.net.check_partitions = true;
+        s.net.set_check_partitions(true);
         s.run();
         let inv = s.invariants();
         assert!(inv.ok(), "{json}");
         assert_eq!(inv.lookahead_violations, 0);
-        assert!(s.net.counters.packet_hops > 1000);
+        assert!(s.net.counters().packet_hops > 1000);
     }
 }
 
@@ -172,7 +172,7 @@ fn a_partitioned_run_stops_at_the_same_place_in_any_slices() {
         (
             s.ev.events_processed(),
             s.now_ps(),
-            s.net.counters.packet_hops,
+            s.net.counters().packet_hops,
         )
     };
     let whole = outcome(u64::MAX / 2);
@@ -198,7 +198,7 @@ fn threads_change_no_result() {
         let outcome = |threads: u32, step_ps: u64| {
             let json = json.replacen('{', &format!(r#"{{"engine":{{"threads":{threads}}},"#), 1);
             let mut s = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
-            s.net.check_partitions = true;
+            s.net.set_check_partitions(true);
             while !s.run_until(s.now_ps() + step_ps) {}
             let sum = s.summary();
             assert!(s.invariants().ok(), "{json}");
@@ -206,7 +206,7 @@ fn threads_change_no_result() {
                 sum["events"].clone(),
                 sum["packet_hops"].clone(),
                 sum["headline"].to_string(),
-                format!("{:?}", s.net.drop_log),
+                format!("{:?}", s.net.drop_log()),
                 s.now_ps(),
             )
         };
@@ -225,7 +225,7 @@ fn touching_another_partition_is_caught() {
     )
     .unwrap();
     // Host 0 is in pod 0 (partition 1); act as partition 2 and send from it.
-    let pkt = s.net.pool.alloc(wscsim::packet::Packet {
+    let pkt = s.net.pool_mut().alloc(wscsim::packet::Packet {
         dst_host: 15,
         frame_bytes: 64,
         ..Default::default()
@@ -255,8 +255,8 @@ fn a_failed_link_loses_exactly_its_packets() {
         .filter(|k| k * gap + flight > at)
         .count() as u64;
     let expected = on_wire + sends(at, until);
-    assert_eq!(s.net.counters.link_down_drops, expected);
-    assert_eq!(s.net.counters.dropped, expected, "no other losses");
+    assert_eq!(s.net.counters().link_down_drops, expected);
+    assert_eq!(s.net.counters().dropped, expected, "no other losses");
     let st = &s.udp.streams[0];
     assert!(st.recv_pkts > 0 && st.sent_pkts - st.recv_pkts >= expected);
     // Delivery resumed after the link came back.
@@ -280,7 +280,7 @@ fn incast_completes_and_conserves_packets() {
     );
     assert_eq!(s.metrics.incast.len(), 5);
     assert!(
-        s.net.counters.dropped > 0,
+        s.net.counters().dropped > 0,
         "4 KB per port must drop under incast"
     );
 }
@@ -295,7 +295,7 @@ fn switches_wider_than_the_voq_limit_share_queues() {
     assert_eq!(s.metrics.incast.len(), 3);
     assert!(s
         .net
-        .ports
+        .ports()
         .iter()
         .all(|p| p.q_count <= wscsim::topology::build::MAX_VOQS));
 }
@@ -307,7 +307,7 @@ fn every_buffer_mode_keeps_its_limits() {
             r#"{{"duration":"3ms","topology":{{"kind":"fat_tree","k":4}},"switch":{{"buffer":"{buffer}","buffer_per_port":"16KiB"}},
             "transport":{{"rto_min":"1ms"}},"workload":{{"kind":"all_to_all"}}}}"#
         ));
-        assert!(s.net.counters.packet_hops > 1000);
+        assert!(s.net.counters().packet_hops > 1000);
     }
 }
 
@@ -331,10 +331,10 @@ fn udp_to_random_destinations_spreads_evenly() {
     // What the switch sent towards each host, against the mean.
     let mean = got as f64 / 8.0;
     for h in 0..8u32 {
-        let node = s.net.host_nodes[h as usize];
+        let node = s.net.host_nodes()[h as usize];
         let rx: u64 = s
             .net
-            .ports
+            .ports()
             .iter()
             .filter(|p| p.switch != wscsim::net::NONE && p.peer_node == node)
             .map(|p| p.stats.tx_pkts)
@@ -345,7 +345,7 @@ fn udp_to_random_destinations_spreads_evenly() {
         );
     }
     // Each delivered datagram made two hops; the few still on the way made one or two.
-    let hops = s.net.counters.packet_hops;
+    let hops = s.net.counters().packet_hops;
     assert!(
         hops >= 2 * got && hops <= 2 * sent,
         "hops {hops} sent {sent} received {got}"
@@ -394,7 +394,7 @@ fn sack_repairs_bursts_of_losses_with_fewer_timeouts() {
             .flows
             .iter()
             .all(|f| f.end_ps != wscsim::engine::NEVER));
-        assert!(s.net.counters.dropped > 50);
+        assert!(s.net.counters().dropped > 50);
     }
     let last = |s: &Sim| s.metrics.flows.iter().map(|f| f.end_ps).max().unwrap();
     assert!(
@@ -463,10 +463,10 @@ fn a_failed_node_loses_only_what_it_held_and_what_was_for_it() {
         "failure_detection":{"mode":"instant"},
         "failures":[{"node":"h5","at":"1ms","until":"3ms"}]}"#,
     );
-    let c = &s.net.counters;
+    let c = &s.net.counters();
     assert!(c.link_down_drops > 0 && c.unroutable_drops > 0);
     assert_eq!(c.dropped, c.link_down_drops + c.unroutable_drops);
-    for d in &s.net.drop_log {
+    for d in s.net.drop_log() {
         assert!((1_000_000_000..3_000_000_000).contains(&d.time_ps));
     }
     // Unroutable: what others send to h5 (about 1/63 of their datagrams) for 2 ms of the
@@ -490,10 +490,10 @@ fn packets_go_around_a_failed_link() {
         "failures":[{"link":["h0","h1"],"at":"0ms"}]}"#,
     );
     let st = &s.udp.streams[0];
-    assert_eq!(s.net.counters.dropped, 0);
+    assert_eq!(s.net.counters().dropped, 0);
     assert!(st.recv_pkts > 10);
     // Every delivered datagram made 5 hops; the few on their way made fewer.
-    let hops = s.net.counters.packet_hops;
+    let hops = s.net.counters().packet_hops;
     assert!(hops >= 5 * st.recv_pkts && hops <= 5 * st.sent_pkts);
 }
 
@@ -575,9 +575,9 @@ fn packing_fills_frames_up_to_the_mtu() {
             "runtime":{{"pack":{pack}}},
             "workload":{{"kind":"udp","destination":"neighbours","links":6,"load":1.0,"packet_size":"1472B"}}}}"#
         ));
-        let base = s.net.nodes[s.net.host_nodes[0] as usize].port_base as usize;
+        let base = s.net.nodes()[s.net.host_nodes()[0] as usize].port_base as usize;
         let (mut n, mut wire) = (0, 0);
-        for pt in &s.net.ports[base..base + 6] {
+        for pt in &s.net.ports()[base..base + 6] {
             n += pt.stats.tx_pkts;
             wire += pt.stats.tx_wire_bytes;
         }
@@ -602,7 +602,7 @@ fn packed_frames_pay_their_fixed_work_once() {
         "workload":{"kind":"udp","destination":"neighbours","links":6,"load":1.0,"packet_size":"1472B"}}"#,
     );
     let (mut n, mut wire) = (0u64, 0u64);
-    for pt in &s.net.ports {
+    for pt in s.net.ports() {
         n += pt.stats.tx_pkts;
         wire += pt.stats.tx_wire_bytes;
     }

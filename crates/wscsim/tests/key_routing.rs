@@ -12,11 +12,7 @@ fn run(json: &str) -> Sim {
 }
 
 fn counters(s: &Sim) -> wscsim::net::kbr::KbrCounters {
-    s.net
-        .kbr
-        .as_ref()
-        .expect("a torus runs the runtime")
-        .counters
+    s.net.kbr().expect("a torus runs the runtime").counters
 }
 
 /// 64 servers (4 x 4 x 4) each sending 1,000 datagrams a second to random keys, with
@@ -93,15 +89,15 @@ fn a_failed_link_loses_packets_until_its_ends_learn_of_it() {
     };
     let ms = 1_000_000_000u64;
     let s = run(&sc("keepalive"));
-    let times: Vec<u64> = s.net.drop_log.iter().map(|d| d.time_ps).collect();
+    let times: Vec<u64> = s.net.drop_log().iter().map(|d| d.time_ps).collect();
     assert!(
         times.iter().all(|&t| (ms..=31 * ms).contains(&t)),
         "{times:?}"
     );
     assert!(times.iter().any(|&t| t > 21 * ms), "lost until detected");
     let instant = run(&sc("instant"));
-    assert!(instant.net.drop_log.iter().all(|d| d.time_ps == ms));
-    assert!(instant.net.counters.dropped < s.net.counters.dropped / 10);
+    assert!(instant.net.drop_log().iter().all(|d| d.time_ps == ms));
+    assert!(instant.net.counters().dropped < s.net.counters().dropped / 10);
 }
 
 /// After failures and repairs of servers and links at various times, once detection and
@@ -115,7 +111,7 @@ fn views_converge_to_the_truth() {
                     {"link":["h0","h1"],"at":"40ms","until":"150ms"},{"node":"h21","at":"100ms"},
                     {"node":"h12","at":"100ms","until":"101ms"}]}"#,
     );
-    let k = s.net.kbr.as_ref().unwrap();
+    let k = s.net.kbr().unwrap();
     assert!(k.counters.notices > 0);
     for node in 0..60u32 {
         if s.net.is_node_up(node) {
@@ -163,25 +159,21 @@ fn links_are_chosen_late_from_per_service_queues() {
     };
     let frame = 1018u64;
     let late = run(&sc("per_service"));
-    let sq = late
-        .net
-        .service_queues
-        .as_ref()
-        .expect("per-service queues");
+    let sq = late.net.service_queues().expect("per-service queues");
     assert!(sq.max_len > 5, "a backlog formed: {}", sq.max_len);
     let most = late
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| p.stats.max_queue_bytes)
         .max()
         .unwrap();
     assert_eq!(most, frame, "one frame waiting at most");
     let early = run(&sc("per_link"));
-    assert!(early.net.service_queues.is_none());
+    assert!(early.net.service_queues().is_none());
     let most = early
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| p.stats.max_queue_bytes)
         .max()
@@ -242,16 +234,17 @@ fn neighbours_saturate_the_links_they_use() {
             r#"{{"duration":"20ms","topology":{{"kind":"torus3d","dims":[3,3,3]}},"transport":{{"kind":"udp"}},
             "workload":{{"kind":"udp","destination":"neighbours","links":{links},"load":1.0}}}}"#
         ));
-        let busy = s.net.ports.iter().filter(|p| p.stats.tx_pkts > 0).count() as u32;
+        let busy = s.net.ports().iter().filter(|p| p.stats.tx_pkts > 0).count() as u32;
         assert_eq!(busy, 27 * links);
         assert_eq!(
-            s.net.counters.packet_hops, s.net.counters.sent,
+            s.net.counters().packet_hops,
+            s.net.counters().sent,
             "one hop each"
         );
         // Every used link is busy all the time: 20 ms of jumbo frames at 1 Gbit/s less
         // the first and last.
         let frames = 20_000_000_000u64 / ((9018 + 20) * 8 * 1000);
-        for p in s.net.ports.iter().filter(|p| p.stats.tx_pkts > 0) {
+        for p in s.net.ports().iter().filter(|p| p.stats.tx_pkts > 0) {
             assert!(
                 p.stats.tx_pkts + 2 >= frames,
                 "{} of {frames}",
@@ -328,7 +321,7 @@ mod stops {
         }
         fn on_timer(&mut self, ctx: &mut SvcCtx<Dyn>, tag: u32) {
             let frame = ctx.net.frame_bytes(0, 200);
-            let pkt = ctx.net.pool.alloc(Packet {
+            let pkt = ctx.net.pool_mut().alloc(Packet {
                 proto: Proto::Service,
                 dst_port: ID,
                 src_host: 0,
@@ -352,7 +345,7 @@ mod stops {
         }
         fn on_path(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId) -> OnPath {
             self.crossed.lock().unwrap().push(host);
-            if host == 4 && ctx.net.pool.get(pkt).seq % 2 == 1 {
+            if host == 4 && ctx.net.pool().get(pkt).seq % 2 == 1 {
                 let now = ctx.ev.now();
                 let port = ctx.net.nic_port(host);
                 ctx.net.drop_packet(now, port, pkt);
@@ -361,11 +354,11 @@ mod stops {
             OnPath::Forward
         }
         fn deliver(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId) {
-            let seq = ctx.net.pool.get(pkt).seq;
+            let seq = ctx.net.pool().get(pkt).seq;
             self.delivered.lock().unwrap().push((host, seq));
             if host == 2 {
-                ctx.net.counters.delivered += 1;
-                ctx.net.pool.get_mut(pkt).dst_host = 5;
+                ctx.net.count_delivered();
+                ctx.net.pool_mut().get_mut(pkt).dst_host = 5;
                 ctx.hosts.send(ctx.net, ctx.ev, 2, pkt);
             } else {
                 ctx.net.delivered(pkt);
@@ -429,12 +422,12 @@ fn reliable_transfers_complete_across_losses() {
     ));
     let r = lossy.services.reliable().unwrap();
     assert!(r.done(), "all complete");
-    assert!(lossy.net.counters.link_down_drops > 0);
+    assert!(lossy.net.counters().link_down_drops > 0);
     assert!(r.transfers().iter().map(|t| t.timeouts).sum::<u32>() > 0);
     let keyed = run(&sc("\"key\"", ""));
     let r = keyed.services.reliable().unwrap();
     assert!(r.done());
-    assert_eq!(keyed.net.kbr.as_ref().unwrap().counters.key_misdelivered, 0);
+    assert_eq!(keyed.net.kbr().unwrap().counters.key_misdelivered, 0);
 }
 
 /// File distribution over six disjoint trees on 27 servers: every member gets the whole
@@ -448,7 +441,7 @@ fn multicast_over_six_trees_reaches_every_member_at_six_links_rate() {
     );
     let m = s.services.multicast().unwrap();
     assert!(m.done() && s.finished());
-    assert_eq!(s.net.counters.dropped, 0);
+    assert_eq!(s.net.counters().dropped, 0);
     let payload = 9000.0 - 32.0;
     let wire = payload + 32.0 + 18.0 + 20.0;
     let bound = 6.0 * 0.98 * payload / wire;
@@ -475,7 +468,7 @@ fn three_concurrent_multicasts_share_the_links() {
     );
     let m = s.services.multicast().unwrap();
     assert!(m.done());
-    assert_eq!(s.net.counters.dropped, 0);
+    assert_eq!(s.net.counters().dropped, 0);
     let bound = 6.0 * 0.32 * (9000.0 - 32.0) / 9070.0;
     for x in &m.instances {
         for (v, g) in x.member_gbps(&m.spec).into_iter().enumerate() {
@@ -510,7 +503,7 @@ fn the_tunnel_puts_multipath_tcp_back_in_order() {
         let h = s.summary()["headline"].clone();
         assert_eq!(h["flows_completed"], 702, "{h}");
         let rtx = h["tcp_retransmits"].as_u64().unwrap();
-        rtx.saturating_sub(s.net.counters.dropped)
+        rtx.saturating_sub(s.net.counters().dropped)
     };
     let tunnel = tcp_all_to_all("{}");
     let on = needless(&tunnel);
@@ -532,7 +525,7 @@ fn aggregation_merges_on_the_path_at_six_links_rate() {
     );
     let a = s.services.aggregate().unwrap();
     assert!(a.done() && s.finished());
-    assert_eq!(s.net.counters.dropped, 0);
+    assert_eq!(s.net.counters().dropped, 0);
     assert_eq!(a.at_root, a.packets);
     // One packet per server but the root, per packet of the job: merged, not forwarded.
     assert_eq!(a.sent, 26 * u64::from(a.packets));
@@ -580,7 +573,7 @@ fn multicast_members_repair_what_overloaded_links_lost() {
     );
     let m = s.services.multicast().unwrap();
     assert!(m.done(), "every member of every instance has the file");
-    assert!(s.net.counters.service_queue_drops > 0);
+    assert!(s.net.counters().service_queue_drops > 0);
     let repairs: u64 = m.instances.iter().map(|x| x.repairs).sum();
     assert!(repairs > 0);
     for x in &m.instances {

@@ -82,10 +82,10 @@ fn acknowledged_writes_survive_fewer_than_r_failures() {
 
 /// The packets a node's ports sent, split by whether the far end is one of `far`.
 fn sent_towards(s: &Sim, node: usize, far: impl Fn(u32) -> bool) -> (u64, u64) {
-    let n = &s.net.nodes[node];
+    let n = &s.net.nodes()[node];
     let ports = n.port_base..n.port_base + n.nports;
     ports.fold((0, 0), |(a, b), p| {
-        let pt = &s.net.ports[p as usize];
+        let pt = &s.net.ports()[p as usize];
         let sent = pt.stats.tx_pkts + pt.stats.drops;
         if far(pt.peer_node) {
             (a + sent, b)
@@ -111,7 +111,7 @@ fn load_generators_reach_the_store_through_the_external_switch_only() {
     assert!(k.done());
     assert!(k.clients.ops.iter().all(|o| o.client >= 27 && o.fe < 27));
     let ext = 27;
-    assert_eq!(s.net.nodes[ext].kind, wscsim::net::NodeKind::Switch);
+    assert_eq!(s.net.nodes()[ext].kind, wscsim::net::NodeKind::Switch);
     let server = |n: u32| n < 27;
     let (to_servers, to_generators) = sent_towards(&s, ext, server);
     let generators_sent: u64 = (28..32).map(|g| sent_towards(&s, g, |_| true).0).sum();

@@ -42,7 +42,12 @@ fn a_lone_flow_never_waits() {
         "2ms",
     ));
     assert_eq!(slot_ps(&s), SLOT_PS);
-    let busy: Vec<_> = s.net.ports.iter().filter(|p| p.stats.tx_pkts > 0).collect();
+    let busy: Vec<_> = s
+        .net
+        .ports()
+        .iter()
+        .filter(|p| p.stats.tx_pkts > 0)
+        .collect();
     assert_eq!(
         busy.len(),
         2,
@@ -52,7 +57,7 @@ fn a_lone_flow_never_waits() {
         assert_eq!(p.stats.wait_ps_sum, 0);
         assert_eq!(p.stats.max_queue_bytes, 1518);
     }
-    let c = &s.net.counters;
+    let c = &s.net.counters();
     // What is still on its way at the end: at most the two hops of one datagram.
     assert!(c.sent - c.delivered <= 2, "{c:?}");
     assert_eq!(c.dropped, 0);
@@ -73,14 +78,14 @@ fn an_overloaded_port_sends_one_frame_per_slot() {
     let slots = s.summary()["timeslots"]["slots"].as_u64().unwrap();
     let to_h0 = s
         .net
-        .ports
+        .ports()
         .iter()
-        .find(|p| p.switch != wscsim::net::NONE && p.peer_node == s.net.host_nodes[0])
+        .find(|p| p.switch != wscsim::net::NONE && p.peer_node == s.net.host_nodes()[0])
         .unwrap();
     assert_eq!(to_h0.stats.tx_pkts, slots - 3);
     assert_eq!(to_h0.stats.tx_wire_bytes, (slots - 3) * 1538);
     assert!(to_h0.stats.drops > 0);
-    let c = &s.net.counters;
+    let c = &s.net.counters();
     assert_eq!(c.dropped, to_h0.stats.drops);
     // A full buffer holds 131 frames of 1,518 bytes.
     assert_eq!(to_h0.stats.max_queue_bytes, 200_000 / 1518 * 1518);
@@ -145,7 +150,7 @@ fn the_same_load_as_the_event_engine() {
         }
     }
     assert_eq!(compared, 16);
-    assert_eq!(ts.net.counters.dropped, ev.net.counters.dropped);
+    assert_eq!(ts.net.counters().dropped, ev.net.counters().dropped);
 }
 
 /// A faster link sends as many frames per slot as its rate is a multiple of the slowest;
@@ -163,7 +168,7 @@ fn faster_links_send_several_frames_per_slot() {
     let s = run(&leaf_spine(8, 2));
     let most = s
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| (p.rate_bps, p.stats.tx_pkts))
         .collect::<Vec<_>>();

@@ -35,7 +35,7 @@ fn main() {
     // Bits sent by switch ports: what Flexplane counts as router throughput.
     let switch_bits: u64 = sim
         .net
-        .ports
+        .ports()
         .iter()
         .filter(|p| p.switch != wscsim::net::NONE)
         .map(|p| p.stats.tx_wire_bytes * 8)
@@ -58,7 +58,7 @@ fn main() {
         "event_queue_len_max_sampled": max_q,
         "invariants_ok": s["invariants"]["ok"],
         "packets_in_flight_at_end": s["invariants"]["packets_in_flight"],
-        "packet_pool_slots": sim.net.pool.capacity_used(),
+        "packet_pool_slots": sim.net.pool().capacity_used(),
         "headline": s["headline"],
     });
     println!("{}", serde_json::to_string_pretty(&out).unwrap());

@@ -260,8 +260,8 @@ impl Emulator {
             payload_bytes: info.payload_bytes,
             ..Default::default()
         };
-        net.counters.sent += 1;
-        let id = net.pool.alloc(p);
+        net.count_sent();
+        let id = net.pool_mut().alloc(p);
         let slot = id as usize;
         if self.frames.len() <= slot {
             self.frames.resize_with(slot + 1, Vec::new);
@@ -283,7 +283,7 @@ impl Emulator {
     }
 
     fn write_frame(&mut self, pkt: PktId, at_ps: TimePs, now_ps: TimePs) -> io::Result<()> {
-        let p = *self.sim.net.pool.get(pkt);
+        let p = *self.sim.net.pool().get(pkt);
         let bytes = &mut self.frames[pkt as usize];
         if p.ecn == crate::packet::ecn::CE && frame::mark_ce(bytes) {
             self.stats.ce_marked += 1;

@@ -21,15 +21,15 @@ impl Hosts {
     /// to the network at the host's NIC.
     #[inline]
     pub fn send(&mut self, net: &mut Network, ev: &mut impl HostSched, host: u32, pkt: PktId) {
-        net.counters.sent += 1;
+        net.count_sent();
         if self.packing {
             // Its sending work is charged when it leaves in a frame (`frames_sent`), as
             // the host's own.
             self.state[host as usize].tx_packets += 1;
-            net.pool.get_mut(pkt).framing |= framing::OWN;
+            net.pool_mut().get_mut(pkt).framing |= framing::OWN;
         } else if self.costed {
             let now = ev.now();
-            let p = net.pool.get(pkt);
+            let p = net.pool().get(pkt);
             let cost = self.tx_packet_ps
                 + self.copy_ps(p.payload_bytes as u64)
                 + self.half_packet_bytes_ps(p.frame_bytes);
@@ -61,7 +61,7 @@ impl Hosts {
     ) -> Option<PktId> {
         // DMA's TLPs go to memory through the adapter, not through the network stack; a
         // real frame's stack is the real kernel's.
-        let proto = net.pool.get(pkt).proto;
+        let proto = net.pool().get(pkt).proto;
         if !self.costed
             || proto == crate::packet::Proto::Dma
             || proto == crate::packet::Proto::Frame
@@ -105,7 +105,7 @@ impl Hosts {
             self.state[host as usize].rx_waiting = waiting;
             return;
         }
-        let first = net.pool.get(waiting[0]);
+        let first = net.pool().get(waiting[0]);
         let irq_done = if self.interrupt_ps == 0 {
             now
         } else if self.spec.threads == Threads::PerLink {
@@ -138,7 +138,7 @@ impl Hosts {
         pkt: PktId,
         ready_ps: TimePs,
     ) -> TimePs {
-        let p = net.pool.get(pkt);
+        let p = net.pool().get(pkt);
         let cost = self.rx_own_ps(p) + self.half_packet_bytes_ps(p.frame_bytes);
         let done = if self.spec.threads == Threads::PerLink {
             let link = usize::from(p.in_port).min(MAX_LINKS - 1);
@@ -207,7 +207,7 @@ impl Hosts {
         if !self.costed {
             return Some(Ready::Forward { pkt, host });
         }
-        let p = net.pool.get(pkt);
+        let p = net.pool().get(pkt);
         let ((rx_cost, tx_cost), delay) = (
             self.forward_halves_ps(p),
             self.hop_latency_ps(p.frame_bytes),
@@ -253,12 +253,12 @@ impl Hosts {
                 None
             }
             HostEvent::TxDone { pkt } => {
-                let host = net.pool.get(pkt).src_host;
+                let host = net.pool().get(pkt).src_host;
                 net.host_transmit(ev, host, pkt);
                 None
             }
             HostEvent::RxDone { pkt } => {
-                let host = net.pool.get(pkt).dst_host;
+                let host = net.pool().get(pkt).dst_host;
                 self.state[host as usize].rx_in_ring -= 1;
                 Some(Ready::Receive(pkt))
             }

@@ -79,10 +79,10 @@ fn port_busy_ps(net: &Network, port: u32) -> TimePs {
         (u128::from(p.stats.tx_wire_bytes) * 8 * u128::from(PS_PER_S) / u128::from(p.rate_bps))
             as TimePs
     };
-    let me = &net.ports[port as usize];
-    let node = &net.nodes[me.peer_node as usize];
+    let me = &net.ports()[port as usize];
+    let node = &net.nodes()[me.peer_node as usize];
     let back = node.port_base + me.peer_in_port;
-    wire_ps(me).max(wire_ps(&net.ports[back as usize]))
+    wire_ps(me).max(wire_ps(&net.ports()[back as usize]))
 }
 
 /// Computes a run's energy at `run_ps`.
@@ -100,7 +100,7 @@ pub fn energy(net: &Network, hosts: &Hosts, power: &PowerSpec, run_ps: TimePs) -
             joules: joules(max_w, f, busy_ps, run_ps),
         })
     };
-    for (h, &node) in net.host_nodes.iter().enumerate() {
+    for (h, &node) in net.host_nodes().iter().enumerate() {
         let h = h as u32;
         let cores = hosts.spec.cores;
         let cpu_busy = hosts.cpu_busy_ps(h).min(run_ps * TimePs::from(cores));
@@ -130,8 +130,8 @@ pub fn energy(net: &Network, hosts: &Hosts, power: &PowerSpec, run_ps: TimePs) -
             push(&mut e, 4, node, power.chassis_w, run_ps);
         }
     }
-    for sw in 0..net.nodes.len() as u32 {
-        if net.nodes[sw as usize].kind != NodeKind::Switch {
+    for sw in 0..net.nodes().len() as u32 {
+        if net.nodes()[sw as usize].kind != NodeKind::Switch {
             continue;
         }
         let (w, busy) = ports_w(net, power, sw, &mut e.unsourced);
@@ -153,12 +153,12 @@ fn ports_w(
     node: u32,
     unsourced: &mut Vec<&'static str>,
 ) -> (f64, TimePs) {
-    let n = &net.nodes[node as usize];
+    let n = &net.nodes()[node as usize];
     let host = n.kind == NodeKind::Host;
     let (mut total_w, mut weighted) = (0.0, 0.0);
     for port in n.port_base..n.port_base + n.nports {
-        let p = &net.ports[port as usize];
-        let tech = &net.techs[net.port_tech[port as usize] as usize];
+        let p = &net.ports()[port as usize];
+        let tech = &net.techs()[net.port_tech()[port as usize] as usize];
         let sourced = tech.power(p.rate_bps);
         if sourced.is_none() {
             unsourced.push(tech.name);
@@ -184,7 +184,7 @@ fn ports_w(
 pub fn table(e: &Energy, net: &Network) -> Table {
     let r = &e.rows;
     let host_of = |node: u32| {
-        let n = &net.nodes[node as usize];
+        let n = &net.nodes()[node as usize];
         if n.kind == NodeKind::Host {
             i64::from(n.index)
         } else {
@@ -205,7 +205,7 @@ pub fn table(e: &Energy, net: &Network) -> Table {
                 "node_name",
                 Column::Str(
                     r.iter()
-                        .map(|x| net.node_names[x.node as usize].clone())
+                        .map(|x| net.node_names()[x.node as usize].clone())
                         .collect(),
                 ),
             ),

@@ -40,17 +40,17 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
     torus_all_to_all(&mut h, v);
     torus_link_throughput(&mut h, v);
     key_routing(&mut h, v.net);
-    h.insert("drops".into(), v.net.counters.dropped.into());
-    if v.net.counters.link_down_drops > 0 {
+    h.insert("drops".into(), v.net.counters().dropped.into());
+    if v.net.counters().link_down_drops > 0 {
         h.insert(
             "link_down_drops".into(),
-            v.net.counters.link_down_drops.into(),
+            v.net.counters().link_down_drops.into(),
         );
     }
-    if v.net.counters.unroutable_drops > 0 {
+    if v.net.counters().unroutable_drops > 0 {
         h.insert(
             "unroutable_drops".into(),
-            v.net.counters.unroutable_drops.into(),
+            v.net.counters().unroutable_drops.into(),
         );
     }
     if v.hosts.costed {
@@ -93,7 +93,7 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
 /// Packets addressed to keys on a torus: where they went, checked by the oracle, and the
 /// control plane's work (notices learnt, shortest-path searches).
 fn key_routing(h: &mut Map<String, Value>, net: &Network) {
-    let Some(k) = &net.kbr else { return };
+    let Some(k) = &net.kbr() else { return };
     let c = &k.counters;
     if c.notices > 0 || k.views.searches > 0 {
         h.insert("failure_notices".into(), c.notices.into());
@@ -188,10 +188,10 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
     if v.udp.streams.is_empty() {
         return;
     }
-    let all_to_all = match &v.net.torus {
+    let all_to_all = match &v.net.torus() {
         // Traffic to keys (churn), or to neighbours: the all-to-all figures would mean
         // nothing.
-        Some(_) => v.net.kbr.as_ref().is_none_or(|k| k.counters.key_sent == 0) && !one_hop(v),
+        Some(_) => v.net.kbr().is_none_or(|k| k.counters.key_sent == 0) && !one_hop(v),
         None => v.udp_target == Some(UdpPattern::Random),
     };
     let secs = v.now_ps as f64 / 1e12;
@@ -200,7 +200,7 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
         return;
     }
     let n = v.net.n_hosts();
-    let overhead = v.net.ports.first().map_or(0, |p| p.wire_overhead_bytes) as u64;
+    let overhead = v.net.ports().first().map_or(0, |p| p.wire_overhead_bytes) as u64;
     let gbps = |counts: &[(u64, u64)], secs: f64| -> Vec<f64> {
         (0..n)
             .map(|i| {
@@ -212,8 +212,8 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
     let steady = gbps(&v.udp.received_steady, steady_secs);
     let whole = gbps(&v.udp.received_by_host, secs);
     let mean = |x: &[f64]| x.iter().sum::<f64>() / n as f64;
-    if let Some(t) = &v.net.torus {
-        let link_bps = v.net.ports.first().map_or(0, |p| p.rate_bps);
+    if let Some(t) = &v.net.torus() {
+        let link_bps = v.net.ports().first().map_or(0, |p| p.rate_bps);
         let expected = crate::net::routing::torus::expected_all_to_all_bps(t.dims, link_bps) / 1e9;
         h.insert("expected_gbps_per_server".into(), expected.into());
         h.insert(
@@ -253,7 +253,7 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
 /// `destination = "neighbours"` every packet takes one link, so this is how full the
 /// saturated links ran: 1,500/1,538 at most at 1,500 bytes with Ethernet's framing.
 fn torus_link_throughput(h: &mut Map<String, Value>, v: &RunView) {
-    if v.net.torus.is_none() || v.udp.streams.is_empty() || !one_hop(v) {
+    if v.net.torus().is_none() || v.udp.streams.is_empty() || !one_hop(v) {
         return;
     }
     let secs = v.now_ps as f64 / 1e12;
@@ -269,13 +269,13 @@ fn torus_link_throughput(h: &mut Map<String, Value>, v: &RunView) {
     }
     let mut fractions: Vec<f64> = (0..n)
         .filter_map(|i| {
-            let nd = &v.net.nodes[v.net.host_nodes[i] as usize];
+            let nd = &v.net.nodes()[v.net.host_nodes()[i] as usize];
             let base = nd.port_base;
             // The torus links (a 7th port goes to the external switch).
             let ports = (base..base + nd.nports.min(6))
-                .filter(|&p| v.net.ports[p as usize].stats.tx_pkts > 0);
+                .filter(|&p| v.net.ports()[p as usize].stats.tx_pkts > 0);
             let links = ports.count();
-            let cap = 2.0 * links as f64 * v.net.ports[base as usize].rate_bps as f64 * secs;
+            let cap = 2.0 * links as f64 * v.net.ports()[base as usize].rate_bps as f64 * secs;
             (links > 0 && v.failed_hosts.binary_search(&(i as u32)).is_err())
                 .then(|| own[i] as f64 * 8.0 / cap)
         })
@@ -296,5 +296,5 @@ fn torus_link_throughput(h: &mut Map<String, Value>, v: &RunView) {
 
 /// Whether the UDP traffic went to torus neighbours only (one link per packet).
 fn one_hop(v: &RunView) -> bool {
-    v.net.torus.is_some() && v.udp_target == Some(UdpPattern::Neighbours)
+    v.net.torus().is_some() && v.udp_target == Some(UdpPattern::Neighbours)
 }

@@ -103,7 +103,7 @@ impl Metrics {
     }
 
     pub fn sample_queues(&mut self, now: TimePs, net: &Network) {
-        for (i, p) in net.ports.iter().enumerate() {
+        for (i, p) in net.ports().iter().enumerate() {
             if p.switch == crate::net::NONE
                 || (p.stats.tx_pkts == 0 && p.stats.drops == 0 && p.pkts_queued == 0)
             {
@@ -242,7 +242,7 @@ pub fn queue_table(m: &Metrics, net: &Network) -> Table {
                 "node",
                 Column::I64(
                     q.iter()
-                        .map(|s| net.ports[s.port as usize].node as i64)
+                        .map(|s| net.ports()[s.port as usize].node as i64)
                         .collect(),
                 ),
             ),
@@ -264,11 +264,11 @@ pub fn strs<T>(rows: &[T], f: impl Fn(&T) -> String) -> Column {
 }
 
 pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
-    let p = &net.ports;
+    let p = &net.ports();
     let secs = (end_ps as f64 / 1e12).max(1e-18);
-    let name = |node: u32| net.node_names[node as usize].clone();
+    let name = |node: u32| net.node_names()[node as usize].clone();
     let kind = |x: &crate::net::Port| {
-        if net.nodes[x.node as usize].kind == NodeKind::Host {
+        if net.nodes()[x.node as usize].kind == NodeKind::Host {
             "nic".to_string()
         } else {
             "switch".to_string()
@@ -304,7 +304,7 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
             (
                 "ecn_marks",
                 ints(&ids, |&i| {
-                    let (x, s) = (&p[i as usize], &net.schemes[i as usize]);
+                    let (x, s) = (&p[i as usize], &net.schemes()[i as usize]);
                     (x.stats.ecn_marks + s.marks_at_dequeue()) as i64
                 }),
             ),
@@ -340,7 +340,7 @@ pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Tab
                 "node_name",
                 Column::Str(
                     ids.iter()
-                        .map(|&i| net.node_names[net.host_nodes[i as usize] as usize].clone())
+                        .map(|&i| net.node_names()[net.host_nodes()[i as usize] as usize].clone())
                         .collect(),
                 ),
             ),
@@ -363,7 +363,7 @@ pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Tab
 }
 
 pub fn drops_table(net: &Network) -> Table {
-    let d = &net.drop_log;
+    let d = &net.drop_log();
     Table {
         name: "drops",
         columns: vec![
@@ -375,7 +375,7 @@ pub fn drops_table(net: &Network) -> Table {
                 "node",
                 Column::I64(
                     d.iter()
-                        .map(|x| net.ports[x.port as usize].node as i64)
+                        .map(|x| net.ports()[x.port as usize].node as i64)
                         .collect(),
                 ),
             ),
@@ -436,7 +436,7 @@ pub fn cwnd_trace_table(t: &crate::transport::stats::CwndTrace) -> Table {
 /// `queue_trace`: a traced port's queue after every enqueue and departure.
 pub fn queue_trace_table(t: &crate::net::capture::QueueTrace, net: &Network) -> Table {
     let r = &t.records;
-    let node = |port: u32| net.ports[port as usize].node;
+    let node = |port: u32| net.ports()[port as usize].node;
     Table {
         name: "queue_trace",
         columns: vec![
@@ -445,7 +445,7 @@ pub fn queue_trace_table(t: &crate::net::capture::QueueTrace, net: &Network) -> 
                 "node_name",
                 Column::Str(
                     r.iter()
-                        .map(|x| net.node_names[node(x.1) as usize].clone())
+                        .map(|x| net.node_names()[node(x.1) as usize].clone())
                         .collect(),
                 ),
             ),
@@ -469,7 +469,7 @@ pub fn flow_diagnostics(
 ) -> Vec<FlowDiagnostics> {
     let mut tcp_drops: std::collections::HashMap<u32, u64> = Default::default();
     let mut udp_drops: std::collections::HashMap<u32, u64> = Default::default();
-    for d in &net.drop_log {
+    for d in net.drop_log() {
         match d.proto {
             crate::packet::Proto::Tcp => {
                 *tcp_drops.entry(d.flow_id).or_default() += 1;

@@ -42,7 +42,7 @@ impl Report for crate::transport::Dma {
     fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
         let dropped = ctx
             .net
-            .drop_log
+            .drop_log()
             .iter()
             .filter(|d| d.proto == crate::packet::Proto::Dma)
             .count() as u64;

@@ -248,7 +248,7 @@ impl Network {
         self.kbr = Some(Kbr::new(adj, t.dims, detection, seed));
     }
 
-    fn kbr(&mut self) -> &mut Kbr {
+    fn kbr_mut(&mut self) -> &mut Kbr {
         self.kbr
             .as_mut()
             .expect("a torus has the CamCubeOS runtime")
@@ -365,7 +365,7 @@ impl Network {
             };
         }
         let key = Key::new(0, p.key);
-        let k = self.kbr();
+        let k = self.kbr_mut();
         let view = k.views.of_node[host as usize];
         let from = &k.root_from_ps;
         match k
@@ -387,7 +387,7 @@ impl Network {
         }
         p.dst_host = host;
         let key = Key::new(0, p.key);
-        let k = self.kbr();
+        let k = self.kbr_mut();
         k.counters.key_delivered += 1;
         let truth = k.truth;
         let Kbr {
@@ -459,7 +459,7 @@ impl Network {
                 Some(Upcall::Deliver { pkt, host })
             }
             _ if self.pool.get(pkt).hops == packet::MAX_HOPS => {
-                self.kbr().counters.hop_limit_drops += 1;
+                self.kbr_mut().counters.hop_limit_drops += 1;
                 let port = self.nodes[self.host_nodes[host as usize] as usize].port_base;
                 self.drop_packet(now, port, pkt);
                 None

@@ -5,6 +5,7 @@
 //! a scheme; a host's port is its NIC. Nodes interact only by scheduling `Arrive` events at
 //! the far end of a link, which keeps the partitioning rule of the engine.
 
+mod access;
 pub mod capture;
 pub mod kbr;
 pub mod link;
@@ -252,29 +253,29 @@ impl NetCounters {
 }
 
 pub struct Network {
-    pub pool: PacketPool,
-    pub nodes: Vec<Node>,
-    pub node_names: Vec<String>,
-    pub ports: Vec<Port>,
+    pool: PacketPool,
+    nodes: Vec<Node>,
+    node_names: Vec<String>,
+    ports: Vec<Port>,
     /// The wire out of each port (same index).
     wires: Vec<Wire>,
     /// The link technology of each host's first port (index into `techs`), which frames
     /// what the host sends.
-    pub host_tech: Vec<u8>,
+    host_tech: Vec<u8>,
     /// The distinct technologies of this network's links.
-    pub techs: Vec<LinkTech>,
+    techs: Vec<LinkTech>,
     /// The technology of each port's link (index into `techs`); cold, for the energy model.
-    pub port_tech: Vec<u8>,
+    port_tech: Vec<u8>,
     /// Shortest-path forwarding of torus servers (None without a torus).
-    pub torus: Option<routing::torus::TorusRouting>,
+    torus: Option<routing::torus::TorusRouting>,
     /// CamCubeOS's runtime on a torus: views of failures, keys, detection (None elsewhere).
-    pub kbr: Option<kbr::Kbr>,
+    kbr: Option<kbr::Kbr>,
     /// Hosts from this index on are outside the torus (its load generators); u32::MAX
     /// without a torus. Kept here so a hop reads one word, not the torus's dimensions.
-    pub torus_servers: u32,
+    torus_servers: u32,
     /// CamCubeOS's per-service queues with late link choice on torus servers (None: each
     /// packet goes straight to the queue of the first free candidate link).
-    pub service_queues: Option<service_queues::ServiceQueues>,
+    service_queues: Option<service_queues::ServiceQueues>,
     /// False while a node has failed whole.
     node_up: Vec<bool>,
     /// Per port, the failures holding its link down now (it is up at 0).
@@ -283,43 +284,43 @@ pub struct Network {
     /// checked (tests): every port an event touches must belong to it.
     acting: std::cell::Cell<Option<PartitionId>>,
     /// Whether `acting` is set and checked (off in ordinary runs).
-    pub check_partitions: bool,
+    check_partitions: bool,
     queues: Vec<PktQueue>,
     masks: Vec<u64>,
-    pub schemes: Vec<Scheme>,
-    pub switches: Vec<Switch>,
+    schemes: Vec<Scheme>,
+    switches: Vec<Switch>,
     /// Host index to node index.
-    pub host_nodes: Vec<u32>,
-    pub routing: Routing,
-    pub counters: NetCounters,
-    pub drop_log: Vec<DropRecord>,
+    host_nodes: Vec<u32>,
+    routing: Routing,
+    counters: NetCounters,
+    drop_log: Vec<DropRecord>,
     /// Bytes queued in the switch that arrived on each port (global port index), for
     /// switches with ingress buffers.
     ingress_bytes: Vec<u64>,
     /// TCP data segments that left a host NIC since the transport last looked:
     /// (connection, frame bytes). Only filled when `track_nic_departures` is set (the
     /// transport's TCP small-queues limit needs it).
-    pub nic_departures: Vec<(u32, u32)>,
-    pub track_nic_departures: bool,
+    nic_departures: Vec<(u32, u32)>,
+    track_nic_departures: bool,
     /// Per switch: the port whose custom scheme picks output ports, or NONE (ECMP).
     route_hooks: Vec<u32>,
     /// Packets captured at tapped ports.
-    pub captures: capture::Captures,
+    captures: capture::Captures,
     /// Per port, the frame waiting at a torus link's NIC behind the one on the wire, for
     /// ports that hold it here instead of in their scheme's queues (`use_nic_slots`);
     /// empty when no port does.
     nic_slots: Vec<PktId>,
     /// Torus servers pack waiting packets into one frame per link (None: a frame each).
-    pub pack: Option<Pack>,
+    pack: Option<Pack>,
     /// The packets that ride in the frame being sent (packing), reused.
     pack_tails: Vec<PktId>,
     /// With packing on costed hosts (`record_departures`), the packets that left hosts'
     /// ports since the host layer last looked; the host layer charges their sending work
     /// then.
-    pub frames_out: Vec<Departure>,
-    pub record_departures: bool,
+    frames_out: Vec<Departure>,
+    record_departures: bool,
     /// Queue lengths of traced ports at every change.
-    pub queue_trace: capture::QueueTrace,
+    queue_trace: capture::QueueTrace,
     /// Partitioned runs: packets sent on wires to other partitions since the partitions
     /// last met, as (port, packet, arrival time), in the order they were sent.
     remote_out: Vec<(u32, PktId, TimePs)>,

@@ -180,7 +180,7 @@ impl Aggregate {
         let done = u64::from(i) * u64::from(self.spec.payload_bytes);
         let payload = (self.spec.size_bytes - done).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = ctx.net.frame_bytes(v, payload + SERVICE_HEADER_BYTES);
-        let pkt = ctx.net.pool.alloc(Packet {
+        let pkt = ctx.net.pool_mut().alloc(Packet {
             proto: Proto::Service,
             dst_port: AGGREGATE,
             src_host: v,
@@ -204,7 +204,7 @@ impl Aggregate {
     /// A child's packet reached server `host`: merged; once every child's packet i is in,
     /// the merge (with the server's own packet i) goes to the parent, or the root keeps it.
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = *ctx.net.pool.get(pkt);
+        let p = *ctx.net.pool().get(pkt);
         ctx.net.delivered(pkt);
         let i = p.seq as u32;
         let t = (i % 6) as usize;

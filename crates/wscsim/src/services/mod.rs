@@ -59,9 +59,9 @@ pub(crate) struct RootLink {
 impl RootLink {
     /// Of a torus network (the workload's resolver checked there is one).
     pub(crate) fn of(net: &Network, root: u32, payload_bytes: u32) -> RootLink {
-        let port = &net.ports[net.nic_port(root) as usize];
+        let port = &net.ports()[net.nic_port(root) as usize];
         RootLink {
-            dims: net.torus.as_ref().expect("checked: a torus").dims,
+            dims: net.torus().expect("checked: a torus").dims,
             frame_bytes: net.frame_bytes(root, payload_bytes + SERVICE_HEADER_BYTES),
             wire_overhead_bytes: port.wire_overhead_bytes,
             rate_bps: port.rate_bps,
@@ -196,7 +196,7 @@ impl Services {
     /// or, with a tunnel, TCP data into its reorder buffers (what they let go waits in
     /// `tunnel.ready` for the hosts' transport).
     pub fn receive(&mut self, ctx: &mut SvcCtx<impl SvcSched>, pkt: PktId) {
-        let p = ctx.net.pool.get(pkt);
+        let p = ctx.net.pool().get(pkt);
         if p.proto == crate::packet::Proto::Service {
             let host = p.dst_host;
             return self.deliver(ctx, host, pkt);
@@ -286,7 +286,7 @@ impl Services {
 
     /// Service packet `pkt` crosses server `host`.
     pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) -> OnPath {
-        let id = ctx.net.pool.get(pkt).dst_port;
+        let id = ctx.net.pool().get(pkt).dst_port;
         match self.get(id) {
             Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
             Some(Service::Reliable(r)) => r.on_path(ctx, host, pkt),
@@ -320,7 +320,7 @@ impl Services {
 
     /// Service packet `pkt` reached its destination `host`.
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let id = ctx.net.pool.get(pkt).dst_port;
+        let id = ctx.net.pool().get(pkt).dst_port;
         match self.get(id) {
             Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
             Some(Service::Reliable(r)) => r.deliver(ctx, host, pkt),
@@ -365,7 +365,7 @@ impl Report for Services {
 
     fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
         self.list.iter().flatten().for_each(|s| s.headline(ctx, h));
-        if ctx.net.torus.is_some() && ctx.tcp_in_use {
+        if ctx.net.torus().is_some() && ctx.tcp_in_use {
             let inbound = crate::metrics::headline::inbound_gbps_per_host(ctx.metrics, ctx.now_ps);
             tunnel::headline(h, self.tunnel.as_ref(), inbound);
         }

@@ -296,7 +296,7 @@ impl Multicast {
         let done = u64::from(i) * u64::from(self.spec.payload_bytes);
         let payload = (self.spec.size_bytes - done).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = ctx.net.frame_bytes(from, payload + SERVICE_HEADER_BYTES);
-        let pkt = ctx.net.pool.alloc(Packet {
+        let pkt = ctx.net.pool_mut().alloc(Packet {
             proto: Proto::Service,
             dst_port: MULTICAST,
             src_port: k as u16,
@@ -319,7 +319,7 @@ impl Multicast {
     /// and sent on to its children in its tree (a gap before it is asked for); a copy it
     /// has is dropped.
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = ctx.net.pool.get(pkt);
+        let p = ctx.net.pool().get(pkt);
         let i = p.seq as u32;
         let k = usize::from(p.src_port & !(NACK | SLOW));
         let (nack, asker, count) = (p.src_port & NACK != 0, p.src_host, p.ack as u32);
@@ -421,7 +421,7 @@ impl Multicast {
         count: u32,
     ) {
         let frame = ctx.net.frame_bytes(from, 8 + SERVICE_HEADER_BYTES);
-        let pkt = ctx.net.pool.alloc(Packet {
+        let pkt = ctx.net.pool_mut().alloc(Packet {
             proto: Proto::Service,
             dst_port: MULTICAST,
             src_port: k as u16 | kind,

@@ -106,7 +106,7 @@ impl Ping {
             rtt_ps: NEVER,
             hops: 0,
         });
-        let pkt = ctx.net.pool.alloc(Packet {
+        let pkt = ctx.net.pool_mut().alloc(Packet {
             proto: Proto::Service,
             dst_port: PING,
             src_host: src,
@@ -142,19 +142,19 @@ impl Ping {
     }
 
     pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, _host: u32, pkt: PktId) -> OnPath {
-        ctx.net.pool.get_mut(pkt).ack += 1;
+        ctx.net.pool_mut().get_mut(pkt).ack += 1;
         OnPath::Forward
     }
 
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = ctx.net.pool.get_mut(pkt);
+        let p = ctx.net.pool_mut().get_mut(pkt);
         p.ack += 1;
         if p.src_port == 0 {
             // At the destination: back the way it came, as a new send from here.
             p.src_port = 1;
             std::mem::swap(&mut p.src_host, &mut p.dst_host);
             p.hops = 0;
-            ctx.net.counters.delivered += 1;
+            ctx.net.count_delivered();
             ctx.hosts.send(ctx.net, ctx.ev, host, pkt);
             return;
         }

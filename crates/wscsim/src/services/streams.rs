@@ -200,7 +200,7 @@ impl Streams {
             To::Key(k) => (TO_KEY, k),
         };
         let frame = ctx.net.frame_bytes(t.src, payload + SERVICE_HEADER_BYTES);
-        let pkt = ctx.net.pool.alloc(Packet {
+        let pkt = ctx.net.pool_mut().alloc(Packet {
             proto: Proto::Service,
             dst_port: self.params.service,
             src_host: t.src,
@@ -219,7 +219,7 @@ impl Streams {
 
     /// A packet of these messages reached its destination `host` (data or ack).
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = *ctx.net.pool.get(pkt);
+        let p = *ctx.net.pool().get(pkt);
         ctx.net.delivered(pkt);
         let f = p.flow_id as usize;
         if p.src_port == 1 {
@@ -254,7 +254,7 @@ impl Streams {
         let frame = ctx
             .net
             .frame_bytes(host, ACK_PAYLOAD_BYTES + SERVICE_HEADER_BYTES);
-        let a = ctx.net.pool.alloc(Packet {
+        let a = ctx.net.pool_mut().alloc(Packet {
             proto: Proto::Service,
             dst_port: self.params.service,
             src_port: 1,

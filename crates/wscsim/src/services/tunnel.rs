@@ -73,7 +73,7 @@ impl Tunnel {
     /// A packet for the hosts' transport reached its destination: it goes to `ready`
     /// now, with what it lets go, or is held.
     pub fn arrive(&mut self, ctx: &mut SvcCtx<impl SvcSched>, pkt: PktId) {
-        let p = ctx.net.pool.get(pkt);
+        let p = ctx.net.pool().get(pkt);
         if p.proto != Proto::Tcp || p.payload_bytes == 0 {
             self.ready.push(pkt);
             return;
@@ -101,7 +101,7 @@ impl Tunnel {
 
     /// Holds `pkt` (ahead of a hole), or lets everything go if the buffer is full.
     fn hold(&mut self, ctx: &mut SvcCtx<impl SvcSched>, flow: usize, pkt: PktId, seq: u64) {
-        let pool = &ctx.net.pool;
+        let pool = &ctx.net.pool();
         let s = &mut self.streams[flow];
         let at = s.held.partition_point(|&h| pool.get(h).seq < seq);
         s.held.insert(at, pkt);
@@ -128,7 +128,7 @@ impl Tunnel {
 
     /// Sends up what now follows in order.
     fn drain(&mut self, ctx: &mut SvcCtx<impl SvcSched>, flow: usize) {
-        let pool = &ctx.net.pool;
+        let pool = &ctx.net.pool();
         let s = &mut self.streams[flow];
         let n = s
             .held
@@ -152,7 +152,7 @@ impl Tunnel {
 
     /// Gives up on the hole: everything held goes up, in order.
     fn release_all(&mut self, ctx: &mut SvcCtx<impl SvcSched>, flow: usize) {
-        let pool = &ctx.net.pool;
+        let pool = &ctx.net.pool();
         let s = &mut self.streams[flow];
         if let Some(&last) = s.held.last() {
             let p = pool.get(last);
@@ -238,7 +238,7 @@ mod tests {
     /// Segment `i` (of LEN bytes) of flow `flow` arrives; returns the segment numbers the
     /// tunnel let go.
     fn arrive(s: &mut Sim, t: &mut Tunnel, flow: u32, i: u64) -> Vec<u64> {
-        let pkt = s.net.pool.alloc(Packet {
+        let pkt = s.net.pool_mut().alloc(Packet {
             proto: Proto::Tcp,
             flow_id: flow,
             seq: i * u64::from(LEN),
@@ -258,7 +258,7 @@ mod tests {
         let out = t
             .ready
             .iter()
-            .map(|&p| s.net.pool.get(p).seq / u64::from(LEN))
+            .map(|&p| s.net.pool().get(p).seq / u64::from(LEN))
             .collect();
         t.ready.clear();
         out

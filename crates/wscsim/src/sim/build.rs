@@ -65,7 +65,7 @@ impl Sim {
             dma,
         } = r;
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
-        net.track_nic_departures = tcp.tsq_limit_bytes > 0;
+        net.track_nic_departures(tcp.tsq_limit_bytes > 0);
         let mut ev = EventQueue::new();
         let balance = match scenario.engine.as_ref() {
             Some(e) if e.partitioned == Some(true) => partition_run(&mut net, &mut ev, e)?,
@@ -134,10 +134,7 @@ impl Sim {
             return Err("services are added before the run starts".into());
         }
         self.services.add(id, code)?;
-        if let Some(sq) = self.net.service_queues.as_mut() {
-            let spec = sq.specs[0];
-            sq.grow(usize::from(id) + 1, spec);
-        }
+        self.net.add_service_queue(id);
         Ok(())
     }
 }

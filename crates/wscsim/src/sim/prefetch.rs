@@ -58,13 +58,13 @@ impl Sim {
             SimEvent::Net(e) => self.net.prefetch_event(e),
             SimEvent::Tcp(e) => self.tcp.prefetch_timer(e),
             SimEvent::Host(HostEvent::RxDone { pkt }) => {
-                let p = self.net.pool.get(pkt);
+                let p = self.net.pool().get(pkt);
                 if p.proto == crate::packet::Proto::Tcp {
                     self.tcp.prefetch_conn(p.dst_host, p.flow_id);
                 }
             }
             SimEvent::Host(HostEvent::TxDone { pkt }) => {
-                self.net.prefetch_nic(self.net.pool.get(pkt).src_host)
+                self.net.prefetch_nic(self.net.pool().get(pkt).src_host)
             }
             SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
             _ => {}
@@ -77,8 +77,8 @@ impl Sim {
         let host = match e {
             SimEvent::Net(e) => return Some(self.net.partition_of(e)),
             SimEvent::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
-            SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool.get(pkt).dst_host,
-            SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool.get(pkt).src_host,
+            SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool().get(pkt).dst_host,
+            SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool().get(pkt).src_host,
             SimEvent::Tcp(e) => self.tcp.timer_host(e),
             SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.held_host(slot)?,
             SimEvent::App(e) if e.at_host() => {

@@ -61,12 +61,12 @@ impl Sim {
     }
 
     pub fn invariants(&self) -> Invariants {
-        let c = &self.net.counters;
+        let c = &self.net.counters();
         Invariants {
             packets_sent: c.sent,
             packets_delivered: c.delivered,
             packets_dropped: c.dropped,
-            packets_in_flight: self.net.pool.live(),
+            packets_in_flight: self.net.pool().live(),
             buffer_violations: c.buffer_violations,
             time_reversals: self.ev.past_schedules(),
             lookahead_violations: self.ev.early_mail(),
@@ -110,7 +110,7 @@ impl Sim {
     /// pcap files of the capture points, by name ("host-3", "tor0-port1"), with how many
     /// packets each holds and saw (more than it holds when `max_packets` capped it).
     pub fn captures(&self) -> Vec<(String, Vec<u8>, u64, u64)> {
-        let c = &self.net.captures;
+        let c = &self.net.captures();
         let epoch_s = self
             .scenario
             .metrics
@@ -165,7 +165,10 @@ impl Sim {
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.tcp.trace()));
-            tables.push(metrics::queue_trace_table(&self.net.queue_trace, &self.net));
+            tables.push(metrics::queue_trace_table(
+                self.net.queue_trace(),
+                &self.net,
+            ));
         }
         tables
     }
@@ -197,17 +200,17 @@ impl Sim {
             &mut headline,
             &self.energy(),
             self.net.n_hosts(),
-            self.net.counters.delivered_bytes,
+            self.net.counters().delivered_bytes,
         );
         serde_json::json!({
             "scenario": self.scenario,
             "seed": self.scenario.seed,
             "simulated_seconds": sim_s,
             "events": self.ev.events_processed(),
-            "packet_hops": self.net.counters.packet_hops,
-            "data_packet_hops": self.net.counters.data_packet_hops,
+            "packet_hops": self.net.counters().packet_hops,
+            "data_packet_hops": self.net.counters().data_packet_hops,
             "hosts": self.net.n_hosts(),
-            "switches": self.net.switches.len(),
+            "switches": self.net.switches().len(),
             "headline": headline,
             "invariants": {
                 "packets_sent": inv.packets_sent,

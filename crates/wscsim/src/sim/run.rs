@@ -71,7 +71,7 @@ impl Sim {
                 }
             };
             self.prefetch_ahead();
-            if self.net.check_partitions {
+            if self.net.check_partitions() {
                 self.check_partition(e.kind);
             }
             if self.stall.stalled(e.time_ps, &e.kind, self.stall_limit) {
@@ -82,7 +82,7 @@ impl Sim {
             if self.ev.in_global() {
                 self.route_unrouted();
             }
-            if !self.net.nic_departures.is_empty() {
+            if self.net.has_nic_departures() {
                 let Sim {
                     net,
                     hosts,

@@ -17,7 +17,7 @@ pub(super) fn install_traces(
     wanted.sort_unstable();
     wanted.dedup();
     tcp.set_trace(wanted, t.max_records as usize);
-    net.queue_trace.max_records = t.max_records as usize;
+    net.queue_trace_mut().max_records = t.max_records as usize;
     for (node, local) in
         config::resolve::switch_ports("metrics.trace.ports", &t.ports, graph).expect("validated")
     {
@@ -31,7 +31,7 @@ pub(super) fn install_captures(
     graph: &crate::topology::Graph,
     c: &config::CaptureCfg,
 ) -> Result<(), ConfigError> {
-    net.captures.max_packets = c.max_packets as u64;
+    net.captures_mut().max_packets = c.max_packets as u64;
     for (i, &h) in c.hosts.iter().enumerate() {
         net.tap_host(h as u32).map_err(|m| ConfigError {
             path: format!("metrics.capture.hosts[{i}]"),
@@ -76,13 +76,9 @@ pub(super) fn services_for(
 /// Torus links pack waiting packets into one frame (`runtime.pack`); hosts that cost time
 /// charge each frame's sending work as it leaves.
 pub(super) fn install_packing(net: &mut Network, hosts: &mut Hosts) {
-    let tech = net.techs[net.host_tech[0] as usize];
-    net.pack = Some(crate::net::Pack {
-        header_bytes: tech.header_bytes,
-        mtu_bytes: tech.mtu_bytes,
-    });
+    let tech = net.techs()[net.host_tech()[0] as usize];
     hosts.packing = hosts.costed;
-    net.record_departures = hosts.packing;
+    net.pack_frames(tech, hosts.packing);
 }
 
 /// Schedules the failures of a run: nodes failing whole and links, down and back up.
@@ -125,7 +121,7 @@ pub(super) fn partition_run(
     ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
     let threads = e.threads.unwrap_or(1) as usize;
     ev.meet_at_windows(threads > 1);
-    if threads > 1 && net.schemes.iter().any(|s| s.is_custom()) {
+    if threads > 1 && net.schemes().iter().any(|s| s.is_custom()) {
         return Err(config::err(
             "engine.threads",
             threads,
@@ -191,8 +187,8 @@ pub(super) fn failed_hosts(failures: &config::failures::Failures, net: &Network)
     failures
         .nodes
         .iter()
-        .filter(|&&n| net.nodes[n as usize].kind == crate::net::NodeKind::Host)
-        .map(|&n| net.nodes[n as usize].index)
+        .filter(|&&n| net.nodes()[n as usize].kind == crate::net::NodeKind::Host)
+        .map(|&n| net.nodes()[n as usize].index)
         .collect()
 }
 
@@ -214,8 +210,7 @@ pub(super) fn install_forwarding(
     seed: u64,
 ) {
     net.install_kbr(failures.detection, seed);
-    net.service_queues = service_queues
-        .map(|specs| crate::net::service_queues::ServiceQueues::new(net.n_hosts(), specs));
+    net.install_service_queues(service_queues);
     net.use_nic_slots();
 }
 

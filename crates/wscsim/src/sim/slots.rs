@@ -49,9 +49,9 @@ impl Slots {
     /// The slots of `net` for datagrams of `payload_bytes` sent by host `host`; refuses
     /// links whose rates are not whole multiples of the slowest.
     pub fn new(net: &Network, host: u32, payload_bytes: u32) -> Result<Slots, ConfigError> {
-        let slowest = net.ports.iter().map(|p| p.rate_bps).min().unwrap_or(1);
+        let slowest = net.ports().iter().map(|p| p.rate_bps).min().unwrap_or(1);
         let per_slot = net
-            .ports
+            .ports()
             .iter()
             .map(|p| {
                 if p.rate_bps % slowest == 0 {
@@ -65,14 +65,14 @@ impl Slots {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let nic = &net.ports[net.nic_port(host) as usize];
+        let nic = &net.ports()[net.nic_port(host) as usize];
         let frame = net.frame_bytes(host, payload_bytes + UDP_IP_HEADER_BYTES);
         let wire = u64::from(frame + nic.wire_overhead_bytes);
         Ok(Slots {
             slot_ps: serialisation_ps(wire, slowest).max(1),
             done: 0,
             per_slot,
-            backlog: vec![0; net.ports.len().div_ceil(64)],
+            backlog: vec![0; net.ports().len().div_ceil(64)],
             on_wires: Vec::new(),
             landing: Vec::new(),
             next_ps: Vec::new(),
@@ -144,7 +144,7 @@ impl Sim {
                 (Landing::Switched, None) => {}
                 (Landing::Host { pkt, .. }, _) => {
                     // Only UDP datagrams travel here (`config::timeslots`).
-                    self.udp.on_packet(self.net.pool.get(pkt));
+                    self.udp.on_packet(self.net.pool().get(pkt));
                     self.net.delivered(pkt);
                 }
             }

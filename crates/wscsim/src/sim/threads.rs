@@ -114,7 +114,7 @@ impl Crew {
             stop: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             sleepers: (1..threads).map(|_| OnceLock::new()).collect(),
-            check: net.check_partitions,
+            check: net.check_partitions(),
         }
     }
 

@@ -340,7 +340,7 @@ pub fn ports_of_link(net: &Network, g: &Graph, link: u32) -> [u32; 2] {
             .iter()
             .filter(|x| x.a == node || x.b == node)
             .count() as u32;
-        net.nodes[node as usize].port_base + before
+        net.nodes()[node as usize].port_base + before
     };
     [port(l.a), port(l.b)]
 }
@@ -520,18 +520,18 @@ mod tests {
     fn paths(net: &Network, src: u32, dst: u32) -> (Vec<u32>, usize) {
         let mut lens = vec![];
         let mut stack = vec![(
-            net.nodes[net.host_nodes[src as usize] as usize].port_base,
+            net.nodes()[net.host_nodes()[src as usize] as usize].port_base,
             1u32,
         )];
         while let Some((port, len)) = stack.pop() {
-            let peer = net.ports[port as usize].peer_node;
-            let nd = &net.nodes[peer as usize];
+            let peer = net.ports()[port as usize].peer_node;
+            let nd = &net.nodes()[peer as usize];
             if nd.kind == NodeKind::Host {
                 assert_eq!(nd.index, dst);
                 lens.push(len);
                 continue;
             }
-            for &p in net.routing.ports(nd.index, dst) {
+            for &p in net.routing().ports(nd.index, dst) {
                 stack.push((nd.port_base + p, len + 1));
             }
         }

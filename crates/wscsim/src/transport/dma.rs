@@ -352,14 +352,14 @@ impl Dma {
     /// Time `src`'s link takes to send a chunk of `bytes` as TLPs.
     fn chunk_wire_ps(&self, net: &Network, src: u32, bytes: u32) -> TimePs {
         let tech = net.host_link(src);
-        let rate = net.ports[net.nic_port(src) as usize].rate_bps;
+        let rate = net.ports()[net.nic_port(src) as usize].rate_bps;
         let wire = u64::from(tech.wire_bytes(tech.frame_bytes(bytes)));
         crate::engine::serialisation_ps(wire, rate)
     }
 
     /// A DMA packet reached its destination host.
     pub fn on_packet(&mut self, net: &mut Network, ev: &mut impl DmaSched, pkt: PktId) {
-        let p = *net.pool.get(pkt);
+        let p = *net.pool().get(pkt);
         net.delivered(pkt);
         let x = p.flow_id;
         match p.dst_port {
@@ -544,8 +544,8 @@ fn take_window(e: &mut Engine, peer: u32, now: TimePs, windows: u32) -> Option<b
 
 /// Puts a DMA packet on `src`'s link (its adapter: no CPU, no host queue of its own).
 fn emit(net: &mut Network, ev: &mut impl DmaSched, src: u32, p: Packet) {
-    net.counters.sent += 1;
-    let id = net.pool.alloc(p);
+    net.count_sent();
+    let id = net.pool_mut().alloc(p);
     net.host_transmit(ev, src, id);
 }
 

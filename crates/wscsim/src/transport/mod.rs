@@ -65,7 +65,7 @@ pub fn receive(
     udp: &mut Udp,
     pkt: crate::packet::PktId,
 ) {
-    let p = *net.pool.get(pkt);
+    let p = *net.pool().get(pkt);
     net.delivered(pkt);
     match p.proto {
         crate::packet::Proto::Tcp => tcp.on_packet(&mut HostPath::new(net, hosts, ev), &p),

@@ -164,7 +164,7 @@ impl Udp {
         now: crate::engine::TimePs,
     ) -> crate::packet::PktId {
         let hash = self.hash_to(stream, dst);
-        net.counters.sent += 1;
+        net.count_sent();
         self.datagram(net, stream, dst, hash, payload_bytes, 0, now)
     }
 
@@ -197,7 +197,7 @@ impl Udp {
             ts_ps: now,
             ..Default::default()
         };
-        net.pool.alloc(pkt)
+        net.pool_mut().alloc(pkt)
     }
 
     pub fn on_packet(&mut self, pkt: &Packet) {

@@ -56,7 +56,7 @@ impl<S: super::TransportSched> Wire for HostPath<'_, S> {
 
     #[inline]
     fn transmit(&mut self, host: u32, pkt: Packet) {
-        let id = self.net.pool.alloc(pkt);
+        let id = self.net.pool_mut().alloc(pkt);
         self.hosts.send(self.net, self.ev, host, id);
     }
 
@@ -76,6 +76,6 @@ impl<S: super::TransportSched> Wire for HostPath<'_, S> {
 
     #[inline]
     fn nic_departures(&mut self) -> &mut Vec<(u32, u32)> {
-        &mut self.net.nic_departures
+        self.net.nic_departures()
     }
 }

@@ -225,7 +225,7 @@ impl UdpSource {
     fn next_destination(&mut self, net: &mut crate::net::Network, i: usize, src: u32) -> u32 {
         match self.destination {
             Target::Neighbours { links } => {
-                let dims = net.torus.as_ref().expect("checked: a torus").dims;
+                let dims = net.torus().expect("checked: a torus").dims;
                 let dir = (self.sent[i] % links) as usize;
                 self.sent[i] = self.sent[i].wrapping_add(1);
                 crate::net::routing::torus::neighbour(dims, src, dir)

@@ -12,8 +12,8 @@ impl KvStore {
         }
         self.rejoined[host as usize] = true;
         self.recovering[host as usize] = None;
-        let root_from = ctx.net.kbr.as_ref().map_or(0, |k| {
-            k.root_from_ps[ctx.net.host_nodes[host as usize] as usize]
+        let root_from = ctx.net.kbr().map_or(0, |k| {
+            k.root_from_ps[ctx.net.host_nodes()[host as usize] as usize]
         });
         ctx.ev.schedule(
             root_from.max(ctx.ev.now()) + 1,
