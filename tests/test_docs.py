@@ -373,10 +373,12 @@ def test_scheme_lines_of_code_table_matches_the_script():
     p = subprocess.run([sys.executable, str(ROOT / "scripts" / "scheme_loc.py")], capture_output=True, text=True,
                        timeout=60, cwd=ROOT)
     assert p.returncode == 0, p.stderr
-    counted = dict(re.findall(r"^\| (\w+) \| (\d+) \|$", p.stdout, re.M))
+    counted = {s: (a, b) for s, a, b in re.findall(r"^\| (\w+) \| (\d+) \| (\d+) \|$", p.stdout, re.M)}
     names = {"droptail": "DropTail", "red": "RED", "dctcp": "DCTCP (switch)", "priority": "priority (with push-out)",
              "drr": "DRR", "hull": "HULL", "pfabric": "pFabric"}
-    table = dict(re.findall(r"^\| ([^|]+?) \| (\d+) \| [^|]+ \|$", (ROOT / "docs" / "schemes.md").read_text(), re.M))
+    rows = re.findall(r"^\| ([^|]+?) \| (\d+) \| (\d+) \| [^|]+ \|$", (ROOT / "docs" / "schemes.md").read_text(), re.M)
+    table = {name: (a, b) for name, a, b in rows}
+    assert len(counted) == 7, p.stdout
     for scheme, n in counted.items():
         assert table.get(names[scheme]) == n, f"docs/schemes.md says {table.get(names[scheme])} lines for {scheme}; the script counts {n}"
 

@@ -29,6 +29,43 @@ impl DctcpMarking {
     }
 }
 
+impl super::SchemeKind for DctcpMarking {
+    const NAME: &'static str = "dctcp";
+    type Params = Params;
+    type Spec = u32;
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(c: &mut Params, path: &str) -> Result<u32, crate::check::ConfigError> {
+        let p = |k: &str| format!("{path}.{k}");
+
+        let k = *c.k_packets.get_or_insert(65);
+        let allowed = "a marking threshold from 1 to 1073741824 packets (65 at 10 Gbit/s)";
+        crate::check::in_range(&p("k_packets"), k, 1, 1 << 30, allowed)?;
+        Ok(k as u32)
+    }
+
+    fn build(k_packets: &u32, _seed: u64, _port: u32) -> Self {
+        DctcpMarking {
+            k_packets: *k_packets,
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
+        DctcpMarking::enqueue(self, ctx, pkt)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        ctx.pop(0)
+    }
+
+    #[inline]
+    fn next_queue_hint(&self, _nonempty: &[u64], _n: usize) -> Option<usize> {
+        Some(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::Fixture;

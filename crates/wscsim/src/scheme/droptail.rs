@@ -70,6 +70,69 @@ impl DropTail {
     }
 }
 
+/// Kind "droptail" resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub limit_packets: Option<u32>,
+    /// Virtual output queues (one per input, round robin); false: one FIFO.
+    pub voqs: bool,
+}
+
+impl super::SchemeKind for DropTail {
+    const NAME: &'static str = "droptail";
+    type Params = Params;
+    type Spec = Spec;
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(c: &mut Params, path: &str) -> Result<Spec, crate::check::ConfigError> {
+        let p = |k: &str| format!("{path}.{k}");
+
+        let limit = match c.limit_packets {
+            Some(v) => {
+                let allowed = "an integer from 1 to 1073741824 (or leave it out: bytes only)";
+                Some(crate::check::in_range(&p("limit_packets"), v, 1, 1 << 30, allowed)? as u32)
+            }
+            None => None,
+        };
+        Ok(Spec {
+            limit_packets: limit,
+            voqs: *c.voqs.get_or_insert(true),
+        })
+    }
+
+    fn queues(spec: &Spec, voqs: u32) -> u32 {
+        if spec.voqs {
+            voqs
+        } else {
+            1
+        }
+    }
+
+    fn build(spec: &Spec, _seed: u64, _port: u32) -> Self {
+        DropTail::new(spec.limit_packets)
+    }
+
+    #[inline]
+    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
+        DropTail::classify(self, ctx, pkt, in_port)
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
+        DropTail::enqueue(self, ctx, pkt, queue)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        DropTail::schedule(self, ctx)
+    }
+
+    #[inline]
+    fn next_queue_hint(&self, nonempty: &[u64], n: usize) -> Option<usize> {
+        super::next_nonempty(nonempty, n, self.rr_next())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::Fixture;
@@ -135,10 +198,10 @@ mod tests {
 
     #[test]
     fn without_voqs_inputs_share_one_fifo_in_arrival_order() {
-        let spec = crate::scheme::SchemeSpec::DropTail {
+        let spec = crate::scheme::SchemeSpec::DropTail(Spec {
             limit_packets: None,
             voqs: false,
-        };
+        });
         assert_eq!(spec.queues(8), 1);
         let mut f = Fixture::new(spec.queues(8) as usize);
         let mut s = spec.build(1, 0);

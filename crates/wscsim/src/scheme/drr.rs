@@ -139,6 +139,106 @@ impl Drr {
     }
 }
 
+/// Kind "drr" resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub classify: DrrClassify,
+    pub quanta: Vec<u32>,
+}
+
+impl super::SchemeKind for Drr {
+    const NAME: &'static str = "drr";
+    type Params = Params;
+    type Spec = Spec;
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(c: &mut Params, path: &str) -> Result<Spec, crate::check::ConfigError> {
+        let p = |k: &str| format!("{path}.{k}");
+
+        let by = c.classify.get_or_insert("flow".into()).clone();
+        let classify = match by.as_str() {
+            "flow" => DrrClassify::Flow,
+            "dscp" => DrrClassify::Dscp,
+            _ => {
+                return Err(crate::check::err(
+                    &p("classify"),
+                    format!("{by:?}"),
+                    "\"flow\" (5-tuple hash) or \"dscp\"",
+                ))
+            }
+        };
+        let quanta: Vec<u64> = match (&c.quanta, c.quantum) {
+            (Some(_), Some(_)) => {
+                return Err(crate::check::err(
+                    &p("quantum"),
+                    "both quantum and quanta",
+                    "one of them: quantum (every queue) or quanta (one per queue)",
+                ))
+            }
+            (Some(list), None) => {
+                let n = *c.queues.get_or_insert(list.len() as i64);
+                if n != list.len() as i64 {
+                    return Err(crate::check::err(
+                        &p("quanta"),
+                        format!("{} quanta", list.len()),
+                        format!("one per queue ({n})"),
+                    ));
+                }
+                list.iter().map(|b| b.0).collect()
+            }
+            (None, q) => {
+                let q = q.unwrap_or(crate::units::Bytes(1518));
+                c.quantum = Some(q);
+                let n = *c.queues.get_or_insert(8);
+                vec![q.0; n.clamp(0, 1 << 20) as usize]
+            }
+        };
+        super::queue_count(&p("queues"), c.queues.unwrap())?;
+        for (i, &q) in quanta.iter().enumerate() {
+            let at = if c.quanta.is_some() {
+                format!("{path}.quanta[{i}]")
+            } else {
+                p("quantum")
+            };
+            let allowed = "from 64B to 1GiB (one full-size frame, 1518B, is usual)";
+            crate::check::in_range(
+                &at,
+                crate::units::Bytes(q),
+                crate::units::Bytes(64),
+                crate::units::Bytes(1 << 30),
+                allowed,
+            )?;
+        }
+        Ok(Spec {
+            classify,
+            quanta: quanta.into_iter().map(|q| q as u32).collect(),
+        })
+    }
+
+    fn queues(spec: &Spec, _voqs: u32) -> u32 {
+        spec.quanta.len() as u32
+    }
+
+    fn build(spec: &Spec, _seed: u64, _port: u32) -> Self {
+        Drr::new(spec.classify, spec.quanta.clone())
+    }
+
+    #[inline]
+    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, _in_port: u32) -> usize {
+        Drr::classify(self, ctx, pkt)
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
+        Drr::enqueue(self, ctx, pkt, queue)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        Drr::schedule(self, ctx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::Fixture;

@@ -6,7 +6,7 @@
 //!
 //! Leaves out HULL's host pacer (as Flexplane does): senders are not paced.
 
-use super::PortCtx;
+use super::{PortCtx, Verdict};
 use crate::engine::TimePs;
 use crate::packet::{ecn, PktId};
 
@@ -61,6 +61,59 @@ impl Hull {
         self.phantom_bytes = q + (p.frame_bytes + ctx.wire_overhead_bytes) as f64;
         self.last_ps = ctx.now_ps;
         Some(id)
+    }
+}
+
+/// Kind "hull" resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub drain_fraction: f64,
+    pub mark_threshold_bytes: u64,
+}
+
+impl super::SchemeKind for Hull {
+    const NAME: &'static str = "hull";
+    type Params = Params;
+    type Spec = Spec;
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(c: &mut Params, path: &str) -> Result<Spec, crate::check::ConfigError> {
+        let p = |k: &str| format!("{path}.{k}");
+
+        let f = *c.drain_fraction.get_or_insert(0.95);
+        let t = *c.mark_threshold.get_or_insert(crate::units::Bytes(15_000));
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(crate::check::err(
+                &p("drain_fraction"),
+                f,
+                "a fraction of line rate in (0, 1] (0.95 in HULL and Flexplane)",
+            ));
+        }
+        if t.0 > 1 << 40 {
+            return Err(crate::check::err(&p("mark_threshold"), t, "at most 1TiB"));
+        }
+        Ok(Spec {
+            drain_fraction: f,
+            mark_threshold_bytes: t.0,
+        })
+    }
+
+    fn build(spec: &Spec, _seed: u64, _port: u32) -> Self {
+        Hull::new(spec.drain_fraction, spec.mark_threshold_bytes)
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
+        ctx.push_if_fits(0, pkt, false)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        Hull::schedule(self, ctx)
+    }
+
+    fn marks_at_dequeue(&self) -> u64 {
+        self.marks
     }
 }
 

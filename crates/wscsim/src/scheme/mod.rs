@@ -30,7 +30,33 @@ pub use hull::Hull;
 pub use pfabric::PFabric;
 pub use priority::Priority;
 pub use red::Red;
-pub use spec::SchemeSpec;
+pub use spec::SchemeKind;
+
+/// The built-in schemes, one line each: the variant of `Scheme` and its type (boxed when
+/// large). `$m` makes a list of schemes from this one (`spec::declare_schemes`, and the
+/// scenario's table of kinds in `config::scheme`), so a scheme is its file plus this line.
+macro_rules! builtin_schemes {
+    ($m:ident) => {
+        $m! {
+            DropTail($crate::scheme::droptail::DropTail),
+            Red(Box<$crate::scheme::red::Red>),
+            Dctcp($crate::scheme::dctcp::DctcpMarking),
+            Priority($crate::scheme::priority::Priority),
+            Drr(Box<$crate::scheme::drr::Drr>),
+            Hull(Box<$crate::scheme::hull::Hull>),
+            PFabric(Box<$crate::scheme::pfabric::PFabric>),
+        }
+    };
+}
+pub(crate) use builtin_schemes;
+
+/// Most queues a port may have (a 64-bit mask of the non-empty ones).
+pub const MAX_QUEUES: u32 = 64;
+
+/// A scheme's number of queues, at `path`: 1 to `MAX_QUEUES`.
+fn queue_count(path: &str, q: i64) -> Result<u32, crate::check::ConfigError> {
+    crate::check::int_in(path, q, 1, i64::from(MAX_QUEUES))
+}
 
 /// What `enqueue` decided about an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,18 +220,8 @@ pub trait CustomScheme: Send {
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId>;
 }
 
-/// A port's scheme. Per-port state lives inside the variant.
-pub enum Scheme {
-    DropTail(DropTail),
-    // Large states are boxed so the enum, one per port, stays small for DropTail's sake.
-    Red(Box<Red>),
-    Dctcp(DctcpMarking),
-    Priority(Priority),
-    Drr(Box<Drr>),
-    Hull(Box<Hull>),
-    PFabric(Box<PFabric>),
-    Custom(Box<dyn CustomScheme>),
-}
+builtin_schemes!(declare_schemes);
+use spec::declare_schemes;
 
 impl std::fmt::Debug for Scheme {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -218,78 +234,6 @@ impl Scheme {
     /// and is not run on a thread other than the simulation's own.
     pub fn is_custom(&self) -> bool {
         matches!(self, Scheme::Custom(_))
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Scheme::DropTail(_) => "droptail",
-            Scheme::Red(_) => "red",
-            Scheme::Dctcp(_) => "dctcp",
-            Scheme::Priority(_) => "priority",
-            Scheme::Drr(_) => "drr",
-            Scheme::Hull(_) => "hull",
-            Scheme::PFabric(_) => "pfabric",
-            Scheme::Custom(_) => "custom",
-        }
-    }
-
-    /// Queue index for a packet that came in on `in_port`.
-    #[inline]
-    pub fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
-        match self {
-            Scheme::DropTail(s) => s.classify(ctx, pkt, in_port),
-            Scheme::Red(_) | Scheme::Dctcp(_) | Scheme::Hull(_) | Scheme::PFabric(_) => 0,
-            Scheme::Priority(s) => s.classify(ctx, pkt),
-            Scheme::Drr(s) => s.classify(ctx, pkt),
-            Scheme::Custom(s) => s.classify(ctx, pkt, in_port).min(ctx.queues.len() - 1),
-        }
-    }
-
-    #[inline]
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        match self {
-            Scheme::DropTail(s) => s.enqueue(ctx, pkt, queue),
-            Scheme::Red(s) => s.enqueue(ctx, pkt),
-            Scheme::Dctcp(s) => s.enqueue(ctx, pkt),
-            Scheme::Priority(s) => s.enqueue(ctx, pkt, queue),
-            Scheme::Drr(s) => s.enqueue(ctx, pkt, queue),
-            Scheme::Hull(_) => ctx.push_if_fits(0, pkt, false),
-            Scheme::PFabric(s) => s.enqueue(ctx, pkt),
-            Scheme::Custom(s) => s.enqueue(ctx, pkt, queue),
-        }
-    }
-
-    #[inline]
-    pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        match self {
-            Scheme::DropTail(s) => s.schedule(ctx),
-            Scheme::Red(s) => s.schedule(ctx),
-            Scheme::Dctcp(_) => ctx.pop(0),
-            Scheme::Priority(_) => ctx.highest_nonempty().and_then(|q| ctx.pop(q)),
-            Scheme::Drr(s) => s.schedule(ctx),
-            Scheme::Hull(s) => s.schedule(ctx),
-            Scheme::PFabric(s) => s.schedule(ctx),
-            Scheme::Custom(s) => s.schedule(ctx),
-        }
-    }
-
-    /// Which of the port's `n` queues the next `schedule` will take from, where that is
-    /// cheap to know (a hint for prefetching its head packet; None: not known).
-    #[inline]
-    pub fn next_queue_hint(&self, nonempty: &[u64], n: usize) -> Option<usize> {
-        match self {
-            Scheme::DropTail(s) => next_nonempty(nonempty, n, s.rr_next()),
-            Scheme::Dctcp(_) => Some(0),
-            _ => None,
-        }
-    }
-
-    /// Packets the scheme marked CE as they left (HULL); marks on arrival are counted by the port.
-    pub fn marks_at_dequeue(&self) -> u64 {
-        match self {
-            Scheme::Hull(h) => h.marks,
-            _ => 0,
-        }
     }
 
     /// Whether this scheme picks output ports itself (custom schemes only).

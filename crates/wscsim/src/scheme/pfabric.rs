@@ -103,6 +103,31 @@ impl PFabric {
     }
 }
 
+impl super::SchemeKind for PFabric {
+    const NAME: &'static str = "pfabric";
+    type Params = Params;
+    type Spec = ();
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(_c: &mut Params, _path: &str) -> Result<(), crate::check::ConfigError> {
+        Ok(())
+    }
+
+    fn build(_spec: &(), _seed: u64, _port: u32) -> Self {
+        PFabric::default()
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
+        PFabric::enqueue(self, ctx, pkt)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        PFabric::schedule(self, ctx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::Fixture;

@@ -54,6 +54,56 @@ impl Priority {
     }
 }
 
+/// Kind "priority" resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub queues: u32,
+    pub push_out: bool,
+}
+
+impl super::SchemeKind for Priority {
+    const NAME: &'static str = "priority";
+    type Params = Params;
+    type Spec = Spec;
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(c: &mut Params, path: &str) -> Result<Spec, crate::check::ConfigError> {
+        let p = |k: &str| format!("{path}.{k}");
+
+        let q = *c.queues.get_or_insert(8);
+        let push_out = *c.push_out.get_or_insert(true);
+        Ok(Spec {
+            queues: super::queue_count(&p("queues"), q)?,
+            push_out,
+        })
+    }
+
+    fn queues(spec: &Spec, _voqs: u32) -> u32 {
+        spec.queues
+    }
+
+    fn build(spec: &Spec, _seed: u64, _port: u32) -> Self {
+        Priority {
+            push_out: spec.push_out,
+        }
+    }
+
+    #[inline]
+    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, _in_port: u32) -> usize {
+        Priority::classify(self, ctx, pkt)
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
+        Priority::enqueue(self, ctx, pkt, queue)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        ctx.highest_nonempty().and_then(|q| ctx.pop(q))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::Fixture;

@@ -133,6 +133,70 @@ impl Red {
     }
 }
 
+impl super::SchemeKind for Red {
+    const NAME: &'static str = "red";
+    type Params = Params;
+    type Spec = RedParams;
+
+    /// Checks the scenario's parameters and fills in their defaults.
+    fn resolve(c: &mut Params, path: &str) -> Result<RedParams, crate::check::ConfigError> {
+        let p = |k: &str| format!("{path}.{k}");
+
+        let min = *c.min_th_packets.get_or_insert(150.0);
+        let max = *c.max_th_packets.get_or_insert(300.0);
+        let max_p = *c.max_p.get_or_insert(0.1);
+        let weight = *c.weight.get_or_insert(5);
+        let ecn = *c.ecn.get_or_insert(false);
+        // As many packets as a droptail limit may be: a queue never holds more.
+        const MOST: f64 = (1u64 << 30) as f64;
+        if !(min.is_finite() && (0.0..MOST).contains(&min)) {
+            return Err(crate::check::err(
+                &p("min_th_packets"),
+                min,
+                "a number of packets from 0 to below 1073741824",
+            ));
+        }
+        if !(max.is_finite() && max > min && max <= MOST) {
+            return Err(crate::check::err(
+                &p("max_th_packets"),
+                max,
+                format!("a number of packets above min_th_packets ({min}), at most 1073741824"),
+            ));
+        }
+        if !(max_p > 0.0 && max_p <= 1.0) {
+            return Err(crate::check::err(
+                &p("max_p"),
+                max_p,
+                "a probability in (0, 1]",
+            ));
+        }
+        let allowed = "an integer from 0 to 30 (the EWMA weight is 2^-weight)";
+        crate::check::in_range(&p("weight"), weight, 0, 30, allowed)?;
+        Ok(RedParams {
+            min_th_packets: min,
+            max_th_packets: max,
+            max_p,
+            weight_log2: weight as u32,
+            ecn,
+        })
+    }
+
+    fn build(spec: &RedParams, seed: u64, port: u32) -> Self {
+        use crate::engine::rng::{family, stream};
+        Red::new(*spec, stream(seed, family::SWITCH, port as u64))
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
+        Red::enqueue(self, ctx, pkt)
+    }
+
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        Red::schedule(self, ctx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::Fixture;

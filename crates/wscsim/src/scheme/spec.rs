@@ -1,10 +1,83 @@
-//! A scheme as the scenario chose it, with every parameter resolved: one `SchemeSpec` per
-//! switch tier or switch, turned into a `Scheme` value for each of its ports.
+//! A built-in scheme is one file: its scenario parameters, their checks and defaults, its
+//! resolved spec and its per-port behaviour, joined by `SchemeKind`; and one line in
+//! `builtin_schemes!` (scheme/mod.rs), from which every list of schemes is made: the
+//! `Scheme` enum a port holds (a `match`, not a virtual call, per packet), the resolved
+//! `SchemeSpec`, and the scenario's table of scheme kinds (`config::scheme::SCHEMES`).
+//! The compiler checks that a listed kind has all of them; no list of names can miss one.
 
-use super::drr::DrrClassify;
-use super::red::RedParams;
-use super::{CustomScheme, DctcpMarking, DropTail, Drr, Hull, Priority, Red, Scheme};
-use crate::engine::rng::{family, stream};
+use super::{CustomScheme, PortCtx, Verdict};
+use crate::check::ConfigError;
+use crate::packet::PktId;
+
+/// A built-in scheme kind, in its own file.
+pub trait SchemeKind: Sized {
+    /// Its name in scenarios (`switch.scheme = "..."`).
+    const NAME: &'static str;
+    /// Its scenario parameters, each an `Option` that `resolve` fills with its default.
+    type Params: serde::de::DeserializeOwned + serde::Serialize;
+    /// Its parameters checked and resolved: what builds a port's scheme.
+    type Spec: Clone + std::fmt::Debug + PartialEq;
+    /// Checks `params` (at `path` in the scenario), fills in their defaults and resolves them.
+    fn resolve(params: &mut Self::Params, path: &str) -> Result<Self::Spec, ConfigError>;
+    /// Queues per port; `voqs` is one per input port, up to the limit.
+    fn queues(_spec: &Self::Spec, _voqs: u32) -> u32 {
+        1
+    }
+    /// The scheme of one port; `seed` and `port` name its random stream.
+    fn build(spec: &Self::Spec, seed: u64, port: u32) -> Self;
+    /// Queue index for a packet that came in on `in_port` (one queue: 0).
+    #[inline]
+    fn classify(&mut self, _ctx: &mut PortCtx, _pkt: PktId, _in_port: u32) -> usize {
+        0
+    }
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict;
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId>;
+    /// Which of the port's `n` queues the next `schedule` takes from, where that is cheap
+    /// to know (a hint for prefetching its head packet).
+    #[inline]
+    fn next_queue_hint(&self, _nonempty: &[u64], _n: usize) -> Option<usize> {
+        None
+    }
+    /// Packets marked CE as they left (marks on arrival are counted by the port).
+    fn marks_at_dequeue(&self) -> u64 {
+        0
+    }
+}
+
+/// A large scheme is boxed in the enum (one per port, kept small for DropTail's sake).
+impl<T: SchemeKind> SchemeKind for Box<T> {
+    const NAME: &'static str = T::NAME;
+    type Params = T::Params;
+    type Spec = T::Spec;
+    fn resolve(params: &mut Self::Params, path: &str) -> Result<Self::Spec, ConfigError> {
+        T::resolve(params, path)
+    }
+    fn queues(spec: &Self::Spec, voqs: u32) -> u32 {
+        T::queues(spec, voqs)
+    }
+    fn build(spec: &Self::Spec, seed: u64, port: u32) -> Self {
+        Box::new(T::build(spec, seed, port))
+    }
+    #[inline]
+    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
+        T::classify(self, ctx, pkt, in_port)
+    }
+    #[inline]
+    fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
+        T::enqueue(self, ctx, pkt, queue)
+    }
+    #[inline]
+    fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+        T::schedule(self, ctx)
+    }
+    #[inline]
+    fn next_queue_hint(&self, nonempty: &[u64], n: usize) -> Option<usize> {
+        T::next_queue_hint(self, nonempty, n)
+    }
+    fn marks_at_dequeue(&self) -> u64 {
+        T::marks_at_dequeue(self)
+    }
+}
 
 /// Scenario parameters of a user's scheme (`kind = "python"`, or a name given to
 /// `wscsim.register_scheme`).
@@ -17,39 +90,6 @@ pub struct CustomParams {
     /// A table handed to the class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub params: Option<serde_json::Value>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum SchemeSpec {
-    DropTail {
-        limit_packets: Option<u32>,
-        /// Virtual output queues (one per input, round robin); false: one FIFO.
-        voqs: bool,
-    },
-    Red(RedParams),
-    Dctcp {
-        k_packets: u32,
-    },
-    Priority {
-        queues: u32,
-        push_out: bool,
-    },
-    Drr {
-        classify: DrrClassify,
-        quanta: Vec<u32>,
-    },
-    Hull {
-        drain_fraction: f64,
-        mark_threshold_bytes: u64,
-    },
-    PFabric,
-    /// A scheme from outside the crate, made by the embedding's factory (the Python bridge
-    /// registers "python"; a Rust program may register its own).
-    Custom {
-        kind: String,
-        class: String,
-        params: serde_json::Value,
-    },
 }
 
 /// Where a scheme is being placed, for custom factories.
@@ -69,43 +109,101 @@ pub struct PortSite<'a> {
 pub type CustomFactory<'f> = dyn FnMut(&str, &str, &serde_json::Value, &PortSite) -> Result<(u32, Box<dyn CustomScheme>), String>
     + 'f;
 
-impl SchemeSpec {
-    /// Queues per port: DropTail keeps one virtual output queue per input (`voqs`); RED,
-    /// DCTCP, HULL and pFabric one FIFO; priority queueing and DRR their configured number.
-    pub fn queues(&self, voqs: u32) -> u32 {
-        match self {
-            SchemeSpec::DropTail { voqs: true, .. } => voqs,
-            SchemeSpec::Priority { queues, .. } => *queues,
-            SchemeSpec::Drr { quanta, .. } => quanta.len() as u32,
-            _ => 1,
+/// Declares `Scheme` (a port's scheme: the built-ins listed, then `Custom`), `SchemeSpec`
+/// (one as the scenario chose it, every parameter resolved) and their dispatch, from the
+/// list in `builtin_schemes!`.
+macro_rules! declare_schemes {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// A port's scheme. Per-port state lives inside the variant.
+        pub enum Scheme {
+            $($variant($ty),)*
+            Custom(Box<dyn CustomScheme>),
         }
-    }
 
-    /// The scheme for one port; `seed` and `port` name its random stream.
-    pub fn build(&self, seed: u64, port: u32) -> Scheme {
-        match self {
-            SchemeSpec::DropTail { limit_packets, .. } => {
-                Scheme::DropTail(DropTail::new(*limit_packets))
-            }
-            SchemeSpec::Red(p) => Scheme::Red(Box::new(Red::new(
-                *p,
-                stream(seed, family::SWITCH, port as u64),
-            ))),
-            SchemeSpec::Dctcp { k_packets } => Scheme::Dctcp(DctcpMarking {
-                k_packets: *k_packets,
-            }),
-            SchemeSpec::Priority { push_out, .. } => Scheme::Priority(Priority {
-                push_out: *push_out,
-            }),
-            SchemeSpec::Drr { classify, quanta } => {
-                Scheme::Drr(Box::new(Drr::new(*classify, quanta.clone())))
-            }
-            SchemeSpec::Hull {
-                drain_fraction,
-                mark_threshold_bytes,
-            } => Scheme::Hull(Box::new(Hull::new(*drain_fraction, *mark_threshold_bytes))),
-            SchemeSpec::PFabric => Scheme::PFabric(Box::default()),
-            SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
+        /// A scheme as the scenario chose it, every parameter resolved: one per switch
+        /// tier or switch, built into a `Scheme` for each of its ports.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum SchemeSpec {
+            $($variant(<$ty as SchemeKind>::Spec),)*
+            /// A scheme from outside the crate, made by the embedding's factory (the Python
+            /// bridge registers "python"; a Rust program may register its own).
+            Custom {
+                kind: String,
+                class: String,
+                params: serde_json::Value,
+            },
         }
-    }
+
+        impl Scheme {
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Scheme::$variant(_) => <$ty as SchemeKind>::NAME,)*
+                    Scheme::Custom(_) => "custom",
+                }
+            }
+
+            /// Queue index for a packet that came in on `in_port`.
+            #[inline]
+            pub fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
+                match self {
+                    $(Scheme::$variant(s) => <$ty as SchemeKind>::classify(s, ctx, pkt, in_port),)*
+                    Scheme::Custom(s) => s.classify(ctx, pkt, in_port).min(ctx.queues.len() - 1),
+                }
+            }
+
+            #[inline]
+            pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
+                match self {
+                    $(Scheme::$variant(s) => <$ty as SchemeKind>::enqueue(s, ctx, pkt, queue),)*
+                    Scheme::Custom(s) => s.enqueue(ctx, pkt, queue),
+                }
+            }
+
+            #[inline]
+            pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
+                match self {
+                    $(Scheme::$variant(s) => <$ty as SchemeKind>::schedule(s, ctx),)*
+                    Scheme::Custom(s) => s.schedule(ctx),
+                }
+            }
+
+            /// Which of the port's `n` queues the next `schedule` will take from, where that
+            /// is cheap to know (a hint for prefetching its head packet; None: not known).
+            #[inline]
+            pub fn next_queue_hint(&self, nonempty: &[u64], n: usize) -> Option<usize> {
+                match self {
+                    $(Scheme::$variant(s) => <$ty as SchemeKind>::next_queue_hint(s, nonempty, n),)*
+                    Scheme::Custom(_) => None,
+                }
+            }
+
+            /// Packets the scheme marked CE as they left (HULL); marks on arrival are
+            /// counted by the port.
+            pub fn marks_at_dequeue(&self) -> u64 {
+                match self {
+                    $(Scheme::$variant(s) => <$ty as SchemeKind>::marks_at_dequeue(s),)*
+                    Scheme::Custom(_) => 0,
+                }
+            }
+        }
+
+        impl SchemeSpec {
+            /// Queues per port (a custom scheme says its own when it is made).
+            pub fn queues(&self, voqs: u32) -> u32 {
+                match self {
+                    $(SchemeSpec::$variant(s) => <$ty as SchemeKind>::queues(s, voqs),)*
+                    SchemeSpec::Custom { .. } => 1,
+                }
+            }
+
+            /// The scheme for one port; `seed` and `port` name its random stream.
+            pub fn build(&self, seed: u64, port: u32) -> Scheme {
+                match self {
+                    $(SchemeSpec::$variant(s) => Scheme::$variant(<$ty as SchemeKind>::build(s, seed, port)),)*
+                    SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
+                }
+            }
+        }
+    };
 }
+pub(crate) use declare_schemes;

@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 /// Most virtual output queues per switch port: queues per port times ports stays linear in
 /// the radix (a 1,000-port switch would otherwise hold a million queues), and it is also the
 /// most queues a scheme may use per port.
-pub const MAX_VOQS: u32 = 64;
+pub const MAX_VOQS: u32 = crate::scheme::MAX_QUEUES;
 
 /// Switch parameters applied to every switch.
 #[derive(Clone, Debug)]
@@ -502,15 +502,15 @@ mod tests {
             dt_alpha: 1.0,
             port_to_port_ps: 0,
             forwarding: Forwarding::StoreAndForward,
-            scheme: SchemeSpec::DropTail {
+            scheme: SchemeSpec::DropTail(crate::scheme::droptail::Spec {
                 limit_packets: None,
                 voqs: true,
-            },
+            }),
             overrides: vec![],
-            nic_scheme: SchemeSpec::DropTail {
+            nic_scheme: SchemeSpec::DropTail(crate::scheme::droptail::Spec {
                 limit_packets: None,
                 voqs: true,
-            },
+            }),
             seed: 1,
         }
     }
