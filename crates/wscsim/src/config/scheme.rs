@@ -11,11 +11,11 @@ pub type SchemeBuild = fn(&mut serde_json::Value, &str) -> Result<SchemeSpec, Co
 
 /// Declares `SCHEMES` from the built-in schemes' list (`scheme::builtin_schemes!`).
 macro_rules! scheme_kinds {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
+    ($($(#[$attr:meta])* $variant:ident($ty:ty)),* $(,)?) => {
         /// The scheme kinds, their parameters and resolvers: the built-ins (each from its
         /// own file, through `SchemeKind`), then "python".
         pub const SCHEMES: &[Kind<SchemeBuild>] = &[
-            $(Kind {
+            $($(#[$attr])* Kind {
                 name: <$ty as SchemeKind>::NAME,
                 keys: fields_of::<<$ty as SchemeKind>::Params>,
                 build: |v, path| {

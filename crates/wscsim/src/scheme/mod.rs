@@ -19,6 +19,10 @@ pub mod pfabric;
 pub mod priority;
 pub mod red;
 pub mod spec;
+/// docs/extending.md's example scheme, compiled for the tests.
+#[cfg(test)]
+#[path = "../../tests/toys/scheme.rs"]
+pub mod toy;
 
 use crate::engine::TimePs;
 use crate::packet::{ecn, Packet, PacketPool, PktId, PktQueue};
@@ -45,6 +49,8 @@ macro_rules! builtin_schemes {
             Drr(Box<$crate::scheme::drr::Drr>),
             Hull(Box<$crate::scheme::hull::Hull>),
             PFabric(Box<$crate::scheme::pfabric::PFabric>),
+            #[cfg(test)]
+            ToyCap($crate::scheme::toy::ToyCap),
         }
     };
 }

@@ -113,10 +113,10 @@ pub type CustomFactory<'f> = dyn FnMut(&str, &str, &serde_json::Value, &PortSite
 /// (one as the scenario chose it, every parameter resolved) and their dispatch, from the
 /// list in `builtin_schemes!`.
 macro_rules! declare_schemes {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
+    ($($(#[$attr:meta])* $variant:ident($ty:ty)),* $(,)?) => {
         /// A port's scheme. Per-port state lives inside the variant.
         pub enum Scheme {
-            $($variant($ty),)*
+            $($(#[$attr])* $variant($ty),)*
             Custom(Box<dyn CustomScheme>),
         }
 
@@ -124,7 +124,7 @@ macro_rules! declare_schemes {
         /// tier or switch, built into a `Scheme` for each of its ports.
         #[derive(Clone, Debug, PartialEq)]
         pub enum SchemeSpec {
-            $($variant(<$ty as SchemeKind>::Spec),)*
+            $($(#[$attr])* $variant(<$ty as SchemeKind>::Spec),)*
             /// A scheme from outside the crate, made by the embedding's factory (the Python
             /// bridge registers "python"; a Rust program may register its own).
             Custom {
@@ -137,7 +137,7 @@ macro_rules! declare_schemes {
         impl Scheme {
             pub fn name(&self) -> &'static str {
                 match self {
-                    $(Scheme::$variant(_) => <$ty as SchemeKind>::NAME,)*
+                    $($(#[$attr])* Scheme::$variant(_) => <$ty as SchemeKind>::NAME,)*
                     Scheme::Custom(_) => "custom",
                 }
             }
@@ -146,7 +146,7 @@ macro_rules! declare_schemes {
             #[inline]
             pub fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
                 match self {
-                    $(Scheme::$variant(s) => <$ty as SchemeKind>::classify(s, ctx, pkt, in_port),)*
+                    $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::classify(s, ctx, pkt, in_port),)*
                     Scheme::Custom(s) => s.classify(ctx, pkt, in_port).min(ctx.queues.len() - 1),
                 }
             }
@@ -154,7 +154,7 @@ macro_rules! declare_schemes {
             #[inline]
             pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
                 match self {
-                    $(Scheme::$variant(s) => <$ty as SchemeKind>::enqueue(s, ctx, pkt, queue),)*
+                    $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::enqueue(s, ctx, pkt, queue),)*
                     Scheme::Custom(s) => s.enqueue(ctx, pkt, queue),
                 }
             }
@@ -162,7 +162,7 @@ macro_rules! declare_schemes {
             #[inline]
             pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
                 match self {
-                    $(Scheme::$variant(s) => <$ty as SchemeKind>::schedule(s, ctx),)*
+                    $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::schedule(s, ctx),)*
                     Scheme::Custom(s) => s.schedule(ctx),
                 }
             }
@@ -172,7 +172,7 @@ macro_rules! declare_schemes {
             #[inline]
             pub fn next_queue_hint(&self, nonempty: &[u64], n: usize) -> Option<usize> {
                 match self {
-                    $(Scheme::$variant(s) => <$ty as SchemeKind>::next_queue_hint(s, nonempty, n),)*
+                    $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::next_queue_hint(s, nonempty, n),)*
                     Scheme::Custom(_) => None,
                 }
             }
@@ -181,7 +181,7 @@ macro_rules! declare_schemes {
             /// counted by the port.
             pub fn marks_at_dequeue(&self) -> u64 {
                 match self {
-                    $(Scheme::$variant(s) => <$ty as SchemeKind>::marks_at_dequeue(s),)*
+                    $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::marks_at_dequeue(s),)*
                     Scheme::Custom(_) => 0,
                 }
             }
@@ -191,7 +191,7 @@ macro_rules! declare_schemes {
             /// Queues per port (a custom scheme says its own when it is made).
             pub fn queues(&self, voqs: u32) -> u32 {
                 match self {
-                    $(SchemeSpec::$variant(s) => <$ty as SchemeKind>::queues(s, voqs),)*
+                    $($(#[$attr])* SchemeSpec::$variant(s) => <$ty as SchemeKind>::queues(s, voqs),)*
                     SchemeSpec::Custom { .. } => 1,
                 }
             }
@@ -199,7 +199,7 @@ macro_rules! declare_schemes {
             /// The scheme for one port; `seed` and `port` name its random stream.
             pub fn build(&self, seed: u64, port: u32) -> Scheme {
                 match self {
-                    $(SchemeSpec::$variant(s) => Scheme::$variant(<$ty as SchemeKind>::build(s, seed, port)),)*
+                    $($(#[$attr])* SchemeSpec::$variant(s) => Scheme::$variant(<$ty as SchemeKind>::build(s, seed, port)),)*
                     SchemeSpec::Custom { .. } => unreachable!("custom schemes are built by their factory"),
                 }
             }
