@@ -130,3 +130,40 @@ pub fn distinct_hosts(
     }
     Ok(list)
 }
+
+/// Reads a regular file of at most `max` bytes; anything else (a device, a pipe, a huge
+/// file) is refused before reading, so that a scenario cannot make wscsim read forever.
+pub fn read_capped(
+    path: &str,
+    field: &str,
+    allowed: &str,
+    max: u64,
+) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let refuse = |why: String| err(field, format!("{path:?}"), format!("{allowed} ({why})"));
+    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("it is not a regular file".into()));
+    }
+    if meta.len() > max {
+        return Err(refuse(format!(
+            "it has {} bytes; at most {max} are read",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(|e| refuse(e.to_string()))?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > max {
+        return Err(refuse(format!("it grew past {max} bytes while being read")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "it is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}

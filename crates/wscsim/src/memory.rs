@@ -3,7 +3,7 @@
 //! The limit is the smallest of the machine's memory, what the address-space limit
 //! (`ulimit -v`, RLIMIT_AS) leaves beside what the process has mapped already, and what
 //! its cgroup's limit leaves: a network that needs more is refused at check time
-//! (`config::checks::check_fits`). An allocation that fails anyway ends the process with
+//! (`topology::size::check_fits`). An allocation that fails anyway ends the process with
 //! one line (`OneLineOnFailure`) instead of Rust's abort and backtrace.
 
 use std::alloc::{GlobalAlloc, Layout, System};

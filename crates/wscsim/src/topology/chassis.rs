@@ -36,6 +36,35 @@ pub fn build(servers: u32, switches: u32, link: LinkParams) -> Graph {
     g
 }
 
+/// Topology kind "chassis".
+pub struct Chassis;
+
+impl super::TopologyKind for Chassis {
+    const NAME: &'static str = "chassis";
+    type Params = Params;
+
+    /// Checks the parameters, fills in their defaults and builds the graph.
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let servers =
+            crate::check::int_in("topology.servers", *t.servers.get_or_insert(46), 2, 100_000)?;
+        let switches = crate::check::int_in(
+            "topology.switches",
+            *t.switches.get_or_insert(2),
+            1,
+            i64::from(super::MAX_NICS),
+        )?;
+        let hosts = u64::from(servers);
+        super::size::check_fits(&super::size::Size {
+            hosts,
+            switches: u64::from(switches),
+            links: hosts * u64::from(switches),
+            max_switch_ports: hosts,
+            edge_switches: u64::from(switches),
+        })?;
+        Ok(build(servers, switches, link))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,6 +71,54 @@ pub fn size(racks: u32, servers_per_rack: u32, racks_per_array: u32) -> super::s
     }
 }
 
+/// Topology kind "diablo_array".
+pub struct DiabloArray;
+
+impl super::TopologyKind for DiabloArray {
+    const NAME: &'static str = "diablo_array";
+    type Params = Params;
+
+    fn preset(p: &mut Params) -> Option<&mut Option<String>> {
+        Some(&mut p.preset)
+    }
+
+    /// Checks the parameters, fills in their defaults and builds the graph.
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let spr = crate::check::int_in(
+            "topology.servers_per_rack",
+            *t.servers_per_rack.get_or_insert(31),
+            1,
+            1000,
+        )?;
+        let rpa = crate::check::int_in(
+            "topology.racks_per_array",
+            *t.racks_per_array.get_or_insert(16),
+            1,
+            1000,
+        )?;
+        let racks = crate::check::int_in("topology.racks", *t.racks.get_or_insert(16), 1, 100_000)?;
+        if racks as u64 * spr as u64 > super::MAX_HOSTS {
+            return Err(crate::check::err(
+                "topology.racks",
+                racks,
+                format!(
+                    "at most {} servers in all (racks x servers_per_rack)",
+                    super::MAX_HOSTS
+                ),
+            ));
+        }
+        if racks * spr < 2 {
+            return Err(crate::check::err(
+                "topology.racks",
+                racks,
+                "enough racks for at least 2 servers",
+            ));
+        }
+        super::size::check_fits(&size(racks, spr, rpa))?;
+        Ok(build(racks, spr, rpa, link))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

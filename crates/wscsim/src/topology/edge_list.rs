@@ -10,6 +10,9 @@
 //! Errors name the line and what was expected, never the line's text: the file may be one
 //! that should not be echoed (a scenario can name any path).
 
+/// Largest edge-list file read (a 100,000-host topology takes about 3 MB).
+pub const MAX_EDGE_LIST_BYTES: u64 = 64 << 20;
+
 use super::{Graph, LinkParams};
 use crate::net::NodeKind;
 use crate::units::{Duration, Rate};
@@ -125,6 +128,38 @@ fn assign_tiers(g: &mut Graph) {
         if nd.kind == NodeKind::Switch && dist[i] != u32::MAX {
             nd.tier = dist[i].min(255) as u8;
         }
+    }
+}
+
+/// Topology kind "edge_list".
+pub struct EdgeList;
+
+impl super::TopologyKind for EdgeList {
+    const NAME: &'static str = "edge_list";
+    type Params = Params;
+    const GRAPH_FIELD: &'static str = "topology.file";
+
+    /// Checks the parameters, fills in their defaults and builds the graph.
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let Some(path) = t.file.clone() else {
+            return Err(crate::check::err(
+                "topology.file",
+                "nothing",
+                "the path of an edge-list file",
+            ));
+        };
+        let text = crate::check::read_capped(
+            &path,
+            "topology.file",
+            "a readable edge-list file",
+            MAX_EDGE_LIST_BYTES,
+        )?;
+        let g = parse(&text, link).map_err(|m| crate::check::ConfigError {
+            path: "topology.file".into(),
+            message: format!("{path}: {m}"),
+        })?;
+        super::size::check_fits(&super::size::Size::of_graph(&g))?;
+        Ok(g)
     }
 }
 

@@ -59,6 +59,28 @@ pub fn size(k: u32) -> super::size::Size {
     }
 }
 
+/// Topology kind "fat_tree".
+pub struct FatTree;
+
+impl super::TopologyKind for FatTree {
+    const NAME: &'static str = "fat_tree";
+    type Params = Params;
+
+    /// Checks the parameters, fills in their defaults and builds the graph.
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let k = *t.k.get_or_insert(4);
+        if !(2..=72).contains(&k) || k % 2 != 0 {
+            return Err(crate::check::err(
+                "topology.k",
+                k,
+                "an even integer from 2 to 72 (k^3/4 hosts, at most 100,000)",
+            ));
+        }
+        super::size::check_fits(&size(k as u32))?;
+        Ok(build(k as u32, link))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

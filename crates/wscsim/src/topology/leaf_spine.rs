@@ -73,3 +73,51 @@ pub fn size(leaves: u32, spines: u32, hosts_per_leaf: u32) -> super::size::Size 
         edge_switches: l,
     }
 }
+
+/// Topology kind "leaf_spine".
+pub struct LeafSpine;
+
+impl super::TopologyKind for LeafSpine {
+    const NAME: &'static str = "leaf_spine";
+    type Params = Params;
+
+    /// Checks the parameters, fills in their defaults and builds the graph.
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let leaves = crate::check::int_in("topology.leaves", *t.leaves.get_or_insert(4), 1, 4096)?;
+        let spines = crate::check::int_in("topology.spines", *t.spines.get_or_insert(2), 1, 4096)?;
+        let hpl = crate::check::int_in(
+            "topology.hosts_per_leaf",
+            *t.hosts_per_leaf.get_or_insert(8),
+            1,
+            4096,
+        )?;
+        if leaves as u64 * hpl as u64 > super::MAX_HOSTS {
+            return Err(crate::check::err(
+                "topology.hosts_per_leaf",
+                hpl,
+                format!(
+                    "at most {} hosts in all (leaves x hosts_per_leaf)",
+                    super::MAX_HOSTS
+                ),
+            ));
+        }
+        let os = *t.oversubscription.get_or_insert(1.0);
+        // Spine links at 1000 times the need are already more than any network has; far
+        // smaller ratios only push their rate towards overflow.
+        let allowed = "a ratio from 0.001 to 1000 (1 means none, 3 means 3:1)";
+        crate::check::in_range("topology.oversubscription", os, 0.001, 1000.0, allowed)?;
+        if leaves * hpl < 2 {
+            return Err(crate::check::err(
+                "topology.hosts_per_leaf",
+                hpl,
+                "enough hosts for at least 2 in all",
+            ));
+        }
+        let up = LinkParams {
+            rate_bps: uplink_rate_bps(hpl, spines, link.rate_bps, os).max(1),
+            ..link
+        };
+        super::size::check_fits(&size(leaves, spines, hpl))?;
+        Ok(build(leaves, spines, hpl, link, up))
+    }
+}

@@ -12,6 +12,32 @@ pub mod size;
 pub mod torus3d;
 
 use crate::engine::PartitionId;
+
+/// Most hosts a topology may have (memory grows about linearly: roughly 1 KB per host).
+pub const MAX_HOSTS: u64 = 100_000;
+
+/// A topology kind, in its own file: its scenario parameters, their checks and defaults,
+/// and the graph they make. One line in `config::topology::TOPOLOGIES` registers it.
+pub trait TopologyKind {
+    /// Its name in scenarios (`topology.kind`).
+    const NAME: &'static str;
+    /// Its parameters (the section's keys but `kind` and `link`), each an `Option` that
+    /// `graph` fills with its default.
+    type Params: serde::de::DeserializeOwned + serde::Serialize;
+    /// The link technology its links take unless the scenario names one.
+    const DEFAULT_TECHNOLOGY: &'static str = "ethernet";
+    /// The field a fault of the graph itself is reported at (a file's, for edge lists).
+    const GRAPH_FIELD: &'static str = "topology";
+    /// Its preset of link rate and switch latency, if it has one (DIABLO's arrays): the
+    /// parameter that names it, which then sets the links' rate.
+    fn preset(_p: &mut Self::Params) -> Option<&mut Option<String>> {
+        None
+    }
+    /// Checks `p`, fills in its defaults, refuses a network that would not fit in memory,
+    /// and builds the graph on links `link`.
+    fn graph(p: &mut Self::Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError>;
+}
+
 use crate::net::link::LinkTech;
 use crate::net::NodeKind;
 

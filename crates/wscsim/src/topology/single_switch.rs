@@ -20,3 +20,30 @@ pub fn build(hosts: u32, link: LinkParams) -> Graph {
     }
     g
 }
+
+/// Topology kind "single_switch".
+pub struct SingleSwitch;
+
+impl super::TopologyKind for SingleSwitch {
+    const NAME: &'static str = "single_switch";
+    type Params = Params;
+
+    /// Checks the parameters, fills in their defaults and builds the graph.
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let h = crate::check::int_in(
+            "topology.hosts",
+            *t.hosts.get_or_insert(16),
+            2,
+            super::MAX_HOSTS as i64,
+        )?;
+        let hosts = u64::from(h);
+        super::size::check_fits(&super::size::Size {
+            hosts,
+            switches: 1,
+            links: hosts,
+            max_switch_ports: hosts,
+            edge_switches: 1,
+        })?;
+        Ok(build(h, link))
+    }
+}

@@ -77,6 +77,30 @@ impl Size {
 
 pub use crate::memory::machine_memory_bytes;
 
+/// Refuses a network that would not fit in this machine's memory, before building it.
+pub fn check_fits(size: &Size) -> Result<(), crate::check::ConfigError> {
+    let need = size.network_bytes();
+    let Some((have, what)) = crate::memory::memory_limit() else {
+        return Ok(());
+    };
+    let limit = have / 10 * 9;
+    if need <= limit {
+        return Ok(());
+    }
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    Err(crate::check::err(
+        "topology",
+        format!(
+            "a network of {} hosts, {} switches and {} links, which needs about {} to build",
+            size.hosts,
+            size.switches,
+            size.links,
+            gb(need)
+        ),
+        format!("at most about {} (90% of {what})", gb(limit)),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,40 @@ pub fn size(dims: [u32; 3]) -> super::size::Size {
     }
 }
 
+/// Topology kind "torus3d".
+pub struct Torus3d;
+
+impl super::TopologyKind for Torus3d {
+    const NAME: &'static str = "torus3d";
+    type Params = Params;
+    const DEFAULT_TECHNOLOGY: &'static str = "1gbe_jumbo";
+
+    /// A torus of `dims = [x, y, z]` servers (each 1 to 64; at most MAX_HOSTS in all).
+    fn graph(t: &mut Params, link: LinkParams) -> Result<Graph, crate::check::ConfigError> {
+        let dims = t.dims.get_or_insert_with(|| vec![3, 3, 3]).clone();
+        let bad = |given: String| {
+            crate::check::err(
+                "topology.dims",
+                given,
+                "three sizes [x, y, z], each from 1 to 64, with 2 to 100,000 servers in all (one size of 1 makes a 2D torus)",
+            )
+        };
+        if dims.len() != 3 || dims.iter().any(|&d| !(1..=64).contains(&d)) {
+            return Err(bad(format!("{dims:?}")));
+        }
+        let d = [dims[0] as u32, dims[1] as u32, dims[2] as u32];
+        let size = size(d);
+        if size.hosts < 2 || size.hosts > super::MAX_HOSTS {
+            return Err(bad(format!("{dims:?}")));
+        }
+        super::size::check_fits(&size)?;
+        let generators = *t.load_generators.get_or_insert(0);
+        let allowed = "0 (no external switch) to 1000 hosts on the external switch";
+        crate::check::in_range("topology.load_generators", generators, 0, 1000, allowed)?;
+        Ok(build_with_generators(d, link, generators as u32))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
