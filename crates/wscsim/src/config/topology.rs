@@ -36,6 +36,8 @@ pub const TOPOLOGIES: &[Kind<TopologyBuild>] = &[
     kind::<diablo::DiabloArray>(),
     kind::<edge_list::EdgeList>(),
     kind::<torus3d::Torus3d>(),
+    #[cfg(test)]
+    kind::<crate::topology::toy::ToyDumbbell>(),
 ];
 
 /// The table entry of topology kind `T`.

@@ -10,6 +10,10 @@ pub mod leaf_spine;
 pub mod single_switch;
 pub mod size;
 pub mod torus3d;
+/// docs/extending.md's example topology, compiled for the tests.
+#[cfg(test)]
+#[path = "../../tests/toys/topology.rs"]
+pub mod toy;
 
 use crate::engine::PartitionId;
 
