@@ -104,6 +104,13 @@ macro_rules! stack {
     };
 }
 
+/// The hosts' path below TCP (`transport::HostPath`), borrowed out of a `Sim`.
+macro_rules! host_path {
+    ($s:expr) => {
+        transport::HostPath::new(&mut $s.net, &mut $s.hosts, &mut $s.ev)
+    };
+}
+
 /// Borrows what the services reach out of a `Sim`.
 macro_rules! svc_ctx {
     ($s:expr) => {
@@ -159,14 +166,7 @@ impl Sim {
                 }
             }
             SimEvent::Tcp(e) => {
-                let Sim {
-                    net,
-                    hosts,
-                    ev,
-                    tcp,
-                    ..
-                } = self;
-                tcp.on_timer(&mut transport::HostPath::new(net, hosts, ev), e);
+                self.tcp.on_timer(&mut host_path!(self), e);
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),

@@ -83,14 +83,7 @@ impl Sim {
                 self.route_unrouted();
             }
             if self.net.has_nic_departures() {
-                let Sim {
-                    net,
-                    hosts,
-                    ev,
-                    tcp,
-                    ..
-                } = self;
-                tcp.on_nic_departures(&mut transport::HostPath::new(net, hosts, ev));
+                self.tcp.on_nic_departures(&mut host_path!(self));
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             if !draining && (self.apps.done() || self.services.done()) {
