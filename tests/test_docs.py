@@ -341,7 +341,14 @@ def run_document(doc: Path, folder: Path) -> None:
             assert p.returncode == 0, f"{where(doc, s)}: the Python block failed:\n{p.stdout[-3000:]}"
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=[str(d.relative_to(ROOT)) for d in DOCS])
+def _doc_param(doc: Path):
+    """A document as a test case; docs/emulation.md's commands make network namespaces, so
+    it runs with the emulation tests (tests/test_emulate.py), never beside them."""
+    marks = [pytest.mark.emulation] if doc.name == "emulation.md" else []
+    return pytest.param(doc, marks=marks, id=str(doc.relative_to(ROOT)))
+
+
+@pytest.mark.parametrize("doc", [_doc_param(d) for d in DOCS])
 def test_every_command_in_the_document_runs_as_written(doc, tmp_path):
     folder = tmp_path / "work"
     folder.mkdir()

@@ -49,6 +49,11 @@ def our_namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.startswith("wscsim-")]
 
 
+# These tests make network namespaces and check that none is left behind, so they run in
+# a pytest run of their own, one after another (scripts/test.sh), never beside others.
+pytestmark = pytest.mark.emulation
+
+
 @pytest.fixture(autouse=True)
 def nothing_left_behind():
     before = set(our_namespaces())
