@@ -155,10 +155,39 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     })
 }
 
-/// `[engine]`: its values, and what a partitioned run does not take yet.
 /// The most threads a run may ask for.
 const MAX_THREADS: i64 = 64;
 
+/// `[engine]`'s bounds on a run's events at one instant and on Python hooks' wall time.
+fn check_engine_limits(e: &super::EngineCfg) -> Result<(), ConfigError> {
+    if let Some(n) = e.max_events_per_instant {
+        let allowed = "1000 to 1000000000000 events";
+        crate::check::in_range(
+            "engine.max_events_per_instant",
+            n,
+            1_000,
+            1_000_000_000_000,
+            allowed,
+        )?;
+    }
+    if let Some(d) = e.python_hook_timeout {
+        let (lo, hi) = (
+            crate::engine::PS_PER_MS * 100,
+            crate::engine::PS_PER_S * 86_400,
+        );
+        let allowed = "100ms to 86400s of wall time";
+        crate::check::in_range(
+            "engine.python_hook_timeout",
+            d,
+            crate::units::Duration(lo),
+            crate::units::Duration(hi),
+            allowed,
+        )?;
+    }
+    Ok(())
+}
+
+/// `[engine]`: its values, and what a partitioned run does not take yet.
 fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     let Some(e) = sc.engine.as_mut() else {
         return Ok(());
@@ -191,30 +220,7 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
         ));
     }
     let partitioned = *e.partitioned.get_or_insert(threads_given);
-    if let Some(n) = e.max_events_per_instant {
-        let allowed = "1000 to 1000000000000 events";
-        crate::check::in_range(
-            "engine.max_events_per_instant",
-            n,
-            1_000,
-            1_000_000_000_000,
-            allowed,
-        )?;
-    }
-    if let Some(d) = e.python_hook_timeout {
-        let (lo, hi) = (
-            crate::engine::PS_PER_MS * 100,
-            crate::engine::PS_PER_S * 86_400,
-        );
-        let allowed = "100ms to 86400s of wall time";
-        crate::check::in_range(
-            "engine.python_hook_timeout",
-            d,
-            crate::units::Duration(lo),
-            crate::units::Duration(hi),
-            allowed,
-        )?;
-    }
+    check_engine_limits(e)?;
     let order = e.lane_order.get_or_insert_with(|| "forward".into());
     one_of("engine.lane_order", order, &["forward", "reverse"])?;
     if let Some(mode) = &e.mode {
