@@ -463,7 +463,7 @@ fn a_failed_node_loses_only_what_it_held_and_what_was_for_it() {
         "failure_detection":{"mode":"instant"},
         "failures":[{"node":"h5","at":"1ms","until":"3ms"}]}"#,
     );
-    let c = &s.net.counters();
+    let c = s.net.counters();
     assert!(c.link_down_drops > 0 && c.unroutable_drops > 0);
     assert_eq!(c.dropped, c.link_down_drops + c.unroutable_drops);
     for d in s.net.drop_log() {

@@ -57,7 +57,7 @@ fn a_lone_flow_never_waits() {
         assert_eq!(p.stats.wait_ps_sum, 0);
         assert_eq!(p.stats.max_queue_bytes, 1518);
     }
-    let c = &s.net.counters();
+    let c = s.net.counters();
     // What is still on its way at the end: at most the two hops of one datagram.
     assert!(c.sent - c.delivered <= 2, "{c:?}");
     assert_eq!(c.dropped, 0);
@@ -85,7 +85,7 @@ fn an_overloaded_port_sends_one_frame_per_slot() {
     assert_eq!(to_h0.stats.tx_pkts, slots - 3);
     assert_eq!(to_h0.stats.tx_wire_bytes, (slots - 3) * 1538);
     assert!(to_h0.stats.drops > 0);
-    let c = &s.net.counters();
+    let c = s.net.counters();
     assert_eq!(c.dropped, to_h0.stats.drops);
     // A full buffer holds 131 frames of 1,518 bytes.
     assert_eq!(to_h0.stats.max_queue_bytes, 200_000 / 1518 * 1518);

@@ -93,7 +93,7 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
 /// Packets addressed to keys on a torus: where they went, checked by the oracle, and the
 /// control plane's work (notices learnt, shortest-path searches).
 fn key_routing(h: &mut Map<String, Value>, net: &Network) {
-    let Some(k) = &net.kbr() else { return };
+    let Some(k) = net.kbr() else { return };
     let c = &k.counters;
     if c.notices > 0 || k.views.searches > 0 {
         h.insert("failure_notices".into(), c.notices.into());
@@ -188,7 +188,7 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
     if v.udp.streams.is_empty() {
         return;
     }
-    let all_to_all = match &v.net.torus() {
+    let all_to_all = match v.net.torus() {
         // Traffic to keys (churn), or to neighbours: the all-to-all figures would mean
         // nothing.
         Some(_) => v.net.kbr().is_none_or(|k| k.counters.key_sent == 0) && !one_hop(v),
@@ -212,7 +212,7 @@ fn torus_all_to_all(h: &mut Map<String, Value>, v: &RunView) {
     let steady = gbps(&v.udp.received_steady, steady_secs);
     let whole = gbps(&v.udp.received_by_host, secs);
     let mean = |x: &[f64]| x.iter().sum::<f64>() / n as f64;
-    if let Some(t) = &v.net.torus() {
+    if let Some(t) = v.net.torus() {
         let link_bps = v.net.ports().first().map_or(0, |p| p.rate_bps);
         let expected = crate::net::routing::torus::expected_all_to_all_bps(t.dims, link_bps) / 1e9;
         h.insert("expected_gbps_per_server".into(), expected.into());

@@ -264,7 +264,7 @@ pub fn strs<T>(rows: &[T], f: impl Fn(&T) -> String) -> Column {
 }
 
 pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
-    let p = &net.ports();
+    let p = net.ports();
     let secs = (end_ps as f64 / 1e12).max(1e-18);
     let name = |node: u32| net.node_names()[node as usize].clone();
     let kind = |x: &crate::net::Port| {
@@ -363,7 +363,7 @@ pub fn hosts_table(net: &Network, h: &crate::host::Hosts, end_ps: TimePs) -> Tab
 }
 
 pub fn drops_table(net: &Network) -> Table {
-    let d = &net.drop_log();
+    let d = net.drop_log();
     Table {
         name: "drops",
         columns: vec![

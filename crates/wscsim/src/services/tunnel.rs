@@ -101,7 +101,7 @@ impl Tunnel {
 
     /// Holds `pkt` (ahead of a hole), or lets everything go if the buffer is full.
     fn hold(&mut self, ctx: &mut SvcCtx<impl SvcSched>, flow: usize, pkt: PktId, seq: u64) {
-        let pool = &ctx.net.pool();
+        let pool = ctx.net.pool();
         let s = &mut self.streams[flow];
         let at = s.held.partition_point(|&h| pool.get(h).seq < seq);
         s.held.insert(at, pkt);
@@ -128,7 +128,7 @@ impl Tunnel {
 
     /// Sends up what now follows in order.
     fn drain(&mut self, ctx: &mut SvcCtx<impl SvcSched>, flow: usize) {
-        let pool = &ctx.net.pool();
+        let pool = ctx.net.pool();
         let s = &mut self.streams[flow];
         let n = s
             .held
@@ -152,7 +152,7 @@ impl Tunnel {
 
     /// Gives up on the hole: everything held goes up, in order.
     fn release_all(&mut self, ctx: &mut SvcCtx<impl SvcSched>, flow: usize) {
-        let pool = &ctx.net.pool();
+        let pool = ctx.net.pool();
         let s = &mut self.streams[flow];
         if let Some(&last) = s.held.last() {
             let p = pool.get(last);

@@ -69,7 +69,7 @@ pub trait ServiceCode: Send {
         OnPath::Forward
     }
     /// `pkt` reached its destination `host`. The service owns it: free it with
-    /// `Network::delivered`, or count it delivered (`net.counters().delivered += 1`) and send
+    /// `Network::delivered`, or count it delivered (`Network::count_delivered`) and send
     /// it on again (an intermediate stop).
     fn deliver(&mut self, ctx: &mut SvcCtx<Dyn>, host: u32, pkt: PktId);
     /// A timer of this service with `tag` went off.

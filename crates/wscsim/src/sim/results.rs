@@ -61,7 +61,7 @@ impl Sim {
     }
 
     pub fn invariants(&self) -> Invariants {
-        let c = &self.net.counters();
+        let c = self.net.counters();
         Invariants {
             packets_sent: c.sent,
             packets_delivered: c.delivered,
@@ -110,7 +110,7 @@ impl Sim {
     /// pcap files of the capture points, by name ("host-3", "tor0-port1"), with how many
     /// packets each holds and saw (more than it holds when `max_packets` capped it).
     pub fn captures(&self) -> Vec<(String, Vec<u8>, u64, u64)> {
-        let c = &self.net.captures();
+        let c = self.net.captures();
         let epoch_s = self
             .scenario
             .metrics

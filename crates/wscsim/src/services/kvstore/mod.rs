@@ -264,7 +264,7 @@ impl KvStore {
     }
 
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, &ctx.net.torus()) {
+        if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, ctx.net.torus()) {
             let servers = t.servers() as usize;
             self.cache = Some(super::kv_cache::Cache::new(t.dims, servers, k));
         }
