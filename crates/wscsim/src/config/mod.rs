@@ -10,7 +10,6 @@ pub mod failures;
 pub mod host;
 pub use host::{HostCfg, HostCostsCfg, HostNoiseCfg};
 pub mod kinds;
-pub mod kv;
 pub mod power;
 pub mod scheme;
 pub mod switch_model;

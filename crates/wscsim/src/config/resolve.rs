@@ -3,59 +3,36 @@
 
 pub use super::checks::{
     check_fits, host_list, in_range, int_in, one_of, only_for, read_capped, DIABLO_PRESETS,
-    MAX_CDF_BYTES, MAX_EDGE_LIST_BYTES, MAX_HOSTS,
+    MAX_EDGE_LIST_BYTES, MAX_HOSTS,
 };
 use super::kinds::{fields_of, Kind};
-use super::{err, ConfigError, FlowSize, MetricsCfg, Scenario};
-use crate::engine::rng::{family, stream};
+use super::{err, ConfigError, MetricsCfg, Scenario};
 use crate::net::link::LinkTech;
 use crate::net::Forwarding;
-use crate::packet::{TCP_IP_HEADER_BYTES, UDP_IP_HEADER_BYTES};
+use crate::packet::TCP_IP_HEADER_BYTES;
 use crate::topology::build::SwitchParams;
 use crate::topology::Graph;
 use crate::transport::tcp::cc::Variant;
 use crate::transport::tcp::Recovery;
 use crate::transport::TcpParams;
-use crate::workload::cdf::Cdf;
-use crate::workload::flows::{FlowSizes, SizeClass};
-use crate::workload::udp_source::Target;
 pub use crate::workload::WorkloadSpec;
 
-mod flows;
 mod observe;
 mod switch;
-mod torus_services;
 mod transport;
-mod udp;
 mod workload;
-use flows::*;
+pub use crate::workload::WorkloadCtx;
 use observe::*;
 pub use observe::{capture_epoch_s, capture_port, switch_ports};
 use switch::*;
-use torus_services::*;
 use transport::*;
-use udp::*;
 use workload::resolve_workload;
-pub use workload::{WorkloadBuild, WorkloadCtx, WORKLOADS};
+pub use workload::{WorkloadBuild, WORKLOADS};
 
 /// Largest buffer accepted (far above any switch; keeps byte arithmetic far from overflow).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 
-/// Built-in flow-size distributions, shipped with the Python package and embedded here.
-pub const BUILTIN_CDFS: &[(&str, &str)] = &[
-    (
-        "websearch",
-        include_str!("../../../../python/wscsim/data/websearch_flow_sizes.csv"),
-    ),
-    (
-        "datamining",
-        include_str!("../../../../python/wscsim/data/datamining_flow_sizes.csv"),
-    ),
-    (
-        "hadoop",
-        include_str!("../../../../python/wscsim/data/hadoop_flow_sizes.csv"),
-    ),
-];
+pub use crate::workload::cdf::BUILTIN_CDFS;
 
 pub struct Resolved {
     pub scenario: Scenario,
@@ -103,9 +80,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
 
     let packed = graph.torus.is_some() && sc.runtime.as_ref().and_then(|r| r.pack) == Some(true);
-    let kind = sc.workload.kind.clone();
     let ctx = WorkloadCtx {
-        kind: &kind,
         n_hosts,
         graph: &graph,
         host: &host,
@@ -268,10 +243,10 @@ mod tests {
                 "size_classes": [{"size": "1000B", "weight": 1e308}, {"size": "9000B", "weight": 1e308}]}}"#,
         )
         .unwrap();
-        let WorkloadSpec::Flows {
-            sizes: FlowSizes::Classes(c),
+        let WorkloadSpec::Flows(crate::workload::flows::FlowsSpec {
+            sizes: crate::workload::flows::FlowSizes::Classes(c),
             ..
-        } = r.workload
+        }) = r.workload
         else {
             panic!("not size classes")
         };

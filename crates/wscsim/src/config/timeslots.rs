@@ -28,7 +28,7 @@ pub fn check(
         ))
     };
     match workload {
-        WorkloadSpec::Udp { destination, .. } => {
+        WorkloadSpec::Udp(crate::workload::udp_source::UdpSpec { destination, .. }) => {
             if !matches!(
                 destination,
                 Target::Host(_) | Target::Random | Target::RoundRobin

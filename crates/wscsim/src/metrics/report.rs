@@ -32,6 +32,18 @@ pub struct Silent;
 
 impl Report for Silent {}
 
+/// Nothing to report (a workload that starts no application).
+impl Report for std::convert::Infallible {}
+
+impl<T: Report + ?Sized> Report for Box<T> {
+    fn tables(&self, ctx: &ReportCtx, out: &mut Vec<Table>) {
+        (**self).tables(ctx, out)
+    }
+    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
+        (**self).headline(ctx, h)
+    }
+}
+
 impl Report for crate::transport::Dma {
     fn tables(&self, _ctx: &ReportCtx, out: &mut Vec<Table>) {
         if !self.transfers.is_empty() {

@@ -12,12 +12,16 @@
 //! the same size, as a sum or a count does); a partial merge, whose output grows with its
 //! inputs, is not modelled; nor is the merge's CPU work; nothing is retransmitted.
 
+use super::kind::{check_six_trees, service_payload, tree_rate_fraction_ppm, tree_service_size};
+use super::kind::{ServiceWorkload, WorkloadCtx};
+use super::Services;
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, AGGREGATE, SERVICE_HEADER_BYTES};
-use crate::check::ConfigError;
+use crate::check::{int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
+use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 
-/// `[workload]` parameters of kind "aggregate" (defaults are filled in by config::resolve).
+/// `[workload]` parameters of kind "aggregate" (defaults are filled in by `resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -63,6 +67,35 @@ pub struct Aggregate {
     pub sent: u64,
     pub inputs: u64,
     interval_ps: TimePs,
+}
+
+impl ServiceWorkload for Aggregate {
+    const NAME: &'static str = "aggregate";
+    type Params = Params;
+    type Spec = AggregateSpec;
+
+    /// Camdoop-style aggregation to one server up six trees.
+    fn resolve(w: &mut Params, ctx: &WorkloadCtx) -> Result<AggregateSpec, ConfigError> {
+        let (graph, tech) = (ctx.graph, ctx.host_tech);
+        check_six_trees(graph, "aggregate")?;
+        let n_hosts = graph.n_hosts() as i64;
+        let root = int_in("workload.root", *w.root.get_or_insert(0), 0, n_hosts - 1)?;
+        let size = w.size.get_or_insert(crate::units::Bytes(100_000_000)).0;
+        let payload = service_payload(&mut w.packet_size, tech)?;
+        // A byte per packet at each server: how many children's packets it has merged.
+        tree_service_size(size, payload, 8 * n_hosts as u64)?;
+        let rate_fraction_ppm = tree_rate_fraction_ppm(&mut w.rate_fraction)?;
+        Ok(AggregateSpec {
+            root,
+            size_bytes: size,
+            payload_bytes: payload,
+            rate_fraction_ppm,
+        })
+    }
+
+    fn services(spec: &AggregateSpec, net: &Network) -> Result<Services, ConfigError> {
+        Ok(Services::with_aggregate(Aggregate::build(net, spec)?))
+    }
 }
 
 impl Aggregate {

@@ -11,6 +11,7 @@
 //! destination put each flow's segments back in order.
 
 pub mod aggregate;
+pub mod kind;
 pub mod kv_cache;
 pub mod kv_clients;
 pub mod kvstore;

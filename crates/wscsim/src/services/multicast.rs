@@ -42,11 +42,15 @@ pub const PACE_GAIN_PER_S: f64 = 2.0;
 const PACE_CUT: f64 = 0.5;
 /// A tree's pace never falls below this fraction of its link.
 const PACE_FLOOR: f64 = 0.01;
-use crate::check::ConfigError;
+use super::kind::{check_six_trees, service_payload, tree_rate_fraction_ppm, tree_service_size};
+use super::kind::{ServiceWorkload, WorkloadCtx};
+use super::Services;
+use crate::check::{err, host_list, ConfigError};
 use crate::engine::{TimePs, NEVER};
+use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 
-/// `[workload]` parameters of kind "multicast" (defaults are filled in by config::resolve).
+/// `[workload]` parameters of kind "multicast" (defaults are filled in by `resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -187,6 +191,41 @@ pub struct Multicast {
     /// A full frame's bits on the wire, and the links' rate.
     frame_bits: f64,
     link_bps: f64,
+}
+
+impl ServiceWorkload for Multicast {
+    const NAME: &'static str = "multicast";
+    type Params = Params;
+    type Spec = MulticastSpec;
+
+    /// A file from one server to all others over six disjoint trees (a torus of 3 or more
+    /// servers along each axis).
+    fn resolve(w: &mut Params, ctx: &WorkloadCtx) -> Result<MulticastSpec, ConfigError> {
+        let (graph, tech) = (ctx.graph, ctx.host_tech);
+        check_six_trees(graph, "multicast")?;
+        let n_hosts = graph.n_hosts() as i64;
+        w.roots.get_or_insert_with(|| vec![0]);
+        let roots = host_list("workload.roots", &w.roots, n_hosts)?.expect("filled in");
+        if roots.len() > 64 {
+            return Err(err("workload.roots", roots.len(), "at most 64 instances"));
+        }
+        let size = w.size.get_or_insert(crate::units::Bytes(750_000_000)).0;
+        let payload = service_payload(&mut w.packet_size, tech)?;
+        // A bit per packet at each member, for each instance.
+        let members = n_hosts as u64 * roots.len() as u64;
+        tree_service_size(size, payload, members)?;
+        let rate_fraction_ppm = tree_rate_fraction_ppm(&mut w.rate_fraction)?;
+        Ok(MulticastSpec {
+            roots,
+            size_bytes: size,
+            payload_bytes: payload,
+            rate_fraction_ppm,
+        })
+    }
+
+    fn services(spec: &MulticastSpec, net: &Network) -> Result<Services, ConfigError> {
+        Ok(Services::with_multicast(Multicast::build(net, spec)?))
+    }
 }
 
 impl Multicast {

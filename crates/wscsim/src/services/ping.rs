@@ -8,11 +8,14 @@
 //! Packet fields a ping uses: `seq` its number, `ack` the hop counter, `ts_ps` when it
 //! left, `src_port` 0 on the way out and 1 on the way back.
 
-use super::{OnPath, SvcCtx, SvcSched, PING, SERVICE_HEADER_BYTES};
+use super::kind::{ServiceWorkload, WorkloadCtx};
+use super::{OnPath, Services, SvcCtx, SvcSched, PING, SERVICE_HEADER_BYTES};
+use crate::check::{err, host_list, int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
+use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 
-/// `[workload]` parameters of kind "ping" (defaults are filled in by config::resolve).
+/// `[workload]` parameters of kind "ping" (defaults are filled in by `resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -63,6 +66,70 @@ pub struct Ping {
     resolved: usize,
     /// Pings given up on.
     pub lost: u32,
+}
+
+impl ServiceWorkload for Ping {
+    const NAME: &'static str = "ping";
+    type Params = Params;
+    type Spec = PingSpec;
+
+    /// Pings from one host to others in turn (CamCubeOS's ping service).
+    fn resolve(w: &mut Params, ctx: &WorkloadCtx) -> Result<PingSpec, ConfigError> {
+        let (n_hosts, tech) = (ctx.n_hosts, ctx.host_tech);
+        if n_hosts < 2 {
+            return Err(err("topology", n_hosts, "at least 2 hosts for pings"));
+        }
+        let source = int_in(
+            "workload.source",
+            *w.source.get_or_insert(0),
+            0,
+            n_hosts - 1,
+        )?;
+        let others: Vec<i64> = (0..n_hosts).filter(|&h| h != i64::from(source)).collect();
+        w.destinations.get_or_insert(others);
+        let destinations =
+            host_list("workload.destinations", &w.destinations, n_hosts)?.expect("filled in");
+        if let Some(i) = destinations.iter().position(|&d| d == source) {
+            return Err(err(
+                &format!("workload.destinations[{i}]"),
+                source,
+                "a host other than workload.source",
+            ));
+        }
+        let count = int_in("workload.count", *w.count.get_or_insert(100), 1, 10_000_000)?;
+        let header = crate::services::SERVICE_HEADER_BYTES;
+        let max_payload = u64::from(tech.mtu_bytes - header);
+        let size = w
+            .packet_size
+            .get_or_insert(crate::units::Bytes(max_payload))
+            .0;
+        let allowed = format!(
+            "a ping payload from 1 to {max_payload} bytes (with the {header}-byte CamCubeOS header, at most the {}-byte MTU of {:?})",
+            tech.mtu_bytes, tech.name
+        );
+        crate::check::in_range("workload.packet_size", size, 1, max_payload, allowed)?;
+        let timeout = *w
+            .timeout
+            .get_or_insert(crate::units::Duration(crate::engine::PS_PER_S));
+        if timeout.0 == 0 {
+            return Err(err(
+                "workload.timeout",
+                timeout,
+                "a positive duration such as \"1s\"",
+            ));
+        }
+        Ok(PingSpec {
+            source,
+            destinations,
+            count,
+            payload_bytes: size as u32,
+            timeout_ps: timeout.0,
+        })
+    }
+
+    fn services(spec: &PingSpec, _net: &Network) -> Result<Services, ConfigError> {
+        Ok(Services::with_ping(Ping::new(spec.clone())))
+    }
 }
 
 impl Ping {

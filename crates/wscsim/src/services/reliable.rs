@@ -8,11 +8,15 @@
 //! window and acknowledge every packet. The machinery is `streams`, which other services
 //! use for their own messages; this service drives a run's transfers, one message each.
 
-use super::{OnPath, SvcCtx, SvcSched, RELIABLE};
+use super::kind::{service_payload, ServiceWorkload, WorkloadCtx};
+use super::{OnPath, Services, SvcCtx, SvcSched, RELIABLE};
+use crate::check::{err, host_list, int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
+use crate::net::Network;
 use crate::packet::PktId;
+use crate::topology::Graph;
 
-/// `[workload]` parameters of kind "reliable" (defaults are filled in by config::resolve).
+/// `[workload]` parameters of kind "reliable" (defaults are filled in by `resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -55,6 +59,93 @@ pub struct Reliable {
     pub spec: ReliableSpec,
     streams: Streams,
     done: usize,
+}
+
+impl ServiceWorkload for Reliable {
+    const NAME: &'static str = "reliable";
+    type Params = Params;
+    type Spec = ReliableSpec;
+
+    /// Transfers over CamCubeOS's reliable transport service.
+    fn resolve(w: &mut Params, ctx: &WorkloadCtx) -> Result<ReliableSpec, ConfigError> {
+        let (graph, tech, seed) = (ctx.graph, ctx.host_tech, ctx.seed);
+        let n_hosts = graph.n_hosts() as i64;
+        let dst = reliable_destination(w, graph)?;
+        let everyone: Vec<i64> = (0..n_hosts).filter(|&h| Some(h as u32) != dst).collect();
+        w.sources.get_or_insert(everyone);
+        let sources = host_list("workload.sources", &w.sources, n_hosts)?.expect("filled in");
+        if let (Some(d), Some(i)) = (dst, sources.iter().position(|&s| Some(s) == dst)) {
+            return Err(err(
+                &format!("workload.sources[{i}]"),
+                d,
+                "hosts other than the destination",
+            ));
+        }
+        let size = w.size.get_or_insert(crate::units::Bytes(1_000_000)).0;
+        if size == 0 {
+            return Err(err("workload.size", size, "at least 1 byte"));
+        }
+        let payload = service_payload(&mut w.packet_size, tech)?;
+        let window = int_in("workload.window", *w.window.get_or_insert(64), 1, 1_000_000)?;
+        let rto = *w
+            .rto
+            .get_or_insert(crate::units::Duration(crate::engine::PS_PER_S / 100));
+        if rto.0 == 0 {
+            return Err(err(
+                "workload.rto",
+                rto,
+                "a positive duration such as \"10ms\"",
+            ));
+        }
+        let mut rng = crate::engine::rng::stream(seed, crate::engine::rng::family::WORKLOAD, 7);
+        let transfers = sources
+            .iter()
+            .map(|&s| {
+                let to = match dst {
+                    Some(d) => To::Host(d),
+                    None => To::Key(rand::Rng::random(&mut rng)),
+                };
+                (s, to)
+            })
+            .collect();
+        Ok(ReliableSpec {
+            transfers,
+            size_bytes: size,
+            payload_bytes: payload,
+            window,
+            rto_ps: rto.0,
+        })
+    }
+
+    fn services(spec: &ReliableSpec, _net: &Network) -> Result<Services, ConfigError> {
+        Ok(Services::with_reliable(Reliable::new(spec.clone())))
+    }
+}
+
+/// A reliable transfer's destination: a host, or None for "key" (a torus only).
+fn reliable_destination(w: &mut Params, graph: &Graph) -> Result<Option<u32>, ConfigError> {
+    let n_hosts = graph.n_hosts() as i64;
+    let dest = w.destination.get_or_insert(serde_json::json!(0)).clone();
+    let to_key = dest.as_str() == Some("key");
+    if to_key && graph.torus.is_none() {
+        return Err(err(
+            "workload.destination",
+            "\"key\"",
+            "a host index (keys need a topology.kind = \"torus3d\")",
+        ));
+    }
+    let dst = match (dest.as_i64(), to_key) {
+        (Some(h), _) => Some(int_in("workload.destination", h, 0, n_hosts - 1)?),
+        (None, true) => None,
+        _ => {
+            return Err(err(
+                "workload.destination",
+                &dest,
+                "a host index or \"key\"",
+            ))
+        }
+    };
+    Ok(dst)
 }
 
 impl Reliable {

@@ -86,6 +86,38 @@ pub trait ServiceCode: Send {
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
+/// Workload kind "services": no traffic of its own; the runtime's services make it.
+pub struct RuntimeServices;
+
+impl super::kind::ServiceWorkload for RuntimeServices {
+    const NAME: &'static str = "services";
+    type Params = Params;
+    type Spec = ();
+
+    /// On a torus only.
+    fn resolve(
+        _: &mut Params,
+        ctx: &super::kind::WorkloadCtx,
+    ) -> Result<(), crate::check::ConfigError> {
+        if ctx.graph.torus.is_none() {
+            return Err(crate::check::err(
+                "workload.kind",
+                "\"services\"",
+                "another kind (the runtime's services run on a topology.kind = \"torus3d\")",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Those of `runtime.services` (installed by the run, not by the workload).
+    fn services(
+        _: &(),
+        _: &crate::net::Network,
+    ) -> Result<super::Services, crate::check::ConfigError> {
+        Ok(super::Services::default())
+    }
+}
+
 /// Runs `f` with a context whose scheduler is dynamic.
 pub(super) fn with_dyn<S: SvcSched, R>(
     ctx: &mut SvcCtx<S>,

@@ -76,7 +76,7 @@ impl Sim {
             install_traces(&mut net, &mut tcp, &graph, t);
         }
         let end_ps = scenario.duration.0;
-        let mut services = services_for(&workload, &net)?;
+        let mut services = workload.services(&net)?;
         services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
         let slots = timeslot_engine(&workload, &scenario, &net)?;
         let apps = Apps::build(

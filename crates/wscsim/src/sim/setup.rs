@@ -48,31 +48,6 @@ pub(super) fn install_captures(
     Ok(())
 }
 
-/// The CamCubeOS services a workload drives (none for the hosts' own applications).
-pub(super) fn services_for(
-    workload: &crate::workload::WorkloadSpec,
-    net: &Network,
-) -> Result<Services, ConfigError> {
-    use crate::workload::WorkloadSpec as W;
-    Ok(match workload {
-        W::Ping(spec) => Services::with_ping(crate::services::ping::Ping::new(spec.clone())),
-        W::Reliable(spec) => {
-            Services::with_reliable(crate::services::reliable::Reliable::new(spec.clone()))
-        }
-        W::Multicast(spec) => {
-            Services::with_multicast(crate::services::multicast::Multicast::build(net, spec)?)
-        }
-        W::Aggregate(spec) => {
-            Services::with_aggregate(crate::services::aggregate::Aggregate::build(net, spec)?)
-        }
-        W::Kv(spec) => Services::with_kv(crate::services::kvstore::KvStore::new(
-            spec.clone(),
-            net.n_hosts(),
-        )),
-        _ => Services::default(),
-    })
-}
-
 /// Torus links pack waiting packets into one frame (`runtime.pack`); hosts that cost time
 /// charge each frame's sending work as it leaves.
 pub(super) fn install_packing(net: &mut Network, hosts: &mut Hosts) {
@@ -168,11 +143,11 @@ pub(super) fn timeslot_engine(
         config::EngineCfg::timeslots(scenario.engine.as_ref()),
     ) {
         (
-            crate::workload::WorkloadSpec::Udp {
+            crate::workload::WorkloadSpec::Udp(crate::workload::udp_source::UdpSpec {
                 sources,
                 payload_bytes,
                 ..
-            },
+            }),
             true,
         ) => {
             let host = sources.first().copied().unwrap_or(0);

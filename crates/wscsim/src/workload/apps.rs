@@ -2,105 +2,13 @@
 //! connections, and how timers and transport notes reach them (through the hosts'
 //! application threads when hosts cost time).
 
-use super::{
-    flows, incast, long_lived, memcached, udp_source, App, AppEvent, AppSched, Ctx, WorkloadSpec,
-};
-use crate::engine::rng::{family, stream};
+use super::{memcached, udp_source, App, AppEvent, AppSched, AppsBuild, Ctx, WorkloadSpec};
 use crate::engine::TimePs;
 use crate::host::threads::{AppThreads, Delivery};
 use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::transport::{Dma, Note, Tcp, Udp};
-
-/// The applications `spec` runs, with the connections they use opened on `tcp`.
-fn applications(spec: WorkloadSpec, tcp: &mut Tcp, seed: u64, n_hosts: u32) -> Vec<App> {
-    let mut list = Vec::new();
-    match spec {
-        WorkloadSpec::Incast {
-            client,
-            servers,
-            block_bytes,
-            iterations,
-            request_bytes,
-        } => incast::wire(
-            &mut list,
-            tcp,
-            client,
-            &servers,
-            block_bytes,
-            iterations,
-            request_bytes,
-        ),
-        WorkloadSpec::Flows {
-            sizes,
-            rate_per_s,
-            senders,
-            receivers,
-            max_flows,
-        } => list.push(App::FlowGen(flows::FlowGen::new(
-            sizes,
-            rate_per_s,
-            senders,
-            receivers,
-            max_flows,
-            stream(seed, family::WORKLOAD, 1),
-        ))),
-        WorkloadSpec::LongLived { pairs, size, dscp } => list.push(App::LongLived(
-            long_lived::LongLived::new(pairs, size, dscp),
-        )),
-        WorkloadSpec::Udp {
-            sources,
-            destination,
-            rate_bps,
-            payload_bytes,
-            poisson,
-        } => {
-            // Each source host draws from its own random stream.
-            let rngs = sources
-                .iter()
-                .map(|&s| stream(seed, family::HOST, s as u64))
-                .collect();
-            list.push(App::UdpSource(udp_source::UdpSource::new(
-                sources,
-                destination,
-                n_hosts,
-                rate_bps,
-                payload_bytes,
-                poisson,
-                rngs,
-            )));
-        }
-        WorkloadSpec::Memcached(spec) => list.push(memcached_app(spec, seed)),
-        WorkloadSpec::Ramcloud(spec) => list.push(App::Ramcloud(Box::new(
-            super::ramcloud::Ramcloud::new(spec),
-        ))),
-        WorkloadSpec::DmaBench(spec) => {
-            list.push(App::DmaBench(super::dma_bench::DmaBench::new(spec)))
-        }
-        WorkloadSpec::Job(spec) => list.push(App::Job(Box::new(super::job::Job::new(spec)))),
-        WorkloadSpec::MapReduce(spec) => list.push(App::MapReduce(Box::new(
-            super::mapreduce::MapReduce::new(spec),
-        ))),
-        WorkloadSpec::Ping(_)
-        | WorkloadSpec::Reliable(_)
-        | WorkloadSpec::Multicast(_)
-        | WorkloadSpec::Kv(_)
-        | WorkloadSpec::Aggregate(_)
-        | WorkloadSpec::Services
-        | WorkloadSpec::Idle => {}
-    }
-    list
-}
-
-/// memcached with its random streams: 1000 + i for client i; 999 fills the servers' pools.
-fn memcached_app(spec: memcached::MemcachedSpec, seed: u64) -> App {
-    let rngs = (0..spec.clients.len() as u64)
-        .map(|i| stream(seed, family::WORKLOAD, 1000 + i))
-        .collect();
-    let warm = stream(seed, family::WORKLOAD, 999);
-    App::Memcached(Box::new(memcached::Memcached::new(spec, rngs, warm)))
-}
 
 /// The layers below the applications, borrowed for one call.
 pub struct Stack<'a, S> {
@@ -133,7 +41,7 @@ impl Apps {
         n_hosts: u32,
         end_ps: TimePs,
     ) -> Apps {
-        let list = applications(spec, tcp, seed, n_hosts);
+        let list = spec.applications(&mut AppsBuild { tcp, seed, n_hosts });
         let has_end = list.iter().any(App::ends_by_itself);
         Apps {
             list,
@@ -266,10 +174,7 @@ impl Apps {
 
     /// The host a host timer (`AppEvent::host_timer`) of application `app` with tag `tag` acts at.
     pub fn timer_host(&self, app: u32, tag: u32) -> u32 {
-        match &self.list[app as usize] {
-            App::Memcached(m) => m.client_host(tag),
-            _ => unreachable!("only memcached sets host timers"),
-        }
+        self.list[app as usize].timer_host(tag)
     }
 
     /// The host whose application thread the delivery in `slot` waits for.
@@ -285,8 +190,8 @@ impl Apps {
                 app, stream: conn, ..
             } = h.item
             {
-                if let Some(App::Memcached(m)) = self.list.get(app as usize) {
-                    m.prefetch_conn(conn);
+                if let Some(a) = self.list.get(app as usize) {
+                    a.prefetch_conn(conn);
                 }
             }
         }
@@ -295,11 +200,7 @@ impl Apps {
     /// Closes the applications' records at the end of the run.
     pub fn finish(&mut self, udp: &Udp, metrics: &mut Metrics) {
         for a in &mut self.list {
-            match a {
-                App::UdpSource(src) => src.finish(udp, &mut metrics.flows),
-                App::Memcached(m) => m.finish(),
-                _ => {}
-            }
+            a.finish(udp, metrics);
         }
     }
 
@@ -309,7 +210,7 @@ impl Apps {
             .iter_mut()
             .enumerate()
             .find_map(|(id, a)| match a {
-                App::UdpSource(s) => Some((id as u32, s)),
+                App::Udp(s) => Some((id as u32, s)),
                 _ => None,
             })
     }
@@ -317,7 +218,7 @@ impl Apps {
     /// Where the run's UDP sources send (None: no UDP source).
     pub fn udp_target(&self) -> Option<udp_source::Target> {
         self.list.iter().find_map(|a| match a {
-            App::UdpSource(s) => Some(s.destination),
+            App::Udp(s) => Some(s.destination),
             _ => None,
         })
     }

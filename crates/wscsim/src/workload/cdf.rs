@@ -3,6 +3,25 @@
 
 use rand::Rng;
 
+/// Built-in flow-size distributions, shipped with the Python package and embedded here.
+pub const BUILTIN_CDFS: &[(&str, &str)] = &[
+    (
+        "websearch",
+        include_str!("../../../../python/wscsim/data/websearch_flow_sizes.csv"),
+    ),
+    (
+        "datamining",
+        include_str!("../../../../python/wscsim/data/datamining_flow_sizes.csv"),
+    ),
+    (
+        "hadoop",
+        include_str!("../../../../python/wscsim/data/hadoop_flow_sizes.csv"),
+    ),
+];
+
+/// Largest flow-size CDF file read.
+pub const MAX_CDF_BYTES: u64 = 4 << 20;
+
 #[derive(Clone, Debug)]
 pub struct Cdf {
     pub points: Vec<(f64, f64)>,

@@ -3,11 +3,14 @@
 //! the client set). The flow generator stands for the cluster's scheduler: it is the one
 //! application that is not tied to a host.
 
-use super::cdf::Cdf;
-use super::Ctx;
+use super::cdf::{Cdf, BUILTIN_CDFS, MAX_CDF_BYTES};
+use super::{Application, AppsBuild, Ctx, WorkloadCtx, WorkloadKind};
+use crate::check::{err, host_list, int_in, read_capped, ConfigError};
+use crate::engine::rng::{family, stream};
 use crate::transport::HostPath;
+use crate::transport::Note;
 
-/// `[workload]` parameters of kind "flows" (defaults are filled in by config::resolve).
+/// `[workload]` parameters of kind "flows" (defaults are filled in by `flows_spec`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -211,3 +214,184 @@ pub struct SizeClassCfg {
 
 /// No results of its own (the flows, hosts and links tables show its traffic).
 impl crate::metrics::report::Report for FlowGen {}
+
+/// A `flows` workload resolved.
+#[derive(Clone, Debug)]
+pub struct FlowsSpec {
+    pub sizes: FlowSizes,
+    pub rate_per_s: f64,
+    pub senders: Vec<u32>,
+    pub receivers: Vec<u32>,
+    pub max_flows: u64,
+}
+
+impl WorkloadKind for FlowGen {
+    const NAME: &'static str = "flows";
+    type Params = Params;
+    type Spec = FlowsSpec;
+    type App = FlowGen;
+
+    fn resolve(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigError> {
+        flows_spec(p, ctx.n_hosts, ctx.host_rate_bps, ctx.duration)
+    }
+
+    /// The generator, drawing from the workload's random stream 1.
+    fn applications(spec: FlowsSpec, b: &mut AppsBuild) -> Vec<FlowGen> {
+        vec![FlowGen::new(
+            spec.sizes,
+            spec.rate_per_s,
+            spec.senders,
+            spec.receivers,
+            spec.max_flows,
+            stream(b.seed, family::WORKLOAD, 1),
+        )]
+    }
+}
+
+impl Application for FlowGen {
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
+        self.start(id, ctx)
+    }
+
+    fn on_timer<S: AppSched>(&mut self, id: u32, _tag: u32, ctx: &mut Ctx<S>) {
+        self.on_timer(id, ctx)
+    }
+
+    #[inline]
+    fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
+        if let Note::Delivered { conn, total, .. } = note {
+            self.on_delivered(conn, total, ctx)
+        }
+    }
+}
+
+/// Most flows a `flows` workload may start in a run: some 10 us of wall time and a
+/// kilobyte of memory each.
+const MAX_FLOWS: f64 = 1e7;
+
+/// The workload of its kind, checked, with defaults filled in.
+fn flows_spec(
+    w: &mut Params,
+    n_hosts: i64,
+    rate: u64,
+    duration: crate::units::Duration,
+) -> Result<FlowsSpec, ConfigError> {
+    let load = *w.load.get_or_insert(0.5);
+    if !(load.is_finite() && load > 0.0 && load <= 1.0) {
+        return Err(err(
+            "workload.load",
+            load,
+            "a fraction of edge-link capacity greater than 0 and at most 1",
+        ));
+    }
+    let sizes = match &w.size_classes {
+        Some(classes) => {
+            if w.size_cdf.is_some() {
+                return Err(err(
+                    "workload.size_classes",
+                    "both size_classes and size_cdf",
+                    "one of them",
+                ));
+            }
+            size_classes(classes)?
+        }
+        None => {
+            let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
+            let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                Some((_, t)) => t.to_string(),
+                None => read_capped(
+                    &name,
+                    "workload.size_cdf",
+                    "\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf",
+                    MAX_CDF_BYTES,
+                )?,
+            };
+            FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError {
+                path: "workload.size_cdf".into(),
+                message: format!("{name}: {m}"),
+            })?)
+        }
+    };
+    let all: Vec<u32> = (0..n_hosts as u32).collect();
+    let receivers =
+        host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
+    let senders = host_list("workload.servers", &w.servers, n_hosts)?.unwrap_or(all);
+    if !senders.iter().any(|s| receivers.iter().any(|r| r != s)) {
+        return Err(err(
+            "workload.servers",
+            format!("{senders:?}"),
+            "at least one host that differs from a host of workload.clients",
+        ));
+    }
+    let max_flows = match w.flows {
+        Some(f) => int_in("workload.flows", f, 1, i32::MAX as i64)? as u64,
+        None => u64::MAX,
+    };
+    // Arrival rate so that the busier side's edge links carry `load` on average.
+    let ends = senders.len().min(receivers.len()) as f64;
+    let rate_per_s = load * rate as f64 * ends / (sizes.mean() * 8.0);
+    let expected = rate_per_s * duration.0 as f64 / crate::engine::PS_PER_S as f64;
+    if expected.min(max_flows as f64) > MAX_FLOWS {
+        let (path, given) = match w.flows {
+            Some(f) if (f as f64) < expected => ("workload.flows", f.to_string()),
+            _ => ("workload.load", load.to_string()),
+        };
+        return Err(err(
+            path,
+            given,
+            format!("at most {MAX_FLOWS:.0} flows started in a run (each is a connection and a row of the flows table); here {expected:.3e} would start over duration = {duration} at a mean flow of {:.0} bytes: lower the load or the duration, give workload.flows, or larger flows", sizes.mean()),
+        ));
+    }
+    Ok(FlowsSpec {
+        sizes,
+        rate_per_s,
+        senders,
+        receivers,
+        max_flows,
+    })
+}
+
+/// `workload.size_classes`: positive sizes, weights that are positive (normalised to
+/// probabilities) and DSCP values from 0 to 63.
+fn size_classes(classes: &[SizeClassCfg]) -> Result<FlowSizes, ConfigError> {
+    if classes.is_empty() {
+        return Err(err(
+            "workload.size_classes",
+            "[]",
+            "at least one {size, weight, dscp} class",
+        ));
+    }
+    // Scaled by the largest weight first, so that huge weights (1e308) cannot overflow the
+    // sum to infinity and leave every probability at zero.
+    let largest = classes.iter().map(|c| c.weight).fold(0.0, f64::max);
+    let total: f64 = classes.iter().map(|c| c.weight / largest).sum();
+    let mut out = vec![];
+    for (i, c) in classes.iter().enumerate() {
+        let at = format!("workload.size_classes[{i}]");
+        if c.size.0 == 0 {
+            return Err(err(
+                &format!("{at}.size"),
+                c.size,
+                "a positive size such as \"1500B\"",
+            ));
+        }
+        if !(c.weight.is_finite() && c.weight > 0.0) {
+            return Err(err(
+                &format!("{at}.weight"),
+                c.weight,
+                "a positive weight (weights are normalised to sum to 1)",
+            ));
+        }
+        let dscp = int_in(&format!("{at}.dscp"), c.dscp, 0, 63)? as u8;
+        out.push(SizeClass {
+            size_bytes: c.size.0,
+            probability: c.weight / largest / total,
+            dscp,
+        });
+    }
+    Ok(FlowSizes::Classes(out))
+}

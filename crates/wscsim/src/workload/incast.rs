@@ -3,13 +3,14 @@
 //! for a given number of iterations. Connections are persistent: one carries requests from
 //! the client to a server, one carries the server's data back.
 
-use super::AppSched;
-use super::Ctx;
+use super::{AppSched, Application, AppsBuild, Ctx, WorkloadCtx, WorkloadKind};
+use crate::check::ConfigError;
 use crate::engine::NEVER;
 use crate::metrics::FlowRecord;
 use crate::transport::HostPath;
+use crate::transport::Note;
 
-/// `[workload]` parameters of kind "incast" (defaults are filled in by config::resolve).
+/// `[workload]` parameters of kind "incast" (defaults are filled in by `resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -201,64 +202,104 @@ impl Server {
     }
 }
 
-/// Opens the connections of an incast between `client` and `servers` and appends the
-/// client (application 0) and one server application per server to `apps`.
-pub fn wire(
-    apps: &mut Vec<super::App>,
-    tcp: &mut crate::transport::Tcp,
-    client: u32,
-    servers: &[u32],
-    block_bytes: u64,
-    iterations: u32,
-    request_bytes: u64,
-) {
-    use super::App;
+/// An incast resolved: who asks, who answers, how much and how often.
+#[derive(Clone, Debug)]
+pub struct IncastSpec {
+    pub client: u32,
+    pub servers: Vec<u32>,
+    pub block_bytes: u64,
+    pub iterations: u32,
+    pub request_bytes: u64,
+}
+
+/// Workload kind "incast": its client and servers.
+pub enum Incast {
+    Client(Client),
+    Server(Server),
+}
+
+impl WorkloadKind for Incast {
+    const NAME: &'static str = "incast";
+    type Params = Params;
+    type Spec = IncastSpec;
+    type App = Incast;
+
+    fn resolve(p: &mut Params, ctx: &WorkloadCtx) -> Result<IncastSpec, ConfigError> {
+        resolve(p, ctx.n_hosts)
+    }
+
+    /// The client (application 0) and one server application per server, with the
+    /// connections between them.
+    fn applications(spec: IncastSpec, b: &mut AppsBuild) -> Vec<Incast> {
+        wire(b.tcp, &spec)
+    }
+}
+
+impl Application for Incast {
+    fn ends_by_itself(&self) -> bool {
+        matches!(self, Incast::Client(_))
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
+        if let Incast::Client(c) = self {
+            c.start(id, ctx)
+        }
+    }
+
+    #[inline]
+    fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
+        match (self, note) {
+            (Incast::Client(c), Note::Delivered { conn, total, .. }) => {
+                c.on_delivered(conn, total, ctx)
+            }
+            (Incast::Server(s), Note::Delivered { total, .. }) => s.on_request_bytes(total, ctx),
+            _ => {}
+        }
+    }
+}
+
+/// Opens the connections of an incast: the client is application 0, the server of
+/// `spec.servers[i]` application 1 + i.
+fn wire(tcp: &mut crate::transport::Tcp, spec: &IncastSpec) -> Vec<Incast> {
+    let (client, servers) = (spec.client, &spec.servers);
     let n = servers.len() as u64;
+    let block_bytes = spec.block_bytes;
     let parts: Vec<u64> = (0..n)
         .map(|i| block_bytes / n + u64::from(i < block_bytes % n))
         .collect();
-    let client_app = apps.len() as u32;
-    apps.push(App::Sink); // replaced below once connections exist
-    let mut req = Vec::new();
-    for (i, &s) in servers.iter().enumerate() {
-        let server_app = apps.len() as u32;
-        apps.push(App::Sink);
-        req.push((
-            tcp.open(client, s, client_app, server_app),
-            i,
-            s,
-            server_app,
-        ));
-    }
+    let client_app = 0;
+    let req: Vec<(u32, u32)> = servers
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (tcp.open(client, s, client_app, 1 + i as u32), s))
+        .collect();
     let data: crate::workload::ConnList = req
         .iter()
-        .map(|&(_, _, s, _)| tcp.open(s, client, 0, client_app))
+        .map(|&(_, s)| tcp.open(s, client, 0, client_app))
         .collect();
-    for &(req_conn, i, s, server_app) in &req {
-        apps[server_app as usize] = App::IncastServer(Server::new(
+    let mut apps = vec![Incast::Client(Client::new(
+        client,
+        servers.to_vec(),
+        req.iter().map(|r| r.0).collect(),
+        data.clone(),
+        parts.clone(),
+        spec.request_bytes,
+        spec.iterations,
+    ))];
+    apps.extend(req.iter().enumerate().map(|(i, &(req_conn, s))| {
+        Incast::Server(Server::new(
             s,
             req_conn,
             data.get(i),
             parts[i],
-            request_bytes,
-        ));
-    }
-    apps[client_app as usize] = App::IncastClient(Client::new(
-        client,
-        servers.to_vec(),
-        req.iter().map(|r| r.0).collect(),
-        data,
-        parts,
-        request_bytes,
-        iterations,
-    ));
+            spec.request_bytes,
+        ))
+    }));
+    apps
 }
 
 /// `[workload]` of kind "incast", checked, with defaults filled in.
-pub fn resolve(
-    w: &mut Params,
-    n_hosts: i64,
-) -> Result<super::WorkloadSpec, crate::check::ConfigError> {
+fn resolve(w: &mut Params, n_hosts: i64) -> Result<IncastSpec, ConfigError> {
     let senders = crate::check::int_in(
         "workload.senders",
         *w.senders.get_or_insert(n_hosts - 1),
@@ -297,7 +338,7 @@ pub fn resolve(
         .filter(|&h| h != client)
         .take(senders as usize)
         .collect();
-    Ok(super::WorkloadSpec::Incast {
+    Ok(IncastSpec {
         client,
         servers,
         block_bytes: block,
@@ -307,7 +348,4 @@ pub fn resolve(
 }
 
 /// No results of its own (the flows, hosts and links tables show its traffic).
-impl crate::metrics::report::Report for Client {}
-
-/// No results of its own (the flows, hosts and links tables show its traffic).
-impl crate::metrics::report::Report for Server {}
+impl crate::metrics::report::Report for Incast {}

@@ -1,13 +1,15 @@
 //! Workloads: applications on hosts and the drivers that start flows.
 //!
-//! Every application is a variant of `App` living on one host (a flow generator is the
-//! exception: it stands for the cluster's job scheduler and opens connections at sources).
-//! Applications act through `Ctx` and hear from transports through `Note`s.
+//! A workload kind (`kind::WorkloadKind`) is one file: its parameters, their checks, and
+//! the applications it starts, each an `Application` living on one host (a flow generator
+//! is the exception: it stands for the cluster's job scheduler and opens connections at
+//! sources). Applications act through `Ctx` and hear from transports through `Note`s.
 
 pub mod cdf;
 pub mod dma_bench;
 pub mod etc;
 pub mod flows;
+pub mod idle;
 pub mod incast;
 pub mod job;
 pub mod long_lived;
@@ -17,8 +19,42 @@ pub mod ramcloud;
 pub mod udp_source;
 
 mod apps;
+pub mod kind;
 
 pub use apps::{Apps, Stack};
+pub use kind::{Application, AppsBuild, Driven, WorkloadCtx, WorkloadKind};
+
+/// The workload kinds, one line each: a variant name and the kind's type. `App`,
+/// `WorkloadSpec`, their dispatch and the scenario's table of workload kinds
+/// (`config::resolve::WORKLOADS`, in this order) are generated from it. A CamCubeOS
+/// service that drives its own traffic is listed through `Driven`.
+macro_rules! builtin_workloads {
+    ($m:ident) => {
+        $m! {
+            Incast($crate::workload::incast::Incast),
+            Flows($crate::workload::flows::FlowGen),
+            Permutation($crate::workload::long_lived::Permutation),
+            AllToAll($crate::workload::long_lived::AllToAll),
+            ManyToOne($crate::workload::long_lived::ManyToOne),
+            Udp($crate::workload::udp_source::UdpSource),
+            Ping($crate::workload::Driven<$crate::services::ping::Ping>),
+            Reliable($crate::workload::Driven<$crate::services::reliable::Reliable>),
+            Multicast($crate::workload::Driven<$crate::services::multicast::Multicast>),
+            Aggregate($crate::workload::Driven<$crate::services::aggregate::Aggregate>),
+            Kv($crate::workload::Driven<$crate::services::kv_clients::KvWorkload>),
+            Ramcloud($crate::workload::ramcloud::Ramcloud),
+            DmaBench($crate::workload::dma_bench::DmaBench),
+            Job($crate::workload::job::Job),
+            Idle($crate::workload::idle::Idle),
+            MapReduce($crate::workload::mapreduce::MapReduce),
+            Memcached($crate::workload::memcached::Memcached),
+            Services($crate::workload::Driven<$crate::services::user::RuntimeServices>),
+        }
+    };
+}
+pub(crate) use builtin_workloads;
+use kind::declare_workloads;
+builtin_workloads!(declare_workloads);
 
 use crate::engine::{Scheduler, TimePs};
 use crate::host::Hosts;
@@ -83,118 +119,6 @@ pub struct Ctx<'a, S> {
     pub active: &'a mut u32,
     /// Simulated end of the run (apps stop starting new work after it).
     pub end_ps: TimePs,
-}
-
-pub enum App {
-    IncastClient(incast::Client),
-    IncastServer(incast::Server),
-    FlowGen(flows::FlowGen),
-    LongLived(long_lived::LongLived),
-    UdpSource(udp_source::UdpSource),
-    Memcached(Box<memcached::Memcached>),
-    Job(Box<job::Job>),
-    MapReduce(Box<mapreduce::MapReduce>),
-    DmaBench(dma_bench::DmaBench),
-    Ramcloud(Box<ramcloud::Ramcloud>),
-    /// An endpoint that only receives (its transport counts what arrives).
-    Sink,
-}
-
-impl App {
-    /// What it reports when the run ends (`Report`, implemented in each application's file).
-    pub fn report(&self) -> &dyn crate::metrics::report::Report {
-        match self {
-            App::IncastClient(a) => a,
-            App::IncastServer(a) => a,
-            App::FlowGen(a) => a,
-            App::LongLived(a) => a,
-            App::UdpSource(a) => a,
-            App::Memcached(a) => &**a,
-            App::Job(a) => &**a,
-            App::MapReduce(a) => &**a,
-            App::DmaBench(a) => a,
-            App::Ramcloud(a) => &**a,
-            App::Sink => &crate::metrics::report::Silent,
-        }
-    }
-
-    /// Whether the run may end when this application is done (incast, finite flows,
-    /// memcached); sources that run for the whole duration never end it.
-    pub fn ends_by_itself(&self) -> bool {
-        matches!(
-            self,
-            App::IncastClient(_)
-                | App::FlowGen(_)
-                | App::Memcached(_)
-                | App::Job(_)
-                | App::MapReduce(_)
-                | App::DmaBench(_)
-                | App::Ramcloud(_)
-                | App::LongLived(long_lived::LongLived { size: Some(_), .. })
-        )
-    }
-
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        match self {
-            App::IncastClient(a) => a.start(id, ctx),
-            App::FlowGen(a) => a.start(id, ctx),
-            App::LongLived(a) => a.start(id, ctx),
-            App::UdpSource(a) => a.start(id, ctx),
-            App::Memcached(a) => a.start(id, ctx),
-            App::Job(a) => a.start(id, ctx),
-            App::MapReduce(a) => a.start(id, ctx),
-            App::DmaBench(a) => a.start(id, ctx),
-            App::Ramcloud(a) => a.start(id, ctx),
-            App::IncastServer(_) | App::Sink => {}
-        }
-    }
-
-    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
-        match self {
-            App::FlowGen(a) => a.on_timer(id, ctx),
-            App::UdpSource(a) => a.on_timer(id, tag, ctx),
-            App::Memcached(a) => a.on_timer(tag, ctx),
-            App::Job(a) => a.on_timer(id, tag, ctx),
-            App::MapReduce(a) => a.on_timer(id, tag, ctx),
-            _ => {}
-        }
-    }
-
-    pub fn on_note(&mut self, note: Note, ctx: &mut Ctx<impl AppSched>) {
-        match (self, note) {
-            (App::Job(a), Note::Delivered { app, conn, total }) => {
-                a.on_delivered(app, conn, total, ctx)
-            }
-            (App::DmaBench(a), Note::Dma { app, .. }) => a.on_done(app, ctx),
-            (App::Ramcloud(a), Note::Datagram { tag, .. }) => a.on_datagram(tag, ctx),
-            (App::Ramcloud(a), Note::Delivered { conn, total, .. }) => {
-                a.on_delivered(conn, total, ctx)
-            }
-            (App::Job(a), Note::Dma { app, xfer, tag }) => a.on_dma(app, xfer, tag, ctx),
-            (App::MapReduce(a), Note::Dma { app, xfer, tag }) => a.on_dma(app, xfer, tag, ctx),
-            (App::MapReduce(a), Note::Delivered { app, conn, total }) => {
-                a.on_delivered(app, conn, total, ctx)
-            }
-            (App::IncastClient(a), Note::Delivered { conn, total, .. }) => {
-                a.on_delivered(conn, total, ctx)
-            }
-            (App::IncastServer(a), Note::Delivered { total, .. }) => a.on_request_bytes(total, ctx),
-            (App::FlowGen(a), Note::Delivered { conn, total, .. }) => {
-                a.on_delivered(conn, total, ctx)
-            }
-            (App::LongLived(a), Note::Delivered { conn, total, .. }) => {
-                a.on_delivered(conn, total, ctx)
-            }
-            (App::Memcached(a), Note::Delivered { conn, total, .. }) => {
-                a.on_delivered(conn, total, ctx)
-            }
-            (App::Memcached(a), Note::Closed { conn, .. }) => a.on_closed(conn, ctx),
-            (App::Memcached(a), Note::Datagram { stream, tag, .. }) => {
-                a.on_datagram(stream, tag as u32, ctx)
-            }
-            _ => {}
-        }
-    }
 }
 
 /// A flow size: a size in bytes or "infinite" (long-lived).
@@ -281,65 +205,58 @@ impl<'de> Deserialize<'de> for Destination {
     }
 }
 
-/// The workload as the simulator runs it.
-#[derive(Clone, Debug)]
-pub enum WorkloadSpec {
-    Incast {
-        client: u32,
-        servers: Vec<u32>,
-        block_bytes: u64,
-        iterations: u32,
-        request_bytes: u64,
-    },
-    Flows {
-        sizes: flows::FlowSizes,
-        rate_per_s: f64,
-        senders: Vec<u32>,
-        receivers: Vec<u32>,
-        max_flows: u64,
-    },
-    LongLived {
-        pairs: Vec<(u32, u32)>,
-        size: Option<u64>,
-        dscp: Vec<u8>,
-    },
-    /// Datagrams from each source to one host, a random other host, or each in turn.
-    Udp {
-        sources: Vec<u32>,
-        destination: udp_source::Target,
-        rate_bps: u64,
-        payload_bytes: u32,
-        poisson: bool,
-    },
-    Memcached(crate::workload::memcached::MemcachedSpec),
-    /// A data-parallel job in phases (storage, compute, shuffle).
-    Job(job::JobSpec),
-    /// A Hadoop-style sort: maps, a shuffle, reduces.
-    MapReduce(mapreduce::MapReduceSpec),
-    /// DMA microbenchmarks on a PCIe fabric.
-    DmaBench(dma_bench::DmaBenchSpec),
-    /// RAMCloud's ClusterPerf client and master.
-    Ramcloud(ramcloud::RamcloudSpec),
-    /// Pings, driven by the ping service (no application of the workload layer).
-    Ping(crate::services::ping::PingSpec),
-    /// Transfers over the reliable transport service.
-    Reliable(crate::services::reliable::ReliableSpec),
-    /// A file sent to every server over six disjoint trees.
-    Multicast(crate::services::multicast::MulticastSpec),
-    /// Clients of the key-value store.
-    Kv(crate::services::kv_clients::KvSpec),
-    /// Every server's data combined up six trees to one.
-    Aggregate(crate::services::aggregate::AggregateSpec),
-    /// No traffic of its own: the runtime's services make it.
-    Services,
-    /// No traffic at all: real programs make it (`wscsim emulate`).
-    Idle,
+/// `workload.sources` (default: every host but the destination) and `workload.destination`
+/// (default 0), checked and written back as resolved.
+/// (`destination` None: "random", allowed only when `allow_random`; then every host sends
+/// by default.)
+pub fn sources_and_destination(
+    destination: &mut Option<Destination>,
+    sources_cfg: &mut Option<Vec<i64>>,
+    n_hosts: i64,
+    allow_random: bool,
+) -> Result<(Vec<u32>, Option<u32>), crate::check::ConfigError> {
+    let d = *destination.get_or_insert(Destination::Host(0));
+    let given = serde_json::to_string(&d).expect("a destination serialises");
+    let given = given.as_str();
+    let dst = match d {
+        Destination::Host(h) => Some(crate::check::int_in(
+            "workload.destination",
+            h,
+            0,
+            n_hosts - 1,
+        )?),
+        _ if !allow_random => {
+            return Err(crate::check::err(
+                "workload.destination",
+                given,
+                format!("a host index ({given} is for workload.kind = \"udp\")"),
+            ))
+        }
+        _ => {
+            if n_hosts < 2 {
+                return Err(crate::check::err(
+                    "workload.destination",
+                    given,
+                    format!("a host index (a {given} destination needs at least 2 hosts)"),
+                ));
+            }
+            None
+        }
+    };
+    let sources = match crate::check::host_list("workload.sources", sources_cfg, n_hosts)? {
+        Some(v) => v,
+        None => (0..n_hosts as u32).filter(|&h| Some(h) != dst).collect(),
+    };
+    if let Some(i) = sources.iter().position(|&s| Some(s) == dst) {
+        return Err(crate::check::err(
+            &format!("workload.sources[{i}]"),
+            sources[i],
+            "hosts other than workload.destination",
+        ));
+    }
+    *sources_cfg = Some(sources.iter().map(|&s| s as i64).collect());
+    Ok((sources, dst))
 }
-
-/// `[workload]` parameters of kind "none": there are none.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
 
 /// Connections an application opened, in its own order, and each one's place in it (ids
 /// need not be consecutive: a split run's TCP numbers connections by part).

@@ -26,7 +26,7 @@ use super::{AppEvent, AppSched, Ctx};
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 use crate::metrics::{Column, Table};
 use crate::transport::dma::Op;
-use crate::transport::HostPath;
+use crate::transport::{HostPath, Note};
 
 pub mod resolve;
 
@@ -480,6 +480,28 @@ impl crate::metrics::report::Report for Job {
         h: &mut crate::metrics::report::Headline,
     ) {
         headline(h, self);
+    }
+}
+
+impl crate::workload::Application for Job {
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
+        Job::start(self, id, ctx)
+    }
+
+    fn on_timer<S: AppSched>(&mut self, id: u32, tag: u32, ctx: &mut Ctx<S>) {
+        Job::on_timer(self, id, tag, ctx)
+    }
+
+    fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
+        match note {
+            Note::Delivered { app, conn, total } => self.on_delivered(app, conn, total, ctx),
+            Note::Dma { app, xfer, tag } => self.on_dma(app, xfer, tag, ctx),
+            Note::Closed { .. } | Note::Datagram { .. } => {}
+        }
     }
 }
 

@@ -3,14 +3,29 @@
 
 use crate::check::distinct_hosts;
 use crate::check::{err, ConfigError};
-use crate::workload::job::{JobSpec, Params, Phase, PhaseCfg};
+use crate::workload::job::{Job, JobSpec, Params, Phase, PhaseCfg};
 
 /// The most cycles per byte a compute phase may ask: far beyond any real kernel
 /// (a complex regular expression is a few hundred), still catching a slipped exponent.
 const MAX_CYCLES_PER_BYTE: f64 = 1e6;
 
+impl crate::workload::WorkloadKind for Job {
+    const NAME: &'static str = "job";
+    type Params = Params;
+    type Spec = JobSpec;
+    type App = Box<Job>;
+
+    fn resolve(p: &mut Params, ctx: &crate::workload::WorkloadCtx) -> Result<JobSpec, ConfigError> {
+        resolve_job(p, ctx.n_hosts, ctx.host.storage.is_some(), ctx.pcie())
+    }
+
+    fn applications(spec: JobSpec, _: &mut crate::workload::AppsBuild) -> Vec<Box<Job>> {
+        vec![Box::new(Job::new(spec))]
+    }
+}
+
 /// `pcie`: the hosts' links are PCIe (a shuffle `via = "auto"` then uses DMA).
-pub fn resolve_job(
+fn resolve_job(
     p: &mut Params,
     n_hosts: i64,
     storage: bool,

@@ -38,7 +38,7 @@ use super::{AppEvent, AppSched, Ctx};
 use crate::engine::{TimePs, NEVER, PS_PER_S};
 use crate::metrics::{Column, Table};
 use crate::transport::dma::Op;
-use crate::transport::HostPath;
+use crate::transport::{HostPath, Note};
 use std::collections::VecDeque;
 
 pub mod resolve;
@@ -508,6 +508,28 @@ impl crate::metrics::report::Report for MapReduce {
         h: &mut crate::metrics::report::Headline,
     ) {
         headline(h, self);
+    }
+}
+
+impl crate::workload::Application for MapReduce {
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
+        MapReduce::start(self, id, ctx)
+    }
+
+    fn on_timer<S: AppSched>(&mut self, id: u32, tag: u32, ctx: &mut Ctx<S>) {
+        MapReduce::on_timer(self, id, tag, ctx)
+    }
+
+    fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
+        match note {
+            Note::Delivered { app, conn, total } => self.on_delivered(app, conn, total, ctx),
+            Note::Dma { app, xfer, tag } => self.on_dma(app, xfer, tag, ctx),
+            Note::Closed { .. } | Note::Datagram { .. } => {}
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::check::{err, ConfigError};
 use crate::engine::PS_PER_S;
 use crate::units::{Bytes, Duration};
 use crate::workload::job::resolve::transfer_via;
-use crate::workload::mapreduce::{MapReduceSpec, Params};
+use crate::workload::mapreduce::{MapReduce, MapReduceSpec, Params};
 
 /// Fitted with the task start-up below to the PCIe paper's Table 4 (Hadoop/sort at four
 /// 2.9 GHz cores with Fusion-io) by scripts/fit_pcie_jobs.py; docs/energy.md shows how.
@@ -47,9 +47,36 @@ fn sizes(p: &mut Params) -> Result<(u64, u64, u64, u64, u64), ConfigError> {
     ))
 }
 
+impl crate::workload::WorkloadKind for MapReduce {
+    const NAME: &'static str = "mapreduce";
+    type Params = Params;
+    type Spec = MapReduceSpec;
+    type App = Box<MapReduce>;
+
+    fn resolve(
+        p: &mut Params,
+        ctx: &crate::workload::WorkloadCtx,
+    ) -> Result<MapReduceSpec, ConfigError> {
+        resolve_mapreduce(
+            p,
+            ctx.n_hosts,
+            ctx.host.storage.is_some(),
+            ctx.host.cores,
+            ctx.pcie(),
+        )
+    }
+
+    fn applications(
+        spec: MapReduceSpec,
+        _: &mut crate::workload::AppsBuild,
+    ) -> Vec<Box<MapReduce>> {
+        vec![Box::new(MapReduce::new(spec))]
+    }
+}
+
 /// `storage`: the hosts have a storage device; `cores`: each host's cores; `pcie`: the
 /// hosts' links are PCIe.
-pub fn resolve_mapreduce(
+fn resolve_mapreduce(
     p: &mut Params,
     n_hosts: i64,
     storage: bool,

@@ -26,7 +26,7 @@
 //! has no latency. The client does not wait on its own CPU for the request bookkeeping.
 
 use super::{AppEvent, AppSched};
-use crate::transport::HostPath;
+use crate::transport::{HostPath, Note};
 use std::collections::VecDeque;
 
 use super::etc::{Etc, Op};
@@ -664,6 +664,45 @@ impl crate::metrics::report::Report for Memcached {
         if !self.requests.is_empty() {
             headline(h, &self.requests);
         }
+    }
+}
+
+impl crate::workload::Application for Memcached {
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
+        Memcached::start(self, id, ctx)
+    }
+
+    #[inline]
+    fn on_timer<S: AppSched>(&mut self, _id: u32, tag: u32, ctx: &mut Ctx<S>) {
+        Memcached::on_timer(self, tag, ctx)
+    }
+
+    #[inline]
+    fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
+        match note {
+            Note::Delivered { conn, total, .. } => self.on_delivered(conn, total, ctx),
+            Note::Closed { conn, .. } => self.on_closed(conn, ctx),
+            Note::Datagram { stream, tag, .. } => self.on_datagram(stream, tag as u32, ctx),
+            Note::Dma { .. } => {}
+        }
+    }
+
+    fn finish(&mut self, _: &crate::transport::Udp, _: &mut crate::metrics::Metrics) {
+        Memcached::finish(self)
+    }
+
+    /// A client's timer acts at the client's host.
+    fn timer_host(&self, tag: u32) -> u32 {
+        self.client_host(tag)
+    }
+
+    #[inline]
+    fn prefetch_conn(&self, conn: u32) {
+        Memcached::prefetch_conn(self, conn)
     }
 }
 

@@ -5,13 +5,41 @@
 
 use crate::check::{err, ConfigError};
 use crate::check::{host_list, int_in};
-use crate::workload::memcached::MemcachedSpec;
+use crate::engine::rng::{family, stream};
 use crate::workload::memcached::Params as WorkloadCfg;
+use crate::workload::memcached::{Memcached, MemcachedSpec};
 
 /// DIABLO: 128 servers among 1,984 hosts (two per rack of 31).
 const DIABLO_SERVER_SHARE: f64 = 128.0 / 1984.0;
 
-pub fn resolve_memcached(
+impl crate::workload::WorkloadKind for Memcached {
+    const NAME: &'static str = "memcached";
+    const OVER_UDP: bool = true;
+    type Params = WorkloadCfg;
+    type Spec = MemcachedSpec;
+    type App = Box<Memcached>;
+
+    fn resolve(
+        p: &mut WorkloadCfg,
+        ctx: &crate::workload::WorkloadCtx,
+    ) -> Result<MemcachedSpec, ConfigError> {
+        resolve_memcached(p, ctx.n_hosts, ctx.udp_transport)
+    }
+
+    fn applications(
+        spec: MemcachedSpec,
+        b: &mut crate::workload::AppsBuild,
+    ) -> Vec<Box<Memcached>> {
+        // Random streams: 1000 + i for client i; 999 fills the servers' pools.
+        let rngs = (0..spec.clients.len() as u64)
+            .map(|i| stream(b.seed, family::WORKLOAD, 1000 + i))
+            .collect();
+        let warm = stream(b.seed, family::WORKLOAD, 999);
+        vec![Box::new(Memcached::new(spec, rngs, warm))]
+    }
+}
+
+fn resolve_memcached(
     w: &mut WorkloadCfg,
     n_hosts: i64,
     udp: bool,

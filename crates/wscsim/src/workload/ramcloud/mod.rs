@@ -26,7 +26,7 @@
 use super::{AppSched, Ctx};
 use crate::engine::{TimePs, NEVER};
 use crate::metrics::{Column, Table};
-use crate::transport::HostPath;
+use crate::transport::{HostPath, Note};
 
 pub mod resolve;
 
@@ -431,5 +431,23 @@ impl crate::metrics::report::Report for Ramcloud {
         h: &mut crate::metrics::report::Headline,
     ) {
         headline(h, self);
+    }
+}
+
+impl crate::workload::Application for Ramcloud {
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
+        Ramcloud::start(self, id, ctx)
+    }
+
+    fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
+        match note {
+            Note::Datagram { tag, .. } => self.on_datagram(tag, ctx),
+            Note::Delivered { conn, total, .. } => self.on_delivered(conn, total, ctx),
+            Note::Closed { .. } | Note::Dma { .. } => {}
+        }
     }
 }

@@ -2,8 +2,7 @@
 
 use crate::check::{err, ConfigError};
 use crate::check::{in_range, int_in};
-use crate::workload::ramcloud::{Params, RamcloudSpec};
-use crate::workload::WorkloadSpec;
+use crate::workload::ramcloud::{Params, Ramcloud, RamcloudSpec};
 
 /// Fitted on the Atom of `ramcloud_rpc` (CPI 2.39 at 2.4 GHz: about 1 ns an instruction;
 /// docs/ramcloud.md shows the arithmetic), store-and-forward, user-space driver: the RPC
@@ -13,7 +12,25 @@ pub const RPC_INSTRUCTIONS: f64 = 2_100.0;
 pub const WRITE_INSTRUCTIONS: f64 = 4_400.0;
 pub const WRITE_INSTRUCTIONS_PER_BYTE: f64 = 0.8;
 
-pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, ConfigError> {
+impl crate::workload::WorkloadKind for Ramcloud {
+    const NAME: &'static str = "ramcloud";
+    type Params = Params;
+    type Spec = RamcloudSpec;
+    type App = Box<Ramcloud>;
+
+    fn resolve(
+        p: &mut Params,
+        ctx: &crate::workload::WorkloadCtx,
+    ) -> Result<RamcloudSpec, ConfigError> {
+        resolve_ramcloud(p, ctx.n_hosts)
+    }
+
+    fn applications(spec: RamcloudSpec, _: &mut crate::workload::AppsBuild) -> Vec<Box<Ramcloud>> {
+        vec![Box::new(Ramcloud::new(spec))]
+    }
+}
+
+fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<RamcloudSpec, ConfigError> {
     let (write, tcp) = operation_and_transport(p)?;
     let size = p.size.get_or_insert(crate::units::Bytes(100)).0;
     in_range("workload.size", size, 1, 1 << 30, "1 byte to 1 GiB")?;
@@ -28,7 +45,7 @@ pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, Co
         let x = *v.get_or_insert(default);
         in_range(path, x, 0.0, most, format!("0 to {most} instructions"))
     };
-    Ok(WorkloadSpec::Ramcloud(RamcloudSpec {
+    Ok(RamcloudSpec {
         write,
         size_bytes: size,
         count,
@@ -57,7 +74,7 @@ pub fn resolve_ramcloud(p: &mut Params, n_hosts: i64) -> Result<WorkloadSpec, Co
             WRITE_INSTRUCTIONS_PER_BYTE,
             1e6,
         )?,
-    }))
+    })
 }
 
 /// `op` and `transport`: whether the benchmark writes, and whether over TCP.
