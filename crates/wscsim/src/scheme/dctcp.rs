@@ -7,7 +7,7 @@
 use super::{PortCtx, Verdict};
 use crate::packet::PktId;
 
-/// Scenario parameters of scheme kind "dctcp" (defaults are filled in by config::scheme).
+/// Scenario parameters of scheme kind "dctcp" (defaults are filled in by `SchemeKind::resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

@@ -10,7 +10,7 @@ use super::{PortCtx, Verdict};
 use crate::engine::TimePs;
 use crate::packet::{ecn, PktId};
 
-/// Scenario parameters of scheme kind "hull" (defaults are filled in by config::scheme).
+/// Scenario parameters of scheme kind "hull" (defaults are filled in by `SchemeKind::resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

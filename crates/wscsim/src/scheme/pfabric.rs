@@ -16,7 +16,7 @@
 use super::{PortCtx, Verdict};
 use crate::packet::{PktId, NO_PKT};
 
-/// Scenario parameters of scheme kind "pfabric" (defaults are filled in by config::scheme).
+/// Scenario parameters of scheme kind "pfabric" (defaults are filled in by `SchemeKind::resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {}

@@ -15,7 +15,7 @@ use crate::engine::TimePs;
 use crate::packet::{ecn, PktId};
 use rand::Rng;
 
-/// Scenario parameters of scheme kind "red" (defaults are filled in by config::scheme).
+/// Scenario parameters of scheme kind "red" (defaults are filled in by `SchemeKind::resolve`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

@@ -3,7 +3,7 @@
 
 use super::{Graph, LinkParams};
 
-/// `[topology]` parameters of this kind (defaults are filled in by config::topology).
+/// `[topology]` parameters of this kind (defaults are filled in by `TopologyKind::graph`, below).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {

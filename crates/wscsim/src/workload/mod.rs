@@ -20,6 +20,10 @@ pub mod udp_source;
 
 mod apps;
 pub mod kind;
+/// docs/extending.md's example application, compiled for the tests.
+#[cfg(test)]
+#[path = "../../tests/toys/application.rs"]
+pub mod toy;
 
 pub use apps::{Apps, Stack};
 pub use kind::{Application, AppsBuild, Driven, WorkloadCtx, WorkloadKind};
@@ -49,6 +53,8 @@ macro_rules! builtin_workloads {
             MapReduce($crate::workload::mapreduce::MapReduce),
             Memcached($crate::workload::memcached::Memcached),
             Services($crate::workload::Driven<$crate::services::user::RuntimeServices>),
+            #[cfg(test)]
+            ToyEcho($crate::workload::toy::ToyEcho),
         }
     };
 }
