@@ -190,7 +190,10 @@ fn a_ping_takes_twice_its_hops_of_serialisation_and_propagation() {
         r#"{"duration":"1s","topology":{"kind":"torus3d","dims":[31,1,1],"link":{"rate":"1Gbps","delay":"50ns"}},
         "workload":{"kind":"ping","source":0,"destinations":[1,2,3,15],"count":3,"packet_size":"1468B"}}"#,
     );
-    let p = s.services.ping().expect("a ping service");
+    let p = s
+        .services
+        .find::<wscsim::services::ping::Ping>()
+        .expect("a ping service");
     assert!(s.finished() && p.done());
     assert_eq!(p.records.len(), 12);
     let hop_ps = 1538 * 8 * 1000 + 50_000;
@@ -213,7 +216,7 @@ fn each_extra_ping_hop_costs_forwarding_and_the_runtimes_delay() {
             "host":{{"stack":"camcube","clock_ghz":2.27,"cores":8}},
             "workload":{{"kind":"ping","destinations":[1,15],"count":2,"packet_size":"{payload}B"}}}}"#
         ));
-        let p = s.services.ping().unwrap();
+        let p = s.services.find::<wscsim::services::ping::Ping>().unwrap();
         let frame = p.records[0].frame_bytes;
         assert_eq!(frame, payload + 32 + 18);
         let wire_bits = u64::from(frame + 20) * 8;
@@ -283,7 +286,7 @@ fn pings_to_a_failed_server_time_out_and_the_sequence_goes_on() {
         "workload":{"kind":"ping","destinations":[3,4],"count":5,"timeout":"20ms"},
         "failures":[{"node":"h3","at":"0ms"}]}"#,
     );
-    let p = s.services.ping().unwrap();
+    let p = s.services.find::<wscsim::services::ping::Ping>().unwrap();
     assert!(p.done() && s.finished());
     assert_eq!(p.lost, 5);
     let back: Vec<_> = p
@@ -408,7 +411,10 @@ fn reliable_transfers_complete_across_losses() {
         )
     };
     let clean = run(&sc("0", ""));
-    let r = clean.services.reliable().unwrap();
+    let r = clean
+        .services
+        .find::<wscsim::services::reliable::Reliable>()
+        .unwrap();
     assert!(r.done() && clean.finished());
     assert!(r
         .transfers()
@@ -420,12 +426,18 @@ fn reliable_transfers_complete_across_losses() {
         "0",
         r#","failures":[{"link":["h1","h0"],"at":"1ms","until":"40ms"}]"#,
     ));
-    let r = lossy.services.reliable().unwrap();
+    let r = lossy
+        .services
+        .find::<wscsim::services::reliable::Reliable>()
+        .unwrap();
     assert!(r.done(), "all complete");
     assert!(lossy.net.counters().link_down_drops > 0);
     assert!(r.transfers().iter().map(|t| t.timeouts).sum::<u32>() > 0);
     let keyed = run(&sc("\"key\"", ""));
-    let r = keyed.services.reliable().unwrap();
+    let r = keyed
+        .services
+        .find::<wscsim::services::reliable::Reliable>()
+        .unwrap();
     assert!(r.done());
     assert_eq!(keyed.net.kbr().unwrap().counters.key_misdelivered, 0);
 }
@@ -439,7 +451,10 @@ fn multicast_over_six_trees_reaches_every_member_at_six_links_rate() {
         r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
         "workload":{"kind":"multicast","roots":[4],"size":"30MB"}}"#,
     );
-    let m = s.services.multicast().unwrap();
+    let m = s
+        .services
+        .find::<wscsim::services::multicast::Multicast>()
+        .unwrap();
     assert!(m.done() && s.finished());
     assert_eq!(s.net.counters().dropped, 0);
     let payload = 9000.0 - 32.0;
@@ -466,7 +481,10 @@ fn three_concurrent_multicasts_share_the_links() {
         r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
         "workload":{"kind":"multicast","roots":[0,13,26],"size":"20MB","rate_fraction":0.32}}"#,
     );
-    let m = s.services.multicast().unwrap();
+    let m = s
+        .services
+        .find::<wscsim::services::multicast::Multicast>()
+        .unwrap();
     assert!(m.done());
     assert_eq!(s.net.counters().dropped, 0);
     let bound = 6.0 * 0.32 * (9000.0 - 32.0) / 9070.0;
@@ -523,7 +541,10 @@ fn aggregation_merges_on_the_path_at_six_links_rate() {
         r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
         "workload":{"kind":"aggregate","root":13,"size":"30MB"}}"#,
     );
-    let a = s.services.aggregate().unwrap();
+    let a = s
+        .services
+        .find::<wscsim::services::aggregate::Aggregate>()
+        .unwrap();
     assert!(a.done() && s.finished());
     assert_eq!(s.net.counters().dropped, 0);
     assert_eq!(a.at_root, a.packets);
@@ -571,7 +592,10 @@ fn multicast_members_repair_what_overloaded_links_lost() {
         "runtime":{"queue_packets":50},
         "workload":{"kind":"multicast","roots":[0,13,26],"size":"3MB"}}"#,
     );
-    let m = s.services.multicast().unwrap();
+    let m = s
+        .services
+        .find::<wscsim::services::multicast::Multicast>()
+        .unwrap();
     assert!(m.done(), "every member of every instance has the file");
     assert!(s.net.counters().service_queue_drops > 0);
     let repairs: u64 = m.instances.iter().map(|x| x.repairs).sum();

@@ -23,7 +23,10 @@ fn a_sequential_client_sees_a_versioned_map() {
         "workload":{"kind":"kv","clients":[13],"operations":400,"keys":8,"value_size":"20KB",
         "mix":{"insert":1,"lookup":1,"delete":0.3,"cas":1}}}"#,
     );
-    let k = s.services.kv().unwrap();
+    let k = s
+        .services
+        .find::<Box<wscsim::services::kvstore::KvStore>>()
+        .unwrap();
     assert!(k.done() && s.finished());
     let mut model: BTreeMap<u32, (u32, bool)> = BTreeMap::new();
     let mut seen = [0usize; 3];
@@ -67,7 +70,10 @@ fn acknowledged_writes_survive_fewer_than_r_failures() {
         )
     };
     let three = run(&sc(3));
-    let k = three.services.kv().unwrap();
+    let k = three
+        .services
+        .find::<Box<wscsim::services::kvstore::KvStore>>()
+        .unwrap();
     assert!(k.done(), "every operation answered");
     let h = three.summary()["headline"].clone();
     assert_eq!(h["kv_acknowledged_writes_lost"], 0, "{h}");
@@ -107,7 +113,10 @@ fn load_generators_reach_the_store_through_the_external_switch_only() {
         "workload":{"kind":"kv","outstanding":3,"operations":20,"keys":50,"value_size":"200KB",
         "disk":"none","mix":{"insert":1,"lookup":1}}}"#,
     );
-    let k = s.services.kv().unwrap();
+    let k = s
+        .services
+        .find::<Box<wscsim::services::kvstore::KvStore>>()
+        .unwrap();
     assert!(k.done());
     assert!(k.clients.ops.iter().all(|o| o.client >= 27 && o.fe < 27));
     let ext = 27;
@@ -134,7 +143,10 @@ fn the_store_runs_through_a_switch_too() {
         "workload":{"kind":"kv","store_dims":[3,3,3],"outstanding":3,"operations":20,"keys":50,
         "value_size":"200KB","disk":"none","mix":{"insert":1,"lookup":1}}}"#,
     );
-    let k = s.services.kv().unwrap();
+    let k = s
+        .services
+        .find::<Box<wscsim::services::kvstore::KvStore>>()
+        .unwrap();
     assert!(k.done());
     assert!(k.clients.ops.iter().all(|o| o.client >= 27 && o.fe < 27));
     assert!(k
@@ -157,7 +169,10 @@ fn lookups_through_the_cache_fill_copies_and_then_hit_them() {
         "workload":{"kind":"kv","outstanding":2,"operations":100,"keys":40,"value_size":"3550B",
         "mix":{"lookup":1},"cache":true,"preload":true}}"#,
     );
-    let k = s.services.kv().unwrap();
+    let k = s
+        .services
+        .find::<Box<wscsim::services::kvstore::KvStore>>()
+        .unwrap();
     assert!(k.done());
     assert!(k
         .clients
@@ -194,7 +209,10 @@ fn a_rejoined_server_is_recovered_while_reads_and_writes_continue() {
     };
     for (value, ops) in [("20KB", 3000), ("500KB", 400)] {
         let s = run(&sc(value, ops));
-        let k = s.services.kv().unwrap();
+        let k = s
+            .services
+            .find::<Box<wscsim::services::kvstore::KvStore>>()
+            .unwrap();
         assert!(k.done(), "every operation answered");
         let h = s.summary()["headline"].clone();
         assert_eq!(h["kv_acknowledged_writes_lost"], 0, "{h}");
@@ -237,7 +255,15 @@ fn the_stores_work_is_charged_to_the_cpu_and_delays_its_answers() {
     };
     let (cheap, dear) = (run(&sc(0)), run(&sc(2_270_000)));
     let ms = 1e9;
-    let (a, b) = (cheap.services.kv().unwrap(), dear.services.kv().unwrap());
+    let (a, b) = (
+        cheap
+            .services
+            .find::<Box<wscsim::services::kvstore::KvStore>>()
+            .unwrap(),
+        dear.services
+            .find::<Box<wscsim::services::kvstore::KvStore>>()
+            .unwrap(),
+    );
     assert!(a.done() && b.done());
     let mut kinds = [0; 2];
     for (x, y) in a.clients.ops.iter().zip(&b.clients.ops) {

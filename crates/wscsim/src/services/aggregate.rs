@@ -94,7 +94,7 @@ impl ServiceWorkload for Aggregate {
     }
 
     fn services(spec: &AggregateSpec, net: &Network) -> Result<Services, ConfigError> {
-        Ok(Services::with_aggregate(Aggregate::build(net, spec)?))
+        Ok(Services::with(Aggregate::build(net, spec)?))
     }
 }
 
@@ -276,4 +276,34 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, a: &Aggregat
     }
     h.insert("aggregate_packets_sent".into(), a.sent.into());
     h.insert("aggregate_merge_inputs".into(), a.inputs.into());
+}
+
+impl super::ServiceKind for Aggregate {
+    const ID: u16 = super::AGGREGATE;
+    fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
+        Aggregate::start(self, ctx)
+    }
+    #[inline]
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
+        Aggregate::on_path(self, ctx, host, pkt)
+    }
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
+        Aggregate::deliver(self, ctx, host, pkt)
+    }
+    fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        Aggregate::on_timer(self, ctx, tag)
+    }
+    fn done(&self) -> bool {
+        Aggregate::done(self)
+    }
+}
+
+impl crate::metrics::report::Report for Aggregate {
+    fn headline(
+        &self,
+        _ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self);
+    }
 }

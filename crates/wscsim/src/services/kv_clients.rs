@@ -389,10 +389,10 @@ impl ServiceWorkload for KvWorkload {
     }
 
     fn services(spec: &KvSpec, net: &Network) -> Result<Services, ConfigError> {
-        Ok(Services::with_kv(super::kvstore::KvStore::new(
+        Ok(Services::with(Box::new(super::kvstore::KvStore::new(
             spec.clone(),
             net.n_hosts(),
-        )))
+        ))))
     }
 }
 

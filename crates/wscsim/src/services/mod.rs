@@ -90,14 +90,176 @@ pub enum OnPath {
     Taken,
 }
 
-pub enum Service {
-    Ping(ping::Ping),
-    Reliable(reliable::Reliable),
-    Multicast(multicast::Multicast),
-    Kv(Box<kvstore::KvStore>),
-    Aggregate(aggregate::Aggregate),
-    User(Box<dyn user::ServiceCode>),
+/// A built-in service: its id (a packet's `dst_port`) and what it does at each server it
+/// runs on. Every call but `deliver` has a default; its tables and headline figures come
+/// from its `Report`. `builtin_services!` lists the built-ins; `Service` and its dispatch
+/// are generated from that list.
+pub trait ServiceKind: Report {
+    /// Its id: 1 to 63, one per service (the list checks, when it compiles).
+    const ID: u16;
+    /// At the start of the run: what the service drives by itself.
+    fn start<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>) {}
+    /// Its packet `pkt` crosses server `host` on its way.
+    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32, _pkt: PktId) -> OnPath {
+        OnPath::Forward
+    }
+    /// Its packet `pkt` reached its destination `host`: the service owns it.
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId);
+    /// Its timer with `tag` went off.
+    fn on_timer<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _tag: u32) {}
+    /// Whether it drives the run and has finished (the run may end).
+    fn done(&self) -> bool {
+        false
+    }
+    /// Server `host` has failed (by the truth), or rejoined.
+    fn on_server_down<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32) {}
+    fn on_server_up<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32) {}
 }
+
+impl<T: ServiceKind> ServiceKind for Box<T> {
+    const ID: u16 = T::ID;
+    fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
+        (**self).start(ctx)
+    }
+    #[inline]
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
+        (**self).on_path(ctx, host, pkt)
+    }
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
+        (**self).deliver(ctx, host, pkt)
+    }
+    fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        (**self).on_timer(ctx, tag)
+    }
+    fn done(&self) -> bool {
+        (**self).done()
+    }
+    fn on_server_down<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32) {
+        (**self).on_server_down(ctx, host)
+    }
+    fn on_server_up<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32) {
+        (**self).on_server_up(ctx, host)
+    }
+}
+
+/// A built-in service's type, found in a `Service`.
+pub trait FromService {
+    fn from_service(s: &Service) -> Option<&Self>;
+}
+
+/// The built-in services, one line each: a variant name and the service's type (boxed if
+/// large). A workload that installs one does so with `Services::with`.
+macro_rules! builtin_services {
+    ($m:ident) => {
+        $m! {
+            Ping($crate::services::ping::Ping),
+            Reliable($crate::services::reliable::Reliable),
+            Multicast($crate::services::multicast::Multicast),
+            Kv(Box<$crate::services::kvstore::KvStore>),
+            Aggregate($crate::services::aggregate::Aggregate),
+        }
+    };
+}
+
+/// Declares `Service` (the built-ins and a user's `ServiceCode`) and its dispatch.
+macro_rules! declare_services {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// A service at work in a run.
+        pub enum Service {
+            $($variant($ty),)*
+            User(Box<dyn user::ServiceCode>),
+        }
+
+        $(impl From<$ty> for Service {
+            fn from(s: $ty) -> Service {
+                Service::$variant(s)
+            }
+        }
+
+        impl FromService for $ty {
+            fn from_service(s: &Service) -> Option<&$ty> {
+                match s {
+                    Service::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+        })*
+
+        /// No two built-in services share an id, and none is the transport's.
+        const _: () = {
+            let ids = [$(<$ty as ServiceKind>::ID),*];
+            let mut i = 0;
+            while i < ids.len() {
+                assert!(ids[i] != TRANSPORT && ids[i] < 64, "a service id is 1 to 63");
+                let mut j = i + 1;
+                while j < ids.len() {
+                    assert!(ids[i] != ids[j], "two services share an id");
+                    j += 1;
+                }
+                i += 1;
+            }
+        };
+
+        impl Service {
+            fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
+                match self {
+                    $(Service::$variant(s) => ServiceKind::start(s, ctx),)*
+                    Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
+                }
+            }
+            #[inline]
+            fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) -> OnPath {
+                match self {
+                    $(Service::$variant(s) => ServiceKind::on_path(s, ctx, host, pkt),)*
+                    Service::User(u) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
+                }
+            }
+            fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
+                match self {
+                    $(Service::$variant(s) => ServiceKind::deliver(s, ctx, host, pkt),)*
+                    Service::User(u) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
+                }
+            }
+            fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
+                match self {
+                    $(Service::$variant(s) => ServiceKind::on_timer(s, ctx, tag),)*
+                    Service::User(u) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
+                }
+            }
+            /// A user's service never ends the run.
+            fn done(&self) -> bool {
+                match self {
+                    $(Service::$variant(s) => ServiceKind::done(s),)*
+                    Service::User(_) => false,
+                }
+            }
+            fn on_server(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, up: bool) {
+                match (self, up) {
+                    $((Service::$variant(s), true) => ServiceKind::on_server_up(s, ctx, host),
+                    (Service::$variant(s), false) => ServiceKind::on_server_down(s, ctx, host),)*
+                    (Service::User(_), _) => {}
+                }
+            }
+        }
+
+        impl Report for Service {
+            fn tables(&self, ctx: &ReportCtx, out: &mut Vec<crate::table::Table>) {
+                match self {
+                    $(Service::$variant(s) => s.tables(ctx, out),)*
+                    Service::User(_) => {}
+                }
+            }
+
+            fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
+                match self {
+                    $(Service::$variant(s) => s.headline(ctx, h),)*
+                    Service::User(_) => {}
+                }
+            }
+        }
+    };
+}
+builtin_services!(declare_services);
 
 /// The services of a run, by id (index 0, the transport, holds none).
 #[derive(Default)]
@@ -105,13 +267,18 @@ pub struct Services {
     pub list: Vec<Option<Service>>,
     /// The TCP/IP tunnel's reorder buffers at each destination (a torus's transport).
     pub tunnel: Option<tunnel::Tunnel>,
+    /// The id of the built-in service that drives the run (`with`), if any.
+    driver: Option<u16>,
 }
 
 impl Services {
-    pub fn with_ping(p: ping::Ping) -> Services {
+    /// Services with one built-in service at its id (the one a workload drives).
+    pub fn with<T: ServiceKind + Into<Service>>(service: T) -> Services {
         let mut s = Services::default();
-        s.list.resize_with(usize::from(PING) + 1, || None);
-        s.list[usize::from(PING)] = Some(Service::Ping(p));
+        let id = usize::from(T::ID);
+        s.list.resize_with(id + 1, || None);
+        s.list[id] = Some(service.into());
+        s.driver = Some(T::ID);
         s
     }
 
@@ -131,65 +298,22 @@ impl Services {
         Ok(())
     }
 
+    /// The built-in service `T`, if this run has it (`Box<T>` for those boxed in the list).
+    pub fn find<T: ServiceKind + FromService>(&self) -> Option<&T> {
+        T::from_service(self.list.get(usize::from(T::ID))?.as_ref()?)
+    }
+
     fn get(&mut self, id: u16) -> Option<&mut Service> {
         self.list.get_mut(usize::from(id))?.as_mut()
     }
 
-    /// Services with the reliable transport driving `spec`'s transfers.
-    pub fn with_reliable(r: reliable::Reliable) -> Services {
-        let mut s = Services::default();
-        s.list.resize_with(usize::from(RELIABLE) + 1, || None);
-        s.list[usize::from(RELIABLE)] = Some(Service::Reliable(r));
-        s
-    }
-
-    /// Services with a file distribution over six trees.
-    pub fn with_multicast(m: multicast::Multicast) -> Services {
-        let mut s = Services::default();
-        s.list.resize_with(usize::from(MULTICAST) + 1, || None);
-        s.list[usize::from(MULTICAST)] = Some(Service::Multicast(m));
-        s
-    }
-
-    /// Services with the key-value store and its clients.
-    pub fn with_kv(k: kvstore::KvStore) -> Services {
-        let mut s = Services::default();
-        s.list.resize_with(usize::from(KVSTORE) + 1, || None);
-        s.list[usize::from(KVSTORE)] = Some(Service::Kv(Box::new(k)));
-        s
-    }
-
-    /// Services with a Camdoop-style aggregation.
-    pub fn with_aggregate(a: aggregate::Aggregate) -> Services {
-        let mut s = Services::default();
-        s.list.resize_with(usize::from(AGGREGATE) + 1, || None);
-        s.list[usize::from(AGGREGATE)] = Some(Service::Aggregate(a));
-        s
-    }
-
-    /// The aggregation, if this run has one.
-    pub fn aggregate(&self) -> Option<&aggregate::Aggregate> {
-        match self.list.get(usize::from(AGGREGATE))?.as_ref()? {
-            Service::Aggregate(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// The key-value store, if this run has one.
-    pub fn kv(&self) -> Option<&kvstore::KvStore> {
-        match self.list.get(usize::from(KVSTORE))?.as_ref()? {
-            Service::Kv(k) => Some(k),
-            _ => None,
-        }
-    }
-
     /// Node `node` has failed (`up` false) or rejoined, and the network knows: if it is a
-    /// server, the services that act on failures hear.
+    /// server, the services hear (those that act on failures, the key-value store, act).
     pub fn on_node(&mut self, ctx: &mut SvcCtx<impl SvcSched>, node: u32, up: bool) {
-        match ctx.net.host_of_node(node) {
-            Some(host) if up => self.on_server_up(ctx, host),
-            Some(host) => self.on_server_down(ctx, host),
-            None => {}
+        if let Some(host) = ctx.net.host_of_node(node) {
+            for s in self.list.iter_mut().flatten() {
+                s.on_server(ctx, host, up);
+            }
         }
     }
 
@@ -206,48 +330,10 @@ impl Services {
         t.arrive(ctx, pkt);
     }
 
-    /// Server `host` has failed (by the truth): the services that act on failures hear.
-    fn on_server_down(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
-        if let Some(Service::Kv(k)) = self.get(KVSTORE) {
-            k.on_server_down(ctx, host);
-        }
-    }
-
-    /// The file distribution, if this run has one.
-    pub fn multicast(&self) -> Option<&multicast::Multicast> {
-        match self.list.get(usize::from(MULTICAST))?.as_ref()? {
-            Service::Multicast(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    /// The reliable transport, if this run drives one.
-    pub fn reliable(&self) -> Option<&reliable::Reliable> {
-        match self.list.get(usize::from(RELIABLE))?.as_ref()? {
-            Service::Reliable(r) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// The ping service, if this run has one.
-    pub fn ping(&self) -> Option<&ping::Ping> {
-        match self.list.get(usize::from(PING))?.as_ref()? {
-            Service::Ping(p) => Some(p),
-            _ => None,
-        }
-    }
-
     /// Starts what the services drive by themselves.
     pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
         for s in self.list.iter_mut().flatten() {
-            match s {
-                Service::Ping(p) => p.start(ctx),
-                Service::Reliable(r) => r.start(ctx),
-                Service::Multicast(m) => m.start(ctx),
-                Service::Kv(k) => k.start(ctx),
-                Service::Aggregate(a) => a.start(ctx),
-                Service::User(u) => user::with_dyn(ctx, |c| u.start(c)),
-            }
+            s.start(ctx);
         }
     }
 
@@ -264,37 +350,23 @@ impl Services {
         out
     }
 
-    /// Server `host` has rejoined: the key-value store recovers it.
-    fn on_server_up(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32) {
-        if let Some(Some(Service::Kv(k))) = self.list.get_mut(usize::from(KVSTORE)) {
-            k.on_server_up(ctx, host);
-        }
-    }
-
     /// Whether a service drives the run and has finished (the run may end).
     #[inline]
     pub fn done(&self) -> bool {
-        // Asked after every event: a run without services answers at once.
-        if self.list.is_empty() {
-            return false;
+        // Asked after every event: one look at the service that drives the run.
+        match self.driver {
+            Some(id) => self.list[usize::from(id)]
+                .as_ref()
+                .is_some_and(Service::done),
+            None => false,
         }
-        self.ping().is_some_and(|p| p.done())
-            || self.reliable().is_some_and(|r| r.done())
-            || self.multicast().is_some_and(|m| m.done())
-            || self.kv().is_some_and(|k| k.done())
-            || self.aggregate().is_some_and(|a| a.done())
     }
 
     /// Service packet `pkt` crosses server `host`.
     pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) -> OnPath {
         let id = ctx.net.pool().get(pkt).dst_port;
         match self.get(id) {
-            Some(Service::Ping(p)) => p.on_path(ctx, host, pkt),
-            Some(Service::Reliable(r)) => r.on_path(ctx, host, pkt),
-            Some(Service::Multicast(m)) => m.on_path(ctx, host, pkt),
-            Some(Service::Kv(k)) => k.on_path(ctx, host, pkt),
-            Some(Service::Aggregate(a)) => a.on_path(ctx, host, pkt),
-            Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_path(c, host, pkt)),
+            Some(s) => s.on_path(ctx, host, pkt),
             None => OnPath::Forward,
         }
     }
@@ -308,14 +380,8 @@ impl Services {
             }
             return;
         }
-        match self.get(service) {
-            Some(Service::Ping(p)) => p.on_timer(ctx, tag),
-            Some(Service::Reliable(r)) => r.on_timer(ctx, tag),
-            Some(Service::Multicast(m)) => m.on_timer(ctx, tag),
-            Some(Service::Kv(k)) => k.on_timer(ctx, tag),
-            Some(Service::Aggregate(a)) => a.on_timer(ctx, tag),
-            Some(Service::User(u)) => user::with_dyn(ctx, |c| u.on_timer(c, tag)),
-            None => {}
+        if let Some(s) = self.get(service) {
+            s.on_timer(ctx, tag);
         }
     }
 
@@ -323,37 +389,9 @@ impl Services {
     pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
         let id = ctx.net.pool().get(pkt).dst_port;
         match self.get(id) {
-            Some(Service::Ping(p)) => p.deliver(ctx, host, pkt),
-            Some(Service::Reliable(r)) => r.deliver(ctx, host, pkt),
-            Some(Service::Multicast(m)) => m.deliver(ctx, host, pkt),
-            Some(Service::Kv(k)) => k.deliver(ctx, host, pkt),
-            Some(Service::Aggregate(a)) => a.deliver(ctx, host, pkt),
-            Some(Service::User(u)) => user::with_dyn(ctx, |c| u.deliver(c, host, pkt)),
+            Some(s) => s.deliver(ctx, host, pkt),
             // No such service at this server: the packet is consumed unread.
             None => ctx.net.delivered(pkt),
-        }
-    }
-}
-
-impl Report for Service {
-    fn tables(&self, ctx: &ReportCtx, out: &mut Vec<crate::table::Table>) {
-        match self {
-            Service::Ping(p) => out.push(ping::table(&p.records, ctx.net)),
-            Service::Reliable(r) => out.push(reliable::table(r)),
-            Service::Multicast(m) => out.push(multicast::table(m)),
-            Service::Kv(k) => out.push(kv_clients::table(&k.clients)),
-            Service::Aggregate(_) | Service::User(_) => {}
-        }
-    }
-
-    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
-        match self {
-            Service::Ping(p) => ping::headline(h, &p.records),
-            Service::Reliable(r) => reliable::headline(h, r),
-            Service::Multicast(m) => multicast::headline(h, m),
-            Service::Aggregate(a) => aggregate::headline(h, a),
-            Service::Kv(k) => kvstore::headline(h, k, ctx.net, ctx.now_ps),
-            Service::User(_) => {}
         }
     }
 }

@@ -224,7 +224,7 @@ impl ServiceWorkload for Multicast {
     }
 
     fn services(spec: &MulticastSpec, net: &Network) -> Result<Services, ConfigError> {
-        Ok(Services::with_multicast(Multicast::build(net, spec)?))
+        Ok(Services::with(Multicast::build(net, spec)?))
     }
 }
 
@@ -593,5 +593,39 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
             "multicast_min_gbps_per_instance".into(),
             serde_json::json!(least),
         );
+    }
+}
+
+impl super::ServiceKind for Multicast {
+    const ID: u16 = super::MULTICAST;
+    fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
+        Multicast::start(self, ctx)
+    }
+    #[inline]
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
+        Multicast::on_path(self, ctx, host, pkt)
+    }
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
+        Multicast::deliver(self, ctx, host, pkt)
+    }
+    fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        Multicast::on_timer(self, ctx, tag)
+    }
+    fn done(&self) -> bool {
+        Multicast::done(self)
+    }
+}
+
+impl crate::metrics::report::Report for Multicast {
+    fn tables(&self, _: &crate::metrics::report::ReportCtx, out: &mut Vec<crate::table::Table>) {
+        out.push(table(self));
+    }
+
+    fn headline(
+        &self,
+        _ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self);
     }
 }

@@ -128,7 +128,7 @@ impl ServiceWorkload for Ping {
     }
 
     fn services(spec: &PingSpec, _net: &Network) -> Result<Services, ConfigError> {
-        Ok(Services::with_ping(Ping::new(spec.clone())))
+        Ok(Services::with(Ping::new(spec.clone())))
     }
 }
 
@@ -292,5 +292,39 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, records: &[P
             "mean_ping_rtt_us".into(),
             (back.iter().sum::<f64>() / back.len() as f64).into(),
         );
+    }
+}
+
+impl super::ServiceKind for Ping {
+    const ID: u16 = super::PING;
+    fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
+        Ping::start(self, ctx)
+    }
+    #[inline]
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
+        Ping::on_path(self, ctx, host, pkt)
+    }
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
+        Ping::deliver(self, ctx, host, pkt)
+    }
+    fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        Ping::on_timer(self, ctx, tag)
+    }
+    fn done(&self) -> bool {
+        Ping::done(self)
+    }
+}
+
+impl crate::metrics::report::Report for Ping {
+    fn tables(&self, ctx: &crate::metrics::report::ReportCtx, out: &mut Vec<crate::table::Table>) {
+        out.push(table(&self.records, ctx.net));
+    }
+
+    fn headline(
+        &self,
+        _: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, &self.records);
     }
 }

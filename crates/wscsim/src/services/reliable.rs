@@ -118,7 +118,7 @@ impl ServiceWorkload for Reliable {
     }
 
     fn services(spec: &ReliableSpec, _net: &Network) -> Result<Services, ConfigError> {
-        Ok(Services::with_reliable(Reliable::new(spec.clone())))
+        Ok(Services::with(Reliable::new(spec.clone())))
     }
 }
 
@@ -254,4 +254,38 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, r: &Reliable
         "transfer_timeouts".into(),
         t.iter().map(|x| u64::from(x.timeouts)).sum::<u64>().into(),
     );
+}
+
+impl super::ServiceKind for Reliable {
+    const ID: u16 = super::RELIABLE;
+    fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
+        Reliable::start(self, ctx)
+    }
+    #[inline]
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
+        Reliable::on_path(self, ctx, host, pkt)
+    }
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
+        Reliable::deliver(self, ctx, host, pkt)
+    }
+    fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        Reliable::on_timer(self, ctx, tag)
+    }
+    fn done(&self) -> bool {
+        Reliable::done(self)
+    }
+}
+
+impl crate::metrics::report::Report for Reliable {
+    fn tables(&self, _: &crate::metrics::report::ReportCtx, out: &mut Vec<crate::table::Table>) {
+        out.push(table(self));
+    }
+
+    fn headline(
+        &self,
+        _ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self);
+    }
 }

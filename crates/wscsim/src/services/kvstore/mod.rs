@@ -684,3 +684,43 @@ pub fn headline(
         k.counters.passed_on.into(),
     );
 }
+
+impl super::ServiceKind for KvStore {
+    const ID: u16 = super::KVSTORE;
+    fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
+        KvStore::start(self, ctx)
+    }
+    #[inline]
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
+        KvStore::on_path(self, ctx, host, pkt)
+    }
+    fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
+        KvStore::deliver(self, ctx, host, pkt)
+    }
+    fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        KvStore::on_timer(self, ctx, tag)
+    }
+    fn done(&self) -> bool {
+        KvStore::done(self)
+    }
+    fn on_server_down<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32) {
+        KvStore::on_server_down(self, ctx, host)
+    }
+    fn on_server_up<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32) {
+        KvStore::on_server_up(self, ctx, host)
+    }
+}
+
+impl crate::metrics::report::Report for KvStore {
+    fn tables(&self, _: &crate::metrics::report::ReportCtx, out: &mut Vec<crate::table::Table>) {
+        out.push(super::kv_clients::table(&self.clients));
+    }
+
+    fn headline(
+        &self,
+        ctx: &crate::metrics::report::ReportCtx,
+        h: &mut crate::metrics::report::Headline,
+    ) {
+        headline(h, self, ctx.net, ctx.now_ps);
+    }
+}
