@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Lines of code per built-in scheme (Flexplane's Table 3): non-blank lines that are not
 comments, outside the unit tests, in crates/wscsim/src/scheme/<name>.rs. The first count
-leaves out the scheme's `SchemeKind` block (its parameters' checks and defaults, and how
-it is built), which Flexplane's counts do not hold either; the second is the whole file."""
+leaves out the scheme's `resolve` (its parameters' checks and defaults), which Flexplane's
+counts do not hold either; the second is the whole file."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMES = ["droptail", "red", "dctcp", "priority", "drr", "hull", "pfabric"]
-KIND_BLOCK = re.compile(r"^impl super::SchemeKind for .*?^}\n", re.M | re.S)
+RESOLVE = re.compile(r"^    (?:/// [^\n]*\n    )*fn resolve\(.*?^    }\n", re.M | re.S)
 
 
 def loc(text: str) -> int:
@@ -17,9 +17,10 @@ def loc(text: str) -> int:
 
 
 def counts(path: Path) -> tuple[int, int]:
-    """(the scheme less its SchemeKind block, the whole file), tests left out."""
+    """(the scheme less its `resolve`, the whole file), tests left out."""
     code = path.read_text().split("#[cfg(test)]")[0]
-    return loc(KIND_BLOCK.sub("", code)), loc(code)
+    assert len(RESOLVE.findall(code)) == 1, f"{path}: one `fn resolve` expected"
+    return loc(RESOLVE.sub("", code)), loc(code)
 
 
 if __name__ == "__main__":

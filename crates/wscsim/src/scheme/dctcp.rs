@@ -21,13 +21,7 @@ pub struct DctcpMarking {
     pub k_packets: u32,
 }
 
-impl DctcpMarking {
-    #[inline]
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
-        let mark = *ctx.pkts_queued >= self.k_packets;
-        ctx.push_if_fits(0, pkt, mark)
-    }
-}
+impl DctcpMarking {}
 
 impl super::SchemeKind for DctcpMarking {
     const NAME: &'static str = "dctcp";
@@ -52,7 +46,8 @@ impl super::SchemeKind for DctcpMarking {
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
-        DctcpMarking::enqueue(self, ctx, pkt)
+        let mark = *ctx.pkts_queued >= self.k_packets;
+        ctx.push_if_fits(0, pkt, mark)
     }
 
     #[inline]

@@ -39,35 +39,6 @@ impl DropTail {
     pub fn rr_next(&self) -> usize {
         self.rr_next
     }
-
-    #[inline]
-    pub fn classify(&self, ctx: &PortCtx, _pkt: PktId, in_port: u32) -> usize {
-        // Switch ports have one queue per input; a NIC has one queue (and input 0).
-        let i = in_port as usize;
-        if i < ctx.queues.len() {
-            i
-        } else {
-            i % ctx.queues.len()
-        }
-    }
-
-    #[inline]
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        let bytes = ctx.pool.get(pkt).frame_bytes as u64;
-        let over_pkts = self.limit_packets.is_some_and(|l| *ctx.pkts_queued >= l);
-        if over_pkts || !ctx.fits(bytes) {
-            return Verdict::Dropped;
-        }
-        ctx.push(queue, pkt);
-        Verdict::Accepted
-    }
-
-    #[inline]
-    pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        let q = ctx.next_nonempty_from(self.rr_next)?;
-        self.rr_next = if q + 1 == ctx.queues.len() { 0 } else { q + 1 };
-        ctx.pop(q)
-    }
 }
 
 /// Kind "droptail" resolved.
@@ -113,18 +84,32 @@ impl super::SchemeKind for DropTail {
     }
 
     #[inline]
-    fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, in_port: u32) -> usize {
-        DropTail::classify(self, ctx, pkt, in_port)
+    fn classify(&mut self, ctx: &mut PortCtx, _pkt: PktId, in_port: u32) -> usize {
+        // Switch ports have one queue per input; a NIC has one queue (and input 0).
+        let i = in_port as usize;
+        if i < ctx.queues.len() {
+            i
+        } else {
+            i % ctx.queues.len()
+        }
     }
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        DropTail::enqueue(self, ctx, pkt, queue)
+        let bytes = ctx.pool.get(pkt).frame_bytes as u64;
+        let over_pkts = self.limit_packets.is_some_and(|l| *ctx.pkts_queued >= l);
+        if over_pkts || !ctx.fits(bytes) {
+            return Verdict::Dropped;
+        }
+        ctx.push(queue, pkt);
+        Verdict::Accepted
     }
 
     #[inline]
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        DropTail::schedule(self, ctx)
+        let q = ctx.next_nonempty_from(self.rr_next)?;
+        self.rr_next = if q + 1 == ctx.queues.len() { 0 } else { q + 1 };
+        ctx.pop(q)
     }
 
     #[inline]
@@ -139,6 +124,7 @@ mod tests {
     use super::super::Scheme;
     use super::*;
     use crate::packet::Packet;
+    use crate::scheme::SchemeKind;
 
     #[test]
     fn drops_when_the_buffer_is_full() {

@@ -58,85 +58,6 @@ impl Drr {
             cursor: 0,
         }
     }
-
-    #[inline]
-    pub fn classify(&self, ctx: &PortCtx, pkt: PktId) -> usize {
-        let p = ctx.packet(pkt);
-        let n = ctx.queues.len() as u64;
-        let key = match self.classify_by {
-            DrrClassify::Flow => crate::engine::rng::mix64(p.hash as u64),
-            DrrClassify::Dscp => p.dscp as u64,
-        };
-        // The same remainder without a division when the count is a power of two.
-        if n.is_power_of_two() {
-            (key & (n - 1)) as usize
-        } else {
-            (key % n) as usize
-        }
-    }
-
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        let bytes = ctx.packet(pkt).frame_bytes as u64;
-        if ctx.fits(bytes) {
-            ctx.push(queue, pkt);
-            return Verdict::Accepted;
-        }
-        // Full: steal from the longest queue if that is another, longer one and its head
-        // makes room.
-        let longest = (0..ctx.queues.len())
-            .max_by_key(|&q| (ctx.queues[q].bytes, std::cmp::Reverse(q)))
-            .unwrap_or(queue);
-        if longest == queue || ctx.queues[longest].bytes <= ctx.queues[queue].bytes + bytes {
-            return Verdict::Dropped;
-        }
-        let head = ctx.queues[longest].head;
-        if *ctx.bytes_queued - ctx.packet(head).frame_bytes as u64 + bytes > ctx.limit_bytes {
-            return Verdict::Dropped;
-        }
-        ctx.pop(longest);
-        if ctx.queues[longest].is_empty() {
-            self.deficit[longest] = 0;
-            if self.current == Some(longest) {
-                self.current = None;
-            }
-        }
-        ctx.push(queue, pkt);
-        Verdict::DroppedOther(head)
-    }
-
-    pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        if *ctx.pkts_queued == 0 {
-            return None;
-        }
-        loop {
-            let q = match self.current {
-                Some(q) if !ctx.queues[q].is_empty() => q,
-                _ => {
-                    let q = ctx.next_nonempty_from(self.cursor)?;
-                    self.deficit[q] += self.quanta[q];
-                    self.current = Some(q);
-                    self.cursor = if q + 1 == ctx.queues.len() { 0 } else { q + 1 };
-                    q
-                }
-            };
-            let size = ctx.packet(ctx.queues[q].head).frame_bytes;
-            if size <= self.deficit[q] {
-                self.deficit[q] -= size;
-                let id = ctx.pop(q);
-                if ctx.queues[q].is_empty() {
-                    self.deficit[q] = 0;
-                    self.current = None;
-                } else if self.deficit[q] == 0 {
-                    // No packet fits in nothing: the visit ends now, as the next call would
-                    // end it (without looking at the next head).
-                    self.current = None;
-                }
-                return id;
-            }
-            // Out of deficit: the visit ends and the queue keeps what is left for next round.
-            self.current = None;
-        }
-    }
 }
 
 /// Kind "drr" resolved.
@@ -225,17 +146,83 @@ impl super::SchemeKind for Drr {
 
     #[inline]
     fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, _in_port: u32) -> usize {
-        Drr::classify(self, ctx, pkt)
+        let p = ctx.packet(pkt);
+        let n = ctx.queues.len() as u64;
+        let key = match self.classify_by {
+            DrrClassify::Flow => crate::engine::rng::mix64(p.hash as u64),
+            DrrClassify::Dscp => p.dscp as u64,
+        };
+        // The same remainder without a division when the count is a power of two.
+        if n.is_power_of_two() {
+            (key & (n - 1)) as usize
+        } else {
+            (key % n) as usize
+        }
     }
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        Drr::enqueue(self, ctx, pkt, queue)
+        let bytes = ctx.packet(pkt).frame_bytes as u64;
+        if ctx.fits(bytes) {
+            ctx.push(queue, pkt);
+            return Verdict::Accepted;
+        }
+        // Full: steal from the longest queue if that is another, longer one and its head
+        // makes room.
+        let longest = (0..ctx.queues.len())
+            .max_by_key(|&q| (ctx.queues[q].bytes, std::cmp::Reverse(q)))
+            .unwrap_or(queue);
+        if longest == queue || ctx.queues[longest].bytes <= ctx.queues[queue].bytes + bytes {
+            return Verdict::Dropped;
+        }
+        let head = ctx.queues[longest].head;
+        if *ctx.bytes_queued - ctx.packet(head).frame_bytes as u64 + bytes > ctx.limit_bytes {
+            return Verdict::Dropped;
+        }
+        ctx.pop(longest);
+        if ctx.queues[longest].is_empty() {
+            self.deficit[longest] = 0;
+            if self.current == Some(longest) {
+                self.current = None;
+            }
+        }
+        ctx.push(queue, pkt);
+        Verdict::DroppedOther(head)
     }
 
     #[inline]
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        Drr::schedule(self, ctx)
+        if *ctx.pkts_queued == 0 {
+            return None;
+        }
+        loop {
+            let q = match self.current {
+                Some(q) if !ctx.queues[q].is_empty() => q,
+                _ => {
+                    let q = ctx.next_nonempty_from(self.cursor)?;
+                    self.deficit[q] += self.quanta[q];
+                    self.current = Some(q);
+                    self.cursor = if q + 1 == ctx.queues.len() { 0 } else { q + 1 };
+                    q
+                }
+            };
+            let size = ctx.packet(ctx.queues[q].head).frame_bytes;
+            if size <= self.deficit[q] {
+                self.deficit[q] -= size;
+                let id = ctx.pop(q);
+                if ctx.queues[q].is_empty() {
+                    self.deficit[q] = 0;
+                    self.current = None;
+                } else if self.deficit[q] == 0 {
+                    // No packet fits in nothing: the visit ends now, as the next call would
+                    // end it (without looking at the next head).
+                    self.current = None;
+                }
+                return id;
+            }
+            // Out of deficit: the visit ends and the queue keeps what is left for next round.
+            self.current = None;
+        }
     }
 }
 
@@ -245,6 +232,7 @@ mod tests {
     use super::super::Scheme;
     use super::*;
     use crate::packet::Packet;
+    use crate::scheme::SchemeKind;
 
     /// Keeps every queue backlogged with packets of assorted sizes and counts bytes sent.
     #[test]
@@ -332,7 +320,7 @@ mod tests {
     #[test]
     fn flows_hash_across_queues() {
         let mut f = Fixture::new(8);
-        let s = Drr::new(DrrClassify::Flow, vec![1500; 8]);
+        let mut s = Drr::new(DrrClassify::Flow, vec![1500; 8]);
         let mut used = [0u32; 8];
         for flow in 0..800u32 {
             let h = crate::packet::five_tuple_hash(flow, 1, 1000, 5001, crate::packet::Proto::Tcp);
@@ -340,7 +328,7 @@ mod tests {
                 hash: h,
                 ..Default::default()
             });
-            used[s.classify(&f.ctx(u64::MAX), id)] += 1;
+            used[s.classify(&mut f.ctx(u64::MAX), id, 0)] += 1;
         }
         assert!(used.iter().all(|&u| (60..140).contains(&u)), "{used:?}");
     }

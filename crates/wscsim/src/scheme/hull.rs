@@ -49,19 +49,6 @@ impl Hull {
         let drained = (now - self.last_ps) as f64 * rate_bps as f64 * self.drain_fraction / 8e12;
         (self.phantom_bytes - drained).max(0.0)
     }
-
-    pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        let id = ctx.pop(0)?;
-        let p = ctx.pool.get_mut(id);
-        let q = self.phantom_at(ctx.now_ps, ctx.rate_bps);
-        if q > self.mark_threshold_bytes && p.ecn != ecn::NOT_ECT {
-            p.ecn = ecn::CE;
-            self.marks += 1;
-        }
-        self.phantom_bytes = q + (p.frame_bytes + ctx.wire_overhead_bytes) as f64;
-        self.last_ps = ctx.now_ps;
-        Some(id)
-    }
 }
 
 /// Kind "hull" resolved.
@@ -109,7 +96,16 @@ impl super::SchemeKind for Hull {
 
     #[inline]
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        Hull::schedule(self, ctx)
+        let id = ctx.pop(0)?;
+        let p = ctx.pool.get_mut(id);
+        let q = self.phantom_at(ctx.now_ps, ctx.rate_bps);
+        if q > self.mark_threshold_bytes && p.ecn != ecn::NOT_ECT {
+            p.ecn = ecn::CE;
+            self.marks += 1;
+        }
+        self.phantom_bytes = q + (p.frame_bytes + ctx.wire_overhead_bytes) as f64;
+        self.last_ps = ctx.now_ps;
+        Some(id)
     }
 
     fn marks_at_dequeue(&self) -> u64 {
@@ -122,6 +118,7 @@ mod tests {
     use super::super::fixture::Fixture;
     use super::super::Scheme;
     use super::*;
+    use crate::scheme::SchemeKind;
 
     #[test]
     fn phantom_queue_drains_at_the_fraction_of_line_rate() {

@@ -35,50 +35,6 @@ pub struct PFabric {
 }
 
 impl PFabric {
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
-        let p = ctx.packet(pkt);
-        let (bytes, arrival) = (
-            p.frame_bytes as u64,
-            Entry {
-                priority: p.priority,
-                flow: p.flow_id,
-                id: pkt,
-            },
-        );
-        if ctx.fits(bytes) {
-            ctx.push(0, pkt);
-            self.order.push(arrival);
-            return Verdict::Accepted;
-        }
-        // Least urgent queued packet; among equals the latest arrival.
-        // (max_by_key returns the last of equal maxima, min_by_key the first of equal minima.)
-        let Some(w) = (0..self.order.len()).max_by_key(|&i| self.order[i].priority) else {
-            return Verdict::Dropped;
-        };
-        let worst = self.order[w];
-        if arrival.priority >= worst.priority
-            || *ctx.bytes_queued - ctx.packet(worst.id).frame_bytes as u64 + bytes > ctx.limit_bytes
-        {
-            return Verdict::Dropped;
-        }
-        self.take(ctx, w);
-        ctx.push(0, pkt);
-        self.order.push(arrival);
-        Verdict::DroppedOther(worst.id)
-    }
-
-    pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        // The most urgent packet (first arrival among equals) names the flow to serve...
-        let best = self.most_urgent()?;
-        let flow = self.order[best].flow;
-        // ...and that flow's earliest packet goes.
-        let first = self.order[..=best]
-            .iter()
-            .position(|e| e.flow == flow)
-            .unwrap_or(best);
-        Some(self.take(ctx, first))
-    }
-
     /// The first of the most urgent queued packets (a priority of 0 cannot be beaten: the
     /// scan stops at the first).
     fn most_urgent(&self) -> Option<usize> {
@@ -119,12 +75,48 @@ impl super::SchemeKind for PFabric {
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
-        PFabric::enqueue(self, ctx, pkt)
+        let p = ctx.packet(pkt);
+        let (bytes, arrival) = (
+            p.frame_bytes as u64,
+            Entry {
+                priority: p.priority,
+                flow: p.flow_id,
+                id: pkt,
+            },
+        );
+        if ctx.fits(bytes) {
+            ctx.push(0, pkt);
+            self.order.push(arrival);
+            return Verdict::Accepted;
+        }
+        // Least urgent queued packet; among equals the latest arrival.
+        // (max_by_key returns the last of equal maxima, min_by_key the first of equal minima.)
+        let Some(w) = (0..self.order.len()).max_by_key(|&i| self.order[i].priority) else {
+            return Verdict::Dropped;
+        };
+        let worst = self.order[w];
+        if arrival.priority >= worst.priority
+            || *ctx.bytes_queued - ctx.packet(worst.id).frame_bytes as u64 + bytes > ctx.limit_bytes
+        {
+            return Verdict::Dropped;
+        }
+        self.take(ctx, w);
+        ctx.push(0, pkt);
+        self.order.push(arrival);
+        Verdict::DroppedOther(worst.id)
     }
 
     #[inline]
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        PFabric::schedule(self, ctx)
+        // The most urgent packet (first arrival among equals) names the flow to serve...
+        let best = self.most_urgent()?;
+        let flow = self.order[best].flow;
+        // ...and that flow's earliest packet goes.
+        let first = self.order[..=best]
+            .iter()
+            .position(|e| e.flow == flow)
+            .unwrap_or(best);
+        Some(self.take(ctx, first))
     }
 }
 
@@ -134,6 +126,7 @@ mod tests {
     use super::super::Scheme;
     use super::*;
     use crate::packet::Packet;
+    use crate::scheme::SchemeKind;
 
     fn pkt(f: &mut Fixture, flow: u32, seq: u64, priority: u64) -> PktId {
         f.pkt(Packet {
@@ -169,16 +162,16 @@ mod tests {
         let mut s = PFabric::default();
         for (seq, prio) in [(1u64, 500u64), (2, 9000), (3, 700)] {
             let id = pkt(&mut f, seq as u32, seq, prio);
-            assert_eq!(s.enqueue(&mut f.ctx(3000), id), Verdict::Accepted);
+            assert_eq!(s.enqueue(&mut f.ctx(3000), id, 0), Verdict::Accepted);
         }
         let id = pkt(&mut f, 4, 4, 100);
-        match s.enqueue(&mut f.ctx(3000), id) {
+        match s.enqueue(&mut f.ctx(3000), id, 0) {
             Verdict::DroppedOther(o) => assert_eq!(f.pool.get(o).seq, 2),
             v => panic!("{v:?}"),
         }
         let id = pkt(&mut f, 5, 5, 800);
         assert_eq!(
-            s.enqueue(&mut f.ctx(3000), id),
+            s.enqueue(&mut f.ctx(3000), id, 0),
             Verdict::Dropped,
             "the arrival is least urgent"
         );

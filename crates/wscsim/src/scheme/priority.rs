@@ -29,30 +29,7 @@ pub struct Priority {
     pub push_out: bool,
 }
 
-impl Priority {
-    #[inline]
-    pub fn classify(&self, ctx: &PortCtx, pkt: PktId) -> usize {
-        (ctx.packet(pkt).dscp as usize).min(ctx.queues.len() - 1)
-    }
-
-    #[inline]
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        let bytes = ctx.packet(pkt).frame_bytes as u64;
-        if ctx.fits(bytes) || !self.push_out {
-            return ctx.push_if_fits(queue, pkt, false);
-        }
-        let Some(low) = (0..queue).find(|&q| !ctx.queues[q].is_empty()) else {
-            return Verdict::Dropped;
-        };
-        let victim = ctx.queues[low].tail;
-        if *ctx.bytes_queued - ctx.packet(victim).frame_bytes as u64 + bytes > ctx.limit_bytes {
-            return Verdict::Dropped;
-        }
-        ctx.remove(low, victim);
-        ctx.push(queue, pkt);
-        Verdict::DroppedOther(victim)
-    }
-}
+impl Priority {}
 
 /// Kind "priority" resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,12 +67,25 @@ impl super::SchemeKind for Priority {
 
     #[inline]
     fn classify(&mut self, ctx: &mut PortCtx, pkt: PktId, _in_port: u32) -> usize {
-        Priority::classify(self, ctx, pkt)
+        (ctx.packet(pkt).dscp as usize).min(ctx.queues.len() - 1)
     }
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
-        Priority::enqueue(self, ctx, pkt, queue)
+        let bytes = ctx.packet(pkt).frame_bytes as u64;
+        if ctx.fits(bytes) || !self.push_out {
+            return ctx.push_if_fits(queue, pkt, false);
+        }
+        let Some(low) = (0..queue).find(|&q| !ctx.queues[q].is_empty()) else {
+            return Verdict::Dropped;
+        };
+        let victim = ctx.queues[low].tail;
+        if *ctx.bytes_queued - ctx.packet(victim).frame_bytes as u64 + bytes > ctx.limit_bytes {
+            return Verdict::Dropped;
+        }
+        ctx.remove(low, victim);
+        ctx.push(queue, pkt);
+        Verdict::DroppedOther(victim)
     }
 
     #[inline]
@@ -110,6 +100,7 @@ mod tests {
     use super::super::Scheme;
     use super::*;
     use crate::packet::Packet;
+    use crate::scheme::SchemeKind;
 
     #[test]
     fn higher_class_always_first_fifo_within_a_class() {
@@ -166,7 +157,7 @@ mod tests {
                 seq,
                 ..Default::default()
             });
-            let q = s.classify(&f.ctx(3000), id);
+            let q = s.classify(&mut f.ctx(3000), id, 0);
             (id, s.enqueue(&mut f.ctx(3000), id, q))
         };
         assert_eq!(add(&mut f, &mut s, 0, 1).1, Verdict::Accepted);

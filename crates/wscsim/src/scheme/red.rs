@@ -113,24 +113,6 @@ impl Red {
             false
         }
     }
-
-    pub fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
-        self.update_avg(ctx);
-        let ect = ctx.packet(pkt).ecn != ecn::NOT_ECT;
-        let act = self.early();
-        if act && !(self.p.ecn && ect) {
-            return Verdict::Dropped;
-        }
-        ctx.push_if_fits(0, pkt, act)
-    }
-
-    pub fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        let id = ctx.pop(0)?;
-        if *ctx.pkts_queued == 0 {
-            self.idle_since = Some(ctx.now_ps);
-        }
-        Some(id)
-    }
 }
 
 impl super::SchemeKind for Red {
@@ -188,12 +170,22 @@ impl super::SchemeKind for Red {
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
-        Red::enqueue(self, ctx, pkt)
+        self.update_avg(ctx);
+        let ect = ctx.packet(pkt).ecn != ecn::NOT_ECT;
+        let act = self.early();
+        if act && !(self.p.ecn && ect) {
+            return Verdict::Dropped;
+        }
+        ctx.push_if_fits(0, pkt, act)
     }
 
     #[inline]
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
-        Red::schedule(self, ctx)
+        let id = ctx.pop(0)?;
+        if *ctx.pkts_queued == 0 {
+            self.idle_since = Some(ctx.now_ps);
+        }
+        Some(id)
     }
 }
 
@@ -202,6 +194,7 @@ mod tests {
     use super::super::fixture::Fixture;
     use super::*;
     use crate::engine::rng::{family, stream};
+    use crate::scheme::SchemeKind;
 
     fn params(ecn: bool, weight_log2: u32) -> RedParams {
         RedParams {
@@ -246,7 +239,7 @@ mod tests {
             let mut drops = 0;
             for i in 0..n {
                 let id = f.data(0, i);
-                match s.enqueue(&mut f.ctx(u64::MAX), id) {
+                match s.enqueue(&mut f.ctx(u64::MAX), id, 0) {
                     Verdict::Dropped => drops += 1,
                     _ => {
                         let out = f.ctx(u64::MAX).pop(0).unwrap();
@@ -275,12 +268,12 @@ mod tests {
         s.avg = 100.0;
         for i in 0..1000 {
             let id = f.data(0, i);
-            assert_eq!(s.enqueue(&mut f.ctx(u64::MAX), id), Verdict::Accepted);
+            assert_eq!(s.enqueue(&mut f.ctx(u64::MAX), id, 0), Verdict::Accepted);
         }
         s.avg = 301.0;
         let id = f.data(0, 0);
         assert_eq!(
-            s.enqueue(&mut f.ctx(u64::MAX), id),
+            s.enqueue(&mut f.ctx(u64::MAX), id, 0),
             Verdict::AcceptedMarked,
             "ECN-capable: marked"
         );
@@ -289,7 +282,7 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(
-            s.enqueue(&mut f.ctx(u64::MAX), id),
+            s.enqueue(&mut f.ctx(u64::MAX), id, 0),
             Verdict::Dropped,
             "not ECN-capable: dropped"
         );
@@ -303,7 +296,7 @@ mod tests {
         let mut expect = 0.0;
         for i in 0..100u64 {
             let id = f.data(0, i);
-            s.enqueue(&mut f.ctx(u64::MAX), id);
+            s.enqueue(&mut f.ctx(u64::MAX), id, 0);
             if i > 0 {
                 expect += (i as f64 - expect) / 32.0;
             }
@@ -316,7 +309,7 @@ mod tests {
         f.now_ps = 64 * IDLE_PACKET_BYTES * 800;
         let before = s2.avg;
         let id = f.data(0, 0);
-        s2.enqueue(&mut f.ctx(u64::MAX), id);
+        s2.enqueue(&mut f.ctx(u64::MAX), id, 0);
         assert!((s2.avg - before * (31.0f64 / 32.0).powi(64)).abs() < 1e-9);
     }
 }
