@@ -3,7 +3,7 @@
 
 use super::{err, ConfigError, Duration};
 use crate::engine::{TimePs, PS_PER_S};
-use crate::net::routing::views::Detection;
+use crate::net::kbr::views::Detection;
 use crate::topology::Graph;
 use rand::Rng;
 use serde::{Deserialize, Serialize};

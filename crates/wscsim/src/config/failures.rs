@@ -129,7 +129,7 @@ fn links_of(
 pub struct Failures {
     pub links: Vec<LinkFailure>,
     pub windows: Vec<NodeWindow>,
-    pub detection: crate::net::routing::views::Detection,
+    pub detection: crate::net::kbr::views::Detection,
     pub nodes: Vec<u32>,
 }
 

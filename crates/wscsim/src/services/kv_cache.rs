@@ -12,7 +12,7 @@
 //! sent without waiting for them, so a read can see an older version for the time an
 //! invalidation takes to arrive.
 
-use crate::net::routing::key_based::{Key, KeySpace};
+use crate::net::kbr::keyspace::{Key, KeySpace};
 use std::collections::BTreeMap;
 
 /// The routing bits of derived key `j` (1 to hot_spots) of a key with bits `bits`.

@@ -5,7 +5,7 @@ use super::Graph;
 use crate::engine::TimePs;
 use crate::net::link::LinkTech;
 use crate::net::routing::torus::{self, TorusRouting, NO_PORT};
-use crate::net::routing::Routing;
+use crate::net::routing::{Routing, SwitchGraph};
 use crate::net::{
     Forwarder, Forwarding, Network, NetworkParts, Node, NodeKind, Port, PortStats, SharedBuffer,
     Switch, Wire, NONE,
@@ -13,7 +13,6 @@ use crate::net::{
 use crate::packet::PktQueue;
 use crate::scheme::spec::{CustomFactory, PortSite};
 use crate::scheme::{Scheme, SchemeSpec};
-use std::collections::{HashMap, VecDeque};
 
 /// Most virtual output queues per switch port: queues per port times ports stays linear in
 /// the radix (a 1,000-port switch would otherwise hold a million queues), and it is also the
@@ -286,7 +285,7 @@ pub fn build_network_with(
         masks,
         schemes,
     } = make_ports(g, sp, &lay, custom)?;
-    let routing = compute_routes(g, &lay);
+    let routing = Routing::shortest_paths(&switch_graph(g, &lay));
     // A switch whose (custom) scheme routes: its first port's scheme is asked.
     let route_hooks = switches
         .iter()
@@ -411,82 +410,27 @@ fn exact_ps_per_byte(rate_bps: u64) -> u64 {
     }
 }
 
-/// Shortest-path ECMP: a breadth-first search over switches from every host-facing switch;
-/// a switch's ports towards a destination are those whose neighbour is one hop closer.
-fn compute_routes(g: &Graph, lay: &Layout) -> Routing {
-    let (index, port_base, port_info) = (&lay.index, &lay.port_base, &lay.port_info);
-    let (ns, nh) = (lay.n_switches, lay.n_hosts);
-    let n = g.nodes.len();
+/// The switches' links and the hosts they attach, in switch indices: what the ECMP tables
+/// are computed from (`Routing::shortest_paths`).
+fn switch_graph(g: &Graph, lay: &Layout) -> SwitchGraph {
     let is_switch = |i: u32| g.nodes[i as usize].kind == NodeKind::Switch;
-    // Switch adjacency as (neighbour switch, local port) lists.
-    let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
-    // Hosts grouped by the switch they attach to: (host index, local port at the switch).
-    let mut attached: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    for (p, &(node, peer, _, _)) in port_info.iter().enumerate() {
-        let local = p as u32 - port_base[node as usize];
+    let mut links = vec![Vec::new(); lay.n_switches];
+    let mut attached = Vec::new();
+    // Ports are grouped by node in node order, so `attached` comes out sorted by switch.
+    for (p, &(node, peer, _, _)) in lay.port_info.iter().enumerate() {
+        let local = p as u32 - lay.port_base[node as usize];
+        let (s, other) = (lay.index[node as usize], lay.index[peer as usize]);
         if is_switch(node) && is_switch(peer) {
-            adj[node as usize].push((peer, local));
+            links[s as usize].push((other, local));
         } else if is_switch(node) {
-            attached
-                .entry(node)
-                .or_default()
-                .push((index[peer as usize], local));
+            attached.push((s, other, local));
         }
     }
-    let mut edge_switches: Vec<u32> = attached.keys().copied().collect();
-    edge_switches.sort_unstable();
-    let mut host_edge = vec![0u32; nh];
-    let mut host_port = vec![0u32; nh];
-    let mut nics = vec![0u32; nh];
-    for (ei, e) in edge_switches.iter().enumerate() {
-        for &(h, local) in &attached[e] {
-            host_edge[h as usize] = ei as u32;
-            host_port[h as usize] = local;
-            nics[h as usize] += 1;
-        }
+    SwitchGraph {
+        links,
+        attached,
+        n_hosts: lay.n_hosts,
     }
-    let multi_homed: Vec<(u32, u32, u32)> = edge_switches
-        .iter()
-        .flat_map(|e| attached[e].iter().map(move |&(h, local)| (*e, h, local)))
-        .filter(|&(_, h, _)| nics[h as usize] > 1)
-        .map(|(e, h, local)| (index[e as usize], h, local))
-        .collect();
-    let mut routing = Routing::new(
-        ns,
-        edge_switches.iter().map(|&e| index[e as usize]).collect(),
-        host_edge,
-        host_port,
-    );
-    routing.set_multi_homed(multi_homed);
-    let mut intern = HashMap::new();
-    let mut dist = vec![u32::MAX; n];
-    let mut ports_buf = Vec::new();
-    for (ei, &e) in edge_switches.iter().enumerate() {
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        dist[e as usize] = 0;
-        let mut q = VecDeque::from([e]);
-        while let Some(u) = q.pop_front() {
-            for &(v, _) in &adj[u as usize] {
-                if dist[v as usize] == u32::MAX {
-                    dist[v as usize] = dist[u as usize] + 1;
-                    q.push_back(v);
-                }
-            }
-        }
-        for s in 0..n as u32 {
-            if !is_switch(s) || s == e || dist[s as usize] == u32::MAX {
-                continue;
-            }
-            ports_buf.clear();
-            for &(v, local) in &adj[s as usize] {
-                if dist[v as usize] + 1 == dist[s as usize] {
-                    ports_buf.push(local);
-                }
-            }
-            routing.set(index[s as usize], ei as u32, &ports_buf, &mut intern);
-        }
-    }
-    routing
 }
 
 #[cfg(test)]

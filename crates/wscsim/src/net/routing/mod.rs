@@ -11,10 +11,11 @@
 //! k-ary 3-cube, where servers forward). A scheme whose `route` is implemented (in Rust or
 //! Python) overrides a switch's choice among its equal-cost ports.
 
-pub mod key_based;
+pub mod ecmp;
 pub mod torus;
 pub mod trees;
-pub mod views;
+
+pub use ecmp::SwitchGraph;
 
 use std::collections::HashMap;
 

@@ -173,7 +173,7 @@ pub struct KvStore {
     key_bits: Vec<u64>,
     /// Off a torus (the switched baseline): the keyspace of the store's servers laid out
     /// as a torus of `store_dims`, whose keys the store maps to servers itself.
-    keyspace: Option<crate::net::routing::key_based::KeySpace>,
+    keyspace: Option<crate::net::kbr::keyspace::KeySpace>,
     pub clients: super::kv_clients::Clients,
     pub counters: KvCounters,
     /// CamCubeOS's cache in front of lookups (None: lookups go to the store).
@@ -209,7 +209,7 @@ impl KvStore {
             key_bits,
             keyspace: spec
                 .store_dims
-                .map(crate::net::routing::key_based::KeySpace::new),
+                .map(crate::net::kbr::keyspace::KeySpace::new),
             clients: super::kv_clients::Clients::new(&spec),
             cache: None,
             counters: KvCounters::default(),
@@ -242,7 +242,7 @@ impl KvStore {
         let bits = self.key_bits[key as usize];
         match (&mut self.keyspace, host) {
             (Some(ks), _) => {
-                let k = crate::net::routing::key_based::Key::new(0, bits);
+                let k = crate::net::kbr::keyspace::Key::new(0, bits);
                 ks.servers_for_key(&k, r, |s| net.host_up(s))
             }
             (None, Some(h)) => net.servers_for_key(h, bits, r, now),

@@ -16,7 +16,7 @@
 //! of a server's neighbours is second in the same number of sequences, so a failed server's
 //! keys spread evenly over its neighbours.
 
-use super::torus::{coords, host_at};
+use crate::net::routing::torus::{coords, host_at};
 
 /// A 160-bit key: `low` holds bits 63-0, the ones routing uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

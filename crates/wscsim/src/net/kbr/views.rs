@@ -19,7 +19,7 @@ use std::collections::HashMap;
 // releases the GIL while it runs).
 use std::sync::Arc;
 
-use super::key_based::{Key, KeySpace};
+use super::keyspace::{Key, KeySpace};
 use crate::engine::TimePs;
 
 /// No route: the destination cannot be reached over the links a view believes up.

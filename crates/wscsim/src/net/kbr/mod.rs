@@ -1,10 +1,12 @@
 //! CamCubeOS's routing runtime on the servers of a torus: key-based routing on each
 //! server's own view of failed links, failure detection by keepalives and flooding, server
-//! failures and rejoins, and an oracle that checks where key-addressed packets land.
+//! failures and rejoins, and an oracle that checks where key-addressed packets land. Its
+//! parts live here: the keyspace (`keyspace`: a key's home and its servers in order of
+//! succession) and each server's view of the torus (`views`).
 //!
 //! - A packet addressed to a key (`packet::TO_KEY`) is delivered where its key's root is
 //!   as the server holding it sees things: each hop computes the root from its own view
-//!   (`routing::views`) and delivers if it is the root, else sends the packet one hop
+//!   (`views`) and delivers if it is the root, else sends the packet one hop
 //!   closer to the root over a link its view believes up. A packet addressed to a server
 //!   is dropped once a server's view has that server cut off.
 //! - A link that fails or comes back is learnt by the server at each working end from the
@@ -23,11 +25,14 @@
 //! a failure at time 0 that it has not been told, except that failures at time 0 are known
 //! to all (they happened before the run).
 
-use super::routing::key_based::{Key, KeySpace};
-use super::routing::views::{Adjacency, Detection, ViewId, Views};
+pub mod keyspace;
+pub mod views;
+
 use super::{NetEvent, Network, Upcall};
 use crate::engine::{rng::mix64, Scheduler, TimePs};
 use crate::packet::{self, PktId};
+use keyspace::{Key, KeySpace};
+use views::{Adjacency, Detection, ViewId, Views};
 
 /// A link's failure or repair, and who has been told of it.
 #[derive(Clone, Debug)]
@@ -90,12 +95,12 @@ impl Kbr {
     pub fn new(adj: Adjacency, dims: [u32; 3], detection: Detection, seed: u64) -> Kbr {
         let (n, ports) = (adj.port_base.len() - 1, adj.peer_port.len());
         let mut views = Views::new(adj);
-        views.hold(super::routing::views::CLEAN, 1);
+        views.hold(views::CLEAN, 1);
         Kbr {
             views,
             keys: KeySpace::new(dims),
             detection,
-            truth: super::routing::views::CLEAN,
+            truth: views::CLEAN,
             root_from_ps: vec![0; n],
             phase_seed: mix64(seed ^ 0x6b65_6570_616c_6976),
             changes: Vec::new(),
@@ -429,7 +434,7 @@ impl Network {
         k.views.distances(view, dst_node);
         let dist = k.views.known_distances(view, dst_node);
         let here = dist[node as usize];
-        if here == super::routing::views::UNREACHABLE {
+        if here == views::UNREACHABLE {
             return None;
         }
         let base = nodes[node as usize].port_base;
