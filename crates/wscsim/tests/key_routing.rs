@@ -1,6 +1,7 @@
 //! CamCubeOS's key-based routing end to end: packets addressed to keys, failure detection
 //! by keepalives and flooding, churn, and the oracle that checks every delivery.
 
+use wscsim::services::ServiceKind;
 use wscsim::Sim;
 
 fn run(json: &str) -> Sim {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use wscsim::services::kv_clients::{OpKind, Status};
+use wscsim::services::ServiceKind;
 use wscsim::Sim;
 
 fn run(json: &str) -> Sim {

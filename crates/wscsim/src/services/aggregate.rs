@@ -14,6 +14,7 @@
 
 use super::kind::{check_six_trees, service_payload, tree_rate_fraction_ppm, tree_service_size};
 use super::kind::{ServiceWorkload, WorkloadCtx};
+use super::ServiceKind;
 use super::Services;
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, AGGREGATE, SERVICE_HEADER_BYTES};
 use crate::check::{int_in, ConfigError};
@@ -164,47 +165,6 @@ impl Aggregate {
         })
     }
 
-    pub fn done(&self) -> bool {
-        self.end_ps != NEVER
-    }
-
-    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        for tag in 0..6 {
-            let now = ctx.ev.now();
-            ctx.ev.schedule(
-                now,
-                SvcEvent::Timer {
-                    service: AGGREGATE,
-                    tag,
-                },
-            );
-        }
-    }
-
-    /// Tree `tag`'s pace: every leaf of it sends its next packet (a leaf has only its own
-    /// data, so it has nothing to wait for).
-    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
-        let t = tag as usize;
-        let i = self.next[t];
-        if i >= self.packets {
-            return;
-        }
-        self.next[t] += 6;
-        for v in 0..self.children[t].len() as u32 {
-            if self.children[t][v as usize] == 0 && self.parent[t][v as usize] != u32::MAX {
-                self.send_up(ctx, t, v, i, 1);
-            }
-        }
-        let at = ctx.ev.now() + self.interval_ps;
-        ctx.ev.schedule(
-            at,
-            SvcEvent::Timer {
-                service: AGGREGATE,
-                tag,
-            },
-        );
-    }
-
     /// Server `v` sends packet `i` of tree `t`, a merge of `inputs` packets, to its parent.
     fn send_up(&mut self, ctx: &mut SvcCtx<impl SvcSched>, t: usize, v: u32, i: u32, inputs: u32) {
         if !ctx.net.host_up(v) {
@@ -230,33 +190,6 @@ impl Aggregate {
         ctx.hosts.send(ctx.net, ctx.ev, v, pkt);
     }
 
-    pub fn on_path(&mut self, _ctx: &mut SvcCtx<impl SvcSched>, _h: u32, _p: PktId) -> OnPath {
-        OnPath::Forward
-    }
-
-    /// A child's packet reached server `host`: merged; once every child's packet i is in,
-    /// the merge (with the server's own packet i) goes to the parent, or the root keeps it.
-    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = *ctx.net.pool().get(pkt);
-        ctx.net.delivered(pkt);
-        let i = p.seq as u32;
-        let t = (i % 6) as usize;
-        let h = host as usize;
-        let slot = &mut self.merged[t][h][(i / 6) as usize];
-        *slot += 1;
-        if u32::from(*slot) < self.children[t][h] {
-            return;
-        }
-        if self.parent[t][h] == u32::MAX {
-            self.at_root += 1;
-            if self.at_root == self.packets {
-                self.end_ps = ctx.ev.now();
-            }
-            return;
-        }
-        self.send_up(ctx, t, host, i, self.children[t][h] + 1);
-    }
-
     /// Gbit/s of the job: every server's data over the time to the root's last packet.
     pub fn job_gbps(&self) -> f64 {
         if self.end_ps == NEVER || self.end_ps == 0 {
@@ -278,23 +211,71 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, a: &Aggregat
     h.insert("aggregate_merge_inputs".into(), a.inputs.into());
 }
 
-impl super::ServiceKind for Aggregate {
+impl ServiceKind for Aggregate {
     const ID: u16 = super::AGGREGATE;
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
-        Aggregate::start(self, ctx)
+        for tag in 0..6 {
+            let now = ctx.ev.now();
+            ctx.ev.schedule(
+                now,
+                SvcEvent::Timer {
+                    service: AGGREGATE,
+                    tag,
+                },
+            );
+        }
     }
     #[inline]
-    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
-        Aggregate::on_path(self, ctx, host, pkt)
+    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _h: u32, _p: PktId) -> OnPath {
+        OnPath::Forward
     }
+    /// A child's packet reached server `host`: merged; once every child's packet i is in,
+    /// the merge (with the server's own packet i) goes to the parent, or the root keeps it.
     fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
-        Aggregate::deliver(self, ctx, host, pkt)
+        let p = *ctx.net.pool().get(pkt);
+        ctx.net.delivered(pkt);
+        let i = p.seq as u32;
+        let t = (i % 6) as usize;
+        let h = host as usize;
+        let slot = &mut self.merged[t][h][(i / 6) as usize];
+        *slot += 1;
+        if u32::from(*slot) < self.children[t][h] {
+            return;
+        }
+        if self.parent[t][h] == u32::MAX {
+            self.at_root += 1;
+            if self.at_root == self.packets {
+                self.end_ps = ctx.ev.now();
+            }
+            return;
+        }
+        self.send_up(ctx, t, host, i, self.children[t][h] + 1);
     }
+    /// Tree `tag`'s pace: every leaf of it sends its next packet (a leaf has only its own
+    /// data, so it has nothing to wait for).
     fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
-        Aggregate::on_timer(self, ctx, tag)
+        let t = tag as usize;
+        let i = self.next[t];
+        if i >= self.packets {
+            return;
+        }
+        self.next[t] += 6;
+        for v in 0..self.children[t].len() as u32 {
+            if self.children[t][v as usize] == 0 && self.parent[t][v as usize] != u32::MAX {
+                self.send_up(ctx, t, v, i, 1);
+            }
+        }
+        let at = ctx.ev.now() + self.interval_ps;
+        ctx.ev.schedule(
+            at,
+            SvcEvent::Timer {
+                service: AGGREGATE,
+                tag,
+            },
+        );
     }
     fn done(&self) -> bool {
-        Aggregate::done(self)
+        self.end_ps != NEVER
     }
 }
 

@@ -21,6 +21,7 @@
 //! not describe its recovery or its rate control; these are wscsim's (its figure counts
 //! retransmissions in the time).
 
+use super::ServiceKind;
 use super::{OnPath, SvcCtx, SvcEvent, SvcSched, MULTICAST, SERVICE_HEADER_BYTES};
 
 /// How long an incomplete member waits, hearing nothing, before it asks again.
@@ -274,63 +275,6 @@ impl Multicast {
         })
     }
 
-    /// Every member of every instance has every packet.
-    pub fn done(&self) -> bool {
-        self.instances
-            .iter()
-            .all(|x| x.complete == x.received.len() - 1)
-    }
-
-    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        for tag in 0..6 * self.instances.len() as u32 {
-            let now = ctx.ev.now();
-            ctx.ev.schedule(
-                now,
-                SvcEvent::Timer {
-                    service: MULTICAST,
-                    tag,
-                },
-            );
-        }
-    }
-
-    /// Timer `tag` (instance x 6 + tree): that instance's root sends its next packet down
-    /// that tree; once every tree has sent its last, the instance's completion checks
-    /// begin (`CHECK_TAG` + instance).
-    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
-        if tag >= CHECK_TAG {
-            self.check(ctx, (tag - CHECK_TAG) as usize);
-            return;
-        }
-        let (k, t) = ((tag / 6) as usize, (tag % 6) as usize);
-        let i = self.instances[k].next[t];
-        if i >= self.packets {
-            return;
-        }
-        self.instances[k].next[t] += 6;
-        let root = self.instances[k].root;
-        for c in self.instances[k].children[t][root as usize].clone() {
-            self.send(ctx, k, root, c, i);
-        }
-        if self.instances[k].next.iter().all(|&n| n >= self.packets) {
-            self.schedule_check(ctx, k);
-        }
-        // The next packet of this tree after one frame's time at the tree's pace, which
-        // grows back towards `rate_fraction` meanwhile.
-        let ceiling = f64::from(self.spec.rate_fraction_ppm) / 1e6;
-        let x = &mut self.instances[k];
-        let interval = (self.frame_bits / (self.link_bps * x.pace[t]) * 1e12).ceil();
-        x.pace[t] = (x.pace[t] + PACE_GAIN_PER_S * interval / 1e12).min(ceiling);
-        let at = ctx.ev.now() + interval as TimePs;
-        ctx.ev.schedule(
-            at,
-            SvcEvent::Timer {
-                service: MULTICAST,
-                tag,
-            },
-        );
-    }
-
     fn send(&self, ctx: &mut SvcCtx<impl SvcSched>, k: usize, from: u32, to: u32, i: u32) {
         let done = u64::from(i) * u64::from(self.spec.payload_bytes);
         let payload = (self.spec.size_bytes - done).min(u64::from(self.spec.payload_bytes)) as u32;
@@ -348,60 +292,6 @@ impl Multicast {
             ..Default::default()
         });
         ctx.hosts.send(ctx.net, ctx.ev, from, pkt);
-    }
-
-    pub fn on_path(&mut self, _ctx: &mut SvcCtx<impl SvcSched>, _h: u32, _p: PktId) -> OnPath {
-        OnPath::Forward
-    }
-
-    /// A packet reached server `host`: a NACK is answered; a packet new to `host` is kept
-    /// and sent on to its children in its tree (a gap before it is asked for); a copy it
-    /// has is dropped.
-    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = ctx.net.pool().get(pkt);
-        let i = p.seq as u32;
-        let k = usize::from(p.src_port & !(NACK | SLOW));
-        let (nack, asker, count) = (p.src_port & NACK != 0, p.src_host, p.ack as u32);
-        let slow = p.src_port & SLOW != 0;
-        ctx.net.delivered(pkt);
-        if nack {
-            self.answer(ctx, k, host, asker, i, count);
-            return;
-        }
-        if slow {
-            self.slow_down(ctx, k, host, i as usize);
-            return;
-        }
-        let now = ctx.ev.now();
-        let h = host as usize;
-        let packets = self.packets;
-        let x = &mut self.instances[k];
-        x.heard_ps[h] = now;
-        if !x.take(host, i, packets) {
-            return;
-        }
-        x.received[h] += 1;
-        if x.first_ps[h] == NEVER {
-            x.first_ps[h] = now;
-        }
-        x.last_ps[h] = now;
-        if x.received[h] == packets {
-            x.complete += 1;
-        }
-        let t = (i % 6) as usize;
-        let expected = x.expect[h][t];
-        if i >= expected {
-            x.expect[h][t] = i + 6;
-            if i > expected {
-                // Packets expected..i of this tree were lost on the way here.
-                self.nack(ctx, k, host, t, expected, (i - expected) / 6);
-                self.slow_down(ctx, k, host, t);
-            }
-        }
-        for j in 0..self.instances[k].children[t][h].len() {
-            let c = self.instances[k].children[t][h][j];
-            self.send(ctx, k, host, c, i);
-        }
     }
 
     /// Member `host` asks its parent in tree `t` for `count` packets from `first` (stride 6).
@@ -596,23 +486,114 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
     }
 }
 
-impl super::ServiceKind for Multicast {
+impl ServiceKind for Multicast {
     const ID: u16 = super::MULTICAST;
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
-        Multicast::start(self, ctx)
+        for tag in 0..6 * self.instances.len() as u32 {
+            let now = ctx.ev.now();
+            ctx.ev.schedule(
+                now,
+                SvcEvent::Timer {
+                    service: MULTICAST,
+                    tag,
+                },
+            );
+        }
     }
     #[inline]
-    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
-        Multicast::on_path(self, ctx, host, pkt)
+    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _h: u32, _p: PktId) -> OnPath {
+        OnPath::Forward
     }
+    /// A packet reached server `host`: a NACK is answered; a packet new to `host` is kept
+    /// and sent on to its children in its tree (a gap before it is asked for); a copy it
+    /// has is dropped.
     fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
-        Multicast::deliver(self, ctx, host, pkt)
+        let p = ctx.net.pool().get(pkt);
+        let i = p.seq as u32;
+        let k = usize::from(p.src_port & !(NACK | SLOW));
+        let (nack, asker, count) = (p.src_port & NACK != 0, p.src_host, p.ack as u32);
+        let slow = p.src_port & SLOW != 0;
+        ctx.net.delivered(pkt);
+        if nack {
+            self.answer(ctx, k, host, asker, i, count);
+            return;
+        }
+        if slow {
+            self.slow_down(ctx, k, host, i as usize);
+            return;
+        }
+        let now = ctx.ev.now();
+        let h = host as usize;
+        let packets = self.packets;
+        let x = &mut self.instances[k];
+        x.heard_ps[h] = now;
+        if !x.take(host, i, packets) {
+            return;
+        }
+        x.received[h] += 1;
+        if x.first_ps[h] == NEVER {
+            x.first_ps[h] = now;
+        }
+        x.last_ps[h] = now;
+        if x.received[h] == packets {
+            x.complete += 1;
+        }
+        let t = (i % 6) as usize;
+        let expected = x.expect[h][t];
+        if i >= expected {
+            x.expect[h][t] = i + 6;
+            if i > expected {
+                // Packets expected..i of this tree were lost on the way here.
+                self.nack(ctx, k, host, t, expected, (i - expected) / 6);
+                self.slow_down(ctx, k, host, t);
+            }
+        }
+        for j in 0..self.instances[k].children[t][h].len() {
+            let c = self.instances[k].children[t][h][j];
+            self.send(ctx, k, host, c, i);
+        }
     }
+    /// Timer `tag` (instance x 6 + tree): that instance's root sends its next packet down
+    /// that tree; once every tree has sent its last, the instance's completion checks
+    /// begin (`CHECK_TAG` + instance).
     fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
-        Multicast::on_timer(self, ctx, tag)
+        if tag >= CHECK_TAG {
+            self.check(ctx, (tag - CHECK_TAG) as usize);
+            return;
+        }
+        let (k, t) = ((tag / 6) as usize, (tag % 6) as usize);
+        let i = self.instances[k].next[t];
+        if i >= self.packets {
+            return;
+        }
+        self.instances[k].next[t] += 6;
+        let root = self.instances[k].root;
+        for c in self.instances[k].children[t][root as usize].clone() {
+            self.send(ctx, k, root, c, i);
+        }
+        if self.instances[k].next.iter().all(|&n| n >= self.packets) {
+            self.schedule_check(ctx, k);
+        }
+        // The next packet of this tree after one frame's time at the tree's pace, which
+        // grows back towards `rate_fraction` meanwhile.
+        let ceiling = f64::from(self.spec.rate_fraction_ppm) / 1e6;
+        let x = &mut self.instances[k];
+        let interval = (self.frame_bits / (self.link_bps * x.pace[t]) * 1e12).ceil();
+        x.pace[t] = (x.pace[t] + PACE_GAIN_PER_S * interval / 1e12).min(ceiling);
+        let at = ctx.ev.now() + interval as TimePs;
+        ctx.ev.schedule(
+            at,
+            SvcEvent::Timer {
+                service: MULTICAST,
+                tag,
+            },
+        );
     }
+    /// Every member of every instance has every packet.
     fn done(&self) -> bool {
-        Multicast::done(self)
+        self.instances
+            .iter()
+            .all(|x| x.complete == x.received.len() - 1)
     }
 }
 

@@ -9,6 +9,7 @@
 //! left, `src_port` 0 on the way out and 1 on the way back.
 
 use super::kind::{ServiceWorkload, WorkloadCtx};
+use super::ServiceKind;
 use super::{OnPath, Services, SvcCtx, SvcSched, PING, SERVICE_HEADER_BYTES};
 use crate::check::{err, host_list, int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
@@ -146,16 +147,6 @@ impl Ping {
         self.spec.count as usize * self.spec.destinations.len()
     }
 
-    pub fn done(&self) -> bool {
-        self.resolved == self.total()
-    }
-
-    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        if self.total() > 0 {
-            self.send_next(ctx);
-        }
-    }
-
     /// Sends ping number `records.len()`.
     fn send_next(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
         let i = self.records.len();
@@ -193,52 +184,6 @@ impl Ping {
                 tag: i as u32,
             },
         );
-    }
-
-    /// Ping `tag`'s wait is over: if it has not returned, it is lost and the next leaves.
-    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
-        let i = tag as usize;
-        if i + 1 != self.records.len() || self.resolved > i {
-            return;
-        }
-        self.resolved += 1;
-        self.lost += 1;
-        if self.records.len() < self.total() {
-            self.send_next(ctx);
-        }
-    }
-
-    pub fn on_path(&mut self, ctx: &mut SvcCtx<impl SvcSched>, _host: u32, pkt: PktId) -> OnPath {
-        ctx.net.pool_mut().get_mut(pkt).ack += 1;
-        OnPath::Forward
-    }
-
-    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        let p = ctx.net.pool_mut().get_mut(pkt);
-        p.ack += 1;
-        if p.src_port == 0 {
-            // At the destination: back the way it came, as a new send from here.
-            p.src_port = 1;
-            std::mem::swap(&mut p.src_host, &mut p.dst_host);
-            p.hops = 0;
-            ctx.net.count_delivered();
-            ctx.hosts.send(ctx.net, ctx.ev, host, pkt);
-            return;
-        }
-        let (i, hops, sent) = (p.seq as usize, p.ack as u32, p.ts_ps);
-        ctx.net.delivered(pkt);
-        if i + 1 != self.records.len() || self.resolved > i {
-            // Back after its timeout: the sequence has moved on.
-            return;
-        }
-        self.resolved += 1;
-        let now = ctx.ev.now();
-        let r = &mut self.records[i];
-        r.rtt_ps = now - sent;
-        r.hops = hops;
-        if self.records.len() < self.total() {
-            self.send_next(ctx);
-        }
     }
 }
 
@@ -295,23 +240,59 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, records: &[P
     }
 }
 
-impl super::ServiceKind for Ping {
+impl ServiceKind for Ping {
     const ID: u16 = super::PING;
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
-        Ping::start(self, ctx)
+        if self.total() > 0 {
+            self.send_next(ctx);
+        }
     }
     #[inline]
-    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
-        Ping::on_path(self, ctx, host, pkt)
+    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, _host: u32, pkt: PktId) -> OnPath {
+        ctx.net.pool_mut().get_mut(pkt).ack += 1;
+        OnPath::Forward
     }
     fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
-        Ping::deliver(self, ctx, host, pkt)
+        let p = ctx.net.pool_mut().get_mut(pkt);
+        p.ack += 1;
+        if p.src_port == 0 {
+            // At the destination: back the way it came, as a new send from here.
+            p.src_port = 1;
+            std::mem::swap(&mut p.src_host, &mut p.dst_host);
+            p.hops = 0;
+            ctx.net.count_delivered();
+            ctx.hosts.send(ctx.net, ctx.ev, host, pkt);
+            return;
+        }
+        let (i, hops, sent) = (p.seq as usize, p.ack as u32, p.ts_ps);
+        ctx.net.delivered(pkt);
+        if i + 1 != self.records.len() || self.resolved > i {
+            // Back after its timeout: the sequence has moved on.
+            return;
+        }
+        self.resolved += 1;
+        let now = ctx.ev.now();
+        let r = &mut self.records[i];
+        r.rtt_ps = now - sent;
+        r.hops = hops;
+        if self.records.len() < self.total() {
+            self.send_next(ctx);
+        }
     }
+    /// Ping `tag`'s wait is over: if it has not returned, it is lost and the next leaves.
     fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
-        Ping::on_timer(self, ctx, tag)
+        let i = tag as usize;
+        if i + 1 != self.records.len() || self.resolved > i {
+            return;
+        }
+        self.resolved += 1;
+        self.lost += 1;
+        if self.records.len() < self.total() {
+            self.send_next(ctx);
+        }
     }
     fn done(&self) -> bool {
-        Ping::done(self)
+        self.resolved == self.total()
     }
 }
 

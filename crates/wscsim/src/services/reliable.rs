@@ -9,6 +9,7 @@
 //! use for their own messages; this service drives a run's transfers, one message each.
 
 use super::kind::{service_payload, ServiceWorkload, WorkloadCtx};
+use super::ServiceKind;
 use super::{OnPath, Services, SvcCtx, SvcSched, RELIABLE};
 use crate::check::{err, host_list, int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
@@ -168,37 +169,12 @@ impl Reliable {
         &self.streams.list
     }
 
-    pub fn done(&self) -> bool {
-        self.done == self.spec.transfers.len()
-    }
-
-    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        for &(src, to) in &self.spec.transfers {
-            self.streams.open(ctx, src, to, self.spec.size_bytes);
-        }
-        self.count_done();
-    }
-
     fn count_done(&mut self) {
         for e in self.streams.events.drain(..) {
             if let StreamEvent::Acked { .. } = e {
                 self.done += 1;
             }
         }
-    }
-
-    pub fn on_path(&mut self, _ctx: &mut SvcCtx<impl SvcSched>, _host: u32, _pkt: PktId) -> OnPath {
-        OnPath::Forward
-    }
-
-    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        self.streams.deliver(ctx, host, pkt);
-        self.count_done();
-    }
-
-    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
-        self.streams.on_timer(ctx, tag);
-        self.count_done();
     }
 }
 
@@ -256,23 +232,28 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, r: &Reliable
     );
 }
 
-impl super::ServiceKind for Reliable {
+impl ServiceKind for Reliable {
     const ID: u16 = super::RELIABLE;
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
-        Reliable::start(self, ctx)
+        for &(src, to) in &self.spec.transfers {
+            self.streams.open(ctx, src, to, self.spec.size_bytes);
+        }
+        self.count_done();
     }
     #[inline]
-    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
-        Reliable::on_path(self, ctx, host, pkt)
+    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32, _pkt: PktId) -> OnPath {
+        OnPath::Forward
     }
     fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
-        Reliable::deliver(self, ctx, host, pkt)
+        self.streams.deliver(ctx, host, pkt);
+        self.count_done();
     }
     fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
-        Reliable::on_timer(self, ctx, tag)
+        self.streams.on_timer(ctx, tag);
+        self.count_done();
     }
     fn done(&self) -> bool {
-        Reliable::done(self)
+        self.done == self.spec.transfers.len()
     }
 }
 

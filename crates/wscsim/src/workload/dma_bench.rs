@@ -48,11 +48,6 @@ impl DmaBench {
         DmaBench { spec, done: 0 }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        *ctx.active += 1;
-        self.submit(id, ctx);
-    }
-
     fn submit(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         let s = &self.spec;
         let peer = s.peers[self.done as usize % s.peers.len()];
@@ -95,7 +90,8 @@ impl Application for DmaBench {
     }
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        DmaBench::start(self, id, ctx)
+        *ctx.active += 1;
+        self.submit(id, ctx);
     }
 
     fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {

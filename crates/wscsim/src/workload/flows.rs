@@ -120,11 +120,6 @@ impl FlowGen {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        *ctx.active += 1;
-        self.schedule_next(id, ctx);
-    }
-
     fn schedule_next(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
         let u: f64 = self.rng.random();
         let gap_s = -(1.0 - u).ln() / self.rate_per_s;
@@ -254,7 +249,8 @@ impl Application for FlowGen {
     }
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        self.start(id, ctx)
+        *ctx.active += 1;
+        self.schedule_next(id, ctx);
     }
 
     fn on_timer<S: AppSched>(&mut self, id: u32, _tag: u32, ctx: &mut Ctx<S>) {

@@ -55,7 +55,37 @@ impl LongLived {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
+    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
+        let Some(i) = conn
+            .checked_sub(self.first_conn)
+            .filter(|&i| (i as usize) < self.pairs.len())
+        else {
+            return;
+        };
+        let f = &mut ctx.metrics.flows[(self.first_rec + i) as usize];
+        f.bytes_received = total;
+        if let Some(size) = self.size {
+            if total >= size && f.end_ps == NEVER {
+                f.end_ps = ctx.ev.now();
+                self.remaining -= 1;
+                if self.remaining == 0 {
+                    *ctx.active -= 1;
+                }
+            }
+        }
+    }
+}
+
+/// No results of its own (the flows, hosts and links tables show its traffic).
+impl crate::metrics::report::Report for LongLived {}
+
+impl Application for LongLived {
+    /// Flows of a finite size end the run when they are done.
+    fn ends_by_itself(&self) -> bool {
+        self.size.is_some()
+    }
+
+    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
         self.first_rec = ctx.metrics.flows.len() as u32;
         self.remaining = self.pairs.len();
         if self.size.is_some() {
@@ -99,40 +129,6 @@ impl LongLived {
                 self.size.unwrap_or(ENDLESS_BYTES),
             );
         }
-    }
-
-    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
-        let Some(i) = conn
-            .checked_sub(self.first_conn)
-            .filter(|&i| (i as usize) < self.pairs.len())
-        else {
-            return;
-        };
-        let f = &mut ctx.metrics.flows[(self.first_rec + i) as usize];
-        f.bytes_received = total;
-        if let Some(size) = self.size {
-            if total >= size && f.end_ps == NEVER {
-                f.end_ps = ctx.ev.now();
-                self.remaining -= 1;
-                if self.remaining == 0 {
-                    *ctx.active -= 1;
-                }
-            }
-        }
-    }
-}
-
-/// No results of its own (the flows, hosts and links tables show its traffic).
-impl crate::metrics::report::Report for LongLived {}
-
-impl Application for LongLived {
-    /// Flows of a finite size end the run when they are done.
-    fn ends_by_itself(&self) -> bool {
-        self.size.is_some()
-    }
-
-    fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        self.start(id, ctx)
     }
 
     #[inline]

@@ -113,20 +113,6 @@ impl UdpSource {
         ip_bits / self.rate_bps as f64
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        self.open(id, ctx.udp, &mut ctx.metrics.flows);
-        for i in 0..self.sources.len() {
-            let first = self.gap_ps(i);
-            ctx.ev.schedule(
-                first,
-                AppEvent::Timer {
-                    app: id,
-                    tag: i as u32,
-                },
-            );
-        }
-    }
-
     /// Opens one stream per source, each with its flow record (application `id`'s).
     pub fn open(&mut self, id: u32, udp: &mut crate::transport::Udp, flows: &mut Vec<FlowRecord>) {
         self.first_rec = flows.len() as u32;
@@ -165,49 +151,6 @@ impl UdpSource {
             mean
         };
         ((s * PS_PER_S as f64) as u64).max(1)
-    }
-
-    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
-        let i = tag as usize;
-        let src = self.sources[i];
-        // A failed server's applications do not run.
-        let up = ctx.net.host_up(src);
-        match self.destination {
-            _ if !up => {}
-            Target::RandomKey => {
-                let key: u64 = self.rngs[i].random();
-                ctx.udp.send_to_key(
-                    ctx.net,
-                    ctx.hosts,
-                    ctx.ev,
-                    self.streams[i],
-                    key,
-                    self.payload_bytes,
-                );
-            }
-            Target::Host(_) => ctx.udp.send(
-                ctx.net,
-                ctx.hosts,
-                ctx.ev,
-                self.streams[i],
-                self.payload_bytes,
-            ),
-            _ => {
-                let dst = self.next_destination(ctx.net, i, src);
-                ctx.udp.send_to(
-                    ctx.net,
-                    ctx.hosts,
-                    ctx.ev,
-                    self.streams[i],
-                    dst,
-                    self.payload_bytes,
-                );
-            }
-        }
-        let next = ctx.ev.now() + self.gap_ps(i);
-        if next < ctx.end_ps {
-            ctx.ev.schedule(next, AppEvent::Timer { app: id, tag });
-        }
     }
 
     /// Source `i`'s next datagram, made at `now` without sending it (the timeslot engine
@@ -332,12 +275,61 @@ impl WorkloadKind for UdpSource {
 
 impl Application for UdpSource {
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        UdpSource::start(self, id, ctx)
+        self.open(id, ctx.udp, &mut ctx.metrics.flows);
+        for i in 0..self.sources.len() {
+            let first = self.gap_ps(i);
+            ctx.ev.schedule(
+                first,
+                AppEvent::Timer {
+                    app: id,
+                    tag: i as u32,
+                },
+            );
+        }
     }
 
     #[inline]
     fn on_timer<S: AppSched>(&mut self, id: u32, tag: u32, ctx: &mut Ctx<S>) {
-        UdpSource::on_timer(self, id, tag, ctx)
+        let i = tag as usize;
+        let src = self.sources[i];
+        // A failed server's applications do not run.
+        let up = ctx.net.host_up(src);
+        match self.destination {
+            _ if !up => {}
+            Target::RandomKey => {
+                let key: u64 = self.rngs[i].random();
+                ctx.udp.send_to_key(
+                    ctx.net,
+                    ctx.hosts,
+                    ctx.ev,
+                    self.streams[i],
+                    key,
+                    self.payload_bytes,
+                );
+            }
+            Target::Host(_) => ctx.udp.send(
+                ctx.net,
+                ctx.hosts,
+                ctx.ev,
+                self.streams[i],
+                self.payload_bytes,
+            ),
+            _ => {
+                let dst = self.next_destination(ctx.net, i, src);
+                ctx.udp.send_to(
+                    ctx.net,
+                    ctx.hosts,
+                    ctx.ev,
+                    self.streams[i],
+                    dst,
+                    self.payload_bytes,
+                );
+            }
+        }
+        let next = ctx.ev.now() + self.gap_ps(i);
+        if next < ctx.end_ps {
+            ctx.ev.schedule(next, AppEvent::Timer { app: id, tag });
+        }
     }
 
     fn finish(&mut self, udp: &crate::transport::Udp, metrics: &mut crate::metrics::Metrics) {

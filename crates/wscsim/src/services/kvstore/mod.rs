@@ -220,10 +220,6 @@ impl KvStore {
         }
     }
 
-    pub fn done(&self) -> bool {
-        self.clients.done()
-    }
-
     /// The routing bits of key `k`.
     pub fn key_bits(&self, k: u32) -> u64 {
         self.key_bits[k as usize]
@@ -260,21 +256,6 @@ impl KvStore {
         match self.replica_set(ctx.net, None, key, 1, now).first() {
             Some(&root) => To::Host(root),
             None => To::Key(self.key_bits(key)),
-        }
-    }
-
-    pub fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {
-        if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, ctx.net.torus()) {
-            let servers = t.servers() as usize;
-            self.cache = Some(super::kv_cache::Cache::new(t.dims, servers, k));
-        }
-        if self.spec.preload {
-            self.preload(ctx);
-        }
-        for c in 0..self.spec.clients.len() {
-            for _ in 0..self.spec.outstanding {
-                self.issue_next(ctx, c);
-            }
         }
     }
 
@@ -688,7 +669,18 @@ pub fn headline(
 impl super::ServiceKind for KvStore {
     const ID: u16 = super::KVSTORE;
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
-        KvStore::start(self, ctx)
+        if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, ctx.net.torus()) {
+            let servers = t.servers() as usize;
+            self.cache = Some(super::kv_cache::Cache::new(t.dims, servers, k));
+        }
+        if self.spec.preload {
+            self.preload(ctx);
+        }
+        for c in 0..self.spec.clients.len() {
+            for _ in 0..self.spec.outstanding {
+                self.issue_next(ctx, c);
+            }
+        }
     }
     #[inline]
     fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
@@ -701,7 +693,7 @@ impl super::ServiceKind for KvStore {
         KvStore::on_timer(self, ctx, tag)
     }
     fn done(&self) -> bool {
-        KvStore::done(self)
+        self.clients.done()
     }
     fn on_server_down<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32) {
         KvStore::on_server_down(self, ctx, host)

@@ -215,17 +215,6 @@ impl Job {
             .any(|p| matches!(p, Phase::Shuffle { dma: false, .. }))
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        *ctx.active += 1;
-        let n = self.spec.nodes.len();
-        if self.tcp_shuffles() {
-            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
-        }
-        for i in 0..n {
-            self.begin(id, i, ctx);
-        }
-    }
-
     /// Node `i` starts its current group of phases (or, past the last, is done).
     fn begin(&mut self, id: u32, i: usize, ctx: &mut Ctx<impl AppSched>) {
         let first = self.nodes[i].phase;
@@ -326,13 +315,6 @@ impl Job {
             node.phase = self.spec.group(node.phase).end;
             self.begin(id, i, ctx);
         }
-    }
-
-    /// A storage or compute phase is done (`tag` = node x phases + phase).
-    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
-        let n_phases = self.spec.phases.len();
-        let (i, k) = (tag as usize / n_phases, tag as usize % n_phases);
-        self.phase_done(id, i, k, ctx);
     }
 
     /// A shuffle's DMA write of pair `tag` has arrived.
@@ -489,11 +471,21 @@ impl crate::workload::Application for Job {
     }
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        Job::start(self, id, ctx)
+        *ctx.active += 1;
+        let n = self.spec.nodes.len();
+        if self.tcp_shuffles() {
+            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
+        }
+        for i in 0..n {
+            self.begin(id, i, ctx);
+        }
     }
 
+    /// A storage or compute phase is done (`tag` = node x phases + phase).
     fn on_timer<S: AppSched>(&mut self, id: u32, tag: u32, ctx: &mut Ctx<S>) {
-        Job::on_timer(self, id, tag, ctx)
+        let n_phases = self.spec.phases.len();
+        let (i, k) = (tag as usize / n_phases, tag as usize % n_phases);
+        self.phase_done(id, i, k, ctx);
     }
 
     fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {

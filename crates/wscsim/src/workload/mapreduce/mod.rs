@@ -251,20 +251,6 @@ impl MapReduce {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        *ctx.active += 1;
-        let n = self.spec.nodes.len();
-        if !self.spec.dma {
-            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
-        }
-        for t in self.n_maps..self.tasks.len() as u32 {
-            self.launch(id, t, ctx);
-        }
-        for i in 0..n {
-            self.fill_slots(id, i, ctx);
-        }
-    }
-
     /// Node `i` starts queued maps while it has free slots.
     fn fill_slots(&mut self, id: u32, i: usize, ctx: &mut Ctx<impl AppSched>) {
         while self.running[i] < self.spec.map_slots {
@@ -285,36 +271,6 @@ impl MapReduce {
     fn after(&self, id: u32, t: u32, step: u32, at: TimePs, ctx: &mut Ctx<impl AppSched>) {
         let tag = t * STEPS + step;
         ctx.ev.schedule(at, AppEvent::Timer { app: id, tag });
-    }
-
-    /// A step of task `tag / STEPS` is done: start its next one.
-    pub fn on_timer(&mut self, id: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
-        let (t, step) = (tag / STEPS, tag % STEPS);
-        let task = self.tasks[t as usize];
-        let host = self.spec.nodes[task.node as usize] as usize;
-        let now = ctx.ev.now();
-        match (task.is_reduce, step) {
-            (false, STARTED) => {
-                let mut done = now;
-                for piece in self.spec.block_pieces(task.split) {
-                    done = ctx.hosts.disks[host].request(now, piece, false);
-                }
-                self.tasks[t as usize].bytes = task.split.len_bytes;
-                self.after(id, t, READ, done, ctx);
-            }
-            (true, STARTED) => self.maybe_merge(id, t, ctx),
-            (false, READ) => {
-                let cpb = self.spec.map_cycles_per_byte;
-                let done = compute(task.bytes as f64 * cpb, host, ctx);
-                self.after(id, t, COMPUTED, done, ctx);
-            }
-            (_, COMPUTED) => {
-                let done = ctx.hosts.disks[host].request(now, task.bytes, true);
-                self.after(id, t, WRITTEN, done, ctx);
-            }
-            (false, _) => self.map_done(id, t, ctx),
-            (true, _) => self.reduce_done(t, ctx),
-        }
     }
 
     /// Map `t` has written its output: it frees its slot and sends its segments.
@@ -517,11 +473,47 @@ impl crate::workload::Application for MapReduce {
     }
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        MapReduce::start(self, id, ctx)
+        *ctx.active += 1;
+        let n = self.spec.nodes.len();
+        if !self.spec.dma {
+            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
+        }
+        for t in self.n_maps..self.tasks.len() as u32 {
+            self.launch(id, t, ctx);
+        }
+        for i in 0..n {
+            self.fill_slots(id, i, ctx);
+        }
     }
 
+    /// A step of task `tag / STEPS` is done: start its next one.
     fn on_timer<S: AppSched>(&mut self, id: u32, tag: u32, ctx: &mut Ctx<S>) {
-        MapReduce::on_timer(self, id, tag, ctx)
+        let (t, step) = (tag / STEPS, tag % STEPS);
+        let task = self.tasks[t as usize];
+        let host = self.spec.nodes[task.node as usize] as usize;
+        let now = ctx.ev.now();
+        match (task.is_reduce, step) {
+            (false, STARTED) => {
+                let mut done = now;
+                for piece in self.spec.block_pieces(task.split) {
+                    done = ctx.hosts.disks[host].request(now, piece, false);
+                }
+                self.tasks[t as usize].bytes = task.split.len_bytes;
+                self.after(id, t, READ, done, ctx);
+            }
+            (true, STARTED) => self.maybe_merge(id, t, ctx),
+            (false, READ) => {
+                let cpb = self.spec.map_cycles_per_byte;
+                let done = compute(task.bytes as f64 * cpb, host, ctx);
+                self.after(id, t, COMPUTED, done, ctx);
+            }
+            (_, COMPUTED) => {
+                let done = ctx.hosts.disks[host].request(now, task.bytes, true);
+                self.after(id, t, WRITTEN, done, ctx);
+            }
+            (false, _) => self.map_done(id, t, ctx),
+            (true, _) => self.reduce_done(t, ctx),
+        }
     }
 
     fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {

@@ -271,16 +271,6 @@ impl Memcached {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        self.id = id;
-        self.split = !self.spec.udp && ctx.tcp.is_split();
-        *ctx.active += 1;
-        for c in 0..self.spec.clients.len() as u32 {
-            let first = self.gap_ps(c);
-            ctx.ev.schedule(first, self.timer(c));
-        }
-    }
-
     /// Client `c`'s next request timer: a host timer when TCP is split (`split`); UDP's
     /// streams are numbered run-wide, so a pair's opening stays at a barrier.
     fn timer(&self, c: u32) -> AppEvent {
@@ -673,7 +663,13 @@ impl crate::workload::Application for Memcached {
     }
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        Memcached::start(self, id, ctx)
+        self.id = id;
+        self.split = !self.spec.udp && ctx.tcp.is_split();
+        *ctx.active += 1;
+        for c in 0..self.spec.clients.len() as u32 {
+            let first = self.gap_ps(c);
+            ctx.ev.schedule(first, self.timer(c));
+        }
     }
 
     #[inline]

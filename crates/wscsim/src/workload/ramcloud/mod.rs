@@ -165,35 +165,6 @@ impl Ramcloud {
         }
     }
 
-    pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
-        *ctx.active += 1;
-        let (c, m) = (self.spec.client, self.spec.master);
-        if self.spec.tcp {
-            self.req_conn = ctx.tcp.open(c, m, id, id);
-            self.resp_conn = ctx.tcp.open(m, c, id, id);
-            // One kernel TCP session (socket): responses carry the ACKs of requests.
-            ctx.tcp.link_reverse(self.req_conn, self.resp_conn);
-        } else {
-            let mtu = ctx.net.host_link(c).mtu_bytes;
-            self.frag_bytes = mtu - crate::packet::UDP_IP_HEADER_BYTES - FAST_HEADER_BYTES;
-            let mut pairs = vec![(c, m), (m, c)];
-            for &b in &self.spec.backups {
-                pairs.extend([(m, b), (b, m)]);
-            }
-            for (from, to) in pairs {
-                let data = ctx.udp.open(from, to, id);
-                let acks = ctx.udp.open(to, from, id);
-                self.channels.push(Channel {
-                    to,
-                    data,
-                    acks,
-                    ..Default::default()
-                });
-            }
-        }
-        self.issue(ctx);
-    }
-
     /// The client sends its next request.
     fn issue(&mut self, ctx: &mut Ctx<impl AppSched>) {
         self.rpcs.push(Rpc {
@@ -440,7 +411,32 @@ impl crate::workload::Application for Ramcloud {
     }
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        Ramcloud::start(self, id, ctx)
+        *ctx.active += 1;
+        let (c, m) = (self.spec.client, self.spec.master);
+        if self.spec.tcp {
+            self.req_conn = ctx.tcp.open(c, m, id, id);
+            self.resp_conn = ctx.tcp.open(m, c, id, id);
+            // One kernel TCP session (socket): responses carry the ACKs of requests.
+            ctx.tcp.link_reverse(self.req_conn, self.resp_conn);
+        } else {
+            let mtu = ctx.net.host_link(c).mtu_bytes;
+            self.frag_bytes = mtu - crate::packet::UDP_IP_HEADER_BYTES - FAST_HEADER_BYTES;
+            let mut pairs = vec![(c, m), (m, c)];
+            for &b in &self.spec.backups {
+                pairs.extend([(m, b), (b, m)]);
+            }
+            for (from, to) in pairs {
+                let data = ctx.udp.open(from, to, id);
+                let acks = ctx.udp.open(to, from, id);
+                self.channels.push(Channel {
+                    to,
+                    data,
+                    acks,
+                    ..Default::default()
+                });
+            }
+        }
+        self.issue(ctx);
     }
 
     fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
