@@ -10,16 +10,9 @@ use crate::topology::Graph;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The services of the runtime, by id (`services::TRANSPORT`, `services::PING`). Service
-/// 0 carries the hosts' TCP and UDP.
-pub const SERVICES: &[&str] = &[
-    "transport",
-    "ping",
-    "reliable",
-    "multicast",
-    "kvstore",
-    "aggregate",
-];
+/// The services of the runtime, by id (`services::TRANSPORT`, `services::PING`), from the
+/// services' list. Service 0 carries the hosts' TCP and UDP.
+pub const SERVICES: &[&str] = crate::services::NAMES;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -213,6 +213,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, a: &Aggregat
 
 impl ServiceKind for Aggregate {
     const ID: u16 = super::AGGREGATE;
+    const NAME: &'static str = "aggregate";
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         for tag in 0..6 {
             let now = ctx.ev.now();

@@ -95,8 +95,11 @@ pub enum OnPath {
 /// from its `Report`. `builtin_services!` lists the built-ins; `Service` and its dispatch
 /// are generated from that list.
 pub trait ServiceKind: Report {
-    /// Its id: 1 to 63, one per service (the list checks, when it compiles).
+    /// Its id: the next after the last service of the list (the list checks, when it
+    /// compiles); a packet of the service carries it in `dst_port`.
     const ID: u16;
+    /// Its name in `runtime.weights` and in the runtime's list of services.
+    const NAME: &'static str;
     /// At the start of the run: what the service drives by itself.
     fn start<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>) {}
     /// Its packet `pkt` crosses server `host` on its way.
@@ -118,6 +121,7 @@ pub trait ServiceKind: Report {
 
 impl<T: ServiceKind> ServiceKind for Box<T> {
     const ID: u16 = T::ID;
+    const NAME: &'static str = T::NAME;
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         (**self).start(ctx)
     }
@@ -185,20 +189,19 @@ macro_rules! declare_services {
             }
         })*
 
-        /// No two built-in services share an id, and none is the transport's.
+        /// The built-in services' ids are 1, 2, ... in the list's order (0 is the
+        /// transport's), so that `NAMES` is indexed by id.
         const _: () = {
             let ids = [$(<$ty as ServiceKind>::ID),*];
             let mut i = 0;
             while i < ids.len() {
-                assert!(ids[i] != TRANSPORT && ids[i] < 64, "a service id is 1 to 63");
-                let mut j = i + 1;
-                while j < ids.len() {
-                    assert!(ids[i] != ids[j], "two services share an id");
-                    j += 1;
-                }
+                assert!(ids[i] as usize == i + 1, "service ids are 1, 2, ... in the list's order");
                 i += 1;
             }
         };
+
+        /// The runtime's services by id: the transport's, then the built-ins.
+        pub const NAMES: &[&str] = &["transport", $(<$ty as ServiceKind>::NAME),*];
 
         impl Service {
             fn start(&mut self, ctx: &mut SvcCtx<impl SvcSched>) {

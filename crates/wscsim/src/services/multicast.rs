@@ -488,6 +488,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, m: &Multicas
 
 impl ServiceKind for Multicast {
     const ID: u16 = super::MULTICAST;
+    const NAME: &'static str = "multicast";
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         for tag in 0..6 * self.instances.len() as u32 {
             let now = ctx.ev.now();

@@ -242,6 +242,7 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, records: &[P
 
 impl ServiceKind for Ping {
     const ID: u16 = super::PING;
+    const NAME: &'static str = "ping";
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         if self.total() > 0 {
             self.send_next(ctx);

@@ -668,6 +668,7 @@ pub fn headline(
 
 impl super::ServiceKind for KvStore {
     const ID: u16 = super::KVSTORE;
+    const NAME: &'static str = "kvstore";
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, ctx.net.torus()) {
             let servers = t.servers() as usize;
