@@ -27,11 +27,6 @@ pub trait Report {
     fn headline(&self, _ctx: &ReportCtx, _h: &mut Headline) {}
 }
 
-/// A part with no results of its own.
-pub struct Silent;
-
-impl Report for Silent {}
-
 /// Nothing to report (a workload that starts no application).
 impl Report for std::convert::Infallible {}
 

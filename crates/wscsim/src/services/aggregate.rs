@@ -16,7 +16,7 @@ use super::kind::{check_six_trees, service_payload, tree_rate_fraction_ppm, tree
 use super::kind::{ServiceWorkload, WorkloadCtx};
 use super::ServiceKind;
 use super::Services;
-use super::{OnPath, SvcCtx, SvcEvent, SvcSched, AGGREGATE, SERVICE_HEADER_BYTES};
+use super::{SvcCtx, SvcEvent, SvcSched, AGGREGATE, SERVICE_HEADER_BYTES};
 use crate::check::{int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
 use crate::net::Network;
@@ -225,10 +225,6 @@ impl ServiceKind for Aggregate {
                 },
             );
         }
-    }
-    #[inline]
-    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _h: u32, _p: PktId) -> OnPath {
-        OnPath::Forward
     }
     /// A child's packet reached server `host`: merged; once every child's packet i is in,
     /// the merge (with the server's own packet i) goes to the parent, or the root keeps it.

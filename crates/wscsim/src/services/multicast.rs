@@ -22,7 +22,7 @@
 //! retransmissions in the time).
 
 use super::ServiceKind;
-use super::{OnPath, SvcCtx, SvcEvent, SvcSched, MULTICAST, SERVICE_HEADER_BYTES};
+use super::{SvcCtx, SvcEvent, SvcSched, MULTICAST, SERVICE_HEADER_BYTES};
 
 /// How long an incomplete member waits, hearing nothing, before it asks again.
 pub const CHECK_PS: TimePs = 5_000_000_000;
@@ -500,10 +500,6 @@ impl ServiceKind for Multicast {
                 },
             );
         }
-    }
-    #[inline]
-    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _h: u32, _p: PktId) -> OnPath {
-        OnPath::Forward
     }
     /// A packet reached server `host`: a NACK is answered; a packet new to `host` is kept
     /// and sent on to its children in its tree (a gap before it is asked for); a copy it

@@ -10,7 +10,7 @@
 
 use super::kind::{service_payload, ServiceWorkload, WorkloadCtx};
 use super::ServiceKind;
-use super::{OnPath, Services, SvcCtx, SvcSched, RELIABLE};
+use super::{Services, SvcCtx, SvcSched, RELIABLE};
 use crate::check::{err, host_list, int_in, ConfigError};
 use crate::engine::{TimePs, NEVER};
 use crate::net::Network;
@@ -240,10 +240,6 @@ impl ServiceKind for Reliable {
             self.streams.open(ctx, src, to, self.spec.size_bytes);
         }
         self.count_done();
-    }
-    #[inline]
-    fn on_path<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32, _pkt: PktId) -> OnPath {
-        OnPath::Forward
     }
     fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
         self.streams.deliver(ctx, host, pkt);

@@ -231,7 +231,7 @@ impl WorkloadKind for Incast {
     /// The client (application 0) and one server application per server, with the
     /// connections between them.
     fn applications(spec: IncastSpec, b: &mut AppsBuild) -> Vec<Incast> {
-        wire(b.tcp, &spec)
+        wire(b.tcp, spec)
     }
 }
 
@@ -260,42 +260,50 @@ impl Application for Incast {
 
 /// Opens the connections of an incast: the client is application 0, the server of
 /// `spec.servers[i]` application 1 + i.
-fn wire(tcp: &mut crate::transport::Tcp, spec: &IncastSpec) -> Vec<Incast> {
-    let (client, servers) = (spec.client, &spec.servers);
+fn wire(tcp: &mut crate::transport::Tcp, spec: IncastSpec) -> Vec<Incast> {
+    let IncastSpec {
+        client,
+        servers,
+        block_bytes,
+        iterations,
+        request_bytes,
+    } = spec;
     let n = servers.len() as u64;
-    let block_bytes = spec.block_bytes;
     let parts: Vec<u64> = (0..n)
         .map(|i| block_bytes / n + u64::from(i < block_bytes % n))
         .collect();
     let client_app = 0;
-    let req: Vec<(u32, u32)> = servers
+    let req_conns: Vec<u32> = servers
         .iter()
         .enumerate()
-        .map(|(i, &s)| (tcp.open(client, s, client_app, 1 + i as u32), s))
+        .map(|(i, &s)| tcp.open(client, s, client_app, 1 + i as u32))
         .collect();
-    let data: crate::workload::ConnList = req
+    let data: crate::workload::ConnList = servers
         .iter()
-        .map(|&(_, s)| tcp.open(s, client, 0, client_app))
+        .map(|&s| tcp.open(s, client, 0, client_app))
         .collect();
-    let mut apps = vec![Incast::Client(Client::new(
-        client,
-        servers.to_vec(),
-        req.iter().map(|r| r.0).collect(),
-        data.clone(),
-        parts.clone(),
-        spec.request_bytes,
-        spec.iterations,
-    ))];
-    apps.extend(req.iter().enumerate().map(|(i, &(req_conn, s))| {
+    let answering = servers.iter().enumerate().map(|(i, &s)| {
         Incast::Server(Server::new(
             s,
-            req_conn,
+            req_conns[i],
             data.get(i),
             parts[i],
-            spec.request_bytes,
+            request_bytes,
         ))
-    }));
-    apps
+    });
+    let answering: Vec<Incast> = answering.collect();
+    let asking = Client::new(
+        client,
+        servers,
+        req_conns,
+        data,
+        parts,
+        request_bytes,
+        iterations,
+    );
+    std::iter::once(Incast::Client(asking))
+        .chain(answering)
+        .collect()
 }
 
 /// `[workload]` of kind "incast", checked, with defaults filled in.

@@ -34,7 +34,7 @@
 //! per-byte copy (hashing, serialisation, a managed runtime's overheads) is not modelled.
 
 use super::streams::{StreamEvent, StreamParams, Streams, To};
-use super::{OnPath, SvcCtx, SvcEvent, SvcSched};
+use super::{SvcCtx, SvcEvent, SvcSched};
 use crate::engine::slots::Slots;
 use crate::engine::{TimePs, NEVER};
 use crate::host::disk::{Disk, DiskParams};
@@ -558,36 +558,6 @@ impl KvStore {
 }
 
 impl KvStore {
-    pub fn on_path(&mut self, _ctx: &mut SvcCtx<impl SvcSched>, _h: u32, _p: PktId) -> OnPath {
-        OnPath::Forward
-    }
-
-    pub fn deliver(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, pkt: PktId) {
-        self.streams.deliver(ctx, host, pkt);
-        self.after_streams(ctx);
-    }
-
-    pub fn on_timer(&mut self, ctx: &mut SvcCtx<impl SvcSched>, tag: u32) {
-        match tag {
-            REPAIR_TIMER => self.repair(ctx),
-            t if t >= PENDING_TIMER => self.run_pending(ctx, t - PENDING_TIMER),
-            t if t >= OP_TIMER => {
-                let op = t - OP_TIMER;
-                let now = ctx.ev.now();
-                let net = &*ctx.net;
-                if self
-                    .clients
-                    .timed_out(op, now, self.spec.timeout_ps, |h| net.host_up(h))
-                {
-                    self.counters.retries += 1;
-                    self.send_request(ctx, op);
-                }
-            }
-            t => self.streams.on_timer(ctx, t),
-        }
-        self.after_streams(ctx);
-    }
-
     fn run_pending(&mut self, ctx: &mut SvcCtx<impl SvcSched>, i: u32) {
         match self.pending.take(i) {
             Pending::PrimaryWritten { write } => self.copy_written(ctx, write),
@@ -683,16 +653,32 @@ impl super::ServiceKind for KvStore {
             }
         }
     }
-    #[inline]
-    fn on_path<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) -> OnPath {
-        KvStore::on_path(self, ctx, host, pkt)
-    }
     fn deliver<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32, pkt: PktId) {
-        KvStore::deliver(self, ctx, host, pkt)
+        self.streams.deliver(ctx, host, pkt);
+        self.after_streams(ctx);
     }
+
     fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
-        KvStore::on_timer(self, ctx, tag)
+        match tag {
+            REPAIR_TIMER => self.repair(ctx),
+            t if t >= PENDING_TIMER => self.run_pending(ctx, t - PENDING_TIMER),
+            t if t >= OP_TIMER => {
+                let op = t - OP_TIMER;
+                let now = ctx.ev.now();
+                let net = &*ctx.net;
+                if self
+                    .clients
+                    .timed_out(op, now, self.spec.timeout_ps, |h| net.host_up(h))
+                {
+                    self.counters.retries += 1;
+                    self.send_request(ctx, op);
+                }
+            }
+            t => self.streams.on_timer(ctx, t),
+        }
+        self.after_streams(ctx);
     }
+
     fn done(&self) -> bool {
         self.clients.done()
     }
