@@ -355,7 +355,7 @@ impl PyService {
                 self.sent += 1;
                 let frame = ctx.net.frame_bytes(src, size + SERVICE_HEADER_BYTES);
                 let pkt = ctx.net.pool_mut().alloc(Packet {
-                    proto: Proto::Service,
+                    proto: Proto::SERVICE,
                     dst_port: self.id,
                     src_host: src,
                     dst_host: dst,

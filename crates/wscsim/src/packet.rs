@@ -28,21 +28,44 @@ pub const TCP_IP_HEADER_BYTES: u32 = 40;
 /// IPv4 + UDP headers.
 pub const UDP_IP_HEADER_BYTES: u32 = 28;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[repr(u8)]
-pub enum Proto {
-    #[default]
-    Tcp = 6,
-    Udp = 17,
+/// A packet's protocol: IP's protocol number (`/etc/protocols`), or one of RFC 3692's
+/// experimental numbers for what is not IP. The names here are the wire's; a transport
+/// names its own in its file (`transport::TransportKind::PROTO`), and the transports'
+/// list checks when it compiles that no two share a number.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Proto(pub u8);
+
+impl Proto {
+    pub const TCP: Proto = Proto(6);
+    pub const UDP: Proto = Proto(17);
     /// A CamCubeOS service's packet (`dst_port` is the service's id; not IP: 253 is a
     /// protocol number set aside for experiments, RFC 3692).
-    Service = 253,
+    pub const SERVICE: Proto = Proto(253);
     /// A PCIe transaction-layer packet of the DMA library (`transport::dma`): a posted
     /// write, a read request or a completion; not IP (254, RFC 3692's second number).
-    Dma = 254,
+    pub const DMA: Proto = Proto(254);
     /// A real Ethernet frame the emulator carries (`emulate::frame`); its bytes stay with
     /// the emulator, the packet carries what the fabric reads from them. Not IP's 255.
-    Frame = 252,
+    pub const FRAME: Proto = Proto(252);
+}
+
+impl Default for Proto {
+    fn default() -> Self {
+        Proto::TCP
+    }
+}
+
+impl std::fmt::Debug for Proto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Proto::TCP => f.write_str("Tcp"),
+            Proto::UDP => f.write_str("Udp"),
+            Proto::SERVICE => f.write_str("Service"),
+            Proto::DMA => f.write_str("Dma"),
+            Proto::FRAME => f.write_str("Frame"),
+            Proto(n) => write!(f, "Proto({n})"),
+        }
+    }
 }
 
 /// ECN codepoints (RFC 3168), as two bits in `Packet::ecn`.
@@ -146,7 +169,7 @@ pub struct Packet {
 #[inline]
 pub fn five_tuple_hash(src: u32, dst: u32, sport: u16, dport: u16, proto: Proto) -> u32 {
     let a = ((src as u64) << 32) | dst as u64;
-    let b = ((sport as u64) << 24) | ((dport as u64) << 8) | proto as u64;
+    let b = ((sport as u64) << 24) | ((dport as u64) << 8) | proto.0 as u64;
     (crate::engine::rng::mix64(a ^ crate::engine::rng::mix64(b)) >> 32) as u32
 }
 

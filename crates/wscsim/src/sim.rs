@@ -10,8 +10,7 @@ use crate::net::{NetEvent, Network, Upcall};
 use crate::scheme::spec::CustomFactory;
 use crate::services::{OnPath, Services, SvcCtx, SvcEvent};
 use crate::topology::build::build_network_with;
-use crate::transport::dma::DmaEvent;
-use crate::transport::{self, Tcp, TcpEvent, Udp};
+use crate::transport::{self, Transports};
 use crate::workload::{memcached, AppEvent, Apps, Stack};
 
 mod dry_build;
@@ -19,14 +18,37 @@ mod slots;
 mod stall;
 mod threads;
 
-/// Declares `SimEvent` with one variant per layer, and how each layer's event becomes one.
-macro_rules! layer_events {
-    ($($variant:ident($ty:ty)),*) => {
-        /// Every layer's events, one variant per layer. Each layer schedules and handles its
-        /// own enum; this one only routes an event to its layer. 12 bytes, like the layers'.
+/// Declares `SimEvent`: one variant per layer, and one per transport (from
+/// `transport::builtin_transports!`), stored flat so that it stays 12 bytes; `Layer` is the
+/// same event as the layers see it, a transport's inside `TransportEvent`.
+macro_rules! sim_events {
+    ($($(#[$attr:meta])* $tv:ident($tf:ident: $tty:ty)),* $(,)?) => {
+        sim_events!(@ [Net(NetEvent), Host(HostEvent), App(AppEvent), Metrics(MetricsEvent), Svc(SvcEvent)]
+            $($(#[$attr])* $tv(<$tty as transport::TransportKind>::Event)),*);
+    };
+    (@ [$($variant:ident($ty:ty)),*] $($(#[$tattr:meta])* $tv:ident($tev:ty)),*) => {
+        /// Every layer's events, one variant per layer (and per transport). Each layer
+        /// schedules and handles its own enum; this one only routes an event to its layer.
+        /// 12 bytes, like the layers'.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum SimEvent {
-            $($variant($ty)),*
+            $($variant($ty),)*
+            $($(#[$tattr])* $tv($tev),)*
+        }
+        /// An event as its layer sees it (`SimEvent::layer`).
+        #[derive(Clone, Copy, Debug)]
+        pub enum Layer {
+            $($variant($ty),)*
+            Transport(transport::TransportEvent),
+        }
+        impl SimEvent {
+            #[inline(always)]
+            pub fn layer(self) -> Layer {
+                match self {
+                    $(SimEvent::$variant(e) => Layer::$variant(e),)*
+                    $($(#[$tattr])* SimEvent::$tv(e) => Layer::Transport(transport::TransportEvent::$tv(e)),)*
+                }
+            }
         }
         $(
             impl From<$ty> for SimEvent {
@@ -36,17 +58,18 @@ macro_rules! layer_events {
                 }
             }
         )*
+        impl From<transport::TransportEvent> for SimEvent {
+            #[inline]
+            fn from(e: transport::TransportEvent) -> Self {
+                match e {
+                    $($(#[$tattr])* transport::TransportEvent::$tv(e) => SimEvent::$tv(e),)*
+                }
+            }
+        }
     };
 }
-layer_events!(
-    Net(NetEvent),
-    Host(HostEvent),
-    Tcp(TcpEvent),
-    App(AppEvent),
-    Metrics(MetricsEvent),
-    Svc(SvcEvent),
-    Dma(DmaEvent)
-);
+transport::builtin_transports!(sim_events);
+const _: () = assert!(std::mem::size_of::<SimEvent>() == 12);
 
 pub struct Sim {
     pub scenario: Scenario,
@@ -54,8 +77,8 @@ pub struct Sim {
     pub net: Network,
     /// The hosts' CPUs and NICs (a no-op for the ideal stack).
     pub hosts: Hosts,
-    pub tcp: Tcp,
-    pub udp: Udp,
+    /// TCP, UDP, DMA: the kinds of `transport::builtin_transports!`.
+    pub transports: Transports,
     pub apps: Apps,
     /// CamCubeOS services (the ping service, when the workload is pings).
     pub services: Services,
@@ -66,9 +89,7 @@ pub struct Sim {
     pub python_services: Vec<crate::config::runtime::PythonService>,
     /// What each component draws, for the run's energy.
     pub power: crate::config::power::PowerSpec,
-    /// The PCIe fabric's DMA engines and their transfers.
-    pub dma: crate::transport::Dma,
-    /// Real frames that reached their host (`Proto::Frame`) and when, for the emulator
+    /// Real frames that reached their host (`Proto::FRAME`) and when, for the emulator
     /// to hand to the host's kernel; it frees them.
     pub frames_out: Vec<(crate::packet::PktId, TimePs)>,
     /// Traffic may come from outside (the emulator's real frames): an empty event queue
@@ -96,9 +117,7 @@ macro_rules! stack {
             ev: &mut $s.ev,
             net: &mut $s.net,
             hosts: &mut $s.hosts,
-            tcp: &mut $s.tcp,
-            udp: &mut $s.udp,
-            dma: &mut $s.dma,
+            transports: &mut $s.transports,
             metrics: &mut $s.metrics,
         }
     };
@@ -138,11 +157,11 @@ impl Sim {
     /// 2026-11-27), and a call per event costs about 5% at k=8.
     #[inline(always)]
     fn handle(&mut self, e: SimEvent) {
-        match e {
-            SimEvent::Net(e @ (NetEvent::NodeDown { .. } | NetEvent::NodeUp { .. })) => {
+        match e.layer() {
+            Layer::Net(e @ (NetEvent::NodeDown { .. } | NetEvent::NodeUp { .. })) => {
                 self.node_event(e)
             }
-            SimEvent::Net(e) => match self.net.handle(&mut self.ev, e) {
+            Layer::Net(e) => match self.net.handle(&mut self.ev, e) {
                 None => {}
                 Some(Upcall::Deliver { pkt, host }) => {
                     let Sim { net, hosts, ev, .. } = self;
@@ -156,31 +175,25 @@ impl Sim {
                     }
                 }
             },
-            SimEvent::Host(HostEvent::AppNote { slot }) => {
+            Layer::Host(HostEvent::AppNote { slot }) => {
                 self.apps.on_thread_ran(&mut stack!(self), slot)
             }
-            SimEvent::Host(e) => {
+            Layer::Host(e) => {
                 let Sim { net, hosts, ev, .. } = self;
                 if let Some(r) = hosts.handle_packet_event(net, ev, e) {
                     self.ready(r);
                 }
             }
-            SimEvent::Tcp(e) => {
-                self.tcp.on_timer(&mut host_path!(self), e);
+            Layer::Transport(e) => {
+                self.transports.on_timer(&mut host_path!(self), e);
                 self.apps.dispatch_notes(&mut stack!(self));
             }
-            SimEvent::App(e) => self.apps.handle(&mut stack!(self), e),
-            SimEvent::Svc(e) => {
+            Layer::App(e) => self.apps.handle(&mut stack!(self), e),
+            Layer::Svc(e) => {
                 self.services.on_event(&mut svc_ctx!(self), e);
                 self.pass_up_from_tunnel();
             }
-            SimEvent::Metrics(MetricsEvent::Sample) => {
-                self.metrics.on_sample(&mut self.ev, &self.net)
-            }
-            SimEvent::Dma(e) => {
-                self.dma.on_timer(&mut self.net, &mut self.ev, e);
-                self.apps.dispatch_notes(&mut stack!(self));
-            }
+            Layer::Metrics(MetricsEvent::Sample) => self.metrics.on_sample(&mut self.ev, &self.net),
         }
         self.charge_departures();
     }
@@ -212,7 +225,7 @@ impl Sim {
         match r {
             Ready::Receive(pkt) => self.receive(pkt),
             Ready::Forward { pkt, host } => {
-                if self.net.pool().get(pkt).proto == crate::packet::Proto::Service
+                if self.net.pool().get(pkt).proto == crate::packet::Proto::SERVICE
                     && self.services.on_path(&mut svc_ctx!(self), host, pkt) == OnPath::Taken
                 {
                     return;
@@ -229,45 +242,31 @@ impl Sim {
         use crate::packet::Proto;
         let p = self.net.pool().get(pkt);
         // Only TCP data can be out of order in a way the tunnel repairs.
-        let reorder = p.proto == Proto::Tcp && p.payload_bytes > 0;
+        let reorder = p.proto == Proto::TCP && p.payload_bytes > 0;
         let tunnel = reorder && self.services.tunnel.is_some();
-        if tunnel || !matches!(p.proto, Proto::Tcp | Proto::Udp) {
+        if tunnel || !Transports::takes(p.proto) {
             return self.receive_other(pkt);
         }
         self.transport_up(pkt);
         self.apps.dispatch_notes(&mut stack!(self));
     }
 
-    /// The hosts' TCP or UDP takes `pkt` (applications hear later).
+    /// The host's transport takes `pkt` (applications hear later).
     #[inline]
     fn transport_up(&mut self, pkt: crate::packet::PktId) {
-        let Sim {
-            net,
-            hosts,
-            ev,
-            tcp,
-            udp,
-            ..
-        } = self;
-        transport::receive(net, hosts, ev, tcp, udp, pkt);
+        self.transports.on_packet(&mut host_path!(self), pkt);
     }
 
-    /// What is not for the hosts' TCP or UDP straight away: real frames (for the
-    /// emulator), DMA, and the services' (their packets, and TCP data through the tunnel).
+    /// What is not for the hosts' transports straight away: real frames (for the
+    /// emulator) and the services' (their packets, and TCP data through the tunnel).
     /// Out of line: the common path stays small enough for the event loop to inline.
     #[inline(never)]
     fn receive_other(&mut self, pkt: crate::packet::PktId) {
-        match self.net.pool().get(pkt).proto {
-            crate::packet::Proto::Frame => self.frames_out.push((pkt, self.ev.now())),
-            crate::packet::Proto::Dma => {
-                self.dma.on_packet(&mut self.net, &mut self.ev, pkt);
-                self.apps.dispatch_notes(&mut stack!(self));
-            }
-            _ => {
-                self.services.receive(&mut svc_ctx!(self), pkt);
-                self.pass_up_from_tunnel();
-            }
+        if self.net.pool().get(pkt).proto == crate::packet::Proto::FRAME {
+            return self.frames_out.push((pkt, self.ev.now()));
         }
+        self.services.receive(&mut svc_ctx!(self), pkt);
+        self.pass_up_from_tunnel();
     }
 
     /// What the tunnel's reorder buffers let go goes to the hosts' transport, in order.

@@ -257,7 +257,7 @@ fn a_failed_link_loses_exactly_its_packets() {
     let expected = on_wire + sends(at, until);
     assert_eq!(s.net.counters().link_down_drops, expected);
     assert_eq!(s.net.counters().dropped, expected, "no other losses");
-    let st = &s.udp.streams[0];
+    let st = &s.transports.udp.streams[0];
     assert!(st.recv_pkts > 0 && st.sent_pkts - st.recv_pkts >= expected);
     // Delivery resumed after the link came back.
     let after = sends(until, s.ev.now() - 2 * flight);
@@ -322,8 +322,8 @@ fn udp_to_random_destinations_spreads_evenly() {
     );
     assert_eq!(s.metrics.flows.len(), 8);
     assert!(s.metrics.flows.iter().all(|f| f.dst == wscsim::net::NONE));
-    let sent: u64 = s.udp.streams.iter().map(|st| st.sent_pkts).sum();
-    let got: u64 = s.udp.streams.iter().map(|st| st.recv_pkts).sum();
+    let sent: u64 = s.transports.udp.streams.iter().map(|st| st.sent_pkts).sum();
+    let got: u64 = s.transports.udp.streams.iter().map(|st| st.recv_pkts).sum();
     assert!(
         sent > 50_000 && sent - got < 100,
         "sent {sent} received {got}"
@@ -398,10 +398,10 @@ fn sack_repairs_bursts_of_losses_with_fewer_timeouts() {
     }
     let last = |s: &Sim| s.metrics.flows.iter().map(|f| f.end_ps).max().unwrap();
     assert!(
-        with.tcp.total_timeouts() < without.tcp.total_timeouts(),
+        with.transports.tcp.total_timeouts() < without.transports.tcp.total_timeouts(),
         "{} vs {}",
-        with.tcp.total_timeouts(),
-        without.tcp.total_timeouts()
+        with.transports.tcp.total_timeouts(),
+        without.transports.tcp.total_timeouts()
     );
     assert!(last(&with) < last(&without));
 }
@@ -471,7 +471,7 @@ fn a_failed_node_loses_only_what_it_held_and_what_was_for_it() {
     }
     // Unroutable: what others send to h5 (about 1/63 of their datagrams) for 2 ms of the
     // 4; h5's own application does not run while it is down.
-    let sent: u64 = s.udp.streams.iter().map(|st| st.sent_pkts).sum();
+    let sent: u64 = s.transports.udp.streams.iter().map(|st| st.sent_pkts).sum();
     let expected = sent as f64 * (1.0 / 63.0) / 2.0;
     let got = c.unroutable_drops as f64;
     assert!(
@@ -489,7 +489,7 @@ fn packets_go_around_a_failed_link() {
         "workload":{"kind":"udp","sources":[1],"destination":0,"rate":"100Mbps","packet_size":"972B"},
         "failures":[{"link":["h0","h1"],"at":"0ms"}]}"#,
     );
-    let st = &s.udp.streams[0];
+    let st = &s.transports.udp.streams[0];
     assert_eq!(s.net.counters().dropped, 0);
     assert!(st.recv_pkts > 10);
     // Every delivered datagram made 5 hops; the few on their way made fewer.
@@ -553,7 +553,7 @@ fn per_link_threads_carry_saturated_links_at_their_cpu_cost() {
     // Pinned by the hash of (source, destination), a server's twelve flows (six out, six
     // in) land on its 8 cores unevenly; a core with two of them has 1.2 cores' work, and
     // the links carry less than they could.
-    let received = |s: &Sim| -> u64 { s.udp.received_by_host.iter().map(|r| r.0).sum() };
+    let received = |s: &Sim| -> u64 { s.transports.udp.received_by_host.iter().map(|r| r.0).sum() };
     let per_link = received(&run_links(6, "per_link"));
     let pinned = received(&run_links(6, "per_flow"));
     assert!(

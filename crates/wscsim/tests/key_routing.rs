@@ -36,7 +36,7 @@ fn keys_reach_their_homes() {
     assert!(c.key_sent > 6000, "{c:?}");
     assert_eq!(c.key_delivered, c.key_sent);
     assert_eq!((c.key_misdelivered, c.key_dropped), (0, 0));
-    let per_host = &s.udp.received_by_host;
+    let per_host = &s.transports.udp.received_by_host;
     assert_eq!(per_host.len(), 64);
     let mean = c.key_sent as f64 / 64.0;
     for (h, &(n, _)) in per_host.iter().enumerate() {
@@ -326,7 +326,7 @@ mod stops {
         fn on_timer(&mut self, ctx: &mut SvcCtx<Dyn>, tag: u32) {
             let frame = ctx.net.frame_bytes(0, 200);
             let pkt = ctx.net.pool_mut().alloc(Packet {
-                proto: Proto::Service,
+                proto: Proto::SERVICE,
                 dst_port: ID,
                 src_host: 0,
                 dst_host: 2,

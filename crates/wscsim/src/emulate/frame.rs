@@ -61,7 +61,7 @@ pub fn parse(src_host: u32, frame: &[u8]) -> Result<FrameInfo, Refused> {
         src_host,
         dst_host,
         ip_bytes: ip.len() as u32,
-        proto: Proto::Udp,
+        proto: Proto::UDP,
         src_port: 0,
         dst_port: 0,
         dscp: 0,
@@ -75,8 +75,8 @@ pub fn parse(src_host: u32, frame: &[u8]) -> Result<FrameInfo, Refused> {
             info.ecn = ip[1] & 0b11;
             let total = usize::from(u16::from_be_bytes([ip[2], ip[3]])).min(ip.len());
             info.proto = match ip[9] {
-                6 => Proto::Tcp,
-                _ => Proto::Udp,
+                6 => Proto::TCP,
+                _ => Proto::UDP,
             };
             if (ip[9] == 6 || ip[9] == 17) && ip.len() >= ihl + 4 {
                 info.src_port = u16::from_be_bytes([ip[ihl], ip[ihl + 1]]);
@@ -170,7 +170,7 @@ mod tests {
         assert_eq!((info.src_port, info.dst_port), (5000, 6000));
         assert_eq!(
             (info.dscp, info.ecn, info.proto),
-            (10, ecn::ECT0, Proto::Udp)
+            (10, ecn::ECT0, Proto::UDP)
         );
         assert_eq!(info.ip_bytes, 128);
         assert_eq!(info.payload_bytes, 108);

@@ -251,7 +251,7 @@ impl Emulator {
             dst_host: info.dst_host,
             src_port: info.src_port,
             dst_port: info.dst_port,
-            proto: Proto::Frame,
+            proto: Proto::FRAME,
             dscp: info.dscp,
             ecn: info.ecn,
             flow_id: hash,

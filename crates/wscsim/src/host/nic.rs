@@ -63,8 +63,8 @@ impl Hosts {
         // real frame's stack is the real kernel's.
         let proto = net.pool().get(pkt).proto;
         if !self.costed
-            || proto == crate::packet::Proto::Dma
-            || proto == crate::packet::Proto::Frame
+            || proto == crate::packet::Proto::DMA
+            || proto == crate::packet::Proto::FRAME
         {
             return Some(pkt);
         }

@@ -471,13 +471,11 @@ pub fn flow_diagnostics(
     let mut udp_drops: std::collections::HashMap<u32, u64> = Default::default();
     for d in net.drop_log() {
         match d.proto {
-            crate::packet::Proto::Tcp => {
+            crate::packet::Proto::TCP => {
                 *tcp_drops.entry(d.flow_id).or_default() += 1;
             }
-            crate::packet::Proto::Udp => *udp_drops.entry(d.flow_id).or_default() += 1,
-            crate::packet::Proto::Service
-            | crate::packet::Proto::Dma
-            | crate::packet::Proto::Frame => {}
+            crate::packet::Proto::UDP => *udp_drops.entry(d.flow_id).or_default() += 1,
+            _ => {}
         }
     }
     let diag = |r: &FlowRecord| match (r.tcp, tcp.sender(r.flow_id)) {

@@ -65,7 +65,7 @@ pub fn write(records: &[Captured], style: &PcapStyle) -> Vec<u8> {
         // The frame without its FCS, with the options the model carries (timestamps,
         // SACK blocks) but does not charge on the wire: its frames have 20-byte TCP headers.
         let options = match r.proto {
-            Proto::Tcp => frame.len() as u32 - (ETH_HEADER_BYTES as u32 + TCP_IP_HEADER_BYTES),
+            Proto::TCP => frame.len() as u32 - (ETH_HEADER_BYTES as u32 + TCP_IP_HEADER_BYTES),
             _ => 0,
         };
         let orig = (r.frame_bytes - 4 + options).max(frame.len() as u32);
@@ -169,7 +169,7 @@ fn headers(
     f.extend_from_slice(&host_mac(r.dst_host));
     f.extend_from_slice(&host_mac(r.src_host));
     f.extend_from_slice(&0x0800u16.to_be_bytes());
-    let l4 = if r.proto == Proto::Tcp {
+    let l4 = if r.proto == Proto::TCP {
         tcp_header(r, style, last_ack)
     } else {
         let mut u = Vec::with_capacity(8);
@@ -183,7 +183,7 @@ fn headers(
     let ip_start = f.len();
     f.extend_from_slice(&[0x45, (r.dscp << 2) | (r.ecn & 0b11)]);
     f.extend_from_slice(&ip_total.to_be_bytes());
-    f.extend_from_slice(&[0, 0, 0x40, 0, 64, r.proto as u8, 0, 0]); // id 0, DF, TTL 64
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, r.proto.0, 0, 0]); // id 0, DF, TTL 64
     f.extend_from_slice(&host_ipv4(r.src_host));
     f.extend_from_slice(&host_ipv4(r.dst_host));
     let sum = ipv4_checksum(&f[ip_start..ip_start + 20]);
@@ -308,7 +308,7 @@ mod tests {
             frame_bytes: 1518,
             src_port: 1000,
             dst_port: 80,
-            proto: Proto::Tcp,
+            proto: Proto::TCP,
             dscp: 1,
             ecn: 0b11,
             tcp_flags: tcp_flags::ACK | tcp_flags::ECE,
@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn udp_and_the_epoch() {
         let mut r = tcp_record();
-        r.proto = Proto::Udp;
+        r.proto = Proto::UDP;
         r.payload_bytes = 100;
         let style = PcapStyle {
             epoch_s: utc_seconds("2026-11-27T12:00:00Z").unwrap(),

@@ -51,7 +51,7 @@ impl Report for crate::transport::Dma {
             .net
             .drop_log()
             .iter()
-            .filter(|d| d.proto == crate::packet::Proto::Dma)
+            .filter(|d| d.proto == crate::packet::Proto::DMA)
             .count() as u64;
         crate::transport::dma::headline(h, self, dropped);
     }

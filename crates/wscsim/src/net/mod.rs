@@ -607,7 +607,7 @@ impl Network {
                 d.node,
                 d.port,
                 d.flow_id,
-                d.proto as u8,
+                d.proto.0,
                 d.frame_bytes,
             )
         });

@@ -27,7 +27,7 @@ impl Network {
             && self.ports[port as usize].switch == NONE
             && p.hops == 0
             && p.payload_bytes > 0
-            && p.proto == packet::Proto::Tcp
+            && p.proto == packet::Proto::TCP
         {
             self.nic_departures.push((p.flow_id, p.frame_bytes));
         }

@@ -26,9 +26,10 @@ use std::collections::VecDeque;
 /// carry its id in `dst_port`.
 #[inline]
 pub fn service_of(p: &crate::packet::Packet) -> usize {
-    match p.proto {
-        Proto::Tcp | Proto::Udp | Proto::Dma | Proto::Frame => 0,
-        Proto::Service => usize::from(p.dst_port),
+    if p.proto == Proto::SERVICE {
+        usize::from(p.dst_port)
+    } else {
+        0
     }
 }
 

@@ -159,7 +159,7 @@ impl Network {
         if pt.switch == NONE
             && p.hops == 0
             && p.payload_bytes > 0
-            && p.proto == packet::Proto::Tcp
+            && p.proto == packet::Proto::TCP
             && self.track_nic_departures
         {
             nic_departures.push((p.flow_id, p.frame_bytes));

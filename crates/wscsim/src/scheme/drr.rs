@@ -323,7 +323,7 @@ mod tests {
         let mut s = Drr::new(DrrClassify::Flow, vec![1500; 8]);
         let mut used = [0u32; 8];
         for flow in 0..800u32 {
-            let h = crate::packet::five_tuple_hash(flow, 1, 1000, 5001, crate::packet::Proto::Tcp);
+            let h = crate::packet::five_tuple_hash(flow, 1, 1000, 5001, crate::packet::Proto::TCP);
             let id = f.pkt(Packet {
                 hash: h,
                 ..Default::default()

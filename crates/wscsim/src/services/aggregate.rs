@@ -174,7 +174,7 @@ impl Aggregate {
         let payload = (self.spec.size_bytes - done).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = ctx.net.frame_bytes(v, payload + SERVICE_HEADER_BYTES);
         let pkt = ctx.net.pool_mut().alloc(Packet {
-            proto: Proto::Service,
+            proto: Proto::SERVICE,
             dst_port: AGGREGATE,
             src_host: v,
             dst_host: self.parent[t][v as usize],

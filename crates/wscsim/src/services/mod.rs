@@ -1,5 +1,5 @@
 //! CamCubeOS services: code that runs on every server of a torus and sees its packets on
-//! their way. A packet of a service carries the service's id (`Proto::Service`, id in
+//! their way. A packet of a service carries the service's id (`Proto::SERVICE`, id in
 //! `dst_port`); at every server it crosses, the runtime hands it to that server's instance
 //! of the service (`on_path`), which may let it go on (the default), change it, drop it,
 //! keep it, or send packets of its own; at its destination the service receives it
@@ -320,12 +320,12 @@ impl Services {
         }
     }
 
-    /// A packet the services take at its destination: a service's own (`Proto::Service`)
+    /// A packet the services take at its destination: a service's own (`Proto::SERVICE`)
     /// or, with a tunnel, TCP data into its reorder buffers (what they let go waits in
     /// `tunnel.ready` for the hosts' transport).
     pub fn receive(&mut self, ctx: &mut SvcCtx<impl SvcSched>, pkt: PktId) {
         let p = ctx.net.pool().get(pkt);
-        if p.proto == crate::packet::Proto::Service {
+        if p.proto == crate::packet::Proto::SERVICE {
             let host = p.dst_host;
             return self.deliver(ctx, host, pkt);
         }

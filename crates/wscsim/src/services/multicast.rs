@@ -280,7 +280,7 @@ impl Multicast {
         let payload = (self.spec.size_bytes - done).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = ctx.net.frame_bytes(from, payload + SERVICE_HEADER_BYTES);
         let pkt = ctx.net.pool_mut().alloc(Packet {
-            proto: Proto::Service,
+            proto: Proto::SERVICE,
             dst_port: MULTICAST,
             src_port: k as u16,
             src_host: from,
@@ -351,7 +351,7 @@ impl Multicast {
     ) {
         let frame = ctx.net.frame_bytes(from, 8 + SERVICE_HEADER_BYTES);
         let pkt = ctx.net.pool_mut().alloc(Packet {
-            proto: Proto::Service,
+            proto: Proto::SERVICE,
             dst_port: MULTICAST,
             src_port: k as u16 | kind,
             src_host: from,

@@ -165,7 +165,7 @@ impl Ping {
             hops: 0,
         });
         let pkt = ctx.net.pool_mut().alloc(Packet {
-            proto: Proto::Service,
+            proto: Proto::SERVICE,
             dst_port: PING,
             src_host: src,
             dst_host: dst,

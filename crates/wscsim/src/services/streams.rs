@@ -201,7 +201,7 @@ impl Streams {
         };
         let frame = ctx.net.frame_bytes(t.src, payload + SERVICE_HEADER_BYTES);
         let pkt = ctx.net.pool_mut().alloc(Packet {
-            proto: Proto::Service,
+            proto: Proto::SERVICE,
             dst_port: self.params.service,
             src_host: t.src,
             dst_host: dst,
@@ -255,7 +255,7 @@ impl Streams {
             .net
             .frame_bytes(host, ACK_PAYLOAD_BYTES + SERVICE_HEADER_BYTES);
         let a = ctx.net.pool_mut().alloc(Packet {
-            proto: Proto::Service,
+            proto: Proto::SERVICE,
             dst_port: self.params.service,
             src_port: 1,
             src_host: host,

@@ -74,7 +74,7 @@ impl Tunnel {
     /// now, with what it lets go, or is held.
     pub fn arrive(&mut self, ctx: &mut SvcCtx<impl SvcSched>, pkt: PktId) {
         let p = ctx.net.pool().get(pkt);
-        if p.proto != Proto::Tcp || p.payload_bytes == 0 {
+        if p.proto != Proto::TCP || p.payload_bytes == 0 {
             self.ready.push(pkt);
             return;
         }
@@ -239,7 +239,7 @@ mod tests {
     /// tunnel let go.
     fn arrive(s: &mut Sim, t: &mut Tunnel, flow: u32, i: u64) -> Vec<u64> {
         let pkt = s.net.pool_mut().alloc(Packet {
-            proto: Proto::Tcp,
+            proto: Proto::TCP,
             flow_id: flow,
             seq: i * u64::from(LEN),
             payload_bytes: LEN,

@@ -57,7 +57,7 @@ impl Scheduler<SvcEvent> for Dyn<'_> {
     }
 }
 
-/// A user's service. Its packets carry `Proto::Service` and its id in `dst_port`; it sends
+/// A user's service. Its packets carry `Proto::SERVICE` and its id in `dst_port`; it sends
 /// them with `ctx.hosts.send(ctx.net, ctx.ev, host, pkt)` and sets timers with
 /// `ctx.ev.schedule(at, SvcEvent::Timer { service: its id, tag })`.
 pub trait ServiceCode: Send {

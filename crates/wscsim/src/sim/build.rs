@@ -71,17 +71,24 @@ impl Sim {
             Some(e) if e.partitioned == Some(true) => partition_run(&mut net, &mut ev, e)?,
             _ => Default::default(),
         };
-        let mut tcp = tcp_for(tcp, &net, ev.is_partitioned());
-        if let Some(t) = &scenario.metrics.trace {
-            install_traces(&mut net, &mut tcp, &graph, t);
-        }
         let end_ps = scenario.duration.0;
+        let mut transports =
+            crate::transport::Transports::build(&crate::transport::TransportBuild {
+                net: &net,
+                partitioned: ev.is_partitioned(),
+                end_ps,
+                tcp,
+                dma,
+            });
+        if let Some(t) = &scenario.metrics.trace {
+            install_traces(&mut net, &mut transports.tcp, &graph, t);
+        }
         let mut services = workload.services(&net)?;
         services.tunnel = tunnel.map(crate::services::tunnel::Tunnel::new);
         let slots = timeslot_engine(&workload, &scenario, &net)?;
         let apps = Apps::build(
             workload,
-            &mut tcp,
+            &mut transports.tcp,
             scenario.seed,
             net.n_hosts() as u32,
             end_ps,
@@ -93,7 +100,6 @@ impl Sim {
         install_forwarding(&mut net, &failures, service_queues, scenario.seed);
         schedule_failures(&mut ev, &net, &graph, &failures);
         let failed_hosts = failed_hosts(&failures, &net);
-        let dma = crate::transport::Dma::new(dma, net.n_hosts());
         let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
         let stall_limit = stall::limit(scenario.engine.as_ref());
         Ok(Sim {
@@ -101,15 +107,13 @@ impl Sim {
             ev,
             net,
             hosts,
-            tcp,
-            udp: udp_for(end_ps),
+            transports,
             apps,
             services,
             metrics,
             failed_hosts,
             python_services,
             power,
-            dma,
             frames_out: Vec::new(),
             open_ended: false,
             deep_prefetch,

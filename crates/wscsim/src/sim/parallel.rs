@@ -5,15 +5,19 @@ use super::*;
 
 /// In a partitioned run, the events that act across partitions and run alone at barriers:
 /// applications' timers (an application may span hosts) other than those that act at one
-/// host (`AppEvent::host_timer`), the metrics sampler, services and DMA engines. Every
+/// host (`AppEvent::host_timer`), the metrics sampler, services and transports whose
+/// events are global (`TransportKind::GLOBAL_EVENTS`: the DMA engines). Every
 /// other event acts on the partition that scheduled it, or names its partition
 /// (`schedule_in`: arrivals on wires between partitions); a host's application thread
 /// handing a delivery to its application (`AppNote`) acts for that host.
 pub(super) fn global_kind(e: &SimEvent) -> crate::engine::Route {
-    match e {
-        SimEvent::App(e) if !e.at_host() => crate::engine::Route::Global,
-        SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => crate::engine::Route::Global,
-        _ => crate::engine::Route::Own,
+    match e.layer() {
+        Layer::App(e) if !e.at_host() => crate::engine::Route::Global,
+        Layer::Transport(e) if e.is_global() => crate::engine::Route::Global,
+        Layer::Metrics(_) | Layer::Svc(_) => crate::engine::Route::Global,
+        Layer::App(_) | Layer::Transport(_) | Layer::Net(_) | Layer::Host(_) => {
+            crate::engine::Route::Own
+        }
     }
 }
 

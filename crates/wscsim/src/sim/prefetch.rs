@@ -54,19 +54,17 @@ impl Sim {
     /// this event's work (large arrays of connections miss on every access).
     #[inline]
     pub(super) fn prefetch(&self, next: SimEvent) {
-        match next {
-            SimEvent::Net(e) => self.net.prefetch_event(e),
-            SimEvent::Tcp(e) => self.tcp.prefetch_timer(e),
-            SimEvent::Host(HostEvent::RxDone { pkt }) => {
+        match next.layer() {
+            Layer::Net(e) => self.net.prefetch_event(e),
+            Layer::Transport(e) => self.transports.prefetch_timer(e),
+            Layer::Host(HostEvent::RxDone { pkt }) => {
                 let p = self.net.pool().get(pkt);
-                if p.proto == crate::packet::Proto::Tcp {
-                    self.tcp.prefetch_conn(p.dst_host, p.flow_id);
-                }
+                self.transports.prefetch_packet(p);
             }
-            SimEvent::Host(HostEvent::TxDone { pkt }) => {
+            Layer::Host(HostEvent::TxDone { pkt }) => {
                 self.net.prefetch_nic(self.net.pool().get(pkt).src_host)
             }
-            SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
+            Layer::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
             _ => {}
         }
     }
@@ -74,20 +72,18 @@ impl Sim {
     /// The partition whose state event `e` changes, where one does (None: an application
     /// that spans hosts, or the metrics sampler, which only reads).
     pub(super) fn partition_of(&self, e: SimEvent) -> Option<crate::engine::PartitionId> {
-        let host = match e {
-            SimEvent::Net(e) => return Some(self.net.partition_of(e)),
-            SimEvent::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
-            SimEvent::Host(HostEvent::RxDone { pkt }) => self.net.pool().get(pkt).dst_host,
-            SimEvent::Host(HostEvent::TxDone { pkt }) => self.net.pool().get(pkt).src_host,
-            SimEvent::Tcp(e) => self.tcp.timer_host(e),
-            SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.held_host(slot)?,
-            SimEvent::App(e) if e.at_host() => {
+        let host = match e.layer() {
+            Layer::Net(e) => return Some(self.net.partition_of(e)),
+            Layer::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
+            Layer::Host(HostEvent::RxDone { pkt }) => self.net.pool().get(pkt).dst_host,
+            Layer::Host(HostEvent::TxDone { pkt }) => self.net.pool().get(pkt).src_host,
+            Layer::Transport(e) => self.transports.timer_host(e)?,
+            Layer::Host(HostEvent::AppNote { slot }) => self.apps.held_host(slot)?,
+            Layer::App(e) if e.at_host() => {
                 let (app, tag) = e.app_tag();
                 self.apps.timer_host(app, tag)
             }
-            SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) | SimEvent::Dma(_) => {
-                return None
-            }
+            Layer::App(_) | Layer::Metrics(_) | Layer::Svc(_) => return None,
         };
         Some(self.net.host_partition(host))
     }

@@ -120,7 +120,7 @@ impl Sim {
             .unwrap_or(0);
         let style = metrics::pcap::PcapStyle {
             epoch_s,
-            rcv_window_bytes: self.tcp.params().rcv_window_bytes,
+            rcv_window_bytes: self.transports.tcp.params().rcv_window_bytes,
         };
         c.by_point()
             .into_iter()
@@ -150,7 +150,7 @@ impl Sim {
             metrics::flows_table(
                 &self.metrics,
                 end,
-                &metrics::flow_diagnostics(&self.metrics, &self.tcp, &self.net),
+                &metrics::flow_diagnostics(&self.metrics, &self.transports.tcp, &self.net),
             ),
             metrics::incast_table(&self.metrics),
             metrics::queue_table(&self.metrics, &self.net),
@@ -161,10 +161,10 @@ impl Sim {
         let ctx = self.report_ctx();
         self.services.tables(&ctx, &mut tables);
         self.apps.tables(&ctx, &mut tables);
-        self.dma.tables(&ctx, &mut tables);
+        self.transports.dma.tables(&ctx, &mut tables);
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
-            tables.push(metrics::cwnd_trace_table(&self.tcp.trace()));
+            tables.push(metrics::cwnd_trace_table(&self.transports.tcp.trace()));
             tables.push(metrics::queue_trace_table(
                 self.net.queue_trace(),
                 &self.net,
@@ -186,8 +186,8 @@ impl Sim {
             metrics: &self.metrics,
             net: &self.net,
             hosts: &self.hosts,
-            tcp: &self.tcp,
-            udp: &self.udp,
+            tcp: &self.transports.tcp,
+            udp: &self.transports.udp,
             failed_hosts: &self.failed_hosts,
             udp_target: self.apps.udp_target().map(udp_pattern),
             now_ps: self.ev.now(),
@@ -195,7 +195,7 @@ impl Sim {
         let ctx = self.report_ctx();
         self.services.headline(&ctx, &mut headline);
         self.apps.headline(&ctx, &mut headline);
-        self.dma.headline(&ctx, &mut headline);
+        self.transports.dma.headline(&ctx, &mut headline);
         metrics::energy::headline(
             &mut headline,
             &self.energy(),
@@ -237,7 +237,7 @@ impl Sim {
             net: &self.net,
             metrics: &self.metrics,
             now_ps: self.ev.now(),
-            tcp_in_use: self.tcp.in_use(),
+            tcp_in_use: self.transports.tcp.in_use(),
         }
     }
 }

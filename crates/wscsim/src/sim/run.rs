@@ -83,7 +83,7 @@ impl Sim {
                 self.route_unrouted();
             }
             if self.net.has_nic_departures() {
-                self.tcp.on_nic_departures(&mut host_path!(self));
+                self.transports.tcp.on_nic_departures(&mut host_path!(self));
                 self.apps.dispatch_notes(&mut stack!(self));
             }
             if !draining && (self.apps.done() || self.services.done()) {
@@ -116,7 +116,7 @@ impl Sim {
             }
         }
         if self.finished {
-            self.apps.finish(&self.udp, &mut self.metrics);
+            self.apps.finish(&self.transports.udp, &mut self.metrics);
             if self.ev.is_partitioned() {
                 self.net.sort_drop_log();
             }

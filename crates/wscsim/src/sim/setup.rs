@@ -9,7 +9,7 @@ use crate::engine::partitioned::balance::LaneBalance;
 /// Marks the connections and ports a scenario's `[metrics.trace]` names (validated).
 pub(super) fn install_traces(
     net: &mut crate::net::Network,
-    tcp: &mut Tcp,
+    tcp: &mut crate::transport::Tcp,
     graph: &crate::topology::Graph,
     t: &config::TraceCfg,
 ) {
@@ -187,32 +187,4 @@ pub(super) fn install_forwarding(
     net.install_kbr(failures.detection, seed);
     net.install_service_queues(service_queues);
     net.use_nic_slots();
-}
-
-/// UDP's counters; its steady-state figures count the second half of the run.
-pub(super) fn udp_for(end_ps: TimePs) -> Udp {
-    Udp {
-        steady_from_ps: end_ps / 2,
-        ..Default::default()
-    }
-}
-
-/// The run's TCP: kept by part, one per partition, in a partitioned run (each partition's
-/// connection halves in its own memory); one part otherwise.
-pub(super) fn tcp_for(params: crate::transport::TcpParams, net: &Network, split: bool) -> Tcp {
-    if !split {
-        return Tcp::new(params);
-    }
-    // Parts are numbered over the partitions that hold hosts, in partition order.
-    let partition: Vec<u32> = (0..net.n_hosts() as u32)
-        .map(|h| u32::from(net.host_partition(h)))
-        .collect();
-    let mut holding: Vec<u32> = partition.clone();
-    holding.sort_unstable();
-    holding.dedup();
-    let host_part = partition
-        .iter()
-        .map(|p| holding.binary_search(p).expect("listed") as u32)
-        .collect();
-    Tcp::split(params, host_part)
 }

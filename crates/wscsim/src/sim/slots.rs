@@ -92,9 +92,9 @@ impl Sim {
         self.started = true;
         let slots = self.slots.as_mut().expect("timeslot run");
         let (id, src) = self.apps.udp_source_mut().expect("checked: a UDP workload");
-        src.open(id, &mut self.udp, &mut self.metrics.flows);
+        src.open(id, &mut self.transports.udp, &mut self.metrics.flows);
         // The sources and sinks listen to nothing.
-        self.udp.silent = true;
+        self.transports.udp.silent = true;
         slots.next_ps = (0..src.sources.len()).map(|i| src.gap_ps(i)).collect();
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
             slots.next_sample_ps = 0;
@@ -127,7 +127,7 @@ impl Sim {
         self.ev.idle_until(horizon);
         if horizon >= self.apps.end_ps {
             self.finished = true;
-            self.apps.finish(&self.udp, &mut self.metrics);
+            self.apps.finish(&self.transports.udp, &mut self.metrics);
         }
         self.finished
     }
@@ -144,7 +144,9 @@ impl Sim {
                 (Landing::Switched, None) => {}
                 (Landing::Host { pkt, .. }, _) => {
                     // Only UDP datagrams travel here (`config::timeslots`).
-                    self.udp.on_packet(self.net.pool().get(pkt));
+                    self.transports
+                        .udp
+                        .datagram_arrived(self.net.pool().get(pkt));
                     self.net.delivered(pkt);
                 }
             }
@@ -160,7 +162,7 @@ impl Sim {
         for i in 0..slots.next_ps.len() {
             while slots.next_ps[i] <= now && slots.next_ps[i] < end_ps {
                 let made_ps = slots.next_ps[i];
-                let pkt = src.next_datagram(i, &mut self.net, &mut self.udp, made_ps);
+                let pkt = src.next_datagram(i, &mut self.net, &mut self.transports.udp, made_ps);
                 if let Some(port) = self.net.slot_enqueue_at_host(src.sources[i], pkt, now) {
                     slots.mark_backlogged(port);
                 }

@@ -3,7 +3,7 @@
 //! to now) would otherwise run forever without simulated time moving. Values checked at
 //! the scenario check keep ordinary runs far from it; this is the engine's own stop.
 
-use super::SimEvent;
+use super::{Layer, SimEvent};
 use crate::engine::TimePs;
 
 /// Events run at one instant before the run is stopped as making no progress. The busiest
@@ -52,17 +52,16 @@ impl StallGuard {
 }
 
 /// The layer whose event looped, in a user's words.
-fn what(kind: &SimEvent) -> &'static str {
-    match kind {
-        SimEvent::Svc(_) => {
-            "a service's timer (runtime.services: a timer set for 0 s after itself, ctx.after(0), repeats at once)"
+fn what(kind: &SimEvent) -> String {
+    match kind.layer() {
+        Layer::Svc(_) => {
+            "a service's timer (runtime.services: a timer set for 0 s after itself, ctx.after(0), repeats at once)".into()
         }
-        SimEvent::App(_) => "an application's timer (workload)",
-        SimEvent::Tcp(_) => "a TCP timer (transport)",
-        SimEvent::Host(_) => "a host CPU's work (host)",
-        SimEvent::Net(_) => "a packet in the network",
-        SimEvent::Metrics(_) => "the metrics sampler (metrics)",
-        SimEvent::Dma(_) => "a DMA transfer (dma)",
+        Layer::App(_) => "an application's timer (workload)".into(),
+        Layer::Transport(e) => format!("a {} timer (transport)", e.transport_name()),
+        Layer::Host(_) => "a host CPU's work (host)".into(),
+        Layer::Net(_) => "a packet in the network".into(),
+        Layer::Metrics(_) => "the metrics sampler (metrics)".into(),
     }
 }
 

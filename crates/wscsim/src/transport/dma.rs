@@ -35,8 +35,8 @@
 //! in TLPs of the link's payload, not at read-completion boundaries; doorbells and mailboxes
 //! are not modelled (a transfer is complete when its last byte arrives).
 
-use super::{Note, TransportSched};
-use crate::engine::{Scheduler, TimePs};
+use super::{HostPath, Note, TransportBuild, TransportKind, TransportSched};
+use crate::engine::TimePs;
 use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 
@@ -48,9 +48,11 @@ pub struct DmaEvent {
     pub step: u32,
 }
 
-/// What the DMA layer schedules through.
-pub trait DmaSched: TransportSched + Scheduler<DmaEvent> {}
-impl<T: TransportSched + Scheduler<DmaEvent>> DmaSched for T {}
+/// Schedules a transfer's step.
+#[inline]
+fn arm(ev: &mut impl TransportSched, at_ps: TimePs, e: DmaEvent) {
+    ev.schedule(at_ps, super::TransportEvent::from(e));
+}
 
 const START: u32 = u32::MAX;
 /// Step of a load whose data has reached the core.
@@ -146,7 +148,7 @@ pub struct Dma {
     pub transfers: Vec<Transfer>,
     engines: Vec<Engine>,
     /// Per host: until when the chunks already granted to it will be arriving on its link
-    /// (PCIe's credits, seen from the receiver: see `on_timer`).
+    /// (PCIe's credits, seen from the receiver: see `step_due`).
     rx_free_ps: Vec<TimePs>,
     pub notes: Vec<Note>,
     pub remaps: u64,
@@ -170,7 +172,7 @@ impl Dma {
     pub fn submit(
         &mut self,
         net: &mut Network,
-        ev: &mut impl DmaSched,
+        ev: &mut impl TransportSched,
         op: Op,
         initiator: u32,
         peer: u32,
@@ -200,7 +202,7 @@ impl Dma {
 
     /// Gives waiting transfers of `node` a channel and a window, in order, while both are
     /// to be had.
-    fn admit(&mut self, net: &mut Network, ev: &mut impl DmaSched, node: u32) {
+    fn admit(&mut self, net: &mut Network, ev: &mut impl TransportSched, node: u32) {
         let now = ev.now();
         loop {
             let e = &mut self.engines[node as usize];
@@ -219,7 +221,8 @@ impl Dma {
             t.remapped = remap;
             if remap {
                 self.remaps += 1;
-                ev.schedule(
+                arm(
+                    ev,
                     now + self.params.remap_ps,
                     DmaEvent {
                         xfer: x,
@@ -233,7 +236,7 @@ impl Dma {
     }
 
     /// Sends the first `read_tags` requests or fetches of transfer `x`.
-    fn begin(&mut self, net: &mut Network, ev: &mut impl DmaSched, x: u32) {
+    fn begin(&mut self, net: &mut Network, ev: &mut impl TransportSched, x: u32) {
         let t = &self.transfers[x as usize];
         let tags = if t.op == Op::Load {
             1
@@ -259,14 +262,14 @@ impl Dma {
 
     /// A write's local fetch of chunk `k`, started at `start_ps`, is done a local round
     /// trip later.
-    fn fetch(&self, ev: &mut impl DmaSched, x: u32, k: u32, start_ps: TimePs) {
+    fn fetch(&self, ev: &mut impl TransportSched, x: u32, k: u32, start_ps: TimePs) {
         let at = start_ps + self.params.local_read_ps();
-        ev.schedule(at, DmaEvent { xfer: x, step: k });
+        arm(ev, at, DmaEvent { xfer: x, step: k });
     }
 
     /// Asks for the transfer's next chunk now: a local fetch (write) or a read request
     /// (read, load).
-    fn issue(&mut self, net: &mut Network, ev: &mut impl DmaSched, x: u32) {
+    fn issue(&mut self, net: &mut Network, ev: &mut impl TransportSched, x: u32) {
         let Some(k) = self.next_chunk(x) else { return };
         let t = &self.transfers[x as usize];
         if t.op == Op::Write {
@@ -281,7 +284,7 @@ impl Dma {
 
     /// A transfer's step is due: a remap is done, a write's chunk is fetched, or a read
     /// request has been served by the peer's memory.
-    pub fn on_timer(&mut self, net: &mut Network, ev: &mut impl DmaSched, e: DmaEvent) {
+    fn step_due(&mut self, net: &mut Network, ev: &mut impl TransportSched, e: DmaEvent) {
         let x = e.xfer;
         match e.step {
             START => return self.begin(net, ev, x),
@@ -301,7 +304,7 @@ impl Dma {
         let slack = 2 * self.chunk_wire_ps(net, dst, chunk_bytes);
         let granted = self.rx_free_ps[dst as usize].saturating_sub(slack);
         if granted > ev.now() {
-            ev.schedule(granted, e);
+            arm(ev, granted, e);
             return;
         }
         let rx_ps = self.chunk_wire_ps(net, dst, len);
@@ -332,7 +335,7 @@ impl Dma {
     fn send_chunk(
         &mut self,
         net: &mut Network,
-        ev: &mut impl DmaSched,
+        ev: &mut impl TransportSched,
         x: u32,
         src: u32,
         dst: u32,
@@ -358,7 +361,7 @@ impl Dma {
     }
 
     /// A DMA packet reached its destination host.
-    pub fn on_packet(&mut self, net: &mut Network, ev: &mut impl DmaSched, pkt: PktId) {
+    fn tlp_arrived(&mut self, net: &mut Network, ev: &mut impl TransportSched, pkt: PktId) {
         let p = *net.pool().get(pkt);
         net.delivered(pkt);
         let x = p.flow_id;
@@ -366,7 +369,8 @@ impl Dma {
             READ_REQUEST => {
                 // The peer's adapter and host serve it.
                 let at = ev.now() + 2 * self.params.adapter_ps + self.params.host_read_ps;
-                ev.schedule(
+                arm(
+                    ev,
                     at,
                     DmaEvent {
                         xfer: x,
@@ -391,10 +395,11 @@ impl Dma {
     }
 
     /// The last byte has arrived; a CPU load's data still has to reach the core.
-    fn complete(&mut self, net: &mut Network, ev: &mut impl DmaSched, x: u32) {
+    fn complete(&mut self, net: &mut Network, ev: &mut impl TransportSched, x: u32) {
         if self.transfers[x as usize].op == Op::Load {
             let core_ps = 2 * (self.params.adapter_ps + self.params.cpu_to_port_ps);
-            ev.schedule(
+            arm(
+                ev,
                 ev.now() + core_ps,
                 DmaEvent {
                     xfer: x,
@@ -407,7 +412,7 @@ impl Dma {
     }
 
     /// Transfer `x` is done: its application hears, and its channel and window are free.
-    fn finish(&mut self, net: &mut Network, ev: &mut impl DmaSched, x: u32) {
+    fn finish(&mut self, net: &mut Network, ev: &mut impl TransportSched, x: u32) {
         let t = &mut self.transfers[x as usize];
         t.end_ps = ev.now();
         let (node, peer) = (t.initiator, t.peer);
@@ -434,6 +439,39 @@ impl Dma {
 }
 
 /// The `dma` table: a row per transfer.
+impl TransportKind for Dma {
+    const NAME: &'static str = "DMA";
+    const PROTO: Proto = Proto::DMA;
+    type Event = DmaEvent;
+    /// A DMA engine serves transfers between hosts: a partitioned run (which DMA
+    /// scenarios do not use) would handle its steps alone.
+    const GLOBAL_EVENTS: bool = true;
+
+    fn build(b: &TransportBuild) -> Self {
+        Dma::new(b.dma, b.net.n_hosts())
+    }
+
+    /// (Not inlined: the event loop's dispatch stays small.)
+    #[inline(never)]
+    fn on_packet(&mut self, path: &mut HostPath<'_, impl TransportSched>, pkt: PktId) {
+        self.tlp_arrived(path.net, path.ev, pkt);
+    }
+
+    #[inline(never)]
+    fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: DmaEvent) {
+        self.step_due(path.net, path.ev, e);
+    }
+
+    #[inline]
+    fn has_notes(&self) -> bool {
+        !self.notes.is_empty()
+    }
+
+    fn take_notes(&mut self, into: &mut Vec<Note>) {
+        into.append(&mut self.notes);
+    }
+}
+
 pub fn table(d: &Dma) -> crate::table::Table {
     use crate::table::{Column, Table};
     let t = &d.transfers;
@@ -543,7 +581,7 @@ fn take_window(e: &mut Engine, peer: u32, now: TimePs, windows: u32) -> Option<b
 }
 
 /// Puts a DMA packet on `src`'s link (its adapter: no CPU, no host queue of its own).
-fn emit(net: &mut Network, ev: &mut impl DmaSched, src: u32, p: Packet) {
+fn emit(net: &mut Network, ev: &mut impl TransportSched, src: u32, p: Packet) {
     net.count_sent();
     let id = net.pool_mut().alloc(p);
     net.host_transmit(ev, src, id);
@@ -555,9 +593,9 @@ fn dma_packet(net: &Network, src: u32, dst: u32, x: u32, kind: u16, payload: u32
         src_host: src,
         dst_host: dst,
         dst_port: kind,
-        proto: Proto::Dma,
+        proto: Proto::DMA,
         flow_id: x,
-        hash: crate::packet::five_tuple_hash(src, dst, x as u16, kind, Proto::Dma),
+        hash: crate::packet::five_tuple_hash(src, dst, x as u16, kind, Proto::DMA),
         frame_bytes: net.frame_bytes(src, payload),
         payload_bytes: payload,
         ..Default::default()

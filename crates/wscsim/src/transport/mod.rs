@@ -1,37 +1,54 @@
-//! Transports: UDP and TCP (NewReno and CUBIC congestion control).
+//! Transports: TCP (NewReno, CUBIC, DCTCP, pFabric), UDP and the PCIe fabric's DMA, and
+//! what they are to the rest of the simulator (`kind`).
 //!
 //! Transport state lives in arenas indexed by connection (or stream) id. The sender half of
 //! a TCP connection belongs to the source host and the receiver half to the destination
 //! host; they meet only through packets, like real endpoints.
 
 pub mod dma;
+pub mod kind;
 pub mod stats;
 pub mod tcp;
+/// docs/extending.md's example transport, compiled for the tests.
+#[cfg(test)]
+#[path = "../../tests/toys/transport.rs"]
+pub mod toy;
 pub mod udp;
 pub mod wire;
 
 pub use dma::Dma;
+pub use kind::{TransportBuild, TransportKind};
 pub use tcp::cc::Variant;
-pub use tcp::{Tcp, TcpParams};
+pub use tcp::{Tcp, TcpEvent, TcpParams};
 pub use udp::Udp;
 pub use wire::{HostPath, Wire};
+
+/// The transports, one line each: a variant name (of `TransportEvent` and
+/// `sim::SimEvent`), the field of `Transports` and the kind's type. `Transports`, their
+/// events, their dispatch by protocol and the check that their protocol numbers differ
+/// are generated from it (`kind::declare_transports!`).
+macro_rules! builtin_transports {
+    ($m:ident) => {
+        $m! {
+            Tcp(tcp: $crate::transport::Tcp),
+            Udp(udp: $crate::transport::Udp),
+            Dma(dma: $crate::transport::Dma),
+            #[cfg(test)]
+            Toy(toy: $crate::transport::toy::StopAndWait),
+        }
+    };
+}
+pub(crate) use builtin_transports;
+use kind::declare_transports;
+builtin_transports!(declare_transports);
 
 use crate::engine::Scheduler;
 use crate::host::HostSched;
 
-/// The transport layer's events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TcpEvent {
-    /// A timer of connection `conn` (lazy: the handler checks the real deadline). `which`:
-    /// 0 the sender's retransmission timer, 1 the receiver's delayed ACK.
-    /// `part`: the part of the run's TCP that holds the half (`tcp::Tcp`).
-    Timer { conn: u32, which: u8, part: u16 },
-}
-
-/// What the transport schedules through: its own timers and the host's and network's
-/// events that sending starts.
-pub trait TransportSched: HostSched + Scheduler<TcpEvent> {}
-impl<T: HostSched + Scheduler<TcpEvent>> TransportSched for T {}
+/// What the transports schedule through: the host's and network's events that sending
+/// starts, and their timers.
+pub trait TransportSched: HostSched + Scheduler<TransportEvent> {}
+impl<T: HostSched + Scheduler<TransportEvent>> TransportSched for T {}
 
 /// Something a transport tells an application.
 #[derive(Clone, Copy, Debug)]
@@ -53,25 +70,4 @@ pub enum Note {
     },
     /// DMA transfer `xfer` is complete (its last byte arrived; for a load, reached the core).
     Dma { app: u32, xfer: u32, tag: u32 },
-}
-
-/// A packet reached its destination host's transport (after the host's receive path).
-#[inline]
-pub fn receive(
-    net: &mut crate::net::Network,
-    hosts: &mut crate::host::Hosts,
-    ev: &mut impl TransportSched,
-    tcp: &mut Tcp,
-    udp: &mut Udp,
-    pkt: crate::packet::PktId,
-) {
-    let p = *net.pool().get(pkt);
-    net.delivered(pkt);
-    match p.proto {
-        crate::packet::Proto::Tcp => tcp.on_packet(&mut HostPath::new(net, hosts, ev), &p),
-        crate::packet::Proto::Udp => udp.on_packet(&p),
-        // Services', DMA and real frames go to their own layers (the caller routes them).
-        crate::packet::Proto::Service | crate::packet::Proto::Dma | crate::packet::Proto::Frame => {
-        }
-    }
 }

@@ -1,10 +1,9 @@
 //! UDP: datagrams of a fixed size, no feedback. A stream is (source, destination, port pair).
 
-use super::Note;
-use super::TransportSched;
+use super::{HostPath, Note, TransportBuild, TransportKind, TransportSched};
 use crate::host::Hosts;
 use crate::net::Network;
-use crate::packet::{five_tuple_hash, Packet, Proto, UDP_IP_HEADER_BYTES};
+use crate::packet::{five_tuple_hash, Packet, PktId, Proto, UDP_IP_HEADER_BYTES};
 
 #[derive(Clone, Debug)]
 pub struct Stream {
@@ -44,7 +43,7 @@ impl Udp {
             dst,
             sport,
             dport,
-            hash: five_tuple_hash(src, dst, sport, dport, Proto::Udp),
+            hash: five_tuple_hash(src, dst, sport, dport, Proto::UDP),
             app,
             sent_pkts: 0,
             sent_bytes: 0,
@@ -102,7 +101,7 @@ impl Udp {
     /// The flow hash of `stream`'s datagrams to `dst` (a destination per datagram).
     fn hash_to(&self, stream: u32, dst: u32) -> u32 {
         let s = &self.streams[stream as usize];
-        five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::Udp)
+        five_tuple_hash(s.src, dst, s.sport, s.dport, Proto::UDP)
     }
 
     /// Sends one datagram of `stream` to the root of `key` (a torus of CamCubeOS servers:
@@ -117,7 +116,7 @@ impl Udp {
         payload_bytes: u32,
     ) {
         let s = &self.streams[stream as usize];
-        let hash = five_tuple_hash(s.src, key as u32, s.sport, s.dport, Proto::Udp);
+        let hash = five_tuple_hash(s.src, key as u32, s.sport, s.dport, Proto::UDP);
         self.emit(
             net,
             hosts,
@@ -187,7 +186,7 @@ impl Udp {
             dst_host: dst,
             src_port: s.sport,
             dst_port: s.dport,
-            proto: Proto::Udp,
+            proto: Proto::UDP,
             flow_id: stream,
             hash,
             frame_bytes: net.frame_bytes(s.src, payload_bytes + UDP_IP_HEADER_BYTES),
@@ -200,7 +199,8 @@ impl Udp {
         net.pool_mut().alloc(pkt)
     }
 
-    pub fn on_packet(&mut self, pkt: &Packet) {
+    /// A datagram reached its host: counted, and its application told (unless `silent`).
+    pub fn datagram_arrived(&mut self, pkt: &Packet) {
         let d = pkt.dst_host as usize;
         if self.received_by_host.len() <= d {
             self.received_by_host.resize(d + 1, (0, 0));
@@ -230,5 +230,38 @@ impl Udp {
             payload_bytes: pkt.payload_bytes,
             tag: pkt.seq,
         });
+    }
+}
+
+/// UDP keeps no timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UdpEvent {}
+
+impl TransportKind for Udp {
+    const NAME: &'static str = "UDP";
+    const PROTO: Proto = Proto::UDP;
+    type Event = UdpEvent;
+
+    /// Its steady-state figures count the second half of the run.
+    fn build(b: &TransportBuild) -> Self {
+        Udp {
+            steady_from_ps: b.end_ps / 2,
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    fn on_packet(&mut self, path: &mut HostPath<'_, impl TransportSched>, pkt: PktId) {
+        let p = path.take(pkt);
+        self.datagram_arrived(&p);
+    }
+
+    #[inline]
+    fn has_notes(&self) -> bool {
+        !self.notes.is_empty()
+    }
+
+    fn take_notes(&mut self, into: &mut Vec<Note>) {
+        into.append(&mut self.notes);
     }
 }

@@ -71,7 +71,7 @@ impl<S: super::TransportSched> Wire for HostPath<'_, S> {
 
     #[inline]
     fn arm_timer(&mut self, at: TimePs, timer: TcpEvent) {
-        self.ev.schedule(at, timer);
+        self.ev.schedule(at, super::TransportEvent::from(timer));
     }
 
     #[inline]

@@ -8,16 +8,15 @@ use crate::host::threads::{AppThreads, Delivery};
 use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
-use crate::transport::{Dma, Note, Tcp, Udp};
+use crate::transport::{Note, Tcp, Transports, Udp};
 
 /// The layers below the applications, borrowed for one call.
 pub struct Stack<'a, S> {
     pub ev: &'a mut S,
     pub net: &'a mut Network,
     pub hosts: &'a mut Hosts,
-    pub tcp: &'a mut Tcp,
-    pub udp: &'a mut Udp,
-    pub dma: &'a mut Dma,
+    /// The run's transports (`transport::builtin_transports!`).
+    pub transports: &'a mut Transports,
     pub metrics: &'a mut Metrics,
 }
 
@@ -30,6 +29,8 @@ pub struct Apps {
     pub end_ps: TimePs,
     /// Application threads, for hosts that cost time.
     threads: AppThreads<Note>,
+    /// The transports' notes being handed out (`dispatch_pending`).
+    notes: Vec<Note>,
 }
 
 impl Apps {
@@ -49,6 +50,7 @@ impl Apps {
             has_end,
             end_ps,
             threads: AppThreads::default(),
+            notes: Vec::new(),
         }
     }
 
@@ -62,9 +64,7 @@ impl Apps {
             ev: &mut *s.ev,
             net: &mut *s.net,
             hosts: &mut *s.hosts,
-            tcp: &mut *s.tcp,
-            udp: &mut *s.udp,
-            dma: &mut *s.dma,
+            transports: &mut *s.transports,
             metrics: &mut *s.metrics,
             active,
             end_ps,
@@ -100,7 +100,7 @@ impl Apps {
     /// Hands transport notes to their applications (which may cause more notes).
     #[inline]
     pub fn dispatch_notes(&mut self, s: &mut Stack<impl AppSched>) {
-        if !s.tcp.has_notes() && s.udp.notes.is_empty() && s.dma.notes.is_empty() {
+        if !s.transports.has_notes() {
             return;
         }
         self.dispatch_pending(s);
@@ -108,10 +108,10 @@ impl Apps {
 
     #[inline(never)]
     fn dispatch_pending(&mut self, s: &mut Stack<impl AppSched>) {
-        while s.tcp.has_notes() || !s.udp.notes.is_empty() || !s.dma.notes.is_empty() {
-            let mut notes = std::mem::take(s.tcp.notes());
-            notes.append(&mut s.udp.notes);
-            notes.append(&mut s.dma.notes);
+        // The notes' vector is kept between calls (no allocation per event).
+        let mut notes = std::mem::take(&mut self.notes);
+        while s.transports.has_notes() {
+            s.transports.take_notes(&mut notes);
             for n in notes.drain(..) {
                 if s.hosts.costed {
                     self.hold_for_thread(s, n);
@@ -119,10 +119,8 @@ impl Apps {
                     self.deliver_note(s, n);
                 }
             }
-            if !s.tcp.has_notes() {
-                *s.tcp.notes() = notes; // keep the allocation
-            }
         }
+        self.notes = notes;
     }
 
     fn deliver_note(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
@@ -140,19 +138,19 @@ impl Apps {
     fn hold_for_thread(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
         let d = match n {
             Note::Delivered { conn, total, .. } => Delivery {
-                host: s.tcp.receiver_host(conn),
+                host: s.transports.tcp.receiver_host(conn),
                 flow: conn,
                 tcp: true,
-                bytes: s.tcp.take_unread(conn, total),
-                epoch: s.tcp.epoch(conn),
+                bytes: s.transports.tcp.take_unread(conn, total),
+                epoch: s.transports.tcp.epoch(conn),
             },
             // The end of the stream: a read that returns nothing.
             Note::Closed { conn, .. } => Delivery {
-                host: s.tcp.receiver_host(conn),
+                host: s.transports.tcp.receiver_host(conn),
                 flow: conn,
                 tcp: true,
                 bytes: 0,
-                epoch: s.tcp.epoch(conn),
+                epoch: s.transports.tcp.epoch(conn),
             },
             Note::Datagram {
                 stream,

@@ -52,7 +52,8 @@ impl DmaBench {
         let s = &self.spec;
         let peer = s.peers[self.done as usize % s.peers.len()];
         let (op, initiator, size) = (s.op, s.initiator, s.size_bytes);
-        ctx.dma
+        ctx.transports
+            .dma
             .submit(ctx.net, ctx.ev, op, initiator, peer, size, id, self.done);
     }
 

@@ -146,17 +146,17 @@ impl FlowGen {
             }
         };
         let (size, dscp) = self.sizes.sample(&mut self.rng);
-        let conn = ctx.tcp.open(src, dst, id, id);
-        ctx.tcp.set_dscp(conn, dscp);
+        let conn = ctx.transports.tcp.open(src, dst, id, id);
+        ctx.transports.tcp.set_dscp(conn, dscp);
         let rec = ctx.metrics.flows.len() as u32;
         let idx = conn as usize;
         if self.records.len() <= idx {
             self.records.resize(idx + 1, u32::MAX);
         }
         self.records[idx] = rec;
-        let ideal_ps = ctx
-            .net
-            .ideal_transfer_ps(src, dst, size, ctx.tcp.params().mss_bytes);
+        let ideal_ps =
+            ctx.net
+                .ideal_transfer_ps(src, dst, size, ctx.transports.tcp.params().mss_bytes);
         ctx.metrics.flows.push(FlowRecord {
             flow_id: conn,
             src,
@@ -170,7 +170,8 @@ impl FlowGen {
             tcp: true,
         });
         self.started += 1;
-        ctx.tcp
+        ctx.transports
+            .tcp
             .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
         self.schedule_next(id, ctx);
     }

@@ -112,7 +112,7 @@ impl Client {
             *t += self.part_bytes[i];
         }
         for &c in &self.req_conns {
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 c,
                 self.request_bytes,
@@ -188,12 +188,12 @@ impl Server {
             // The server application's own work for one request.
             ctx.hosts
                 .app_request(self.host, self.data_conn, ctx.ev.now(), 0);
-            ctx.tcp.ack_now_if_pending(
+            ctx.transports.tcp.ack_now_if_pending(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 self.host,
                 self.req_conn,
             );
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 self.data_conn,
                 self.part_bytes,

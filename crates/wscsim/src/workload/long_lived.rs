@@ -93,18 +93,18 @@ impl Application for LongLived {
         }
         let mut conns = Vec::with_capacity(self.pairs.len());
         for (i, &(s, d)) in self.pairs.iter().enumerate() {
-            let conn = ctx.tcp.open(s, d, id, id);
+            let conn = ctx.transports.tcp.open(s, d, id, id);
             let dscp = if self.dscp.is_empty() {
                 0
             } else {
                 self.dscp[i % self.dscp.len()]
             };
-            ctx.tcp.set_dscp(conn, dscp);
+            ctx.transports.tcp.set_dscp(conn, dscp);
             conns.push(conn);
             let size = self.size.unwrap_or(0);
             let ideal_ps = if size > 0 {
                 ctx.net
-                    .ideal_transfer_ps(s, d, size, ctx.tcp.params().mss_bytes)
+                    .ideal_transfer_ps(s, d, size, ctx.transports.tcp.params().mss_bytes)
             } else {
                 0
             };
@@ -123,7 +123,7 @@ impl Application for LongLived {
         }
         self.first_conn = conns.first().copied().unwrap_or(0);
         for c in conns {
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 c,
                 self.size.unwrap_or(ENDLESS_BYTES),

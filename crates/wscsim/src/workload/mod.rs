@@ -66,7 +66,7 @@ use crate::engine::{Scheduler, TimePs};
 use crate::host::Hosts;
 use crate::metrics::Metrics;
 use crate::net::Network;
-use crate::transport::{Dma, Note, Tcp, Udp};
+use crate::transport::{Note, Transports, Udp};
 use serde::{Deserialize, Serialize};
 
 /// The workload layer's events.
@@ -109,17 +109,16 @@ impl AppEvent {
 }
 
 /// What applications schedule through: their own timers and everything below.
-pub trait AppSched: crate::transport::dma::DmaSched + Scheduler<AppEvent> {}
-impl<T: crate::transport::dma::DmaSched + Scheduler<AppEvent>> AppSched for T {}
+pub trait AppSched: crate::transport::TransportSched + Scheduler<AppEvent> {}
+impl<T: crate::transport::TransportSched + Scheduler<AppEvent>> AppSched for T {}
 
 /// What an application may touch.
 pub struct Ctx<'a, S> {
     pub ev: &'a mut S,
     pub net: &'a mut Network,
     pub hosts: &'a mut Hosts,
-    pub tcp: &'a mut Tcp,
-    pub udp: &'a mut Udp,
-    pub dma: &'a mut Dma,
+    /// The run's transports (`transport::builtin_transports!`).
+    pub transports: &'a mut Transports,
     pub metrics: &'a mut Metrics,
     /// Number of driver applications still working; the run ends when it reaches 0.
     pub active: &'a mut u32,

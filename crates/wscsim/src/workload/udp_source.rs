@@ -275,7 +275,7 @@ impl WorkloadKind for UdpSource {
 
 impl Application for UdpSource {
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
-        self.open(id, ctx.udp, &mut ctx.metrics.flows);
+        self.open(id, &mut ctx.transports.udp, &mut ctx.metrics.flows);
         for i in 0..self.sources.len() {
             let first = self.gap_ps(i);
             ctx.ev.schedule(
@@ -298,7 +298,7 @@ impl Application for UdpSource {
             _ if !up => {}
             Target::RandomKey => {
                 let key: u64 = self.rngs[i].random();
-                ctx.udp.send_to_key(
+                ctx.transports.udp.send_to_key(
                     ctx.net,
                     ctx.hosts,
                     ctx.ev,
@@ -307,7 +307,7 @@ impl Application for UdpSource {
                     self.payload_bytes,
                 );
             }
-            Target::Host(_) => ctx.udp.send(
+            Target::Host(_) => ctx.transports.udp.send(
                 ctx.net,
                 ctx.hosts,
                 ctx.ev,
@@ -316,7 +316,7 @@ impl Application for UdpSource {
             ),
             _ => {
                 let dst = self.next_destination(ctx.net, i, src);
-                ctx.udp.send_to(
+                ctx.transports.udp.send_to(
                     ctx.net,
                     ctx.hosts,
                     ctx.ev,

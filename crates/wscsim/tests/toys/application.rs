@@ -106,7 +106,9 @@ impl WorkloadKind for ToyEcho {
 impl ToyEcho {
     fn send(&mut self, conn: u32, ctx: &mut Ctx<impl AppSched>) {
         let path = &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev);
-        ctx.tcp.write(path, conn, self.spec.message_bytes);
+        ctx.transports
+            .tcp
+            .write(path, conn, self.spec.message_bytes);
     }
 }
 

@@ -167,7 +167,7 @@ mod tests {
                 7,
                 (f % 5000) as u16,
                 5001,
-                crate::packet::Proto::Tcp,
+                crate::packet::Proto::TCP,
             );
             counts[(r.next_port(0, 0, h) - 10) as usize] += 1;
         }

@@ -16,7 +16,6 @@
 use super::stats::{CwndSample, CwndTrace, RttStats};
 use super::wire::Wire;
 use super::Note;
-use super::TcpEvent;
 use crate::engine::{TimePs, NEVER};
 use crate::packet::{ecn, five_tuple_hash, tcp_flags, Packet, Proto, TCP_IP_HEADER_BYTES};
 use cc::{CcState, Variant};
@@ -397,7 +396,7 @@ impl TcpPart {
             peer: dst,
             sport,
             dport,
-            hash: five_tuple_hash(src, dst, sport, dport, Proto::Tcp),
+            hash: five_tuple_hash(src, dst, sport, dport, Proto::TCP),
             app: tx_app,
             peer_app: rx_app,
             dscp: 0,
@@ -533,6 +532,15 @@ impl TcpPart {
     }
 }
 
+/// TCP's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpEvent {
+    /// A timer of connection `conn` (lazy: the handler checks the real deadline). `which`:
+    /// 0 the sender's retransmission timer, 1 the receiver's delayed ACK.
+    /// `part`: the part of the run's TCP that holds the half (`tcp::Tcp`).
+    Timer { conn: u32, which: u8, part: u16 },
+}
+
 mod ack;
 pub mod cc;
 mod close;
@@ -573,7 +581,7 @@ mod tests {
         let other = b.tcp.open(0, 1, 0, 0);
         let (a, o) = (&b.tcp.senders[b.conn], &b.tcp.senders[other]);
         assert_eq!(o.sport, a.sport + 1);
-        assert_eq!(o.hash, five_tuple_hash(0, 1, o.sport, o.dport, Proto::Tcp));
+        assert_eq!(o.hash, five_tuple_hash(0, 1, o.sport, o.dport, Proto::TCP));
         assert_ne!(o.hash, a.hash);
     }
 

@@ -21,7 +21,7 @@ impl TcpPart {
             dst_host: s.peer,
             src_port: s.sport,
             dst_port: s.dport,
-            proto: Proto::Tcp,
+            proto: Proto::TCP,
             dscp: s.dscp,
             ecn: if self.params.ecn {
                 ecn::ECT0
@@ -178,12 +178,12 @@ impl TcpPart {
             dst_host: to,
             src_port: sport,
             dst_port: dport,
-            proto: Proto::Tcp,
+            proto: Proto::TCP,
             dscp,
             tcp_flags: flags,
             flow_id: conn,
             key,
-            hash: five_tuple_hash(from, to, sport, dport, Proto::Tcp),
+            hash: five_tuple_hash(from, to, sport, dport, Proto::TCP),
             frame_bytes: w.frame_bytes(from, TCP_IP_HEADER_BYTES),
             ts_ps: now,
             ts_echo_ps,

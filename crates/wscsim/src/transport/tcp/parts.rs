@@ -11,9 +11,9 @@
 
 use super::halves::{ConnIds, MAX_PARTS};
 use super::{CwndTrace, Sender, TcpParams, TcpPart};
-use crate::packet::Packet;
+use crate::packet::{Packet, PktId, Proto};
 use crate::transport::wire::Wire;
-use crate::transport::{Note, TcpEvent};
+use crate::transport::{HostPath, Note, TcpEvent, TransportBuild, TransportKind, TransportSched};
 
 pub struct Tcp {
     parts: Vec<TcpPart>,
@@ -120,30 +120,10 @@ impl Tcp {
         }
     }
 
-    /// A TCP packet reached its host.
-    pub fn on_packet(&mut self, w: &mut impl Wire, pkt: &Packet) {
+    /// A TCP segment reached its host (through any wire: the simulation's, or a test's).
+    pub fn on_segment(&mut self, w: &mut impl Wire, pkt: &Packet) {
         self.active = self.host_part(pkt.dst_host);
         self.parts[self.active].on_packet(w, pkt);
-    }
-
-    /// (Not inlined: a timer is rare beside packets, and the event loop's dispatch stays
-    /// small enough to inline the network's handler.)
-    #[inline(never)]
-    pub fn on_timer(&mut self, w: &mut impl Wire, e: TcpEvent) {
-        let TcpEvent::Timer { conn, which, part } = e;
-        self.active = usize::from(part);
-        self.parts[self.active].on_timer(w, conn, which);
-    }
-
-    /// The host a timer acts at.
-    pub fn timer_host(&self, e: TcpEvent) -> u32 {
-        let TcpEvent::Timer { conn, which, part } = e;
-        self.parts[usize::from(part)].timer_host(conn, which)
-    }
-
-    pub fn prefetch_timer(&self, e: TcpEvent) {
-        let TcpEvent::Timer { conn, which, part } = e;
-        self.parts[usize::from(part)].prefetch_timer(conn, which);
     }
 
     /// Prefetches what a packet of `conn` arriving at host `host` touches.
@@ -165,15 +145,6 @@ impl Tcp {
                 w.nic_departures().clear();
             }
         }
-    }
-
-    /// What the last packet, timer or write told applications.
-    pub fn notes(&mut self) -> &mut Vec<Note> {
-        &mut self.parts[self.active].notes
-    }
-
-    pub fn has_notes(&self) -> bool {
-        !self.parts[self.active].notes.is_empty()
     }
 
     /// The host of `conn`'s receiver half, which the last event reached (a note's).
@@ -249,6 +220,71 @@ impl Tcp {
     }
 }
 
+impl TransportKind for Tcp {
+    const NAME: &'static str = "TCP";
+    const PROTO: Proto = Proto::TCP;
+    type Event = TcpEvent;
+
+    fn build(b: &TransportBuild) -> Self {
+        if !b.partitioned {
+            return Tcp::new(b.tcp.clone());
+        }
+        // Parts are numbered over the partitions that hold hosts, in partition order.
+        let partition: Vec<u32> = (0..b.net.n_hosts() as u32)
+            .map(|h| u32::from(b.net.host_partition(h)))
+            .collect();
+        let mut holding: Vec<u32> = partition.clone();
+        holding.sort_unstable();
+        holding.dedup();
+        let host_part = partition
+            .iter()
+            .map(|p| holding.binary_search(p).expect("listed") as u32)
+            .collect();
+        Tcp::split(b.tcp.clone(), host_part)
+    }
+
+    #[inline]
+    fn on_packet(&mut self, path: &mut HostPath<'_, impl TransportSched>, pkt: PktId) {
+        let p = path.take(pkt);
+        self.on_segment(path, &p);
+    }
+
+    /// (Not inlined: a timer is rare beside packets, and the event loop's dispatch stays
+    /// small enough to inline the network's handler.)
+    #[inline(never)]
+    fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: TcpEvent) {
+        let TcpEvent::Timer { conn, which, part } = e;
+        self.active = usize::from(part);
+        self.parts[self.active].on_timer(path, conn, which);
+    }
+
+    fn timer_host(&self, e: TcpEvent) -> u32 {
+        let TcpEvent::Timer { conn, which, part } = e;
+        self.parts[usize::from(part)].timer_host(conn, which)
+    }
+
+    #[inline]
+    fn prefetch_timer(&self, e: TcpEvent) {
+        let TcpEvent::Timer { conn, which, part } = e;
+        self.parts[usize::from(part)].prefetch_timer(conn, which);
+    }
+
+    #[inline]
+    fn prefetch_packet(&self, p: &Packet) {
+        self.prefetch_conn(p.dst_host, p.flow_id);
+    }
+
+    /// What the last packet, timer or write told applications (the part it acted in).
+    #[inline]
+    fn has_notes(&self) -> bool {
+        !self.parts[self.active].notes.is_empty()
+    }
+
+    fn take_notes(&mut self, into: &mut Vec<Note>) {
+        into.append(&mut self.parts[self.active].notes);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testbed::{params, TestWire};
@@ -291,8 +327,8 @@ mod tests {
         while let Some(p) = (!w.sent.is_empty()).then(|| w.sent.remove(0)) {
             w.now_ps += 1_000_000;
             seen.push(gist(&p));
-            tcp.on_packet(&mut w, &p);
-            notes.append(tcp.notes());
+            tcp.on_segment(&mut w, &p);
+            TransportKind::take_notes(tcp, &mut notes);
             let delivered = |n: &Note, c| matches!(n, Note::Delivered { conn, total, .. } if *conn == c && *total >= 3000);
             if !answered && notes.iter().any(|n| delivered(n, req)) {
                 answered = true;

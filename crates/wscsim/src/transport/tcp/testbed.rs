@@ -151,7 +151,7 @@ impl Bench {
         let mut pkt = Packet {
             src_host: 1,
             dst_host: 0,
-            proto: Proto::Tcp,
+            proto: Proto::TCP,
             tcp_flags: tcp_flags::ACK,
             flow_id: self.conn,
             ack: una * self.mss,
@@ -196,7 +196,7 @@ impl Bench {
         Packet {
             src_host: 0,
             dst_host: 1,
-            proto: Proto::Tcp,
+            proto: Proto::TCP,
             flow_id: self.conn,
             seq: seg * self.mss,
             payload_bytes: self.mss as u32,

@@ -280,12 +280,16 @@ impl Job {
             let k = pair(i, j, n);
             if matches!(phase, Phase::Shuffle { dma: true, .. }) {
                 let (a, b) = (self.spec.nodes[i], self.spec.nodes[j]);
-                ctx.dma
+                ctx.transports
+                    .dma
                     .submit(ctx.net, ctx.ev, Op::Write, a, b, bytes, id, k as u32);
             } else {
                 let conn = self.conns.conn(i, j, n);
-                ctx.tcp
-                    .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, bytes);
+                ctx.transports.tcp.write(
+                    &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+                    conn,
+                    bytes,
+                );
             }
         }
     }
@@ -319,7 +323,7 @@ impl Job {
 
     /// A shuffle's DMA write of pair `tag` has arrived.
     pub fn on_dma(&mut self, id: u32, xfer: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
-        let bytes = ctx.dma.transfers[xfer as usize].bytes;
+        let bytes = ctx.transports.dma.transfers[xfer as usize].bytes;
         let (i, j) = unpair(tag as usize, self.spec.nodes.len());
         self.arrived(id, i, j, bytes, ctx);
     }
@@ -474,7 +478,7 @@ impl crate::workload::Application for Job {
         *ctx.active += 1;
         let n = self.spec.nodes.len();
         if self.tcp_shuffles() {
-            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
+            self.conns = PairConns::open(&self.spec.nodes, id, &mut ctx.transports.tcp);
         }
         for i in 0..n {
             self.begin(id, i, ctx);

@@ -305,12 +305,14 @@ impl MapReduce {
             let k = pair(i, j, n);
             if self.spec.dma {
                 let (a, b) = (self.spec.nodes[i], self.spec.nodes[j]);
-                ctx.dma
+                ctx.transports
+                    .dma
                     .submit(ctx.net, ctx.ev, Op::Write, a, b, seg, id, reduce);
             } else {
                 self.on_conn[k].push_back((reduce, seg));
                 let conn = self.conns.conn(i, j, n);
-                ctx.tcp
+                ctx.transports
+                    .tcp
                     .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, seg);
             }
         }
@@ -356,7 +358,7 @@ impl MapReduce {
 
     /// A shuffle segment's DMA write has arrived (`tag` is its reduce task).
     pub fn on_dma(&mut self, id: u32, xfer: u32, tag: u32, ctx: &mut Ctx<impl AppSched>) {
-        let bytes = ctx.dma.transfers[xfer as usize].bytes;
+        let bytes = ctx.transports.dma.transfers[xfer as usize].bytes;
         self.segment_in(id, tag, bytes, ctx);
     }
 
@@ -476,7 +478,7 @@ impl crate::workload::Application for MapReduce {
         *ctx.active += 1;
         let n = self.spec.nodes.len();
         if !self.spec.dma {
-            self.conns = PairConns::open(&self.spec.nodes, id, ctx.tcp);
+            self.conns = PairConns::open(&self.spec.nodes, id, &mut ctx.transports.tcp);
         }
         for t in self.n_maps..self.tasks.len() as u32 {
             self.launch(id, t, ctx);

@@ -308,12 +308,15 @@ impl Memcached {
         }
         let (ch, sh) = (self.spec.clients[c as usize], self.spec.servers[s as usize]);
         let (req, resp) = if self.spec.udp {
-            (ctx.udp.open(ch, sh, self.id), ctx.udp.open(sh, ch, self.id))
+            (
+                ctx.transports.udp.open(ch, sh, self.id),
+                ctx.transports.udp.open(sh, ch, self.id),
+            )
         } else {
             let req = if self.spec.requests_per_connection.is_some() {
                 // socket() and connect(), then the handshake; the request waits for it.
                 ctx.hosts.syscalls(ch, ch, ctx.ev.now(), 2);
-                ctx.tcp.connect(
+                ctx.transports.tcp.connect(
                     &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                     ch,
                     sh,
@@ -321,14 +324,14 @@ impl Memcached {
                     self.id,
                 )
             } else {
-                ctx.tcp.open(ch, sh, self.id, self.id)
+                ctx.transports.tcp.open(ch, sh, self.id, self.id)
             };
             let resp = if self.split {
                 NONE // the server opens it (`open_response`)
             } else {
-                let resp = ctx.tcp.open(sh, ch, self.id, self.id);
+                let resp = ctx.transports.tcp.open(sh, ch, self.id, self.id);
                 // One bidirectional connection: responses carry the ACKs of requests.
-                ctx.tcp.link_reverse(req, resp);
+                ctx.transports.tcp.link_reverse(req, resp);
                 resp
             };
             (req, resp)
@@ -366,8 +369,8 @@ impl Memcached {
         let pair = &mut self.pairs[p as usize];
         let ch = self.spec.clients[pair.client as usize];
         let sh = self.spec.servers[pair.server as usize];
-        let resp = ctx.tcp.open(sh, ch, self.id, self.id);
-        ctx.tcp.link_reverse_at(sh, pair.req, resp);
+        let resp = ctx.transports.tcp.open(sh, ch, self.id, self.id);
+        ctx.transports.tcp.link_reverse_at(sh, pair.req, resp);
         pair.resp = resp;
         *slot(&mut self.pair_of_conn, resp) = p;
     }
@@ -420,7 +423,7 @@ impl Memcached {
             pair.req_end += request_bytes as u64;
             pending.msg.end = pair.req_end;
             pair.unread.push_back(pending);
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 pair.req,
                 request_bytes as u64,
@@ -509,7 +512,7 @@ impl Memcached {
                 end: pair.resp_end,
                 got: 0,
             });
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 pair.resp,
                 response as u64,
@@ -565,7 +568,8 @@ impl Memcached {
             if pair.retiring && pair.unread.is_empty() && pair.responses.is_empty() {
                 // The connection's last response is in: the client closes it (once).
                 pair.retiring = false;
-                ctx.tcp
+                ctx.transports
+                    .tcp
                     .close(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), pair.req);
             }
         }
@@ -579,7 +583,8 @@ impl Memcached {
         debug_assert_eq!(conn, pair.req, "only clients close first");
         let host = self.spec.servers[pair.server as usize];
         ctx.hosts.syscalls(host, pair.resp, ctx.ev.now(), 1);
-        ctx.tcp
+        ctx.transports
+            .tcp
             .close(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), pair.resp);
         self.free_pairs.push(std::cmp::Reverse(p));
     }
@@ -628,7 +633,7 @@ fn send_datagrams(ctx: &mut Ctx<impl AppSched>, stream: u32, bytes: u64, rec: u3
     for _ in 0..n {
         let chunk = left.min(UDP_CHUNK_BYTES - UDP_FRAME_HEADER_BYTES);
         left -= chunk;
-        ctx.udp.send_tagged(
+        ctx.transports.udp.send_tagged(
             ctx.net,
             ctx.hosts,
             ctx.ev,
@@ -664,7 +669,7 @@ impl crate::workload::Application for Memcached {
 
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
         self.id = id;
-        self.split = !self.spec.udp && ctx.tcp.is_split();
+        self.split = !self.spec.udp && ctx.transports.tcp.is_split();
         *ctx.active += 1;
         for c in 0..self.spec.clients.len() as u32 {
             let first = self.gap_ps(c);

@@ -173,7 +173,7 @@ impl Ramcloud {
         });
         let bytes = self.request_bytes();
         if self.spec.tcp {
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 self.req_conn,
                 bytes,
@@ -208,7 +208,8 @@ impl Ramcloud {
             let tag = (c as u64) << 48 | u64::from(ch.sent);
             ch.sent += 1;
             let payload = data + FAST_HEADER_BYTES;
-            ctx.udp
+            ctx.transports
+                .udp
                 .send_tagged(ctx.net, ctx.hosts, ctx.ev, ch.data, payload, tag);
         }
     }
@@ -233,8 +234,14 @@ impl Ramcloud {
         } else if ch.received.is_multiple_of(ack_after) {
             let tag = ACK_BIT | (c as u64) << 48 | u64::from(ch.received);
             let stream = ch.acks;
-            ctx.udp
-                .send_tagged(ctx.net, ctx.hosts, ctx.ev, stream, FAST_HEADER_BYTES, tag);
+            ctx.transports.udp.send_tagged(
+                ctx.net,
+                ctx.hosts,
+                ctx.ev,
+                stream,
+                FAST_HEADER_BYTES,
+                tag,
+            );
         }
     }
 
@@ -283,12 +290,12 @@ impl Ramcloud {
         }
         let bytes = self.response_bytes();
         if self.spec.tcp {
-            ctx.tcp.ack_now_if_pending(
+            ctx.transports.tcp.ack_now_if_pending(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 m,
                 self.req_conn,
             );
-            ctx.tcp.write(
+            ctx.transports.tcp.write(
                 &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
                 self.resp_conn,
                 bytes,
@@ -414,10 +421,12 @@ impl crate::workload::Application for Ramcloud {
         *ctx.active += 1;
         let (c, m) = (self.spec.client, self.spec.master);
         if self.spec.tcp {
-            self.req_conn = ctx.tcp.open(c, m, id, id);
-            self.resp_conn = ctx.tcp.open(m, c, id, id);
+            self.req_conn = ctx.transports.tcp.open(c, m, id, id);
+            self.resp_conn = ctx.transports.tcp.open(m, c, id, id);
             // One kernel TCP session (socket): responses carry the ACKs of requests.
-            ctx.tcp.link_reverse(self.req_conn, self.resp_conn);
+            ctx.transports
+                .tcp
+                .link_reverse(self.req_conn, self.resp_conn);
         } else {
             let mtu = ctx.net.host_link(c).mtu_bytes;
             self.frag_bytes = mtu - crate::packet::UDP_IP_HEADER_BYTES - FAST_HEADER_BYTES;
@@ -426,8 +435,8 @@ impl crate::workload::Application for Ramcloud {
                 pairs.extend([(m, b), (b, m)]);
             }
             for (from, to) in pairs {
-                let data = ctx.udp.open(from, to, id);
-                let acks = ctx.udp.open(to, from, id);
+                let data = ctx.transports.udp.open(from, to, id);
+                let acks = ctx.transports.udp.open(to, from, id);
                 self.channels.push(Channel {
                     to,
                     data,
