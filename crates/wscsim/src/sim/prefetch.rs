@@ -54,18 +54,23 @@ impl Sim {
     /// this event's work (large arrays of connections miss on every access).
     #[inline]
     pub(super) fn prefetch(&self, next: SimEvent) {
-        match next.layer() {
-            Layer::Net(e) => self.net.prefetch_event(e),
-            Layer::Transport(e) => self.transports.prefetch_timer(e),
-            Layer::Host(HostEvent::RxDone { pkt }) => {
+        match next {
+            SimEvent::Net(e) => self.net.prefetch_event(e),
+            SimEvent::Host(HostEvent::RxDone { pkt }) => {
                 let p = self.net.pool().get(pkt);
                 self.transports.prefetch_packet(p);
             }
-            Layer::Host(HostEvent::TxDone { pkt }) => {
+            SimEvent::Host(HostEvent::TxDone { pkt }) => {
                 self.net.prefetch_nic(self.net.pool().get(pkt).src_host)
             }
-            Layer::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
-            _ => {}
+            SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
+            SimEvent::Host(_) | SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) => {}
+            // The other variants are the transports' (`SimEvent::layer`).
+            e => {
+                if let Layer::Transport(e) = e.layer() {
+                    self.transports.prefetch_timer(e);
+                }
+            }
         }
     }
 

@@ -127,7 +127,7 @@ impl Tcp {
     }
 
     /// Prefetches what a packet of `conn` arriving at host `host` touches.
-    #[inline]
+    #[inline(always)]
     pub fn prefetch_conn(&self, host: u32, conn: u32) {
         self.parts[self.host_part(host)].prefetch_conn(conn);
     }
@@ -269,7 +269,7 @@ impl TransportKind for Tcp {
         self.parts[usize::from(part)].prefetch_timer(conn, which);
     }
 
-    #[inline]
+    #[inline(always)]
     fn prefetch_packet(&self, p: &Packet) {
         self.prefetch_conn(p.dst_host, p.flow_id);
     }
