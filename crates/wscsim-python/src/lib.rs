@@ -433,7 +433,7 @@ fn catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         "size_cdfs",
         r::BUILTIN_CDFS.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
     )?;
-    d.set_item("host_stacks", wscsim::host::presets::STACKS.to_vec())?;
+    d.set_item("host_stacks", wscsim::host::presets::names())?;
     Ok(d)
 }
 

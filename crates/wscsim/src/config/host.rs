@@ -5,7 +5,7 @@ use super::checks::in_range;
 use super::{d_scheme, err, ConfigError};
 use crate::host::disk::{StorageDevice, DEVICES};
 use crate::host::noise::{BurstSpec, NoiseSpec};
-use crate::host::presets::{stack, STACKS};
+use crate::host::presets::{names, stack};
 use crate::host::{HostSpec, IoModel, StackCosts, Threads};
 use crate::units::Duration;
 use serde::{Deserialize, Serialize};
@@ -154,7 +154,7 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
             format!("{:?}", h.stack),
             format!(
                 "one of {}",
-                STACKS
+                names()
                     .iter()
                     .map(|s| format!("{s:?}"))
                     .collect::<Vec<_>>()

@@ -75,7 +75,10 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
 
     let host = super::host::resolve_host(&mut sc.host, sc.seed)?;
     let mut tcp = resolve_transport(&mut sc.transport, &host_tech)?;
-    resolve_tcp_rules(&mut sc.transport, &sc.host.stack, &host, &mut tcp)?;
+    // The host's kernel chooses TCP's rules unless the scenario does (the stack was
+    // checked with the host).
+    let kernel_rules = crate::host::presets::stack(&sc.host.stack).map_or("rfc", |p| p.tcp_rules);
+    resolve_tcp_rules(&mut sc.transport, kernel_rules, &host, &mut tcp)?;
     tcp.seed = sc.seed;
     let switch = resolve_switch(&mut sc, &graph, &tcp, &host_tech, preset_latency)?;
 

@@ -5,18 +5,14 @@
 use super::noise::{BurstSpec, NoiseSpec};
 use super::StackCosts;
 
-/// Names accepted by `host.stack`.
-pub const STACKS: &[&str] = &[
-    "ideal",
-    "linux_2_6_39",
-    "linux_3_5",
-    "user_space",
-    "camcube",
-];
+/// The stack presets, one line each (`host.stack` takes their names, in this order).
+const STACKS: &[fn() -> StackPreset] = &[ideal, linux_2_6_39, linux_3_5, user_space, camcube];
 
-/// A stack preset: its costs, the receive ring size of its NIC driver, and where its work
-/// runs (`host.threads`).
+/// A stack preset: its name, its costs, the receive ring size of its NIC driver, where its
+/// work runs (`host.threads`), and the TCP rules its kernel follows.
 pub struct StackPreset {
+    /// Its name in `host.stack`.
+    pub name: &'static str,
     pub costs: StackCosts,
     pub rx_ring_packets: u32,
     pub threads: &'static str,
@@ -26,86 +22,112 @@ pub struct StackPreset {
     /// Operating-system noise on the preset's machine (`host.noise`; none unless a full
     /// kernel runs).
     pub noise: NoiseSpec,
+    /// The loss recovery and timer rules of its kernel's TCP (`transport.rules`' default:
+    /// "rfc" unless it runs a Linux TCP of its own).
+    pub tcp_rules: &'static str,
 }
 
 /// DIABLO's server model: one 4 GHz core.
 const DIABLO_CLOCK_GHZ: f64 = 4.0;
 
+/// The preset named `name`.
 pub fn stack(name: &str) -> Option<StackPreset> {
-    let p = match name {
-        // The ns-style host: nothing costs time.
-        "ideal" => StackPreset {
-            costs: StackCosts::default(),
-            rx_ring_packets: u32::MAX,
-            threads: "per_flow",
-            clock_ghz: DIABLO_CLOCK_GHZ,
-            cores: 1,
-            noise: NoiseSpec::default(),
+    STACKS.iter().map(|f| f()).find(|p| p.name == name)
+}
+
+/// The names `host.stack` takes.
+pub fn names() -> Vec<&'static str> {
+    STACKS.iter().map(|f| f().name).collect()
+}
+
+/// The ns-style host: nothing costs time.
+fn ideal() -> StackPreset {
+    StackPreset {
+        name: "ideal",
+        costs: StackCosts::default(),
+        rx_ring_packets: u32::MAX,
+        threads: "per_flow",
+        clock_ghz: DIABLO_CLOCK_GHZ,
+        cores: 1,
+        noise: NoiseSpec::default(),
+        tcp_rules: "rfc",
+    }
+}
+
+/// Linux 2.6.39 with an e1000-class NIC (DIABLO's server model): a full kernel TCP/IP path
+/// per packet, a context switch per wake-up, 256 receive descriptors.
+fn linux_2_6_39() -> StackPreset {
+    StackPreset {
+        name: "linux_2_6_39",
+        costs: StackCosts {
+            tx_packet: 6200.0,
+            rx_packet: 7750.0,
+            per_byte: 0.5,
+            syscall: 1550.0,
+            wakeup: 6200.0,
+            interrupt: 3900.0,
+            app_request: 2000.0,
+            forward_packet: 0.0,
+            ..StackCosts::default()
         },
-        // Linux 2.6.39 with an e1000-class NIC (DIABLO's server model): a full kernel TCP/IP
-        // path per packet, a context switch per wake-up, 256 receive descriptors.
-        "linux_2_6_39" => StackPreset {
-            costs: StackCosts {
-                tx_packet: 6200.0,
-                rx_packet: 7750.0,
-                per_byte: 0.5,
-                syscall: 1550.0,
-                wakeup: 6200.0,
-                interrupt: 3900.0,
-                app_request: 2000.0,
-                forward_packet: 0.0,
-                ..StackCosts::default()
-            },
-            rx_ring_packets: 256,
-            threads: "per_flow",
-            clock_ghz: DIABLO_CLOCK_GHZ,
-            cores: 1,
-            noise: linux_noise(Kernel::Linux2_6_39),
+        rx_ring_packets: 256,
+        threads: "per_flow",
+        clock_ghz: DIABLO_CLOCK_GHZ,
+        cores: 1,
+        noise: linux_noise(Kernel::Linux2_6_39),
+        tcp_rules: "linux_2_6_39",
+    }
+}
+
+/// Linux 3.5: the same paths at a fifth of 2.6.39's cost, fitted to DIABLO Figure 14 (mean
+/// memcached latency almost halved at 2,000 nodes, 10 Gbit/s, same hardware).
+fn linux_3_5() -> StackPreset {
+    StackPreset {
+        name: "linux_3_5",
+        costs: StackCosts {
+            tx_packet: 1240.0,
+            rx_packet: 1550.0,
+            per_byte: 0.5,
+            syscall: 310.0,
+            wakeup: 1240.0,
+            interrupt: 780.0,
+            app_request: 2000.0,
+            forward_packet: 0.0,
+            ..StackCosts::default()
         },
-        // Linux 3.5: the same paths at a fifth of 2.6.39's cost, fitted to DIABLO Figure 14
-        // (mean memcached latency almost halved at 2,000 nodes, 10 Gbit/s, same hardware).
-        "linux_3_5" => StackPreset {
-            costs: StackCosts {
-                tx_packet: 1240.0,
-                rx_packet: 1550.0,
-                per_byte: 0.5,
-                syscall: 310.0,
-                wakeup: 1240.0,
-                interrupt: 780.0,
-                app_request: 2000.0,
-                forward_packet: 0.0,
-                ..StackCosts::default()
-            },
-            rx_ring_packets: 256,
-            threads: "per_flow",
-            clock_ghz: DIABLO_CLOCK_GHZ,
-            cores: 1,
-            noise: linux_noise(Kernel::Linux3_5),
+        rx_ring_packets: 256,
+        threads: "per_flow",
+        clock_ghz: DIABLO_CLOCK_GHZ,
+        cores: 1,
+        noise: linux_noise(Kernel::Linux3_5),
+        tcp_rules: "linux_3_5",
+    }
+}
+
+/// A user-space polling stack (DPDK, as in the RAMCloud slides): no system calls, no
+/// interrupts, no wake-ups; a short per-packet driver and protocol path. Its TCP (where a
+/// workload runs one over it) follows the RFCs.
+fn user_space() -> StackPreset {
+    StackPreset {
+        name: "user_space",
+        costs: StackCosts {
+            tx_packet: 1550.0,
+            rx_packet: 1600.0,
+            per_byte: 0.5,
+            syscall: 0.0,
+            wakeup: 0.0,
+            interrupt: 0.0,
+            app_request: 2000.0,
+            forward_packet: 0.0,
+            ..StackCosts::default()
         },
-        // A user-space polling stack (DPDK, as in the RAMCloud slides): no system calls, no
-        // interrupts, no wake-ups; a short per-packet driver and protocol path.
-        "user_space" => StackPreset {
-            costs: StackCosts {
-                tx_packet: 1550.0,
-                rx_packet: 1600.0,
-                per_byte: 0.5,
-                syscall: 0.0,
-                wakeup: 0.0,
-                interrupt: 0.0,
-                app_request: 2000.0,
-                forward_packet: 0.0,
-                ..StackCosts::default()
-            },
-            rx_ring_packets: 512,
-            threads: "per_flow",
-            clock_ghz: DIABLO_CLOCK_GHZ,
-            cores: 1,
-            noise: linux_noise(Kernel::UserSpace),
-        },
-        "camcube" => camcube(),
-        _ => return None,
-    };
-    Some(p)
+        rx_ring_packets: 512,
+        threads: "per_flow",
+        clock_ghz: DIABLO_CLOCK_GHZ,
+        cores: 1,
+        noise: linux_noise(Kernel::UserSpace),
+        tcp_rules: "rfc",
+    }
 }
 
 /// CamCubeOS's user-space runtime on the paper's servers (Xeon 5520 at 2.27 GHz, 8 logical
@@ -120,6 +142,7 @@ pub fn stack(name: &str) -> Option<StackPreset> {
 /// per byte.
 fn camcube() -> StackPreset {
     StackPreset {
+        name: "camcube",
         costs: StackCosts {
             tx_packet: 14_642.0,
             rx_packet: 14_642.0,
@@ -144,6 +167,7 @@ fn camcube() -> StackPreset {
         cores: 8,
         // Fitted to the paper's averages with no noise: a noise model would change the fit.
         noise: NoiseSpec::default(),
+        tcp_rules: "rfc",
     }
 }
 

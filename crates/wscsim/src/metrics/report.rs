@@ -1,6 +1,6 @@
 //! What each part of a run reports when it ends, through one trait: its result tables and
-//! its headline figures. The simulation asks the services, the applications and the DMA
-//! engines in turn without naming any of them, so a new application or service reports
+//! its headline figures. The simulation asks the services, the applications and the
+//! transports in turn without naming any of them, so a new application or service reports
 //! by implementing `Report` in its own file (its arm of its layer's match).
 
 use crate::engine::TimePs;
@@ -36,23 +36,5 @@ impl<T: Report + ?Sized> Report for Box<T> {
     }
     fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
         (**self).headline(ctx, h)
-    }
-}
-
-impl Report for crate::transport::Dma {
-    fn tables(&self, _ctx: &ReportCtx, out: &mut Vec<Table>) {
-        if !self.transfers.is_empty() {
-            out.push(crate::transport::dma::table(self));
-        }
-    }
-
-    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
-        let dropped = ctx
-            .net
-            .drop_log()
-            .iter()
-            .filter(|d| d.proto == crate::packet::Proto::DMA)
-            .count() as u64;
-        crate::transport::dma::headline(h, self, dropped);
     }
 }

@@ -37,8 +37,10 @@
 
 use super::{HostPath, Note, TransportBuild, TransportKind, TransportSched};
 use crate::engine::TimePs;
+use crate::metrics::report::{Headline, Report, ReportCtx};
 use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
+use crate::table::Table;
 
 /// The DMA layer's events: a step of transfer `xfer`; `step` is a chunk index, or
 /// `START` when a window remap is done.
@@ -469,6 +471,25 @@ impl TransportKind for Dma {
 
     fn take_notes(&mut self, into: &mut Vec<Note>) {
         into.append(&mut self.notes);
+    }
+}
+
+/// Its table and headline figures, when the run made transfers.
+impl Report for Dma {
+    fn tables(&self, _ctx: &ReportCtx, out: &mut Vec<Table>) {
+        if !self.transfers.is_empty() {
+            out.push(table(self));
+        }
+    }
+
+    fn headline(&self, ctx: &ReportCtx, h: &mut Headline) {
+        let dropped = ctx
+            .net
+            .drop_log()
+            .iter()
+            .filter(|d| d.proto == Proto::DMA)
+            .count() as u64;
+        headline(h, self, dropped);
     }
 }
 

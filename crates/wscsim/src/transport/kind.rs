@@ -10,8 +10,9 @@ use crate::engine::TimePs;
 use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 
-/// A transport: one file plus one line in `builtin_transports!`.
-pub trait TransportKind: Sized {
+/// A transport: one file plus one line in `builtin_transports!`. Its result tables and
+/// headline figures, if it has any, are its `Report`.
+pub trait TransportKind: Sized + crate::metrics::report::Report {
     /// Its name, in messages.
     const NAME: &'static str;
     /// The protocol number its packets carry (`Packet::proto`). The list checks when it
@@ -212,6 +213,16 @@ macro_rules! declare_transports {
                     }
                 )*
                 false
+            }
+
+            /// Every transport's result tables, in the list's order.
+            pub fn tables(&self, ctx: &$crate::metrics::report::ReportCtx, out: &mut Vec<$crate::table::Table>) {
+                $($(#[$attr])* $crate::metrics::report::Report::tables(&self.$field, ctx, out);)*
+            }
+
+            /// Every transport's headline figures, in the list's order.
+            pub fn headline(&self, ctx: &$crate::metrics::report::ReportCtx, h: &mut $crate::metrics::report::Headline) {
+                $($(#[$attr])* $crate::metrics::report::Report::headline(&self.$field, ctx, h);)*
             }
 
             /// Every transport's notes, in the list's order, appended to `into`.

@@ -233,6 +233,9 @@ impl Udp {
     }
 }
 
+/// (UDP's headline figures are the run's throughput: `metrics::headline`.)
+impl crate::metrics::report::Report for Udp {}
+
 /// UDP keeps no timers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UdpEvent {}

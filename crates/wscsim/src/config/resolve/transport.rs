@@ -104,23 +104,18 @@ fn check_transport(tr: &mut crate::config::TransportCfg) -> Result<(), ConfigErr
 }
 
 /// `transport.rules` and the keys it sets (`recovery`, `limited_transmit`, `rto_formula`,
-/// `rto_granularity`, `quickack`), each written back. A Linux host stack's kernel is the default:
+/// `rto_granularity`, `quickack`), each written back. The host stack's kernel's rules
+/// (`kernel_rules`, `host::presets::StackPreset::tcp_rules`) are the default:
 /// 2.6.39 recovers by rate halving, 3.5 (from 3.2) by proportional rate reduction; both
 /// have limited transmit, quick-ack mode, Linux's timeout formula and timers on the jiffy
 /// clock (the host noise's tick, else HZ 250).
 pub(super) fn resolve_tcp_rules(
     tr: &mut crate::config::TransportCfg,
-    stack: &str,
+    kernel_rules: &str,
     host: &crate::host::HostSpec,
     tcp: &mut TcpParams,
 ) -> Result<(), ConfigError> {
-    let rules = tr.rules.get_or_insert_with(|| {
-        match stack {
-            "linux_2_6_39" | "linux_3_5" => stack,
-            _ => "rfc",
-        }
-        .into()
-    });
+    let rules = tr.rules.get_or_insert_with(|| kernel_rules.into());
     one_of(
         "transport.rules",
         rules,
