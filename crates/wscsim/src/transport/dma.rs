@@ -469,6 +469,7 @@ impl TransportKind for Dma {
         !self.notes.is_empty()
     }
 
+    #[inline]
     fn take_notes(&mut self, into: &mut Vec<Note>) {
         into.append(&mut self.notes);
     }

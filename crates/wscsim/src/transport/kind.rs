@@ -226,6 +226,7 @@ macro_rules! declare_transports {
             }
 
             /// Every transport's notes, in the list's order, appended to `into`.
+            #[inline]
             pub fn take_notes(&mut self, into: &mut Vec<Note>) {
                 $($(#[$attr])* $crate::transport::TransportKind::take_notes(&mut self.$field, into);)*
             }

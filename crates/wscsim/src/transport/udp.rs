@@ -264,6 +264,7 @@ impl TransportKind for Udp {
         !self.notes.is_empty()
     }
 
+    #[inline]
     fn take_notes(&mut self, into: &mut Vec<Note>) {
         into.append(&mut self.notes);
     }

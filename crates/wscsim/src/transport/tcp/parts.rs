@@ -283,6 +283,7 @@ impl TransportKind for Tcp {
         !self.parts[self.active].notes.is_empty()
     }
 
+    #[inline]
     fn take_notes(&mut self, into: &mut Vec<Note>) {
         into.append(&mut self.parts[self.active].notes);
     }
