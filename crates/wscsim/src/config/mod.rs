@@ -4,7 +4,6 @@
 
 pub mod checks;
 pub mod churn;
-pub mod dma;
 pub mod emulation;
 pub mod failures;
 pub mod host;
@@ -18,6 +17,7 @@ pub mod topology;
 pub use crate::units;
 
 pub use crate::check::{err, ConfigError};
+pub use crate::transport::tcp::config::TransportCfg;
 pub use crate::workload::flows::SizeClassCfg;
 pub use crate::workload::{Destination, FlowSize};
 use serde::{Deserialize, Serialize};
@@ -46,9 +46,9 @@ pub struct Scenario {
     /// What each component draws, for the run's energy (`power::PowerCfg`).
     #[serde(default)]
     pub power: power::PowerCfg,
-    /// The PCIe fabric's DMA engines and windows (`dma::DmaCfg`).
+    /// The PCIe fabric's DMA engines and windows (`transport::dma::DmaCfg`).
     #[serde(default)]
-    pub dma: dma::DmaCfg,
+    pub dma: crate::transport::dma::DmaCfg,
     /// Links that fail, and perhaps come back, at given times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FailureCfg>,
@@ -225,112 +225,6 @@ pub(crate) fn d_scheme() -> serde_json::Value {
 }
 
 impl Default for SwitchCfg {
-    fn default() -> Self {
-        serde_json::from_str("{}").unwrap()
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TransportCfg {
-    /// "tcp" or "udp" (flows and long-lived workloads).
-    #[serde(default = "d_tcp")]
-    pub kind: String,
-    /// "newreno" or "cubic".
-    #[serde(default = "d_variant")]
-    pub variant: String,
-    #[serde(default = "d_rto_min")]
-    pub rto_min: Duration,
-    #[serde(default = "d_rto_max")]
-    pub rto_max: Duration,
-    /// Default: the host link's MTU minus 40 bytes of IPv4 and TCP headers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mss: Option<Bytes>,
-    /// Initial congestion window in segments.
-    #[serde(default = "d_iw")]
-    pub initial_window: i64,
-    #[serde(default = "d_rwnd")]
-    pub rcv_window: Bytes,
-    #[serde(default = "d_true")]
-    pub delayed_ack: bool,
-    #[serde(default = "d_delack")]
-    pub delayed_ack_timeout: Duration,
-    #[serde(default)]
-    pub ecn: bool,
-    /// TCP small queues: bytes of one connection allowed to wait in its host's NIC queue
-    /// ("0B" for no limit).
-    #[serde(default = "d_tsq")]
-    pub tsq_limit: Bytes,
-    /// Selective acknowledgements and SACK-based recovery (on in Linux by default).
-    #[serde(default = "d_true")]
-    pub sack: bool,
-    /// Whose loss recovery and timers: "rfc" (RFC 6675 recovery, RFC 6298 timeout, exact
-    /// timers), "linux_2_6_39" or "linux_3_5"; default the host stack's kernel, else "rfc".
-    /// The five keys below default to the rules' choices.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rules: Option<String>,
-    /// The window's course in SACK recovery: "rfc6675", "prr" or "rate_halving".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recovery: Option<String>,
-    /// RFC 3042: the first two duplicate ACKs each let one new segment out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub limited_transmit: Option<bool>,
-    /// "rfc6298" (max(rto_min, srtt + 4 rttvar)) or "linux" (srtt + max(4 rttvar, rto_min)).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rto_formula: Option<String>,
-    /// The timer clock of retransmission timeouts and RTT samples ("0s": exact; Linux:
-    /// one jiffy, 1 / HZ).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rto_granularity: Option<Duration>,
-    /// Linux's quick-ack mode (immediate ACKs at a connection's start, after a long gap in
-    /// the data and after a duplicate segment); default on for the Linux rules.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub quickack: Option<bool>,
-    /// Tail loss probes (Linux 3.10 and later, with SACK); off by default (neither of
-    /// DIABLO's kernels had them).
-    #[serde(default)]
-    pub tlp: bool,
-    /// RACK loss detection (Linux 4.4 and later, with SACK); off by default (neither of
-    /// DIABLO's kernels had it).
-    #[serde(default)]
-    pub rack: bool,
-    /// The retransmission timeout before any RTT sample (a handshake's SYN): default the
-    /// rules' (3 s for linux_2_6_39, 1 s otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub initial_rto: Option<Duration>,
-}
-
-fn d_tcp() -> String {
-    "tcp".into()
-}
-fn d_variant() -> String {
-    "cubic".into()
-}
-fn d_rto_min() -> Duration {
-    Duration(200 * crate::engine::PS_PER_MS)
-}
-fn d_rto_max() -> Duration {
-    Duration(120 * crate::engine::PS_PER_S)
-}
-
-fn d_iw() -> i64 {
-    10
-}
-fn d_rwnd() -> Bytes {
-    Bytes(6 * 1024 * 1024)
-}
-/// Linux's tcp_limit_output_bytes default since 4.x (262,144 bytes).
-fn d_tsq() -> Bytes {
-    Bytes(256 * 1024)
-}
-fn d_true() -> bool {
-    true
-}
-fn d_delack() -> Duration {
-    Duration(40 * crate::engine::PS_PER_MS)
-}
-
-impl Default for TransportCfg {
     fn default() -> Self {
         serde_json::from_str("{}").unwrap()
     }

@@ -12,20 +12,17 @@ use crate::net::Forwarding;
 use crate::packet::TCP_IP_HEADER_BYTES;
 use crate::topology::build::SwitchParams;
 use crate::topology::Graph;
-use crate::transport::tcp::cc::Variant;
-use crate::transport::tcp::Recovery;
 use crate::transport::TcpParams;
 pub use crate::workload::WorkloadSpec;
 
 mod observe;
 mod switch;
-mod transport;
 mod workload;
+use crate::transport::tcp::config::{resolve_tcp_rules, resolve_transport};
 pub use crate::workload::WorkloadCtx;
 use observe::*;
 pub use observe::{capture_epoch_s, capture_port, switch_ports};
 use switch::*;
-use transport::*;
 use workload::resolve_workload;
 pub use workload::{WorkloadBuild, WORKLOADS};
 
@@ -100,7 +97,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let failures = super::failures::resolve_failures(&mut sc, &graph)?;
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     let power = super::power::resolve_power(&mut sc.power)?;
-    let dma = super::dma::resolve_dma(&mut sc.dma)?;
+    let dma = crate::transport::dma::resolve_dma(&mut sc.dma)?;
     if let Some(e) = sc.emulation.as_mut() {
         super::emulation::resolve(e, n_hosts, sc.duration.0)?;
     }

@@ -1,6 +1,7 @@
 //! What each part of a run reports when it ends, through one trait: its result tables and
-//! its headline figures. The simulation asks the services, the applications and the
-//! transports in turn without naming any of them, so a new application or service reports
+//! its headline figures. The simulation asks the services and the applications (and the
+//! transports, through `TransportKind`'s own `tables` and `headline`, as they sit below
+//! this layer) in turn without naming any of them, so a new application or service reports
 //! by implementing `Report` in its own file (its arm of its layer's match).
 
 use crate::engine::TimePs;

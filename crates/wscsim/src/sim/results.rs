@@ -161,7 +161,7 @@ impl Sim {
         let ctx = self.report_ctx();
         self.services.tables(&ctx, &mut tables);
         self.apps.tables(&ctx, &mut tables);
-        self.transports.tables(&ctx, &mut tables);
+        self.transports.tables(&mut tables);
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.transports.tcp.trace()));
@@ -195,7 +195,7 @@ impl Sim {
         let ctx = self.report_ctx();
         self.services.headline(&ctx, &mut headline);
         self.apps.headline(&ctx, &mut headline);
-        self.transports.headline(&ctx, &mut headline);
+        self.transports.headline(&self.net, &mut headline);
         metrics::energy::headline(
             &mut headline,
             &self.energy(),

@@ -10,9 +10,8 @@ use crate::engine::TimePs;
 use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 
-/// A transport: one file plus one line in `builtin_transports!`. Its result tables and
-/// headline figures, if it has any, are its `Report`.
-pub trait TransportKind: Sized + crate::metrics::report::Report {
+/// A transport: one file plus one line in `builtin_transports!`.
+pub trait TransportKind: Sized {
     /// Its name, in messages.
     const NAME: &'static str;
     /// The protocol number its packets carry (`Packet::proto`). The list checks when it
@@ -54,6 +53,15 @@ pub trait TransportKind: Sized + crate::metrics::report::Report {
     fn has_notes(&self) -> bool;
     /// Appends what it has to tell applications to `into`, oldest first, and forgets it.
     fn take_notes(&mut self, into: &mut Vec<Note>);
+    /// Appends its result tables when the run ends (none by default).
+    fn tables(&self, out: &mut Vec<crate::table::Table>) {
+        let _ = out;
+    }
+    /// Adds its headline figures (none by default). (Not `metrics::report::Report`: the
+    /// metrics layer sits above the transports.)
+    fn headline(&self, net: &Network, h: &mut serde_json::Map<String, serde_json::Value>) {
+        let _ = (net, h);
+    }
 }
 
 /// What a transport is built from: the network and the resolved parameters of the
@@ -216,13 +224,13 @@ macro_rules! declare_transports {
             }
 
             /// Every transport's result tables, in the list's order.
-            pub fn tables(&self, ctx: &$crate::metrics::report::ReportCtx, out: &mut Vec<$crate::table::Table>) {
-                $($(#[$attr])* $crate::metrics::report::Report::tables(&self.$field, ctx, out);)*
+            pub fn tables(&self, out: &mut Vec<$crate::table::Table>) {
+                $($(#[$attr])* $crate::transport::TransportKind::tables(&self.$field, out);)*
             }
 
             /// Every transport's headline figures, in the list's order.
-            pub fn headline(&self, ctx: &$crate::metrics::report::ReportCtx, h: &mut $crate::metrics::report::Headline) {
-                $($(#[$attr])* $crate::metrics::report::Report::headline(&self.$field, ctx, h);)*
+            pub fn headline(&self, net: &$crate::net::Network, h: &mut serde_json::Map<String, serde_json::Value>) {
+                $($(#[$attr])* $crate::transport::TransportKind::headline(&self.$field, net, h);)*
             }
 
             /// Every transport's notes, in the list's order, appended to `into`.

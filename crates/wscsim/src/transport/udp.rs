@@ -233,9 +233,6 @@ impl Udp {
     }
 }
 
-/// (UDP's headline figures are the run's throughput: `metrics::headline`.)
-impl crate::metrics::report::Report for Udp {}
-
 /// UDP keeps no timers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UdpEvent {}

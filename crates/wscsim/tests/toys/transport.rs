@@ -156,9 +156,6 @@ impl StopAndWait {
     }
 }
 
-/// The toy reports nothing; `done_ps` answers its test.
-impl crate::metrics::report::Report for StopAndWait {}
-
 impl TransportKind for StopAndWait {
     const NAME: &'static str = "toy stop-and-wait";
     const PROTO: Proto = PROTO;

@@ -544,6 +544,7 @@ pub enum TcpEvent {
 mod ack;
 pub mod cc;
 mod close;
+pub mod config;
 mod halves;
 mod handshake;
 mod parts;

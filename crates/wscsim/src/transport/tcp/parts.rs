@@ -220,9 +220,6 @@ impl Tcp {
     }
 }
 
-/// (TCP's headline figures, timeouts and retransmissions, are in `metrics::headline`.)
-impl crate::metrics::report::Report for Tcp {}
-
 impl TransportKind for Tcp {
     const NAME: &'static str = "TCP";
     const PROTO: Proto = Proto::TCP;

@@ -1,16 +1,129 @@
-//! The transport: TCP's parameters and its per-connection rules.
+//! `[transport]`: TCP's parameters, their defaults and checks, and the per-connection rules
+//! of the host's kernel. (`kind` is the workloads' choice of TCP or UDP for their flows;
+//! it sits in this section because scenarios have always put it there.)
 
-use super::*;
-use crate::config::{Bytes, Duration};
+use super::cc::Variant;
+use super::{Recovery, TcpParams};
+use crate::check::{err, in_range, int_in, one_of, ConfigError};
+use crate::net::link::LinkTech;
+use crate::packet::TCP_IP_HEADER_BYTES;
+use crate::units::{Bytes, Duration};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportCfg {
+    /// "tcp" or "udp" (flows and long-lived workloads).
+    #[serde(default = "d_tcp")]
+    pub kind: String,
+    /// "newreno" or "cubic".
+    #[serde(default = "d_variant")]
+    pub variant: String,
+    #[serde(default = "d_rto_min")]
+    pub rto_min: Duration,
+    #[serde(default = "d_rto_max")]
+    pub rto_max: Duration,
+    /// Default: the host link's MTU minus 40 bytes of IPv4 and TCP headers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss: Option<Bytes>,
+    /// Initial congestion window in segments.
+    #[serde(default = "d_iw")]
+    pub initial_window: i64,
+    #[serde(default = "d_rwnd")]
+    pub rcv_window: Bytes,
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    #[serde(default = "d_delack")]
+    pub delayed_ack_timeout: Duration,
+    #[serde(default)]
+    pub ecn: bool,
+    /// TCP small queues: bytes of one connection allowed to wait in its host's NIC queue
+    /// ("0B" for no limit).
+    #[serde(default = "d_tsq")]
+    pub tsq_limit: Bytes,
+    /// Selective acknowledgements and SACK-based recovery (on in Linux by default).
+    #[serde(default = "d_true")]
+    pub sack: bool,
+    /// Whose loss recovery and timers: "rfc" (RFC 6675 recovery, RFC 6298 timeout, exact
+    /// timers), "linux_2_6_39" or "linux_3_5"; default the host stack's kernel, else "rfc".
+    /// The five keys below default to the rules' choices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<String>,
+    /// The window's course in SACK recovery: "rfc6675", "prr" or "rate_halving".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
+    /// RFC 3042: the first two duplicate ACKs each let one new segment out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limited_transmit: Option<bool>,
+    /// "rfc6298" (max(rto_min, srtt + 4 rttvar)) or "linux" (srtt + max(4 rttvar, rto_min)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_formula: Option<String>,
+    /// The timer clock of retransmission timeouts and RTT samples ("0s": exact; Linux:
+    /// one jiffy, 1 / HZ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_granularity: Option<Duration>,
+    /// Linux's quick-ack mode (immediate ACKs at a connection's start, after a long gap in
+    /// the data and after a duplicate segment); default on for the Linux rules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<bool>,
+    /// Tail loss probes (Linux 3.10 and later, with SACK); off by default (neither of
+    /// DIABLO's kernels had them).
+    #[serde(default)]
+    pub tlp: bool,
+    /// RACK loss detection (Linux 4.4 and later, with SACK); off by default (neither of
+    /// DIABLO's kernels had it).
+    #[serde(default)]
+    pub rack: bool,
+    /// The retransmission timeout before any RTT sample (a handshake's SYN): default the
+    /// rules' (3 s for linux_2_6_39, 1 s otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Duration>,
+}
+
+fn d_tcp() -> String {
+    "tcp".into()
+}
+fn d_variant() -> String {
+    "cubic".into()
+}
+fn d_rto_min() -> Duration {
+    Duration(200 * crate::engine::PS_PER_MS)
+}
+fn d_rto_max() -> Duration {
+    Duration(120 * crate::engine::PS_PER_S)
+}
+
+fn d_iw() -> i64 {
+    10
+}
+fn d_rwnd() -> Bytes {
+    Bytes(6 * 1024 * 1024)
+}
+/// Linux's tcp_limit_output_bytes default since 4.x (262,144 bytes).
+fn d_tsq() -> Bytes {
+    Bytes(256 * 1024)
+}
+fn d_true() -> bool {
+    true
+}
+fn d_delack() -> Duration {
+    Duration(40 * crate::engine::PS_PER_MS)
+}
+
+impl Default for TransportCfg {
+    fn default() -> Self {
+        serde_json::from_str("{}").unwrap()
+    }
+}
 
 /// `[transport]`: its variant and timers, checked.
-pub(super) fn resolve_transport(
-    tr: &mut crate::config::TransportCfg,
+pub(crate) fn resolve_transport(
+    tr: &mut TransportCfg,
     tech: &LinkTech,
 ) -> Result<TcpParams, ConfigError> {
     check_transport(tr)?;
     let max_mss = u64::from(tech.mtu_bytes - TCP_IP_HEADER_BYTES);
-    let mss = *tr.mss.get_or_insert(crate::config::Bytes(max_mss));
+    let mss = *tr.mss.get_or_insert(Bytes(max_mss));
     let mtu_note = format!(
         "from 64 to {max_mss} bytes (the {}-byte MTU of topology.link.technology = {:?}, less 40 bytes of IPv4 and TCP headers)",
         tech.mtu_bytes, tech.name
@@ -65,7 +178,7 @@ pub(super) fn resolve_transport(
 }
 
 /// `[transport]`'s choices and timers that depend on nothing else.
-fn check_transport(tr: &mut crate::config::TransportCfg) -> Result<(), ConfigError> {
+fn check_transport(tr: &mut TransportCfg) -> Result<(), ConfigError> {
     one_of("transport.kind", &tr.kind, &["tcp", "udp"])?;
     one_of(
         "transport.variant",
@@ -109,8 +222,8 @@ fn check_transport(tr: &mut crate::config::TransportCfg) -> Result<(), ConfigErr
 /// 2.6.39 recovers by rate halving, 3.5 (from 3.2) by proportional rate reduction; both
 /// have limited transmit, quick-ack mode, Linux's timeout formula and timers on the jiffy
 /// clock (the host noise's tick, else HZ 250).
-pub(super) fn resolve_tcp_rules(
-    tr: &mut crate::config::TransportCfg,
+pub(crate) fn resolve_tcp_rules(
+    tr: &mut TransportCfg,
     kernel_rules: &str,
     host: &crate::host::HostSpec,
     tcp: &mut TcpParams,
@@ -154,7 +267,7 @@ pub(super) fn resolve_tcp_rules(
 /// The timer rules: the timer clock (Linux's jiffy: the host noise's tick, else HZ 250)
 /// and the RTO before any RTT sample (`initial_s` seconds unless given).
 fn resolve_timer_rules(
-    tr: &mut crate::config::TransportCfg,
+    tr: &mut TransportCfg,
     linux: bool,
     initial_s: u64,
     host: &crate::host::HostSpec,
@@ -165,26 +278,22 @@ fn resolve_timer_rules(
     } else {
         250.0
     };
-    let jiffy = crate::config::Duration((crate::engine::PS_PER_S as f64 / hz).round() as u64);
+    let jiffy = Duration((crate::engine::PS_PER_S as f64 / hz).round() as u64);
     let g = tr
         .rto_granularity
-        .get_or_insert(if linux {
-            jiffy
-        } else {
-            crate::config::Duration(0)
-        })
+        .get_or_insert(if linux { jiffy } else { Duration(0) })
         .0;
     if g > 0 && g > tcp.rto_min_ps.max(crate::engine::PS_PER_MS) * 1000 {
         return Err(err(
             "transport.rto_granularity",
-            crate::config::Duration(g),
+            Duration(g),
             "0s (exact timers) or a timer tick at most 1000 times transport.rto_min",
         ));
     }
     tcp.rto_granularity_ps = g;
     let initial = tr
         .initial_rto
-        .get_or_insert(crate::config::Duration(initial_s * crate::engine::PS_PER_S))
+        .get_or_insert(Duration(initial_s * crate::engine::PS_PER_S))
         .0;
     let (lo, hi) = (Duration(tcp.rto_min_ps), Duration(tcp.rto_max_ps));
     let allowed = "a duration from transport.rto_min to transport.rto_max";
