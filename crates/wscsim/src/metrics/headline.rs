@@ -6,7 +6,7 @@ use crate::metrics::Metrics;
 use crate::net::Network;
 use crate::packet::UDP_IP_HEADER_BYTES;
 pub use crate::table::lower_median;
-use crate::transport::{Tcp, Udp};
+use crate::transport::Udp;
 
 /// What the headline needs to know of where UDP sources send (the application layer
 /// says, sim.rs passes it down): all-to-all figures are for random destinations, one-hop
@@ -24,7 +24,6 @@ pub struct RunView<'a> {
     pub metrics: &'a Metrics,
     pub net: &'a Network,
     pub hosts: &'a Hosts,
-    pub tcp: &'a Tcp,
     pub udp: &'a Udp,
     /// Hosts that failed whole during the run (sorted).
     pub failed_hosts: &'a [u32],
@@ -73,19 +72,6 @@ pub fn headline(v: &RunView) -> Map<String, Value> {
                 cpu[(cpu.len() - 1) / 2].into(),
             );
         }
-    }
-    h.insert("tcp_timeouts".into(), v.tcp.total_timeouts().into());
-    h.insert("tcp_retransmits".into(), v.tcp.total_retransmits().into());
-    let (closed, stale) = (v.tcp.closed_connections(), v.tcp.stale_packets());
-    if closed > 0 || stale > 0 {
-        // Connections that closed (their slots were reused), and packets that arrived for
-        // one of them after its slot went to another.
-        h.insert("tcp_closed".into(), closed.into());
-        h.insert("tcp_stale_packets".into(), stale.into());
-        h.insert(
-            "tcp_syn_retransmits".into(),
-            v.tcp.total_syn_retransmits().into(),
-        );
     }
     h
 }

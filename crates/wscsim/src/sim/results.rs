@@ -186,7 +186,6 @@ impl Sim {
             metrics: &self.metrics,
             net: &self.net,
             hosts: &self.hosts,
-            tcp: &self.transports.tcp,
             udp: &self.transports.udp,
             failed_hosts: &self.failed_hosts,
             udp_target: self.apps.udp_target().map(udp_pattern),

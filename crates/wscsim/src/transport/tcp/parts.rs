@@ -11,6 +11,7 @@
 
 use super::halves::{ConnIds, MAX_PARTS};
 use super::{CwndTrace, Sender, TcpParams, TcpPart};
+use crate::net::Network;
 use crate::packet::{Packet, PktId, Proto};
 use crate::transport::wire::Wire;
 use crate::transport::{HostPath, Note, TcpEvent, TransportBuild, TransportKind, TransportSched};
@@ -283,6 +284,21 @@ impl TransportKind for Tcp {
     #[inline]
     fn take_notes(&mut self, into: &mut Vec<Note>) {
         into.append(&mut self.parts[self.active].notes);
+    }
+
+    /// Timeouts and retransmissions; closed connections and stale packets when there were any.
+    fn headline(&self, _net: &Network, h: &mut serde_json::Map<String, serde_json::Value>) {
+        h.insert("tcp_timeouts".into(), self.total_timeouts().into());
+        h.insert("tcp_retransmits".into(), self.total_retransmits().into());
+        let (closed, stale) = (self.closed_connections(), self.stale_packets());
+        if closed > 0 || stale > 0 {
+            // Connections that closed (their slots were reused), and packets that arrived
+            // for one of them after its slot went to another.
+            h.insert("tcp_closed".into(), closed.into());
+            h.insert("tcp_stale_packets".into(), stale.into());
+            let syn = self.total_syn_retransmits();
+            h.insert("tcp_syn_retransmits".into(), syn.into());
+        }
     }
 }
 
