@@ -466,6 +466,12 @@ impl TransportKind for Dma {
         self.step_due(path.net, path.ev, e);
     }
 
+    /// The transfer's initiator, whose engine runs it. (A partitioned run does not ask:
+    /// the DMA engines' events are global.)
+    fn timer_host(&self, e: DmaEvent) -> u32 {
+        self.transfers[e.xfer as usize].initiator
+    }
+
     #[inline]
     fn has_notes(&self) -> bool {
         !self.notes.is_empty()

@@ -34,11 +34,9 @@ pub trait TransportKind: Sized {
     fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: Self::Event) {
         let _ = (path, e);
     }
-    /// The host a timer acts at (a partitioned run runs it in that host's partition).
-    fn timer_host(&self, e: Self::Event) -> u32 {
-        let _ = e;
-        0
-    }
+    /// The host a timer acts at (a partitioned run runs it in that host's partition). No
+    /// default: a wrong host would run the timer against another partition's state.
+    fn timer_host(&self, e: Self::Event) -> u32;
     /// Starts loading what timer `e` will touch (the event loop calls it one event ahead).
     #[inline]
     fn prefetch_timer(&self, e: Self::Event) {
@@ -76,16 +74,6 @@ pub struct TransportBuild<'a> {
     pub dma: super::dma::DmaParams,
 }
 
-impl<S: TransportSched> HostPath<'_, S> {
-    /// The packet `pkt` that reached its transport, which frees it.
-    #[inline]
-    pub fn take(&mut self, pkt: PktId) -> Packet {
-        let p = *self.net.pool().get(pkt);
-        self.net.delivered(pkt);
-        p
-    }
-}
-
 /// True when no two of `protos` are equal (the list's compile-time check).
 pub const fn distinct(protos: &[Proto]) -> bool {
     let mut i = 0;
@@ -103,8 +91,8 @@ pub const fn distinct(protos: &[Proto]) -> bool {
 }
 
 /// Generates, from `builtin_transports!`'s list, the run's transports and their dispatch:
-/// `Transports` (one field per transport), `TransportEvent` (one variant per transport),
-/// `TransportSched` (a scheduler of every transport's events), and the check that their
+/// `Transports` (one field per transport), `TransportEvent` (one variant per transport)
+/// with its conversions from each transport's event, and the check that their
 /// protocol numbers differ from each other and from those of the layers that are not
 /// transports (services, real frames).
 macro_rules! declare_transports {

@@ -256,6 +256,10 @@ impl TransportKind for Udp {
         self.datagram_arrived(&p);
     }
 
+    fn timer_host(&self, e: UdpEvent) -> u32 {
+        match e {}
+    }
+
     #[inline]
     fn has_notes(&self) -> bool {
         !self.notes.is_empty()

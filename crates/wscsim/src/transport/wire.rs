@@ -41,6 +41,14 @@ impl<'a, S: super::TransportSched> HostPath<'a, S> {
     pub fn new(net: &'a mut Network, hosts: &'a mut Hosts, ev: &'a mut S) -> Self {
         HostPath { net, hosts, ev }
     }
+
+    /// The packet `pkt` that reached its transport, which frees it.
+    #[inline]
+    pub fn take(&mut self, pkt: crate::packet::PktId) -> Packet {
+        let p = *self.net.pool().get(pkt);
+        self.net.delivered(pkt);
+        p
+    }
 }
 
 impl<S: super::TransportSched> Wire for HostPath<'_, S> {
