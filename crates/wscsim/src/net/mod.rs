@@ -24,6 +24,7 @@ use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};
 use crate::scheme::{PortCtx, Scheme, Verdict};
 use link::LinkTech;
 use packet::{framing, PacketPool, PktId, PktQueue};
+pub use routing::Forwarder;
 use routing::Routing;
 
 pub const NONE: u32 = u32::MAX;
@@ -71,19 +72,6 @@ pub const CUT_THROUGH_HEADER_BYTES: u64 = 64;
 pub enum NodeKind {
     Host,
     Switch,
-}
-
-/// How a node sends on a packet that is not for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Forwarder {
-    /// A host that does not forward: everything that reaches it is for it.
-    Endpoint,
-    /// A switch: precomputed equal-cost tables (`routing::Routing`), or its scheme's
-    /// `route` when the scheme routes.
-    Ecmp,
-    /// A server of a torus: every neighbour on a shortest path is a candidate and the
-    /// packet takes the first free link (`routing::torus`).
-    Torus,
 }
 
 /// A node: its ports (`port_base .. port_base + nports`), an optional host, and how it
@@ -495,91 +483,9 @@ impl Network {
     /// into the queue of the port that leads towards its destination.
     #[inline]
     pub fn host_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, host: u32, pkt: PktId) {
-        let node = self.host_nodes[host as usize];
-        let nd = &self.nodes[node as usize];
-        let base = nd.port_base;
-        let port = match nd.forwarder {
-            Forwarder::Torus => {
-                let now = ev.now();
-                let p = self.pool.get(pkt);
-                if p.dst_host >= self.torus_servers && p.dst_host != packet::TO_KEY {
-                    // Out of the cube: through the server's port to the external switch,
-                    // its last.
-                    let last = nd.port_base + nd.nports - 1;
-                    self.enqueue_at_port(ev, last, pkt, 0);
-                    return;
-                }
-                if p.hops == 0 && p.src_host == host && p.dst_host == packet::TO_KEY {
-                    self.kbr.as_mut().expect("torus").counters.key_sent += 1;
-                }
-                let dst = match self.torus_next(host, pkt, now) {
-                    kbr::Next::Here => {
-                        self.kbr_deliver(host, pkt, now);
-                        ev.schedule(now, NetEvent::Loopback { pkt });
-                        return;
-                    }
-                    kbr::Next::Toward(dst) => Some(dst),
-                    kbr::Next::Nowhere => None,
-                };
-                let Some((cands, n)) = dst.and_then(|d| self.view_ports(host, d)) else {
-                    // No working path in this server's view: the destination is cut off.
-                    self.counters.unroutable_drops += 1;
-                    self.drop_packet(now, base, pkt);
-                    return;
-                };
-                if self.service_queues.is_some() {
-                    self.service_enqueue(ev, host, pkt, &cands[..n]);
-                    return;
-                }
-                base + self.first_free(base, &cands[..n], now)
-            }
-            // A server with several NICs spreads its flows over them by flow hash.
-            _ if nd.nports > 1 => base + self.pool.get(pkt).hash % nd.nports,
-            _ => base,
-        };
-        self.enqueue_at_port(ev, port, pkt, 0);
-    }
-
-    /// The local port a packet host `host` sends or forwards now would most likely leave
-    /// by: on a torus, the link `host_transmit` would pick if it went now (the first free
-    /// candidate); elsewhere the host's only port. For a host model whose work runs on
-    /// per-link threads, which must pick the transmit thread before the packet is queued.
-    pub fn out_link_hint(&mut self, host: u32, pkt: PktId, now: TimePs) -> u32 {
-        let nd = &self.nodes[self.host_nodes[host as usize] as usize];
-        if nd.forwarder != Forwarder::Torus {
-            return 0;
+        if let Some(port) = self.forward_host_port(ev, host, pkt) {
+            self.enqueue_at_port(ev, port, pkt, 0);
         }
-        let (base, last) = (nd.port_base, nd.nports - 1);
-        let dst = self.pool.get(pkt).dst_host;
-        if dst >= self.torus_servers && dst != packet::TO_KEY {
-            return last;
-        }
-        match self.torus_next(host, pkt, now) {
-            kbr::Next::Toward(d) => match self.view_ports(host, d) {
-                Some((cands, n)) => self.first_free(base, &cands[..n], now),
-                None => 0,
-            },
-            _ => 0,
-        }
-    }
-
-    /// Of a torus server's candidate links (local ports), the first free one (none queued,
-    /// none being sent), else the one with the fewest bytes queued; ties go to the first, in
-    /// the order +x, -x, +y, -y, +z, -z. Shortest paths are over the links the server
-    /// believes up (`kbr`): it may send onto a link that has failed and not yet been
-    /// detected.
-    fn first_free(&self, base: u32, cands: &[u8], now: TimePs) -> u32 {
-        let mut best = (u64::MAX, u32::from(cands[0]));
-        for &local in cands {
-            let pt = &self.ports[(base + u32::from(local)) as usize];
-            if pt.pkts_queued == 0 && pt.busy_until_ps <= now {
-                return u32::from(local);
-            }
-            if pt.bytes_queued < best.0 {
-                best = (pt.bytes_queued, u32::from(local));
-            }
-        }
-        best.1
     }
 
     /// The partition an event acts on: every state it changes belongs to that partition's
@@ -643,15 +549,7 @@ impl Network {
         match e {
             NetEvent::LinkArrive { port } => {
                 let (pkt, node, in_port) = self.on_link_arrive(ev, port)?;
-                let n = &self.nodes[node as usize];
-                match n.forwarder {
-                    Forwarder::Ecmp => {
-                        self.on_arrive_switch(ev, node, in_port, pkt);
-                        None
-                    }
-                    Forwarder::Endpoint => Some(Upcall::Deliver { pkt, host: n.index }),
-                    Forwarder::Torus => self.torus_arrival(ev.now(), n.index, pkt),
-                }
+                self.forward_arrival(ev, node, in_port, pkt)
             }
             NetEvent::PortWake { port } => {
                 self.on_port_wake(ev, port);
@@ -664,9 +562,8 @@ impl Network {
                 if self.down_causes[port as usize] == 1 {
                     self.link_down(ev.now(), port);
                     self.kbr_link_changed(ev, port, false);
-                    if self.nodes[self.ports[port as usize].node as usize].forwarder
-                        == Forwarder::Torus
-                    {
+                    let nd = &self.nodes[self.ports[port as usize].node as usize];
+                    if port - nd.port_base < nd.forwarder.late_choice_links() {
                         // What waits for this link at its server is lost with it.
                         self.service_refill(ev, port);
                     }
@@ -721,36 +618,6 @@ impl Network {
     fn drop_on_down_link(&mut self, now: TimePs, port: u32, pkt: PktId) {
         self.counters.link_down_drops += 1;
         self.drop_packet(now, port, pkt);
-    }
-
-    /// A packet arrives at a switch: route, then hand it to the output port's scheme.
-    #[inline]
-    pub fn on_arrive_switch(
-        &mut self,
-        ev: &mut impl Scheduler<NetEvent>,
-        node: u32,
-        in_port: u32,
-        pkt: PktId,
-    ) {
-        let port = self.route_at(node, pkt);
-        self.enqueue_at_port(ev, port, pkt, in_port);
-    }
-
-    /// The output port switch `node` sends `pkt` by: ECMP's choice, or its custom scheme's.
-    #[inline(always)]
-    fn route_at(&mut self, node: u32, pkt: PktId) -> u32 {
-        let n = &self.nodes[node as usize];
-        let (sw, base) = (n.index, n.port_base);
-        let p = self.pool.get(pkt);
-        let mut local = self.routing.next_port(sw, p.dst_host, p.hash);
-        let hook = self.route_hooks[sw as usize];
-        if hook != NONE {
-            let candidates = self.routing.ports(sw, p.dst_host);
-            if let Some(choice) = self.schemes[hook as usize].route(p, candidates) {
-                local = choice;
-            }
-        }
-        base + local
     }
 
     /// The packet at the head of `port`'s link reaches the far end. Returns it with the

@@ -15,20 +15,8 @@ impl Network {
     /// (a torus: the first shortest-path link at each hop): the source's port, then one
     /// port per node it crosses.
     pub(super) fn path_ports(&self, src: u32, dst: u32) -> impl Iterator<Item = u32> + '_ {
-        let first_port = move |host: u32| {
-            let nd = &self.nodes[self.host_nodes[host as usize] as usize];
-            match (nd.forwarder, &self.torus) {
-                (Forwarder::Torus, Some(t)) => nd.port_base + t.next_ports(host, dst).0[0] as u32,
-                _ => nd.port_base,
-            }
-        };
-        std::iter::successors(Some(first_port(src)), move |&port| {
-            let nd = &self.nodes[self.ports[port as usize].peer_node as usize];
-            match nd.forwarder {
-                Forwarder::Ecmp => Some(nd.port_base + self.routing.next_port(nd.index, dst, 0)),
-                Forwarder::Torus if nd.index != dst => Some(first_port(nd.index)),
-                _ => None,
-            }
+        std::iter::successors(Some(self.forward_path_start(src, dst)), move |&port| {
+            self.forward_path_next(self.ports[port as usize].peer_node, dst)
         })
         .take(self.nodes.len())
     }

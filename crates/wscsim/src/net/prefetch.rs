@@ -39,17 +39,7 @@ impl Network {
         let Some(&(pkt, _)) = w.in_flight.front() else {
             return;
         };
-        let n = &self.nodes[w.to_node as usize];
-        if n.forwarder != Forwarder::Ecmp {
-            return;
-        }
-        let p = self.pool.get(pkt);
-        let out = n.port_base + self.routing.next_port(n.index, p.dst_host, p.hash);
-        let pt = &self.ports[out as usize];
-        crate::engine::prefetch(
-            &self.queues,
-            (pt.q_base + w.to_port.min(pt.q_count - 1)) as usize,
-        );
+        self.forward_prefetch(w.to_node, w.to_port, pkt);
     }
 
     /// Starts loading port `port` and its scheme (its wake-up is two events ahead).
@@ -91,7 +81,7 @@ impl Network {
         if let Some(sq) = &self.service_queues {
             let pt = &self.ports[port as usize];
             let nd = &self.nodes[pt.node as usize];
-            if nd.forwarder == Forwarder::Torus {
+            if port - nd.port_base < nd.forwarder.late_choice_links() {
                 sq.prefetch(nd.index, (port - nd.port_base) as usize);
             }
         }

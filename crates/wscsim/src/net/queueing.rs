@@ -178,8 +178,7 @@ impl Network {
             let pt = &n.ports[port];
             let nd = &n.nodes[pt.node as usize];
             let plain = matches!(&n.schemes[port], crate::scheme::Scheme::DropTail(d) if d.limit_packets.is_none());
-            nd.forwarder == Forwarder::Torus
-                && (port as u32 - nd.port_base) < 6
+            (port as u32 - nd.port_base) < nd.forwarder.late_choice_links()
                 && plain
                 && pt.buffer_bytes == u64::MAX
                 && pt.taps == 0

@@ -6,7 +6,7 @@
 //! are the event engine's own code; what is left out is time inside a slot: propagation,
 //! port-to-port latency and cut-through, and frames shorter than the slot's.
 
-use super::{Forwarder, Network};
+use super::Network;
 use crate::engine::TimePs;
 use crate::packet::{framing, PktId};
 
@@ -33,18 +33,13 @@ impl Network {
     #[inline]
     pub fn slot_land(&mut self, port: u32, pkt: PktId, now: TimePs) -> (Landing, Option<u32>) {
         let node = self.ports[port as usize].peer_node;
-        let nd = &self.nodes[node as usize];
-        match nd.forwarder {
-            Forwarder::Endpoint => (
-                Landing::Host {
-                    pkt,
-                    host: nd.index,
-                },
-                None,
-            ),
-            _ => {
+        match self.forward_slot_route(node, pkt) {
+            None => {
+                let host = self.nodes[node as usize].index;
+                (Landing::Host { pkt, host }, None)
+            }
+            Some(out) => {
                 let in_port = u32::from(self.pool.get(pkt).in_port);
-                let out = self.route_at(node, pkt);
                 let queued = self.admit(out, pkt, in_port, now);
                 (Landing::Switched, queued.then_some(out))
             }

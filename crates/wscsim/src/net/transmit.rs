@@ -36,7 +36,10 @@ impl Network {
         };
         self.transmit(ev, port, pkt);
         if self.service_queues.is_some()
-            && self.nodes[self.ports[port as usize].node as usize].forwarder == Forwarder::Torus
+            && self.nodes[self.ports[port as usize].node as usize]
+                .forwarder
+                .late_choice_links()
+                > 0
         {
             // The NIC's waiting slot is free: the runtime fills it (late link choice).
             self.service_refill(ev, port);
@@ -92,9 +95,10 @@ impl Network {
     pub(super) fn gather_tails(&mut self, port: u32, head: PktId, pack: Pack) -> Option<u64> {
         let nd = &self.nodes[self.ports[port as usize].node as usize];
         let (host, local) = (nd.index, (port - nd.port_base) as usize);
-        let (Forwarder::Torus, true, Some(sq)) =
-            (nd.forwarder, local < 6, self.service_queues.as_mut())
-        else {
+        let (true, Some(sq)) = (
+            (local as u32) < nd.forwarder.late_choice_links(),
+            self.service_queues.as_mut(),
+        ) else {
             return None;
         };
         let pool = &self.pool;

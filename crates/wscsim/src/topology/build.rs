@@ -131,11 +131,8 @@ fn make_nodes(g: &Graph, sp: &SwitchParams, lay: &Layout) -> (Vec<Node>, Vec<Swi
             port_base: lay.port_base[i],
             nports: lay.nports[i],
             partition: nd.partition,
-            forwarder: match (nd.kind, nd.forwards) {
-                (NodeKind::Switch, _) => Forwarder::Ecmp,
-                (NodeKind::Host, false) => Forwarder::Endpoint,
-                (NodeKind::Host, true) => Forwarder::Torus,
-            },
+            forwarder: Forwarder::for_node(nd.kind, nd.forwards)
+                .expect("every kind of node has a forwarding function (a unit test checks)"),
         });
         match nd.kind {
             NodeKind::Host => host_nodes.push(i as u32),

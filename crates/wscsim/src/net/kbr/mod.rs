@@ -253,7 +253,7 @@ impl Network {
         self.kbr = Some(Kbr::new(adj, t.dims, detection, seed));
     }
 
-    fn kbr_mut(&mut self) -> &mut Kbr {
+    pub(super) fn kbr_mut(&mut self) -> &mut Kbr {
         self.kbr
             .as_mut()
             .expect("a torus has the CamCubeOS runtime")

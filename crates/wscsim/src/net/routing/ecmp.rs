@@ -3,7 +3,11 @@
 //! over switches from every host-facing switch; a switch's ports towards a destination are
 //! those whose neighbour is one hop closer.
 
+use super::kind::ForwarderKind;
 use super::Routing;
+use crate::engine::Scheduler;
+use crate::net::{NetEvent, Network, NodeKind, Upcall};
+use crate::packet::PktId;
 use std::collections::{HashMap, VecDeque};
 
 /// The switches of a network as ECMP sees them, in switch indices.
@@ -76,6 +80,85 @@ fn distances_to(links: &[Vec<(u32, u32)>], e: u32, dist: &mut [u32]) {
                 q.push_back(v);
             }
         }
+    }
+}
+
+/// The forwarding function of a switch: the precomputed equal-cost tables (`Routing`),
+/// one of a destination's ports chosen by the packet's flow hash, unless the switch's
+/// scheme routes (`SchemeKind::route`, in Rust or Python), which chooses among them.
+pub struct Ecmp;
+
+impl Ecmp {
+    /// The output port switch `node` sends `pkt` by: ECMP's choice, or its scheme's.
+    #[inline(always)]
+    fn route(net: &mut Network, node: u32, pkt: PktId) -> u32 {
+        let n = &net.nodes[node as usize];
+        let (sw, base) = (n.index, n.port_base);
+        let p = net.pool.get(pkt);
+        let mut local = net.routing.next_port(sw, p.dst_host, p.hash);
+        let hook = net.route_hooks[sw as usize];
+        if hook != crate::net::NONE {
+            let candidates = net.routing.ports(sw, p.dst_host);
+            if let Some(choice) = net.schemes[hook as usize].route(p, candidates) {
+                local = choice;
+            }
+        }
+        base + local
+    }
+}
+
+impl ForwarderKind for Ecmp {
+    const NAME: &'static str = "ecmp";
+
+    fn fits(kind: NodeKind, _forwards: bool) -> bool {
+        kind == NodeKind::Switch
+    }
+
+    /// Routes, then hands the packet to the output port's scheme.
+    #[inline(always)]
+    fn arrive(
+        net: &mut Network,
+        ev: &mut impl Scheduler<NetEvent>,
+        node: u32,
+        in_port: u32,
+        pkt: PktId,
+    ) -> Option<Upcall> {
+        let port = Ecmp::route(net, node, pkt);
+        net.enqueue_at_port(ev, port, pkt, in_port);
+        None
+    }
+
+    fn host_port(
+        _net: &mut Network,
+        _ev: &mut impl Scheduler<NetEvent>,
+        host: u32,
+        _pkt: PktId,
+    ) -> Option<u32> {
+        unreachable!("host {host}'s node is a switch")
+    }
+
+    fn path_next(net: &Network, node: u32, dst: u32) -> Option<u32> {
+        let nd = &net.nodes[node as usize];
+        Some(nd.port_base + net.routing.next_port(nd.index, dst, 0))
+    }
+
+    #[inline]
+    fn slot_route(net: &mut Network, node: u32, pkt: PktId) -> Option<u32> {
+        Some(Ecmp::route(net, node, pkt))
+    }
+
+    /// The output port and queue the arrival will put the packet in, by the ECMP table (a
+    /// scheme that routes may choose another).
+    #[inline(always)]
+    fn prefetch_arrival(net: &Network, node: u32, in_port: u32, pkt: PktId) {
+        let n = &net.nodes[node as usize];
+        let p = net.pool.get(pkt);
+        let out = n.port_base + net.routing.next_port(n.index, p.dst_host, p.hash);
+        let pt = &net.ports[out as usize];
+        crate::engine::prefetch(
+            &net.queues,
+            (pt.q_base + in_port.min(pt.q_count - 1)) as usize,
+        );
     }
 }
 

@@ -12,10 +12,27 @@
 //! Python) overrides a switch's choice among its equal-cost ports.
 
 pub mod ecmp;
+pub mod endpoint;
+pub mod kind;
 pub mod torus;
+pub mod torus_server;
 pub mod trees;
 
 pub use ecmp::SwitchGraph;
+pub use kind::ForwarderKind;
+
+/// The forwarding functions, one line each (`kind::ForwarderKind`): generates `Forwarder`,
+/// the tag each node carries, and the network's dispatch on it.
+macro_rules! builtin_forwarders {
+    ($m:path) => {
+        $m! {
+            Endpoint(endpoint::Endpoint),
+            Ecmp(ecmp::Ecmp),
+            Torus(torus_server::TorusServer),
+        }
+    };
+}
+builtin_forwarders!(kind::declare_forwarders);
 
 use std::collections::HashMap;
 
