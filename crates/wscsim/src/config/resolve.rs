@@ -212,16 +212,11 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
             "1 with [metrics.capture] or [metrics.trace] (their records are shared by every partition)",
         ));
     }
-    let refused = [
-        (!sc.failures.is_empty(), "[[failures]]"),
-        (sc.churn.is_some(), "[churn]"),
-        (sc.emulation.is_some(), "[emulation]"),
-    ];
-    if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
+    if sc.emulation.is_some() {
         return Err(err(
             "engine.partitioned",
             true,
-            format!("false with {what} (a link failing between partitions acts on the far side at once, which a partitioned run cannot order yet)"),
+            "false with [emulation] (real frames arrive in wall-clock time, outside any window)",
         ));
     }
     Ok(())

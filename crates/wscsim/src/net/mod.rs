@@ -312,6 +312,10 @@ pub struct Network {
     /// Partitioned runs: packets sent on wires to other partitions since the partitions
     /// last met, as (port, packet, arrival time), in the order they were sent.
     remote_out: Vec<(u32, PktId, TimePs)>,
+    /// Partitioned runs: drops counted for another partition's port (what was on a wire
+    /// towards this partition when its link failed), as (port, frame bytes), added to that
+    /// port's statistics where the partitions meet (`settle_late_drops`).
+    late_port_drops: Vec<(u32, u32)>,
 }
 
 /// What a topology builder hands the network: its nodes and ports, their wires and link
@@ -362,6 +366,7 @@ impl Network {
             acting: Default::default(),
             check_partitions: false,
             remote_out: Vec::new(),
+            late_port_drops: Vec::new(),
             queues: parts.queues,
             masks: parts.masks,
             schemes: parts.schemes,
@@ -519,6 +524,18 @@ impl Network {
         });
     }
 
+    /// Names the services' messages in the drop log by `ranks` (indexed by the id their
+    /// packets carry; `ServiceKind::message_ranks`).
+    pub fn renumber_service_flows(&mut self, ranks: &[u32]) {
+        for d in &mut self.drop_log {
+            if d.proto == packet::Proto::SERVICE {
+                if let Some(&r) = ranks.get(d.flow_id as usize) {
+                    d.flow_id = r;
+                }
+            }
+        }
+    }
+
     /// The partition of host `host`'s node.
     pub fn host_partition(&self, host: u32) -> PartitionId {
         self.nodes[self.host_nodes[host as usize] as usize].partition
@@ -605,6 +622,11 @@ impl Network {
         while let Some(pkt) = self.dequeue(port, now) {
             self.drop_on_down_link(now, port, pkt);
         }
+        if self.wires[port as usize].remote {
+            // The far partition owns this wire now; the link's other end fails at the
+            // same time, in its own partition (`partition.rs`).
+            return self.link_down_between_partitions(now, port);
+        }
         let lost: Vec<PktId> = self.wires[port as usize]
             .in_flight
             .drain(..)
@@ -615,7 +637,7 @@ impl Network {
         }
     }
 
-    fn drop_on_down_link(&mut self, now: TimePs, port: u32, pkt: PktId) {
+    pub(super) fn drop_on_down_link(&mut self, now: TimePs, port: u32, pkt: PktId) {
         self.counters.link_down_drops += 1;
         self.drop_packet(now, port, pkt);
     }

@@ -95,6 +95,12 @@ impl Network {
         ports
     }
 
+    /// Whether packets sent on wires between partitions wait for the partitions to meet.
+    #[inline]
+    pub fn has_remote_out(&self) -> bool {
+        !self.remote_out.is_empty()
+    }
+
     /// Where partitions meet: the packets this network sent on wires between partitions
     /// since the last meeting go on their wires (a view's go in `absorb`).
     pub fn put_remote_on_wires(&mut self) {
@@ -124,9 +130,15 @@ impl Network {
         std::ptr::write(&mut v.frames_out, Vec::new());
         std::ptr::write(&mut v.pack_tails, Vec::new());
         std::ptr::write(&mut v.remote_out, Vec::new());
+        std::ptr::write(&mut v.late_port_drops, Vec::new());
         std::ptr::write(&mut v.acting, Default::default());
         v.counters = Default::default();
         NetView(v)
+    }
+
+    /// Between windows: `view` learns of the packets this network made since they met.
+    pub fn teach_slots(&self, view: &mut NetView) {
+        self.pool.teach_slots(&mut view.0.pool);
     }
 
     /// Where the threads meet: what a view counted, dropped, freed and sent to other
@@ -138,6 +150,52 @@ impl Network {
         self.drop_log.append(&mut v.drop_log);
         self.pool.absorb(&mut v.pool);
         put_on_wires(&mut self.wires, &mut v.remote_out);
+        self.late_port_drops.append(&mut v.late_port_drops);
+    }
+
+    /// The link out of `port`, a wire between partitions, fails (`link_down` has dropped
+    /// what was queued at the port). What the wire held is lost, as in an ordinary run, but
+    /// two partitions hold it: this one what it sent across since the partitions last met
+    /// (still in `remote_out`), the far one what went on the wire before, which its
+    /// receiver pops. The far end's own failure, at the same time (both ports of a failed
+    /// link fail together), drops the latter, and this one drops what was on the wire
+    /// towards this partition: each side touches only what it owns in a window. Those
+    /// drops are logged as the sending port's, at the failure's time, as an ordinary run
+    /// logs them; the sending port's statistics take them where the partitions meet.
+    pub(super) fn link_down_between_partitions(&mut self, now: TimePs, port: u32) {
+        let mut i = 0;
+        while i < self.remote_out.len() {
+            let (p, pkt, _) = self.remote_out[i];
+            if p == port {
+                self.remote_out.remove(i);
+                self.drop_on_down_link(now, port, pkt);
+            } else {
+                i += 1;
+            }
+        }
+        let pt = &self.ports[port as usize];
+        let towards_me = self.nodes[pt.peer_node as usize].port_base + pt.peer_in_port;
+        let w = &mut self.wires[towards_me as usize];
+        debug_assert!(w.remote, "a link's two wires join the same two partitions");
+        let lost: Vec<PktId> = w.in_flight.drain(..).map(|(p, _)| p).collect();
+        for pkt in lost {
+            // Counted at the far port when the partitions meet: the far partition may be
+            // changing that port's statistics now.
+            self.late_port_drops
+                .push((towards_me, self.pool.get(pkt).frame_bytes));
+            self.counters.link_down_drops += 1;
+            self.log_drop(now, towards_me, pkt);
+        }
+    }
+
+    /// Where partitions meet: the drops other partitions counted for this network's ports
+    /// (`link_down_between_partitions`) go into the ports' statistics.
+    pub fn settle_late_drops(&mut self) {
+        for (port, bytes) in self.late_port_drops.drain(..) {
+            let st = &mut self.ports[port as usize].stats;
+            st.drops += 1;
+            st.drop_bytes += u64::from(bytes);
+        }
     }
 }
 
@@ -209,6 +267,7 @@ impl Drop for NetView {
             drop(std::ptr::read(&v.frames_out));
             drop(std::ptr::read(&v.pack_tails));
             drop(std::ptr::read(&v.remote_out));
+            drop(std::ptr::read(&v.late_port_drops));
         }
     }
 }

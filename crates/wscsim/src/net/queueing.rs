@@ -6,6 +6,17 @@ use super::*;
 impl Network {
     /// Drops `pkt` at `port` (counted there and in the drop log) and frees it.
     pub fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
+        let bytes = self.pool.get(pkt).frame_bytes;
+        self.log_drop(now, port, pkt);
+        let st = &mut self.ports[port as usize].stats;
+        st.drops += 1;
+        st.drop_bytes += u64::from(bytes);
+    }
+
+    /// `drop_packet` but for `port`'s statistics, which it does not touch (and reads only
+    /// fields of `port` that a run never changes): logs, counts and frees `pkt`.
+    #[inline]
+    pub(super) fn log_drop(&mut self, now: TimePs, port: u32, pkt: PktId) {
         let p = self.pool.get(pkt);
         let rec = DropRecord {
             time_ps: now,
@@ -31,9 +42,6 @@ impl Network {
         {
             self.nic_departures.push((p.flow_id, p.frame_bytes));
         }
-        let st = &mut self.ports[port as usize].stats;
-        st.drops += 1;
-        st.drop_bytes += p.frame_bytes as u64;
         self.drop_log.push(rec);
         self.counters.dropped += 1;
         self.pool.free(pkt);

@@ -162,6 +162,13 @@ impl PacketPool {
         }
     }
 
+    /// Between windows: the view learns of the slots made since it last met this pool
+    /// (packets a global event made may reach its partitions in the next window).
+    pub fn teach_slots(&self, view: &mut PacketPool) {
+        debug_assert!(view.is_view && view.table == self.table);
+        view.used = self.used;
+    }
+
     /// Where the threads meet: the view learns of the slots made since, and hands back
     /// what it freed (appended to this pool's free list, in the view's order).
     pub fn absorb(&mut self, view: &mut PacketPool) {

@@ -114,6 +114,12 @@ pub trait ServiceKind: Report {
     fn done(&self) -> bool {
         false
     }
+    /// Per id its packets carry in `flow_id`, a number that does not depend on how a
+    /// partitioned run's partitions interleaved, for tables that name them (None: its ids
+    /// do not, or it numbers nothing).
+    fn message_ranks(&self) -> Option<Vec<u32>> {
+        None
+    }
     /// Server `host` has failed (by the truth), or rejoined.
     fn on_server_down<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32) {}
     fn on_server_up<S: SvcSched>(&mut self, _ctx: &mut SvcCtx<S>, _host: u32) {}
@@ -137,6 +143,9 @@ impl<T: ServiceKind> ServiceKind for Box<T> {
     }
     fn done(&self) -> bool {
         (**self).done()
+    }
+    fn message_ranks(&self) -> Option<Vec<u32>> {
+        (**self).message_ranks()
     }
     fn on_server_down<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, host: u32) {
         (**self).on_server_down(ctx, host)
@@ -234,6 +243,12 @@ macro_rules! declare_services {
                 match self {
                     $(Service::$variant(s) => ServiceKind::done(s),)*
                     Service::User(_) => false,
+                }
+            }
+            fn message_ranks(&self) -> Option<Vec<u32>> {
+                match self {
+                    $(Service::$variant(s) => ServiceKind::message_ranks(s),)*
+                    Service::User(_) => None,
                 }
             }
             fn on_server(&mut self, ctx: &mut SvcCtx<impl SvcSched>, host: u32, up: bool) {
@@ -351,6 +366,13 @@ impl Services {
             }
         }
         out
+    }
+
+    /// `ServiceKind::message_ranks` of the service that drives the run.
+    pub fn message_ranks(&self) -> Option<Vec<u32>> {
+        self.list[usize::from(self.driver?)]
+            .as_ref()?
+            .message_ranks()
     }
 
     /// Whether a service drives the run and has finished (the run may end).

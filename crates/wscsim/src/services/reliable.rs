@@ -235,6 +235,9 @@ pub fn headline(h: &mut serde_json::Map<String, serde_json::Value>, r: &Reliable
 impl ServiceKind for Reliable {
     const ID: u16 = super::RELIABLE;
     const NAME: &'static str = "reliable";
+    fn message_ranks(&self) -> Option<Vec<u32>> {
+        Some(self.streams.ranks())
+    }
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         for &(src, to) in &self.spec.transfers {
             self.streams.open(ctx, src, to, self.spec.size_bytes);

@@ -71,6 +71,8 @@ pub enum StreamEvent {
 #[derive(Clone, Debug)]
 pub struct Stream {
     pub src: u32,
+    /// When it was opened.
+    pub open_ps: TimePs,
     pub to: To,
     pub size_bytes: u64,
     pub packets: u32,
@@ -136,6 +138,7 @@ impl Streams {
         let id = self.list.len() as u32;
         self.list.push(Stream {
             src,
+            open_ps: ctx.ev.now(),
             to,
             size_bytes,
             packets: size_bytes
@@ -157,6 +160,20 @@ impl Streams {
         });
         self.fill_window(ctx, id as usize);
         id
+    }
+
+    /// Per message id, its rank by (time opened, sender, id). In a partitioned run the ids
+    /// count messages in the order partitions opened them, which depends on how their
+    /// events interleaved; the ranks do not: messages a server opens at one instant are
+    /// opened by one partition's events, whose order is its own.
+    pub fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.list.len() as u32).collect();
+        order.sort_by_key(|&i| (self.list[i as usize].open_ps, self.list[i as usize].src, i));
+        let mut rank = vec![0; order.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        rank
     }
 
     /// Sends what the window allows and arms the timer if something is in flight.
@@ -357,5 +374,60 @@ impl Streams {
         let t = &mut self.list[id as usize];
         t.abandoned = true;
         t.deadline_ps = NEVER;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(src: u32, open_ps: TimePs) -> Stream {
+        Stream {
+            src,
+            open_ps,
+            to: To::Host(0),
+            size_bytes: 1,
+            packets: 1,
+            acked: 0,
+            next: 0,
+            cwnd: 1.0,
+            ssthresh: 1.0,
+            rto_ps: 1,
+            deadline_ps: NEVER,
+            retransmits: 0,
+            timeouts: 0,
+            end_ps: NEVER,
+            abandoned: false,
+            receiver: u32::MAX,
+            expected: 0,
+            beyond: Vec::new(),
+        }
+    }
+
+    fn ranks_of(opened: &[(u32, TimePs)]) -> Vec<u32> {
+        let mut s = Streams::new(StreamParams {
+            service: 1,
+            payload_bytes: 1,
+            window: 1,
+            rto_ps: 1,
+        });
+        s.list = opened.iter().map(|&(src, t)| stream(src, t)).collect();
+        s.ranks()
+    }
+
+    /// Two partitions open messages at the same instants, in either order: each message
+    /// gets the same rank (by time, then sender, then the order its own sender opened
+    /// them in).
+    #[test]
+    fn ranks_do_not_depend_on_which_partition_opened_first() {
+        // Server 7's partition ran first, then server 2's: ids 0-1 are 7's, 2-4 are 2's.
+        let a = ranks_of(&[(7, 10), (7, 10), (2, 10), (2, 10), (2, 5)]);
+        // The other way round: ids 0-2 are 2's, 3-4 are 7's.
+        let b = ranks_of(&[(2, 10), (2, 10), (2, 5), (7, 10), (7, 10)]);
+        assert_eq!(a, vec![3, 4, 1, 2, 0]);
+        assert_eq!(b, vec![1, 2, 0, 3, 4]);
+        // The same message (sender, time, its place among its sender's) has one rank.
+        assert_eq!((a[0], a[1]), (b[3], b[4]));
+        assert_eq!((a[2], a[3], a[4]), (b[0], b[1], b[2]));
     }
 }

@@ -15,6 +15,11 @@ pub(super) fn global_kind(e: &SimEvent) -> crate::engine::Route {
         Layer::App(e) if !e.at_host() => crate::engine::Route::Global,
         Layer::Transport(e) if e.is_global() => crate::engine::Route::Global,
         Layer::Metrics(_) | Layer::Svc(_) => crate::engine::Route::Global,
+        // A node's state of health is read by services and applications that span
+        // servers (`Network::host_up`); its links fail by their own events.
+        Layer::Net(NetEvent::NodeDown { .. } | NetEvent::NodeUp { .. }) => {
+            crate::engine::Route::Global
+        }
         Layer::App(_) | Layer::Transport(_) | Layer::Net(_) | Layer::Host(_) => {
             crate::engine::Route::Own
         }
@@ -78,8 +83,24 @@ impl Sim {
                 } else {
                     self.net.put_remote_on_wires();
                 }
+                self.net.settle_late_drops();
             }
         }
+    }
+
+    /// A global event (run between windows) sent packets on wires between partitions:
+    /// they go on their wires now, for their arrivals may be due in the next window (a
+    /// lane's come later than its window's end, and wait for it to close). What the last
+    /// window sent across, which threads otherwise land as the next one opens, goes first,
+    /// so that each wire keeps its packets in the order they were sent.
+    pub(super) fn land_global_sends(&mut self, crew: Option<&threads::Crew>) {
+        if !self.net.has_remote_out() {
+            return;
+        }
+        if let Some(crew) = crew {
+            crew.land_all_now(&mut self.net);
+        }
+        self.net.put_remote_on_wires();
     }
 
     /// This thread runs the lanes the balance gives it (thread 0).

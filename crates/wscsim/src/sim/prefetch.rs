@@ -75,9 +75,11 @@ impl Sim {
     }
 
     /// The partition whose state event `e` changes, where one does (None: an application
-    /// that spans hosts, or the metrics sampler, which only reads).
+    /// that spans hosts, the metrics sampler, which only reads, or a node failing or
+    /// rejoining, which services that span servers hear of: `parallel::global_kind`).
     pub(super) fn partition_of(&self, e: SimEvent) -> Option<crate::engine::PartitionId> {
         let host = match e.layer() {
+            Layer::Net(NetEvent::NodeDown { .. } | NetEvent::NodeUp { .. }) => return None,
             Layer::Net(e) => return Some(self.net.partition_of(e)),
             Layer::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
             Layer::Host(HostEvent::RxDone { pkt }) => self.net.pool().get(pkt).dst_host,

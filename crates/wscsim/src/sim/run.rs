@@ -81,6 +81,7 @@ impl Sim {
             self.handle(e.kind);
             if self.ev.in_global() {
                 self.route_unrouted();
+                self.land_global_sends(crew);
             }
             if self.net.has_nic_departures() {
                 self.transports.tcp.on_nic_departures(&mut host_path!(self));
@@ -118,6 +119,10 @@ impl Sim {
         if self.finished {
             self.apps.finish(&self.transports.udp, &mut self.metrics);
             if self.ev.is_partitioned() {
+                self.net.settle_late_drops();
+                if let Some(ranks) = self.services.message_ranks() {
+                    self.net.renumber_service_flows(&ranks);
+                }
                 self.net.sort_drop_log();
             }
         }

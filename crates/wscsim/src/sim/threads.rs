@@ -177,6 +177,23 @@ impl Crew {
         }
     }
 
+    /// Between windows (at a global event): puts on wires everything sent across in the
+    /// last window that no thread has landed yet, leaving nothing for the next opening.
+    pub(super) fn land_all_now(&self, net: &mut Network) {
+        for l in &self.landing {
+            // SAFETY: between windows, as at `absorb`: no other thread reads `landing`.
+            let sent = unsafe { &mut *l.0.get() };
+            if self.owner_landed.load(Ordering::Relaxed) < self.landing_gen.load(Ordering::Relaxed)
+            {
+                net.land(sent, &self.receivers, |_| true);
+            }
+            sent.clear();
+        }
+        for h in &self.helpers {
+            net.teach_slots(&mut h.lock().expect("a helper failed").view);
+        }
+    }
+
     /// Puts on wires what was sent across towards the lanes thread `me` runs.
     fn land(&self, net: &mut Network, me: u32) {
         for l in &self.landing {

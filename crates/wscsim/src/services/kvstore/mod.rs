@@ -639,6 +639,9 @@ pub fn headline(
 impl super::ServiceKind for KvStore {
     const ID: u16 = super::KVSTORE;
     const NAME: &'static str = "kvstore";
+    fn message_ranks(&self) -> Option<Vec<u32>> {
+        Some(self.streams.ranks())
+    }
     fn start<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>) {
         if let (Some(k), Some(t)) = (self.spec.cache_hot_spots, ctx.net.torus()) {
             let servers = t.servers() as usize;
