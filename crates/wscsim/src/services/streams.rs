@@ -100,6 +100,33 @@ pub struct Stream {
     beyond: Vec<bool>,
 }
 
+impl Stream {
+    /// A message of `size_bytes` from `src` to `to`, opened at `open_ps`, nothing sent yet,
+    /// its timeout the configured one.
+    fn new(params: &StreamParams, src: u32, to: To, size_bytes: u64, open_ps: TimePs) -> Stream {
+        Stream {
+            src,
+            open_ps,
+            to,
+            size_bytes,
+            packets: size_bytes.div_ceil(u64::from(params.payload_bytes)).max(1) as u32,
+            acked: 0,
+            next: 0,
+            cwnd: INITIAL_WINDOW.min(f64::from(params.window)),
+            ssthresh: f64::from(params.window),
+            rto_ps: params.rto_ps,
+            deadline_ps: NEVER,
+            retransmits: 0,
+            timeouts: 0,
+            end_ps: NEVER,
+            abandoned: false,
+            receiver: u32::MAX,
+            expected: 0,
+            beyond: Vec::new(),
+        }
+    }
+}
+
 /// A sending server's round-trip estimate (RFC 6298), in picoseconds.
 #[derive(Clone, Copy, Debug, Default)]
 struct RttEstimate {
@@ -136,27 +163,10 @@ impl Streams {
         size_bytes: u64,
     ) -> u32 {
         let id = self.list.len() as u32;
+        let stream = Stream::new(&self.params, src, to, size_bytes, ctx.ev.now());
         self.list.push(Stream {
-            src,
-            open_ps: ctx.ev.now(),
-            to,
-            size_bytes,
-            packets: size_bytes
-                .div_ceil(u64::from(self.params.payload_bytes))
-                .max(1) as u32,
-            acked: 0,
-            next: 0,
-            cwnd: INITIAL_WINDOW.min(f64::from(self.params.window)),
-            ssthresh: f64::from(self.params.window),
             rto_ps: self.rto_for(src),
-            deadline_ps: NEVER,
-            retransmits: 0,
-            timeouts: 0,
-            end_ps: NEVER,
-            abandoned: false,
-            receiver: u32::MAX,
-            expected: 0,
-            beyond: Vec::new(),
+            ..stream
         });
         self.fill_window(ctx, id as usize);
         id
@@ -381,37 +391,18 @@ impl Streams {
 mod tests {
     use super::*;
 
-    fn stream(src: u32, open_ps: TimePs) -> Stream {
-        Stream {
-            src,
-            open_ps,
-            to: To::Host(0),
-            size_bytes: 1,
-            packets: 1,
-            acked: 0,
-            next: 0,
-            cwnd: 1.0,
-            ssthresh: 1.0,
-            rto_ps: 1,
-            deadline_ps: NEVER,
-            retransmits: 0,
-            timeouts: 0,
-            end_ps: NEVER,
-            abandoned: false,
-            receiver: u32::MAX,
-            expected: 0,
-            beyond: Vec::new(),
-        }
-    }
-
     fn ranks_of(opened: &[(u32, TimePs)]) -> Vec<u32> {
-        let mut s = Streams::new(StreamParams {
+        let params = StreamParams {
             service: 1,
             payload_bytes: 1,
             window: 1,
             rto_ps: 1,
-        });
-        s.list = opened.iter().map(|&(src, t)| stream(src, t)).collect();
+        };
+        let mut s = Streams::new(params);
+        s.list = opened
+            .iter()
+            .map(|&(src, t)| Stream::new(&params, src, To::Host(0), 1, t))
+            .collect();
         s.ranks()
     }
 
