@@ -1,7 +1,7 @@
 """Threads change no result, on every bundled scenario: the first point of each, shortened
 as scripts/fingerprint.py shortens it, runs partitioned on one thread and on two, and
-every result table must hash the same, with the same events and packet-hops. (Scenarios
-whose failures or churn a partitioned run refuses are listed and skipped.)"""
+every result table must hash the same, with the same events and packet-hops. Scenarios
+with failures and churn included (a partitioned run takes them since 2026-11-28)."""
 
 import importlib.util
 from pathlib import Path
@@ -16,10 +16,6 @@ _spec = importlib.util.spec_from_file_location(
 fingerprint = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fingerprint)
 
-# A partitioned run refuses link failures and churn (docs/parallel.md).
-REFUSED = {"camcube_churn", "camcube_failures", "camcube_image_store_failures"}
-
-
 def _first_point(name, threads):
     over = {**fingerprint.SHORTER.get(name, {}), "engine.threads": threads}
     base, axes = split_sweep(apply_overrides(load(name), over))
@@ -27,7 +23,7 @@ def _first_point(name, threads):
     return fingerprint.fingerprint_point(sc)
 
 
-@pytest.mark.parametrize("name", sorted(set(bundled()) - REFUSED))
+@pytest.mark.parametrize("name", sorted(bundled()))
 def test_two_threads_give_the_tables_of_one(name):
     one = _first_point(name, 1)
     two = _first_point(name, 2)
@@ -35,8 +31,3 @@ def test_two_threads_give_the_tables_of_one(name):
     assert one["events"] > 0
     assert (two["events"], two["packet_hops"]) == (one["events"], one["packet_hops"])
     assert two["tables"] == one["tables"]
-
-
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_partitioned_runs_refuse_these(name):
-    assert "refused" in _first_point(name, 1)
