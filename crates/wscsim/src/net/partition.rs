@@ -163,15 +163,15 @@ impl Network {
     /// drops are logged as the sending port's, at the failure's time, as an ordinary run
     /// logs them; the sending port's statistics take them where the partitions meet.
     pub(super) fn link_down_between_partitions(&mut self, now: TimePs, port: u32) {
-        let mut i = 0;
-        while i < self.remote_out.len() {
-            let (p, pkt, _) = self.remote_out[i];
+        let mut sent = Vec::new();
+        self.remote_out.retain(|&(p, pkt, _)| {
             if p == port {
-                self.remote_out.remove(i);
-                self.drop_on_down_link(now, port, pkt);
-            } else {
-                i += 1;
+                sent.push(pkt);
             }
+            p != port
+        });
+        for pkt in sent {
+            self.drop_on_down_link(now, port, pkt);
         }
         let pt = &self.ports[port as usize];
         let towards_me = self.nodes[pt.peer_node as usize].port_base + pt.peer_in_port;
@@ -191,10 +191,8 @@ impl Network {
     /// Where partitions meet: the drops other partitions counted for this network's ports
     /// (`link_down_between_partitions`) go into the ports' statistics.
     pub fn settle_late_drops(&mut self) {
-        for (port, bytes) in self.late_port_drops.drain(..) {
-            let st = &mut self.ports[port as usize].stats;
-            st.drops += 1;
-            st.drop_bytes += u64::from(bytes);
+        for (port, bytes) in std::mem::take(&mut self.late_port_drops) {
+            self.count_drop_at(port, bytes);
         }
     }
 }

@@ -8,6 +8,12 @@ impl Network {
     pub fn drop_packet(&mut self, now: TimePs, port: u32, pkt: PktId) {
         let bytes = self.pool.get(pkt).frame_bytes;
         self.log_drop(now, port, pkt);
+        self.count_drop_at(port, bytes);
+    }
+
+    /// A drop of `bytes` in `port`'s statistics.
+    #[inline]
+    pub(super) fn count_drop_at(&mut self, port: u32, bytes: u32) {
         let st = &mut self.ports[port as usize].stats;
         st.drops += 1;
         st.drop_bytes += u64::from(bytes);

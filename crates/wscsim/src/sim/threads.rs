@@ -180,11 +180,13 @@ impl Crew {
     /// Between windows (at a global event): puts on wires everything sent across in the
     /// last window that no thread has landed yet, leaving nothing for the next opening.
     pub(super) fn land_all_now(&self, net: &mut Network) {
+        // Landed already when a window opened since the last filling (`absorb`).
+        let pending =
+            self.owner_landed.load(Ordering::Relaxed) < self.landing_gen.load(Ordering::Relaxed);
         for l in &self.landing {
             // SAFETY: between windows, as at `absorb`: no other thread reads `landing`.
             let sent = unsafe { &mut *l.0.get() };
-            if self.owner_landed.load(Ordering::Relaxed) < self.landing_gen.load(Ordering::Relaxed)
-            {
+            if pending {
                 net.land(sent, &self.receivers, |_| true);
             }
             sent.clear();
