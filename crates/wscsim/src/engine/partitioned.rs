@@ -293,6 +293,18 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// In a partitioned run, the arena of packets the event being handled allocates from
+    /// (`packet::PacketPool::set_arenas`): its partition's, or for any other (a global
+    /// event, the run's start) the last, the global events' own.
+    #[inline(always)]
+    pub fn arena(&self) -> Option<usize> {
+        let p = self.parts.as_ref()?;
+        Some(match p.ctx {
+            Ctx::Lane(i) => i,
+            _ => p.lanes.len(),
+        })
+    }
+
     /// The last time of the window being run, while a partition's event runs (None in an
     /// ordinary run, and during global events).
     pub fn window_last_ps(&self) -> Option<TimePs> {

@@ -136,11 +136,6 @@ impl Network {
         NetView(v)
     }
 
-    /// Between windows: `view` learns of the packets this network made since they met.
-    pub fn teach_slots(&self, view: &mut NetView) {
-        self.pool.teach_slots(&mut view.0.pool);
-    }
-
     /// Where the threads meet: what a view counted, dropped, freed and sent to other
     /// partitions since the last meeting comes back to this network.
     pub fn absorb(&mut self, view: &mut NetView) {
@@ -148,7 +143,6 @@ impl Network {
         debug_assert!(v.nic_departures.is_empty() && v.frames_out.is_empty());
         self.counters.absorb(&mut v.counters);
         self.drop_log.append(&mut v.drop_log);
-        self.pool.absorb(&mut v.pool);
         put_on_wires(&mut self.wires, &mut v.remote_out);
         self.late_port_drops.append(&mut v.late_port_drops);
     }

@@ -1,10 +1,18 @@
-//! The packet pool: slots in fixed chunks, named by index, with a free list.
+//! The packet pool: slots in fixed chunks, named by index, each partition with its own
+//! arena (chunks and free list).
 //!
 //! Slots live in chunks of 4,096 that never move once made, found through a table of
 //! fixed length: a packet's address stays the same for the whole run, which is what lets
-//! other threads hold a *view* of the pool (`view`) while its owner allocates. A view
-//! reads and writes the packets it has been handed, keeps its own free list and count,
-//! and cannot allocate; its owner takes both back (`absorb`) when the threads meet.
+//! other threads hold a *view* of the pool (`view`) while the owner and they allocate.
+//!
+//! A partitioned run gives each partition an arena (`set_arenas`), and one more for what
+//! global events send: a partition's events allocate from its arena and free into it (a
+//! packet that crossed to another partition is that partition's from then on), so what
+//! a partition's events touch of the pool is its own arena's memory, and no thread
+//! waits for another to get a slot. Arena a's k-th chunk is chunk number `k * n + a` of
+//! the table (n arenas), so which ids a partition uses depends on its own events only,
+//! never on which thread ran it. An ordinary run has one arena, whose chunks are
+//! numbered 0, 1, 2, ...
 
 use super::{Packet, PktId};
 
@@ -14,27 +22,38 @@ const CHUNK_SLOTS: usize = 1 << CHUNK_SHIFT;
 /// Chunks the table has room for: one for every possible `PktId`.
 const TABLE_LEN: usize = 1 << (32 - CHUNK_SHIFT);
 
-/// Pool of packets with a free list.
+/// One partition's share of the pool: the chunks it made and its free slots.
+#[derive(Default)]
+struct Arena {
+    chunks: Vec<Box<[Packet]>>,
+    /// Slots handed out of the newest chunk (CHUNK_SLOTS once it is full, or none made).
+    made_in_chunk: usize,
+    free: Vec<PktId>,
+    /// Allocations less frees in this arena (negative when it freed packets others made).
+    live: i64,
+}
+
+/// Pool of packets with a free list per arena.
 pub struct PacketPool {
     /// Each chunk's first slot, by chunk number: `TABLE_LEN` entries that never move (the
     /// owner's `table`, or the owner's seen through a view).
     table: *mut *mut Packet,
     /// The owner's table (None in a view: the owner frees it).
     _owned_table: Option<Box<[*mut Packet]>>,
-    /// The owner's chunks (empty in a view).
-    chunks: Vec<Box<[Packet]>>,
-    /// Slots handed out so far: every id below it names a slot.
-    used: u32,
-    free: Vec<PktId>,
-    /// Allocations less frees (a view's counts only its own frees: negative).
-    live: i64,
-    /// A view on another thread: it must not allocate.
+    /// The arenas (the owner's `owned_arenas`, or the owner's seen through a view).
+    arenas: *mut Arena,
+    n_arenas: u32,
+    /// The owner's arenas (empty in a view: the owner frees them).
+    owned_arenas: Vec<Arena>,
+    /// The arena this pool allocates from and frees into (`enter`).
+    cur: u32,
+    /// A view (another thread's): it must not drop or grow what it shares.
     is_view: bool,
 }
 
-// SAFETY: the owner owns its table and chunks outright; the raw pointers only name them.
-// A view shares them with its owner, and `view`'s contract (one thread per packet until
-// the threads meet) is what keeps their accesses apart.
+// SAFETY: the owner owns its table and arenas outright; the raw pointers only name them.
+// A view shares them with its owner, and `view`'s contract (one thread per arena and per
+// packet until the threads meet) is what keeps their accesses apart.
 unsafe impl Send for PacketPool {}
 
 impl Default for PacketPool {
@@ -48,21 +67,65 @@ impl PacketPool {
         // Null pointers are zero bits: the table is allocated zeroed and its pages are
         // only touched as chunks are made.
         let mut owned: Box<[*mut Packet]> = vec![std::ptr::null_mut(); TABLE_LEN].into();
+        let mut arenas = vec![Arena {
+            made_in_chunk: CHUNK_SLOTS,
+            free: Vec::with_capacity(1 << 14),
+            ..Default::default()
+        }];
         PacketPool {
             table: owned.as_mut_ptr(),
             _owned_table: Some(owned),
-            chunks: Vec::new(),
-            used: 0,
-            free: Vec::with_capacity(1 << 14),
-            live: 0,
+            arenas: arenas.as_mut_ptr(),
+            n_arenas: 1,
+            owned_arenas: arenas,
+            cur: 0,
             is_view: false,
         }
     }
 
+    /// Gives the pool `n` arenas (before any packet is made): arena `a` for partition `a`,
+    /// the last for global events. Arena 0 is the current one.
+    pub fn set_arenas(&mut self, n: usize) {
+        assert!(!self.is_view && n >= 1 && n <= TABLE_LEN / 64);
+        assert!(
+            self.owned_arenas.iter().all(|a| a.chunks.is_empty()),
+            "arenas are set before any packet is made"
+        );
+        self.owned_arenas = (0..n)
+            .map(|_| Arena {
+                made_in_chunk: CHUNK_SLOTS,
+                ..Default::default()
+            })
+            .collect();
+        self.arenas = self.owned_arenas.as_mut_ptr();
+        self.n_arenas = n as u32;
+        self.cur = 0;
+    }
+
+    /// How many arenas the pool has.
+    pub fn arenas(&self) -> usize {
+        self.n_arenas as usize
+    }
+
+    /// Allocations and frees go to arena `a` from now on.
+    #[inline]
+    pub fn enter(&mut self, a: usize) {
+        debug_assert!(a < self.n_arenas as usize);
+        self.cur = a as u32;
+    }
+
+    #[inline]
+    fn arena(&mut self) -> &mut Arena {
+        // SAFETY: `cur < n_arenas` (`enter`), and `view`'s contract gives arena `cur` to
+        // this thread alone until the threads meet.
+        unsafe { &mut *self.arenas.add(self.cur as usize) }
+    }
+
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PktId {
-        self.live += 1;
-        let id = match self.free.pop() {
+        let a = self.arena();
+        a.live += 1;
+        let id = match a.free.pop() {
             Some(id) => id,
             None => self.new_slot(),
         };
@@ -70,37 +133,42 @@ impl PacketPool {
         id
     }
 
-    /// A slot never used before, in a new chunk when the last is full.
+    /// A slot never used before, in a new chunk of the current arena when its last is full.
     #[cold]
     #[inline(never)]
     fn new_slot(&mut self) -> PktId {
-        assert!(!self.is_view, "a view of the packet pool cannot allocate");
-        let id = self.used;
-        assert!(id < super::NO_PKT - 1, "the packet pool is full");
-        if (id as usize).is_multiple_of(CHUNK_SLOTS) {
+        let (cur, n, table) = (self.cur as usize, self.n_arenas as usize, self.table);
+        let a = self.arena();
+        if a.made_in_chunk == CHUNK_SLOTS {
+            let number = a.chunks.len() * n + cur;
+            assert!(number < TABLE_LEN - 1, "the packet pool is full");
             let mut chunk: Box<[Packet]> = vec![Packet::default(); CHUNK_SLOTS].into();
-            // SAFETY: the table has TABLE_LEN entries and id >> CHUNK_SHIFT < TABLE_LEN.
-            unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) = chunk.as_mut_ptr() };
-            self.chunks.push(chunk);
+            // SAFETY: the table has TABLE_LEN entries and `number < TABLE_LEN`; entry
+            // `number` is this arena's alone (its k-th chunk), written once.
+            unsafe { *table.add(number) = chunk.as_mut_ptr() };
+            a.chunks.push(chunk);
+            a.made_in_chunk = 0;
         }
-        self.used += 1;
+        let number = (a.chunks.len() - 1) * n + cur;
+        let id = ((number << CHUNK_SHIFT) + a.made_in_chunk) as PktId;
+        a.made_in_chunk += 1;
         id
     }
 
     #[inline]
     pub fn free(&mut self, id: PktId) {
-        self.live -= 1;
-        self.free.push(id);
+        let a = self.arena();
+        a.live -= 1;
+        a.free.push(id);
     }
 
     #[inline]
     fn slot(&self, id: PktId) -> *mut Packet {
-        assert!(id < self.used, "packet {id} was never allocated");
-        // SAFETY: every id below `used` lies in a chunk the table points to, and chunks
-        // hold CHUNK_SLOTS slots.
-        unsafe {
-            (*self.table.add((id >> CHUNK_SHIFT) as usize)).add(id as usize & (CHUNK_SLOTS - 1))
-        }
+        // SAFETY: the table has TABLE_LEN entries, one for every id's chunk number.
+        let chunk = unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) };
+        assert!(!chunk.is_null(), "packet {id} was never allocated");
+        // SAFETY: a chunk the table points to holds CHUNK_SLOTS slots.
+        unsafe { chunk.add(id as usize & (CHUNK_SLOTS - 1)) }
     }
 
     #[inline]
@@ -120,63 +188,61 @@ impl PacketPool {
     #[inline]
     pub fn prefetch(&self, id: PktId) {
         #[cfg(target_arch = "x86_64")]
-        if id < self.used {
-            // SAFETY: prefetching is a hint that never faults; the slot exists.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(
-                    self.slot(id) as *const i8,
-                    std::arch::x86_64::_MM_HINT_T0,
-                )
-            };
+        {
+            // SAFETY: the table has an entry for every id's chunk number.
+            let chunk = unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) };
+            if !chunk.is_null() {
+                // SAFETY: prefetching is a hint that never faults; the slot exists.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch(
+                        chunk.add(id as usize & (CHUNK_SLOTS - 1)) as *const i8,
+                        std::arch::x86_64::_MM_HINT_T0,
+                    )
+                };
+            }
         }
+    }
+
+    fn all_arenas(&self) -> &[Arena] {
+        // SAFETY: `n_arenas` arenas start at `arenas`; callers are between windows, when
+        // no other thread touches them.
+        unsafe { std::slice::from_raw_parts(self.arenas, self.n_arenas as usize) }
     }
 
     /// Packets allocated and not yet freed (in flight, queued or in a NIC).
     pub fn live(&self) -> u64 {
-        self.live as u64
+        self.all_arenas().iter().map(|a| a.live).sum::<i64>() as u64
     }
 
-    /// Slots ever allocated (the pool's high-water mark).
+    /// Slots ever made (the pool's high-water mark).
     pub fn capacity_used(&self) -> usize {
-        self.used as usize
+        self.all_arenas()
+            .iter()
+            .filter(|a| !a.chunks.is_empty())
+            .map(|a| (a.chunks.len() - 1) * CHUNK_SLOTS + a.made_in_chunk)
+            .sum()
     }
 
-    /// A pool for another thread that shares this one's packets: it reads and writes the
-    /// packets handed to it, frees into its own list and cannot allocate.
+    /// A pool for another thread that shares this one's table and arenas: it reads and
+    /// writes the packets handed to it, and allocates from and frees into the arena of the
+    /// partition it runs (`enter`).
     ///
     /// # Safety
     ///
-    /// Until `absorb` takes the view back, each packet is touched by one thread only
-    /// (the one whose partition holds it), packets pass between threads only where the
-    /// threads meet (a barrier), and the owner is neither dropped nor moved out of use.
-    /// `absorb` must run at each meeting so the view knows the owner's new slots.
+    /// Until the view is dropped, each arena and each packet is touched by one thread at
+    /// a time (the one running the partition that holds it), and they pass between
+    /// threads only where the threads meet (a barrier); the owner is neither dropped nor
+    /// moved, and sets no arenas meanwhile.
     pub unsafe fn view(&self) -> PacketPool {
         PacketPool {
             table: self.table,
             _owned_table: None,
-            chunks: Vec::new(),
-            used: self.used,
-            free: Vec::new(),
-            live: 0,
+            arenas: self.arenas,
+            n_arenas: self.n_arenas,
+            owned_arenas: Vec::new(),
+            cur: self.cur,
             is_view: true,
         }
-    }
-
-    /// Between windows: the view learns of the slots made since it last met this pool
-    /// (packets a global event made may reach its partitions in the next window).
-    pub fn teach_slots(&self, view: &mut PacketPool) {
-        debug_assert!(view.is_view && view.table == self.table);
-        view.used = self.used;
-    }
-
-    /// Where the threads meet: the view learns of the slots made since, and hands back
-    /// what it freed (appended to this pool's free list, in the view's order).
-    pub fn absorb(&mut self, view: &mut PacketPool) {
-        debug_assert!(view.is_view && view.table == self.table);
-        self.free.append(&mut view.free);
-        self.live += view.live;
-        view.live = 0;
-        view.used = self.used;
     }
 }
 
@@ -207,44 +273,69 @@ mod tests {
             .enumerate()
             .all(|(i, &id)| pool.get(id).seq == i as u64));
         assert_eq!(pool.capacity_used(), 1 + 3 * CHUNK_SLOTS);
+        assert_eq!(ids[0], 1, "one arena numbers its slots from 0");
     }
 
     #[test]
-    fn a_view_frees_into_its_own_list_until_absorbed() {
+    fn each_arena_numbers_its_own_chunks() {
         let mut pool = PacketPool::new();
-        let a = pool.alloc(Packet::default());
-        let b = pool.alloc(Packet::default());
-        // SAFETY: one thread; the view and the owner touch different packets.
-        let mut view = unsafe { pool.view() };
-        view.get_mut(b).seq = 9;
-        view.free(b);
-        assert_eq!(pool.live(), 2, "the owner has not heard yet");
-        pool.absorb(&mut view);
-        assert_eq!(pool.live(), 1);
-        assert_eq!(pool.get(b).seq, 9);
-        assert_eq!(
-            pool.alloc(Packet::default()),
-            b,
-            "the view's free slot is reused"
-        );
-        let c = pool.alloc(Packet::default());
-        pool.absorb(&mut view);
-        assert_eq!(view.get(c).seq, 0, "a synced view sees new slots");
-        let _ = a;
+        pool.set_arenas(3);
+        let mut take = |a: usize, n: usize| -> Vec<PktId> {
+            pool.enter(a);
+            (0..n).map(|_| pool.alloc(Packet::default())).collect()
+        };
+        let two = take(2, CHUNK_SLOTS + 1);
+        let zero = take(0, 1);
+        let chunk = |id: PktId| id >> CHUNK_SHIFT;
+        assert_eq!(chunk(zero[0]), 0, "arena 0's first chunk is chunk 0");
+        assert_eq!(chunk(two[0]), 2, "arena 2's first chunk is chunk 2");
+        assert_eq!(chunk(two[CHUNK_SLOTS]), 5, "its second is chunk 2 + 3");
+        // Arena 2's ids do not depend on what arena 0 did first.
+        let mut other = PacketPool::new();
+        other.set_arenas(3);
+        other.enter(2);
+        let again: Vec<PktId> = (0..=CHUNK_SLOTS)
+            .map(|_| other.alloc(Packet::default()))
+            .collect();
+        assert_eq!(two, again);
     }
 
     #[test]
-    #[should_panic(expected = "cannot allocate")]
-    fn a_view_cannot_allocate() {
-        let pool = PacketPool::new();
-        // SAFETY: one thread.
+    fn a_packet_freed_in_another_arena_is_reused_there() {
+        let mut pool = PacketPool::new();
+        pool.set_arenas(2);
+        let a = pool.alloc(Packet::default());
+        pool.enter(1);
+        pool.free(a);
+        assert_eq!(pool.live(), 0, "the arenas' counts sum");
+        let b = pool.alloc(Packet::default());
+        assert_eq!(a, b, "arena 1 reuses what it freed");
+        pool.enter(0);
+        assert_ne!(pool.alloc(Packet::default()), a, "arena 0 no longer has it");
+    }
+
+    #[test]
+    fn a_view_allocates_from_the_arena_it_runs() {
+        let mut pool = PacketPool::new();
+        pool.set_arenas(2);
+        let a = pool.alloc(Packet::default());
+        // SAFETY: one thread; the view runs arena 1, the owner arena 0.
         let mut view = unsafe { pool.view() };
-        view.alloc(Packet::default());
+        view.enter(1);
+        let v = view.alloc(Packet {
+            seq: 9,
+            ..Default::default()
+        });
+        view.free(a);
+        assert_eq!(pool.get(v).seq, 9, "the owner sees the view's packet");
+        assert_eq!(pool.live(), 1);
+        drop(view);
+        assert_eq!(pool.capacity_used(), 2);
     }
 
     #[test]
     #[should_panic(expected = "never allocated")]
     fn an_unallocated_id_is_refused() {
-        PacketPool::new().get(3);
+        PacketPool::new().get(1 << CHUNK_SHIFT);
     }
 }

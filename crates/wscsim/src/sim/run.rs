@@ -71,6 +71,9 @@ impl Sim {
                 }
             };
             self.prefetch_ahead();
+            if let Some(a) = self.ev.arena() {
+                self.net.pool_mut().enter(a);
+            }
             if self.net.check_partitions() {
                 self.check_partition(e.kind);
             }

@@ -93,6 +93,8 @@ pub(super) fn partition_run(
         .partition_wires()
         .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
     ev.partition(n, lookahead_ps, global_kind);
+    // One arena of packets per partition, and one for global events (`EventQueue::arena`).
+    net.pool_mut().set_arenas(n + 1);
     ev.set_lane_order_reversed(e.lane_order.as_deref() == Some("reverse"));
     let threads = e.threads.unwrap_or(1) as usize;
     ev.meet_at_windows(threads > 1);

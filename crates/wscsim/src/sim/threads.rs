@@ -191,9 +191,6 @@ impl Crew {
             }
             sent.clear();
         }
-        for h in &self.helpers {
-            net.teach_slots(&mut h.lock().expect("a helper failed").view);
-        }
     }
 
     /// Puts on wires what was sent across towards the lanes thread `me` runs.
@@ -332,6 +329,7 @@ fn run_fabric_lane(net: &mut Network, s: &mut LaneSched<'_, SimEvent>, check: bo
     if check {
         net.enter_partition(Some(s.partition()));
     }
+    net.pool_mut().enter(usize::from(s.partition()));
     while let Some(e) = s.pop() {
         if let Some(SimEvent::Net(next)) = s.peek() {
             net.prefetch_event(next);
