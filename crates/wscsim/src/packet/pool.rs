@@ -86,7 +86,7 @@ impl PacketPool {
     /// Gives the pool `n` arenas (before any packet is made): arena `a` for partition `a`,
     /// the last for global events. Arena 0 is the current one.
     pub fn set_arenas(&mut self, n: usize) {
-        assert!(!self.is_view && n >= 1 && n <= TABLE_LEN / 64);
+        assert!(!self.is_view && (1..=TABLE_LEN / 64).contains(&n));
         assert!(
             self.owned_arenas.iter().all(|a| a.chunks.is_empty()),
             "arenas are set before any packet is made"
