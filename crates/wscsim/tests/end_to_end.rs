@@ -186,7 +186,8 @@ fn a_partitioned_run_stops_at_the_same_place_in_any_slices() {
 /// Threads change no result: 2 and 3 threads give the same events, packet-hops, headline
 /// figures and drop log as one, with helpers checked to touch only their own partitions,
 /// run whole and in slices that cut windows (the cases above, memcached on Linux hosts of
-/// two DIABLO arrays, incast on one switch).
+/// two DIABLO arrays, incast on one switch), with the hosts' partitions on the run's own
+/// thread and spread over all (`engine.spread_hosts`, taken by the permutations above).
 #[test]
 fn threads_change_no_result() {
     let memcached = r#"{"duration":"10s","topology":{"kind":"diablo_array","racks":32,"preset":"1g"},
@@ -194,9 +195,14 @@ fn threads_change_no_result() {
         "workload":{"kind":"memcached","requests_per_client":5}}"#;
     let incast = r#"{"duration":"10s","topology":{"kind":"single_switch","hosts":17},
         "transport":{"kind":"tcp"},"workload":{"kind":"incast","senders":16,"block":"256KiB","iterations":2}}"#;
-    for json in PARTITIONED_CASES.into_iter().chain([memcached, incast]) {
+    for (json, spread) in PARTITIONED_CASES
+        .into_iter()
+        .chain([memcached, incast])
+        .flat_map(|j| [(j, false), (j, true)])
+    {
         let outcome = |threads: u32, step_ps: u64| {
-            let json = json.replacen('{', &format!(r#"{{"engine":{{"threads":{threads}}},"#), 1);
+            let engine = format!(r#"{{"engine":{{"threads":{threads},"spread_hosts":{spread}}},"#);
+            let json = json.replacen('{', &engine, 1);
             let mut s = Sim::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
             s.net.set_check_partitions(true);
             while !s.run_until(s.now_ps() + step_ps) {}
@@ -215,6 +221,39 @@ fn threads_change_no_result() {
         assert!(outcome(2, u64::MAX / 2) == one, "2 threads: {json}");
         assert!(outcome(3, 7_777_777) == one, "3 threads in slices: {json}");
     }
+}
+
+/// Which runs may spread hosts' partitions over threads: TCP permutations on hosts that
+/// cost no time may; memcached (shared pairs), Linux hosts (their CPUs' queues), finite
+/// flows (a shared count) and UDP (streams numbered run-wide) may not.
+#[test]
+fn only_runs_whose_layers_keep_state_by_partition_spread_hosts() {
+    let may = |json: &str| {
+        let json = json.replacen('{', r#"{"engine":{"threads":2},"#, 1);
+        Sim::from_json(&json)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .hosts_run_anywhere()
+    };
+    let fat = r#""topology":{"kind":"fat_tree","k":4},"transport":{"kind":"tcp"}"#;
+    assert!(may(&format!(
+        r#"{{{fat},"workload":{{"kind":"permutation"}}}}"#
+    )));
+    let linux = r#""host":{"stack":"linux_2_6_39"},"workload":{"kind":"permutation"}"#;
+    assert!(!may(&format!(r#"{{{fat},{linux}}}"#)));
+    assert!(!may(&format!(
+        r#"{{{fat},"workload":{{"kind":"permutation","size":"1MB"}}}}"#
+    )));
+    assert!(!may(&format!(
+        r#"{{{fat},"workload":{{"kind":"memcached"}}}}"#
+    )));
+    let udp = r#""topology":{"kind":"fat_tree","k":4},"transport":{"kind":"udp"},"workload":{"kind":"udp","destination":"random","rate":"1Gbps"}"#;
+    let udp_sim = format!("{{{udp}}}");
+    let mut s = Sim::from_json(&udp_sim.replacen('{', r#"{"engine":{"threads":2},"#, 1)).unwrap();
+    s.run_until(1);
+    assert!(
+        !s.hosts_run_anywhere(),
+        "UDP's streams are numbered run-wide"
+    );
 }
 
 #[test]

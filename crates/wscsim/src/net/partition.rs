@@ -86,6 +86,24 @@ impl Network {
         fabric
     }
 
+    /// Per partition (of `n`), the group it runs with on one thread: a hosts' partition
+    /// with the partition of the switch its first host's link leads to (a pod's or a
+    /// rack's hosts with their switches, so that a packet between a host and its switch
+    /// stays in one core's cache), any other partition alone.
+    pub fn partition_groups(&self, n: usize) -> Vec<u32> {
+        let mut group: Vec<u32> = (0..n as u32).collect();
+        let mut seen = vec![false; n];
+        for &node in &self.host_nodes {
+            let p = usize::from(self.nodes[node as usize].partition);
+            if !std::mem::replace(&mut seen[p], true) {
+                let port = self.nodes[node as usize].port_base as usize;
+                let far = self.wires[port].to_node as usize;
+                group[p] = u32::from(self.nodes[far].partition);
+            }
+        }
+        group
+    }
+
     /// Ports per partition (of `n`): a first guess of the work each brings.
     pub fn ports_per_partition(&self, n: usize) -> Vec<u64> {
         let mut ports = vec![0; n];
@@ -140,7 +158,8 @@ impl Network {
     /// partitions since the last meeting comes back to this network.
     pub fn absorb(&mut self, view: &mut NetView) {
         let v = &mut *view.0;
-        debug_assert!(v.nic_departures.is_empty() && v.frames_out.is_empty());
+        // Taken by the view's own events (after each): a view dropped with some would lose them.
+        assert!(v.nic_departures.is_empty() && v.frames_out.is_empty());
         self.counters.absorb(&mut v.counters);
         self.drop_log.append(&mut v.drop_log);
         put_on_wires(&mut self.wires, &mut v.remote_out);

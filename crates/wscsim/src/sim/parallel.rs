@@ -31,14 +31,23 @@ impl Sim {
     /// the network while this thread runs the rest (`threads`).
     pub(super) fn run_threaded(&mut self, until_ps: TimePs) -> bool {
         self.take_own_lanes();
+        let upper = self.balance.all_movable().then_some(threads::Layers {
+            hosts: &self.hosts,
+            transports: &self.transports,
+            apps: &self.apps,
+            metrics: &self.metrics,
+        });
         // SAFETY: the crew lives within this call, and `run_slice` touches the network and
-        // the helpers' lanes only at meetings, after `Crew::wait` (`meet`).
+        // the helpers' lanes only at meetings, after `Crew::wait` (`meet`); with `upper`
+        // (`hosts_run_anywhere`), this thread touches the layers above the network only
+        // in the lanes it runs and at meetings.
         let crew = unsafe {
             threads::Crew::new(
                 &self.net,
                 &mut self.ev,
                 self.balance.threads(),
                 self.balance.owners(),
+                upper,
             )
         };
         let finished = std::thread::scope(|scope| {
@@ -50,7 +59,7 @@ impl Sim {
             self.run_slice(until_ps, Some(&crew))
         });
         // A slice may end inside a window whose helpers' lanes have already run it.
-        crew.finish(&mut self.net, &mut self.ev);
+        crew.finish(&mut self.net, &mut self.ev, &self.apps);
         finished
     }
 
@@ -75,7 +84,7 @@ impl Sim {
                     self.balance.owner_done();
                     crew.wait();
                     self.balance.helpers_done(crew.take_busy_s());
-                    crew.absorb(&mut self.net, &mut self.ev);
+                    crew.absorb(&mut self.net, &mut self.ev, &self.apps);
                     if self.balance.after_window(self.ev.lane_events()) {
                         crew.assign(self.balance.owners());
                         self.take_own_lanes();
@@ -101,6 +110,21 @@ impl Sim {
             crew.land_all_now(&mut self.net);
         }
         self.net.put_remote_on_wires();
+    }
+
+    /// Whether the hosts' partitions may run on any thread: every layer above the network
+    /// keeps its state by partition or is unused, so that a partition's events touch only
+    /// their own part of it (`threads::upper`). Hosts that cost time (their CPUs' and
+    /// application threads' queues), CamCubeOS's services and applications that act across
+    /// hosts keep the hosts' partitions on this thread.
+    pub fn hosts_run_anywhere(&self) -> bool {
+        self.ev.is_partitioned()
+            && !self.hosts.costed
+            && !self.open_ended
+            && self.services.list.iter().all(Option::is_none)
+            && self.services.tunnel.is_none()
+            && self.transports.run_in_partitions()
+            && self.apps.run_in_partitions()
     }
 
     /// This thread runs the lanes the balance gives it (thread 0).

@@ -6,6 +6,16 @@ use super::*;
 impl Sim {
     pub(super) fn start(&mut self) {
         self.started = true;
+        let spread = self.scenario.engine.as_ref().and_then(|e| e.spread_hosts);
+        if self.balance.threads() > 1 && spread == Some(true) && self.hosts_run_anywhere() {
+            let n = self.ev.lane_events().len();
+            let weight = self.net.ports_per_partition(n);
+            self.balance.move_all(&weight, self.net.partition_groups(n));
+        }
+        // What the start sends is the global events' (`EventQueue::arena`).
+        if let Some(a) = self.ev.arena() {
+            self.net.pool_mut().enter(a);
+        }
         self.apps.start(&mut stack!(self));
         self.services.start(&mut svc_ctx!(self));
         self.charge_departures();

@@ -16,6 +16,7 @@ use crate::engine::partitioned::lanes::{LaneSched, SharedLanes};
 use crate::engine::PartitionId;
 use crate::engine::{EventQueue, TimePs};
 use crate::net::{NetView, Network, RemoteSend};
+use crate::workload::Apps;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -24,15 +25,20 @@ use std::thread::Thread;
 /// What one helper thread keeps between windows.
 struct Helper {
     view: NetView,
+    /// Its view of the layers above the network, when it may run hosts' partitions.
+    upper: Option<upper::UpperView>,
     early_mail: u64,
 }
 
 impl Helper {
     /// What the helper's view counted, dropped and freed, and its too-soon mail, go back to
     /// the network and the queue (between windows).
-    fn take_back(&mut self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+    fn take_back(&mut self, net: &mut Network, ev: &mut EventQueue<SimEvent>, apps: &Apps) {
         net.absorb(&mut self.view);
         ev.add_early_mail(std::mem::take(&mut self.early_mail));
+        if let Some(u) = &self.upper {
+            u.check(apps);
+        }
     }
 }
 
@@ -83,12 +89,15 @@ impl Crew {
     ///
     /// `net` and `ev` outlive the crew, and while it lives they are touched only as
     /// `Network::view` and `SharedLanes::open` allow: the owner runs only lanes it owns
-    /// (`EventQueue::set_own_lanes`) and touches shared state only between windows.
+    /// (`EventQueue::set_own_lanes`) and touches shared state only between windows. With
+    /// `upper` (helpers may run hosts' partitions), so are the layers above the network,
+    /// as `upper::UpperView::new` allows.
     pub(super) unsafe fn new(
         net: &Network,
         ev: &mut EventQueue<SimEvent>,
         threads: usize,
         owner: &[u32],
+        upper: Option<upper::Layers<'_>>,
     ) -> Crew {
         Crew {
             landing: (0..threads)
@@ -103,6 +112,7 @@ impl Crew {
                 .map(|_| {
                     Mutex::new(Helper {
                         view: net.view(),
+                        upper: upper.as_ref().map(|l| upper::UpperView::new(l)),
                         early_mail: 0,
                     })
                 })
@@ -153,7 +163,7 @@ impl Crew {
 
     /// Takes back what the helpers' views did since the last call (between windows), and
     /// what every thread sent across, for the next window's opening to land.
-    pub(super) fn absorb(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+    pub(super) fn absorb(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>, apps: &Apps) {
         let landed = self.landing_gen.load(Ordering::Relaxed);
         debug_assert_eq!(self.owner_landed.load(Ordering::Relaxed), landed);
         // SAFETY: between windows: every thread has finished landing the last filling.
@@ -164,7 +174,7 @@ impl Crew {
             let mut h = h.lock().expect("a helper failed");
             sent(i + 1).clear();
             h.view.net().swap_remote_out(sent(i + 1));
-            h.take_back(net, ev);
+            h.take_back(net, ev, apps);
         }
         self.landing_gen.store(landed + 1, Ordering::Relaxed);
     }
@@ -206,7 +216,7 @@ impl Crew {
 
     /// At the end of the crew's call: lands what no window opened for, then takes back
     /// what the helpers' views did.
-    pub(super) fn finish(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
+    pub(super) fn finish(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>, apps: &Apps) {
         let gen = self.landing_gen.load(Ordering::Relaxed);
         if self.owner_landed.load(Ordering::Relaxed) < gen {
             for l in &self.landing {
@@ -215,7 +225,7 @@ impl Crew {
             }
         }
         for h in &self.helpers {
-            h.lock().expect("a helper failed").take_back(net, ev);
+            h.lock().expect("a helper failed").take_back(net, ev, apps);
         }
     }
 
@@ -247,7 +257,8 @@ impl Crew {
                 if o.load(Ordering::Relaxed) == me {
                     // SAFETY: lane `lane` is this thread's alone in this window (`new`).
                     let mut s = unsafe { self.lanes.open(lane, last_ps) };
-                    run_fabric_lane(h.view.net(), &mut s, self.check);
+                    let Helper { view, upper, .. } = &mut *h;
+                    run_lane(view.net(), upper.as_mut(), &mut s, self.check);
                     h.early_mail += s.early_mail;
                 }
             }
@@ -324,8 +335,14 @@ fn spin_until(mut ready: impl FnMut() -> bool, failed: &AtomicBool, may_sleep: b
     }
 }
 
-/// Runs a fabric partition's lane to the window's end: switches' events only.
-fn run_fabric_lane(net: &mut Network, s: &mut LaneSched<'_, SimEvent>, check: bool) {
+/// Runs a partition's lane to the window's end: a fabric partition's (switches' events
+/// only), or, with `upper`, a hosts' partition's.
+fn run_lane(
+    net: &mut Network,
+    mut upper: Option<&mut upper::UpperView>,
+    s: &mut LaneSched<'_, SimEvent>,
+    check: bool,
+) {
     if check {
         net.enter_partition(Some(s.partition()));
     }
@@ -334,10 +351,21 @@ fn run_fabric_lane(net: &mut Network, s: &mut LaneSched<'_, SimEvent>, check: bo
         if let Some(SimEvent::Net(next)) = s.peek() {
             net.prefetch_event(next);
         }
-        let SimEvent::Net(ne) = e.kind else {
-            panic!("a fabric partition's lane held {:?}", e.kind);
-        };
-        let up = net.handle(s, ne);
-        assert!(up.is_none(), "a fabric partition handed {up:?} to a host");
+        match (e.kind, upper.as_deref_mut()) {
+            (SimEvent::Net(ne), upper) => {
+                if let Some(up) = net.handle(s, ne) {
+                    let upper = upper.unwrap_or_else(|| panic!("a fabric lane handed {up:?} up"));
+                    upper.upcall(net, s, up);
+                }
+            }
+            (kind, Some(upper)) => upper.event(net, s, kind),
+            (kind, None) => panic!("a fabric partition's lane held {kind:?}"),
+        }
+        if let Some(upper) = upper.as_deref_mut() {
+            upper.after(net, s);
+        }
     }
 }
+
+mod upper;
+pub(super) use upper::Layers;

@@ -451,6 +451,13 @@ impl TransportKind for Dma {
     /// scenarios do not use) would handle its steps alone.
     const GLOBAL_EVENTS: bool = true;
 
+    /// Its engines serve transfers between hosts: only a run without any transfer (so
+    /// far: applications that start them do not run in partitions) may run its hosts
+    /// anywhere.
+    fn runs_in_partitions(&self) -> bool {
+        self.transfers.is_empty()
+    }
+
     fn build(b: &TransportBuild) -> Self {
         Dma::new(b.dma, b.net.n_hosts())
     }

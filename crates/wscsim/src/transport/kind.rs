@@ -47,6 +47,12 @@ pub trait TransportKind: Sized {
     fn prefetch_packet(&self, p: &Packet) {
         let _ = p;
     }
+    /// Whether its state is kept by partition, or it is not used in this run: then each
+    /// partition's events touch only their own part of it, and a partitioned run may run
+    /// the hosts' partitions on any thread. (None is, by default.)
+    fn runs_in_partitions(&self) -> bool {
+        false
+    }
     /// Whether it has notes for applications (`take_notes`).
     fn has_notes(&self) -> bool;
     /// Appends what it has to tell applications to `into`, oldest first, and forgets it.
@@ -209,6 +215,13 @@ macro_rules! declare_transports {
                     }
                 )*
                 false
+            }
+
+            /// Whether every transport runs in partitions (`TransportKind::runs_in_partitions`).
+            pub fn run_in_partitions(&self) -> bool {
+                let mut all = true;
+                $($(#[$attr])* { all &= $crate::transport::TransportKind::runs_in_partitions(&self.$field); })*
+                all
             }
 
             /// Every transport's result tables, in the list's order.

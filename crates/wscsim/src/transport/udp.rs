@@ -261,6 +261,12 @@ impl TransportKind for Udp {
     }
 
     #[inline]
+    /// Streams are numbered run-wide: only a run without any (so far: applications that
+    /// open streams do not run in partitions) may run its hosts anywhere.
+    fn runs_in_partitions(&self) -> bool {
+        self.streams.is_empty()
+    }
+
     fn has_notes(&self) -> bool {
         !self.notes.is_empty()
     }

@@ -54,6 +54,37 @@ impl Apps {
         }
     }
 
+    /// Whether every application runs in partitions (`Application::runs_in_partitions`).
+    pub fn run_in_partitions(&self) -> bool {
+        self.list.iter().all(App::runs_in_partitions)
+    }
+
+    /// A copy of the applications for another thread, which runs the hosts' partitions it
+    /// is given: it shares the applications themselves and has its own notes in hand and
+    /// application threads (`AppsView`).
+    ///
+    /// # Safety
+    ///
+    /// Every application runs in partitions (`run_in_partitions`), and until the view is
+    /// dropped each host's state is touched by one thread at a time (the one running its
+    /// partition), passing between threads only where they meet; `self` is neither
+    /// dropped nor moved, and touches no host a view's thread runs meanwhile.
+    pub unsafe fn view(&self) -> AppsView {
+        let mut v = std::mem::ManuallyDrop::new(std::ptr::read(self));
+        // Its own parts, written without dropping the copies.
+        std::ptr::write(&mut v.threads, AppThreads::default());
+        std::ptr::write(&mut v.notes, Vec::new());
+        AppsView(v)
+    }
+
+    /// Where the threads meet: a view's applications changed nothing that is not theirs.
+    pub fn check_view(&self, view: &AppsView) {
+        assert_eq!(
+            self.active, view.0.active,
+            "an application running in partitions changed the count of active applications"
+        );
+    }
+
     /// Whether every driver application has finished.
     pub fn done(&self) -> bool {
         self.active == 0 && self.has_end
@@ -255,5 +286,30 @@ impl crate::metrics::report::Report for Apps {
         h: &mut crate::metrics::report::Headline,
     ) {
         self.list.iter().for_each(|a| a.report().headline(ctx, h));
+    }
+}
+
+/// Another thread's copy of the applications (`Apps::view`).
+pub struct AppsView(std::mem::ManuallyDrop<Apps>);
+
+// SAFETY: see `Apps::view`: the view and the applications touch disjoint state until
+// they meet, which is what sending it to another thread needs.
+unsafe impl Send for AppsView {}
+
+impl AppsView {
+    pub fn apps(&mut self) -> &mut Apps {
+        &mut self.0
+    }
+}
+
+impl Drop for AppsView {
+    fn drop(&mut self) {
+        let v = &mut *self.0;
+        // SAFETY: these fields were written by `view` and are the view's alone; the rest
+        // is the applications' and is not dropped here.
+        unsafe {
+            drop(std::ptr::read(&v.threads));
+            drop(std::ptr::read(&v.notes));
+        }
     }
 }

@@ -23,6 +23,12 @@ pub trait Application: Report {
     fn ends_by_itself(&self) -> bool {
         false
     }
+    /// Whether its events act only on state of the host they occur at (and what that host
+    /// is to hear travels by packets), so that a partitioned run may run the hosts'
+    /// partitions on any thread. (No, by default.)
+    fn runs_in_partitions(&self) -> bool {
+        false
+    }
     /// At the start of the run; `id` is its application id (its place in the run's list).
     fn start<S: AppSched>(&mut self, _id: u32, _ctx: &mut Ctx<S>) {}
     /// Its timer with `tag` went off.
@@ -43,6 +49,9 @@ impl<T: Application> Application for Box<T> {
     #[inline]
     fn ends_by_itself(&self) -> bool {
         (**self).ends_by_itself()
+    }
+    fn runs_in_partitions(&self) -> bool {
+        (**self).runs_in_partitions()
     }
     #[inline]
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
@@ -155,6 +164,10 @@ macro_rules! declare_workloads {
             /// `Application::ends_by_itself`.
             pub fn ends_by_itself(&self) -> bool {
                 match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::ends_by_itself(a),)* }
+            }
+            /// `Application::runs_in_partitions`.
+            pub fn runs_in_partitions(&self) -> bool {
+                match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::runs_in_partitions(a),)* }
             }
             #[inline]
             pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {

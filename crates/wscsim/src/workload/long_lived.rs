@@ -80,6 +80,11 @@ impl LongLived {
 impl crate::metrics::report::Report for LongLived {}
 
 impl Application for LongLived {
+    /// Endless flows: a delivery writes only its own flow's record (the receiver's). A
+    /// flow that ends counts down the flows left, which all partitions share.
+    fn runs_in_partitions(&self) -> bool {
+        self.size.is_none()
+    }
     /// Flows of a finite size end the run when they are done.
     fn ends_by_itself(&self) -> bool {
         self.size.is_some()

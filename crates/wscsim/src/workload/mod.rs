@@ -25,7 +25,7 @@ pub mod kind;
 #[path = "../../tests/toys/application.rs"]
 pub mod toy;
 
-pub use apps::{Apps, Stack};
+pub use apps::{Apps, AppsView, Stack};
 pub use kind::{Application, AppsBuild, Driven, WorkloadCtx, WorkloadKind};
 
 /// The workload kinds, one line each: a variant name and the kind's type. `App`,

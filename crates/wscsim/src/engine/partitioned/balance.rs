@@ -26,6 +26,8 @@ pub struct LaneBalance {
     threads: usize,
     /// Per lane, whether a helper thread may run it.
     movable: Vec<bool>,
+    /// Per lane, its group: the movable lanes of a group run on one thread.
+    group: Vec<u32>,
     /// Per lane, the thread that runs it (0: the owner).
     owner: Vec<u32>,
     windows: u64,
@@ -39,20 +41,60 @@ pub struct LaneBalance {
     helpers_s: f64,
     /// What an event of a kept lane costs against a movable lane's (smoothed).
     owner_cost: f64,
+    /// When every lane is movable: what an event costs the owner against a helper
+    /// (smoothed; 1 at first). The owner also runs the global events and the meetings,
+    /// and a lane's events cost what they cost wherever they run, so the helpers' and the
+    /// owner's time per event differ by what the owner does besides.
+    owner_slowness: f64,
 }
 
 impl LaneBalance {
     /// `threads` threads for lanes weighing `weight` at first, of which `movable` may run
     /// on helpers.
     pub fn new(threads: usize, weight: &[u64], movable: Vec<bool>) -> LaneBalance {
+        let group: Vec<u32> = (0..weight.len() as u32).collect();
         LaneBalance {
             threads,
-            owner: assign_lanes(weight, &movable, threads, 1.0),
+            owner: assign_lanes(weight, &movable, &group, threads, 1.0),
             movable,
+            group,
             // A first guess, replaced by measurement after the first windows.
             owner_cost: 2.0,
+            owner_slowness: 1.0,
             ..Default::default()
         }
+    }
+
+    /// Every lane may run on any thread from now on (weighing `weight` at first), the
+    /// lanes of one `group` on one thread.
+    pub fn move_all(&mut self, weight: &[u64], group: Vec<u32>) {
+        self.movable.fill(true);
+        self.group = group;
+        self.owner = self.assign(weight, self.threads, 1.0);
+    }
+
+    fn assign(&self, weight: &[u64], threads: usize, owner_cost: f64) -> Vec<u32> {
+        let mut owner = assign_lanes(weight, &self.movable, &self.group, threads, owner_cost);
+        if self.all_movable() && self.owner_slowness > 1.0 && threads > 1 {
+            // The owner's share shrinks by its slowness: its lanes weigh that much more.
+            let w: Vec<u64> = (0..weight.len())
+                .map(|i| {
+                    (weight[i] as f64
+                        * if owner[i] == 0 {
+                            self.owner_slowness
+                        } else {
+                            1.0
+                        }) as u64
+                })
+                .collect();
+            owner = assign_lanes(&w, &self.movable, &self.group, threads, owner_cost);
+        }
+        owner
+    }
+
+    /// Whether every lane may run on any thread.
+    pub fn all_movable(&self) -> bool {
+        self.movable.iter().all(|&m| m)
     }
 
     pub fn threads(&self) -> usize {
@@ -111,9 +153,42 @@ impl LaneBalance {
         let owner_s = std::mem::take(&mut self.owner_run_s);
         self.owner_cost = owner_cost(&recent, &self.movable, &self.owner, owner_s, helpers_s)
             .map_or(self.owner_cost, |c| (self.owner_cost + c) / 2.0);
-        self.owner = assign_lanes(&recent, &self.movable, threads, self.owner_cost);
+        if let Some(c) = owner_slowness(&recent, &self.owner, owner_s, helpers_s) {
+            self.owner_slowness = (self.owner_slowness + c) / 2.0;
+        }
+        let loads = |owner: &[u32]| thread_loads(&recent, &self.movable, owner, self.owner_cost);
+        let now = loads(&self.owner);
+        let next = self.assign(&recent, threads, self.owner_cost);
+        // A lane that moves takes its working set to another core's cache: lanes stay
+        // where they are unless the new assignment evens the load out markedly.
+        if threads == self.threads
+            && self.all_movable()
+            && max_of(&loads(&next)) > max_of(&now) * (1.0 - KEEP_WITHIN)
+        {
+            return false;
+        }
+        self.owner = next;
         true
     }
+}
+
+/// A new assignment of lanes to threads must lower the busiest thread's load by this
+/// fraction to be taken.
+const KEEP_WITHIN: f64 = 0.05;
+
+/// Each thread's load under `owner`: its lanes' events, a kept lane's weighing
+/// `owner_cost` times a movable one's.
+fn thread_loads(events: &[u64], movable: &[bool], owner: &[u32], owner_cost: f64) -> Vec<f64> {
+    let mut load = vec![0f64; owner.iter().max().map_or(1, |&t| t as usize + 1)];
+    for (i, &e) in events.iter().enumerate() {
+        let cost = if movable[i] { 1.0 } else { owner_cost };
+        load[owner[i] as usize] += e as f64 * cost;
+    }
+    load
+}
+
+fn max_of(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
 }
 
 /// What an event of a kept lane costs against a movable lane's, from a period's events per
@@ -144,26 +219,58 @@ fn owner_cost(
     Some((kept_s / movable_s).clamp(0.5, 20.0))
 }
 
-/// Which thread runs each lane: lanes that may not move stay with the owner (0); the others
-/// go, heaviest first, to the least loaded thread (by `weight`, a kept lane's weighing
-/// `owner_cost` times as much).
-fn assign_lanes(weight: &[u64], movable: &[bool], threads: usize, owner_cost: f64) -> Vec<u32> {
+/// What an event costs the owner against a helper, from a period's events per lane, who
+/// ran them and each side's time running lanes (summed over helpers). None until both
+/// sides have run some.
+fn owner_slowness(events: &[u64], owner: &[u32], owner_s: f64, helpers_s: f64) -> Option<f64> {
+    let (mut own, mut helpers) = (0u64, 0u64);
+    for (&e, &t) in events.iter().zip(owner) {
+        if t == 0 {
+            own += e;
+        } else {
+            helpers += e;
+        }
+    }
+    if own == 0 || helpers == 0 || owner_s <= 0.0 || helpers_s <= 0.0 {
+        return None;
+    }
+    Some(((owner_s / own as f64) / (helpers_s / helpers as f64)).clamp(0.5, 4.0))
+}
+
+/// Which thread runs each lane: lanes that may not move stay with the owner (0); the
+/// movable lanes of each group (`group[i]` names lane i's) go together, heaviest group
+/// first, to the least loaded thread (by `weight`, a kept lane's weighing `owner_cost`
+/// times as much).
+fn assign_lanes(
+    weight: &[u64],
+    movable: &[bool],
+    group: &[u32],
+    threads: usize,
+    owner_cost: f64,
+) -> Vec<u32> {
     let threads = threads.max(1);
     let mut load = vec![0f64; threads];
     let mut owner = vec![0u32; weight.len()];
+    let mut group_weight = vec![0u64; weight.len()];
     for (i, &w) in weight.iter().enumerate() {
-        if !movable[i] {
+        if movable[i] {
+            group_weight[group[i] as usize] += w;
+        } else {
             load[0] += w as f64 * owner_cost;
         }
     }
-    let mut order: Vec<usize> = (0..weight.len()).filter(|&i| movable[i]).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(weight[i]), i));
-    for i in order {
+    let mut order: Vec<usize> = (0..weight.len()).filter(|&g| group_weight[g] > 0).collect();
+    order.sort_by_key(|&g| (std::cmp::Reverse(group_weight[g]), g));
+    let mut thread_of = vec![0u32; weight.len()];
+    for g in order {
         let t = (0..threads)
             .min_by(|&a, &b| load[a].total_cmp(&load[b]))
             .expect("a thread");
-        load[t] += weight[i] as f64;
-        owner[i] = t as u32;
+        load[t] += group_weight[g] as f64;
+        thread_of[g] = t as u32;
+    }
+    for i in (0..weight.len()).filter(|&i| movable[i]) {
+        owner[i] = thread_of[group[i] as usize];
     }
     owner
 }
@@ -172,18 +279,31 @@ fn assign_lanes(weight: &[u64], movable: &[bool], threads: usize, owner_cost: f6
 mod tests {
     use super::*;
 
+    /// Each of five lanes in a group of its own.
+    const ALONE: [u32; 5] = [0, 1, 2, 3, 4];
+
+    #[test]
+    fn the_lanes_of_a_group_run_on_one_thread() {
+        // Lanes 1 and 3 form a group (60), as do 2 and 4 (60); lane 0 is alone (10).
+        let weight = [10, 50, 40, 10, 20];
+        let owner = assign_lanes(&weight, &[true; 5], &[0, 1, 2, 1, 2], 2, 1.0);
+        assert_eq!(owner[1], owner[3]);
+        assert_eq!(owner[2], owner[4]);
+        assert_ne!(owner[1], owner[2], "the two heavy groups are shared out");
+    }
+
     #[test]
     fn kept_lanes_stay_with_the_owner_and_movable_lanes_balance() {
         let weight = [10, 50, 40, 30, 20];
         let movable = [false, true, true, true, true];
-        let owner = assign_lanes(&weight, &movable, 2, 1.0);
+        let owner = assign_lanes(&weight, &movable, &ALONE, 2, 1.0);
         assert_eq!(owner[0], 0);
         let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
         assert_eq!((load(0), load(1)), (80, 70));
-        assert_eq!(assign_lanes(&weight, &movable, 1, 1.0), vec![0; 5]);
+        assert_eq!(assign_lanes(&weight, &movable, &ALONE, 1, 1.0), vec![0; 5]);
         // Kept events that cost three times a movable one's leave the owner fewer movable
         // events (60) than the 70 above.
-        let owner = assign_lanes(&weight, &movable, 2, 3.0);
+        let owner = assign_lanes(&weight, &movable, &ALONE, 2, 3.0);
         let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
         assert_eq!((load(0), load(1)), (70, 80));
     }

@@ -277,6 +277,11 @@ impl TransportKind for Tcp {
 
     /// What the last packet, timer or write told applications (the part it acted in).
     #[inline]
+    /// Kept by part in a partitioned run (`split`).
+    fn runs_in_partitions(&self) -> bool {
+        self.is_split()
+    }
+
     fn has_notes(&self) -> bool {
         !self.parts[self.active].notes.is_empty()
     }
