@@ -87,11 +87,11 @@ pub struct EngineCfg {
     /// The results are the same for any number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<i64>,
-    /// Whether the partitions that hold hosts run on any of the threads too (default
-    /// false: on the simulation's own thread, the others sharing the switches'). Taken
-    /// only when every layer above the network keeps its state by partition (TCP, endless
-    /// long-lived flows, hosts that cost no time: `Sim::hosts_run_anywhere`). The results
-    /// are the same either way.
+    /// Whether the partitions that hold hosts run on any of the threads too, each with
+    /// its switches' (default true; false: on the simulation's own thread, the others
+    /// sharing the switches'). Taken only when every layer above the network keeps its
+    /// state by partition (TCP, endless long-lived flows, hosts that cost no time:
+    /// `Sim::hosts_run_anywhere`). The results are the same either way.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread_hosts: Option<bool>,
     /// "events" (default: every transmission, arrival and timer at its own time) or

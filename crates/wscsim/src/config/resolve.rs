@@ -198,7 +198,7 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     check_engine_limits(e)?;
     let order = e.lane_order.get_or_insert_with(|| "forward".into());
     one_of("engine.lane_order", order, &["forward", "reverse"])?;
-    e.spread_hosts.get_or_insert(false);
+    e.spread_hosts.get_or_insert(true);
     if let Some(mode) = &e.mode {
         one_of("engine.mode", mode, super::timeslots::MODES)?;
     }

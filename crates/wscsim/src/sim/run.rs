@@ -7,7 +7,7 @@ impl Sim {
     pub(super) fn start(&mut self) {
         self.started = true;
         let spread = self.scenario.engine.as_ref().and_then(|e| e.spread_hosts);
-        if self.balance.threads() > 1 && spread == Some(true) && self.hosts_run_anywhere() {
+        if self.balance.threads() > 1 && spread != Some(false) && self.hosts_run_anywhere() {
             let n = self.ev.lane_events().len();
             let weight = self.net.ports_per_partition(n);
             self.balance.move_all(&weight, self.net.partition_groups(n));

@@ -74,6 +74,8 @@ impl UpperView {
     }
 
     /// What the network handed up at a host.
+    // Out of line: a fabric lane's loop (`run_lane`) stays as small as it was.
+    #[inline(never)]
     pub fn upcall(&mut self, net: &mut Network, s: &mut Sched<'_>, up: Upcall) {
         match up {
             Upcall::Deliver { pkt, host } => {
@@ -90,6 +92,8 @@ impl UpperView {
     }
 
     /// A hosts' partition's event other than the network's.
+    // Out of line: a fabric lane's loop (`run_lane`) stays as small as it was.
+    #[inline(never)]
     pub fn event(&mut self, net: &mut Network, s: &mut Sched<'_>, kind: SimEvent) {
         match kind.layer() {
             Layer::Transport(e) => {
@@ -146,6 +150,8 @@ impl UpperView {
 
     /// After every event of a hosts' partition (as on the simulation's thread): segments
     /// that left their hosts' NICs let held-back senders go.
+    // Out of line: a fabric lane's loop (`run_lane`) stays as small as it was.
+    #[inline(never)]
     pub fn after(&mut self, net: &mut Network, s: &mut Sched<'_>) {
         if net.has_nic_departures() {
             let t = &mut self.transports.0.tcp;
