@@ -55,7 +55,7 @@ impl LaneBalance {
         let group: Vec<u32> = (0..weight.len() as u32).collect();
         LaneBalance {
             threads,
-            owner: assign_lanes(weight, &movable, &group, threads, 1.0),
+            owner: assign_lanes(weight, &movable, &group, threads, Costs::EVEN),
             movable,
             group,
             // A first guess, replaced by measurement after the first windows.
@@ -70,26 +70,26 @@ impl LaneBalance {
     pub fn move_all(&mut self, weight: &[u64], group: Vec<u32>) {
         self.movable.fill(true);
         self.group = group;
-        self.owner = self.assign(weight, self.threads, 1.0);
+        self.owner = assign_lanes(
+            weight,
+            &self.movable,
+            &self.group,
+            self.threads,
+            Costs::EVEN,
+        );
     }
 
-    fn assign(&self, weight: &[u64], threads: usize, owner_cost: f64) -> Vec<u32> {
-        let mut owner = assign_lanes(weight, &self.movable, &self.group, threads, owner_cost);
-        if self.all_movable() && self.owner_slowness > 1.0 && threads > 1 {
-            // The owner's share shrinks by its slowness: its lanes weigh that much more.
-            let w: Vec<u64> = (0..weight.len())
-                .map(|i| {
-                    (weight[i] as f64
-                        * if owner[i] == 0 {
-                            self.owner_slowness
-                        } else {
-                            1.0
-                        }) as u64
-                })
-                .collect();
-            owner = assign_lanes(&w, &self.movable, &self.group, threads, owner_cost);
+    /// What events cost on the owner against a helper, as measured so far: a kept lane's
+    /// `owner_cost`; a movable lane's, when every lane is movable, `owner_slowness`.
+    fn costs(&self) -> Costs {
+        Costs {
+            kept: self.owner_cost,
+            owner_movable: if self.all_movable() {
+                self.owner_slowness
+            } else {
+                1.0
+            },
         }
-        owner
     }
 
     /// Whether every lane may run on any thread.
@@ -156,9 +156,10 @@ impl LaneBalance {
         if let Some(c) = owner_slowness(&recent, &self.owner, owner_s, helpers_s) {
             self.owner_slowness = (self.owner_slowness + c) / 2.0;
         }
-        let loads = |owner: &[u32]| thread_loads(&recent, &self.movable, owner, self.owner_cost);
+        let costs = self.costs();
+        let loads = |owner: &[u32]| thread_loads(&recent, &self.movable, owner, costs);
         let now = loads(&self.owner);
-        let next = self.assign(&recent, threads, self.owner_cost);
+        let next = assign_lanes(&recent, &self.movable, &self.group, threads, costs);
         // A lane that moves takes its working set to another core's cache: lanes stay
         // where they are unless the new assignment evens the load out markedly.
         if threads == self.threads
@@ -176,13 +177,36 @@ impl LaneBalance {
 /// fraction to be taken.
 const KEEP_WITHIN: f64 = 0.05;
 
-/// Each thread's load under `owner`: its lanes' events, a kept lane's weighing
-/// `owner_cost` times a movable one's.
-fn thread_loads(events: &[u64], movable: &[bool], owner: &[u32], owner_cost: f64) -> Vec<f64> {
+/// What an event costs where it runs, against a movable lane's on a helper.
+#[derive(Clone, Copy, Debug)]
+struct Costs {
+    /// A kept lane's (on the owner).
+    kept: f64,
+    /// A movable lane's on the owner.
+    owner_movable: f64,
+}
+
+impl Costs {
+    /// Every event costs the same wherever it runs (a first guess).
+    const EVEN: Costs = Costs {
+        kept: 1.0,
+        owner_movable: 1.0,
+    };
+
+    fn of(self, movable: bool, thread: u32) -> f64 {
+        match (movable, thread) {
+            (false, _) => self.kept,
+            (true, 0) => self.owner_movable,
+            (true, _) => 1.0,
+        }
+    }
+}
+
+/// Each thread's load under `owner`: its lanes' events, each weighing its cost there.
+fn thread_loads(events: &[u64], movable: &[bool], owner: &[u32], costs: Costs) -> Vec<f64> {
     let mut load = vec![0f64; owner.iter().max().map_or(1, |&t| t as usize + 1)];
     for (i, &e) in events.iter().enumerate() {
-        let cost = if movable[i] { 1.0 } else { owner_cost };
-        load[owner[i] as usize] += e as f64 * cost;
+        load[owner[i] as usize] += e as f64 * costs.of(movable[i], owner[i]);
     }
     load
 }
@@ -239,14 +263,14 @@ fn owner_slowness(events: &[u64], owner: &[u32], owner_s: f64, helpers_s: f64) -
 
 /// Which thread runs each lane: lanes that may not move stay with the owner (0); the
 /// movable lanes of each group (`group[i]` names lane i's) go together, heaviest group
-/// first, to the least loaded thread (by `weight`, a kept lane's weighing `owner_cost`
-/// times as much).
+/// first, to the thread least loaded once it has them (by `weight`, each weighing its
+/// cost on that thread: `costs`).
 fn assign_lanes(
     weight: &[u64],
     movable: &[bool],
     group: &[u32],
     threads: usize,
-    owner_cost: f64,
+    costs: Costs,
 ) -> Vec<u32> {
     let threads = threads.max(1);
     let mut load = vec![0f64; threads];
@@ -256,17 +280,18 @@ fn assign_lanes(
         if movable[i] {
             group_weight[group[i] as usize] += w;
         } else {
-            load[0] += w as f64 * owner_cost;
+            load[0] += w as f64 * costs.kept;
         }
     }
     let mut order: Vec<usize> = (0..weight.len()).filter(|&g| group_weight[g] > 0).collect();
     order.sort_by_key(|&g| (std::cmp::Reverse(group_weight[g]), g));
     let mut thread_of = vec![0u32; weight.len()];
     for g in order {
+        let after = |t: usize| load[t] + group_weight[g] as f64 * costs.of(true, t as u32);
         let t = (0..threads)
-            .min_by(|&a, &b| load[a].total_cmp(&load[b]))
+            .min_by(|&a, &b| after(a).total_cmp(&after(b)))
             .expect("a thread");
-        load[t] += group_weight[g] as f64;
+        load[t] = after(t);
         thread_of[g] = t as u32;
     }
     for i in (0..weight.len()).filter(|&i| movable[i]) {
@@ -286,24 +311,44 @@ mod tests {
     fn the_lanes_of_a_group_run_on_one_thread() {
         // Lanes 1 and 3 form a group (60), as do 2 and 4 (60); lane 0 is alone (10).
         let weight = [10, 50, 40, 10, 20];
-        let owner = assign_lanes(&weight, &[true; 5], &[0, 1, 2, 1, 2], 2, 1.0);
+        let owner = assign_lanes(&weight, &[true; 5], &[0, 1, 2, 1, 2], 2, Costs::EVEN);
         assert_eq!(owner[1], owner[3]);
         assert_eq!(owner[2], owner[4]);
         assert_ne!(owner[1], owner[2], "the two heavy groups are shared out");
     }
 
     #[test]
+    fn an_owner_that_runs_events_slower_is_given_fewer() {
+        // The owner's events cost three times a helper's: of four equal lanes it runs one.
+        let slow = Costs {
+            owner_movable: 3.0,
+            ..Costs::EVEN
+        };
+        let owner = assign_lanes(&[10; 4], &[true; 4], &[0, 1, 2, 3], 2, slow);
+        assert_eq!(owner.iter().filter(|&&t| t == 0).count(), 1, "{owner:?}");
+        let even = assign_lanes(&[10; 4], &[true; 4], &[0, 1, 2, 3], 2, Costs::EVEN);
+        assert_eq!(even.iter().filter(|&&t| t == 0).count(), 2, "{even:?}");
+    }
+
+    #[test]
     fn kept_lanes_stay_with_the_owner_and_movable_lanes_balance() {
         let weight = [10, 50, 40, 30, 20];
         let movable = [false, true, true, true, true];
-        let owner = assign_lanes(&weight, &movable, &ALONE, 2, 1.0);
+        let owner = assign_lanes(&weight, &movable, &ALONE, 2, Costs::EVEN);
         assert_eq!(owner[0], 0);
         let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
         assert_eq!((load(0), load(1)), (80, 70));
-        assert_eq!(assign_lanes(&weight, &movable, &ALONE, 1, 1.0), vec![0; 5]);
+        assert_eq!(
+            assign_lanes(&weight, &movable, &ALONE, 1, Costs::EVEN),
+            vec![0; 5]
+        );
         // Kept events that cost three times a movable one's leave the owner fewer movable
         // events (60) than the 70 above.
-        let owner = assign_lanes(&weight, &movable, &ALONE, 2, 3.0);
+        let three_times = Costs {
+            kept: 3.0,
+            ..Costs::EVEN
+        };
+        let owner = assign_lanes(&weight, &movable, &ALONE, 2, three_times);
         let load = |t| -> u64 { (0..5).filter(|&i| owner[i] == t).map(|i| weight[i]).sum() };
         assert_eq!((load(0), load(1)), (70, 80));
     }
