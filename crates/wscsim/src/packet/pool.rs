@@ -33,6 +33,16 @@ struct Arena {
     live: i64,
 }
 
+impl Arena {
+    /// No chunk yet (the next slot makes one).
+    fn empty() -> Arena {
+        Arena {
+            made_in_chunk: CHUNK_SLOTS,
+            ..Default::default()
+        }
+    }
+}
+
 /// Pool of packets with a free list per arena.
 pub struct PacketPool {
     /// Each chunk's first slot, by chunk number: `TABLE_LEN` entries that never move (the
@@ -68,9 +78,8 @@ impl PacketPool {
         // only touched as chunks are made.
         let mut owned: Box<[*mut Packet]> = vec![std::ptr::null_mut(); TABLE_LEN].into();
         let mut arenas = vec![Arena {
-            made_in_chunk: CHUNK_SLOTS,
             free: Vec::with_capacity(1 << 14),
-            ..Default::default()
+            ..Arena::empty()
         }];
         PacketPool {
             table: owned.as_mut_ptr(),
@@ -91,20 +100,10 @@ impl PacketPool {
             self.owned_arenas.iter().all(|a| a.chunks.is_empty()),
             "arenas are set before any packet is made"
         );
-        self.owned_arenas = (0..n)
-            .map(|_| Arena {
-                made_in_chunk: CHUNK_SLOTS,
-                ..Default::default()
-            })
-            .collect();
+        self.owned_arenas = (0..n).map(|_| Arena::empty()).collect();
         self.arenas = self.owned_arenas.as_mut_ptr();
         self.n_arenas = n as u32;
         self.cur = 0;
-    }
-
-    /// How many arenas the pool has.
-    pub fn arenas(&self) -> usize {
-        self.n_arenas as usize
     }
 
     /// Allocations and frees go to arena `a` from now on.
@@ -162,10 +161,16 @@ impl PacketPool {
         a.free.push(id);
     }
 
+    /// The first slot of `id`'s chunk (null if that chunk was never made).
+    #[inline]
+    fn chunk_of(&self, id: PktId) -> *mut Packet {
+        // SAFETY: the table has TABLE_LEN entries, one for every id's chunk number.
+        unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) }
+    }
+
     #[inline]
     fn slot(&self, id: PktId) -> *mut Packet {
-        // SAFETY: the table has TABLE_LEN entries, one for every id's chunk number.
-        let chunk = unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) };
+        let chunk = self.chunk_of(id);
         assert!(!chunk.is_null(), "packet {id} was never allocated");
         // SAFETY: a chunk the table points to holds CHUNK_SLOTS slots.
         unsafe { chunk.add(id as usize & (CHUNK_SLOTS - 1)) }
@@ -189,8 +194,7 @@ impl PacketPool {
     pub fn prefetch(&self, id: PktId) {
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: the table has an entry for every id's chunk number.
-            let chunk = unsafe { *self.table.add((id >> CHUNK_SHIFT) as usize) };
+            let chunk = self.chunk_of(id);
             if !chunk.is_null() {
                 // SAFETY: prefetching is a hint that never faults; the slot exists.
                 unsafe {

@@ -361,8 +361,8 @@ fn run_lane(
             (kind, Some(upper)) => upper.event(net, s, kind),
             (kind, None) => panic!("a fabric partition's lane held {kind:?}"),
         }
-        if let Some(upper) = upper.as_deref_mut() {
-            upper.after(net, s);
+        if let Some(upper) = upper.as_deref_mut().filter(|_| net.has_nic_departures()) {
+            upper.nic_departures(net, s);
         }
     }
 }

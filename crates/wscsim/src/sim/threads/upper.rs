@@ -148,15 +148,14 @@ impl UpperView {
         self.dispatch(net, s);
     }
 
-    /// After every event of a hosts' partition (as on the simulation's thread): segments
-    /// that left their hosts' NICs let held-back senders go.
+    /// Segments left their hosts' NICs in an event of a hosts' partition
+    /// (`Network::has_nic_departures`, looked at after every event, as on the simulation's
+    /// thread): held-back senders may go.
     // Out of line: a fabric lane's loop (`run_lane`) stays as small as it was.
     #[inline(never)]
-    pub fn after(&mut self, net: &mut Network, s: &mut Sched<'_>) {
-        if net.has_nic_departures() {
-            let t = &mut self.transports.0.tcp;
-            t.on_nic_departures(&mut HostPath::new(net, &mut self.hosts.0, s));
-            self.dispatch(net, s);
-        }
+    pub fn nic_departures(&mut self, net: &mut Network, s: &mut Sched<'_>) {
+        let t = &mut self.transports.0.tcp;
+        t.on_nic_departures(&mut HostPath::new(net, &mut self.hosts.0, s));
+        self.dispatch(net, s);
     }
 }
