@@ -50,16 +50,40 @@ pub struct AppThreads<T> {
     host_busy_until: Vec<TimePs>,
     /// Deliveries waiting for their thread, by the slot their event carries.
     held: Slots<Held<T>>,
+    /// Which part of the run's hosts these threads are (`for_part`): the low `part_bits`
+    /// bits of a slot an event carries name it.
+    part: u32,
+    part_bits: u32,
 }
 
 impl<T> Default for AppThreads<T> {
     fn default() -> Self {
+        Self::for_part(0, 1)
+    }
+}
+
+impl<T> AppThreads<T> {
+    /// The threads of the hosts of part `part` of `parts` (a partitioned run keeps each
+    /// part's apart, touched only by its hosts' events).
+    pub fn for_part(part: u32, parts: usize) -> Self {
         AppThreads {
             conn_threads: Default::default(),
             stream_busy_until: Vec::new(),
             host_busy_until: Vec::new(),
             held: Slots::default(),
+            part,
+            part_bits: parts.next_power_of_two().trailing_zeros(),
         }
+    }
+
+    /// The part whose threads hold `slot` (an `AppNote`'s), of `parts`.
+    pub fn part_of_slot(slot: u32, parts: usize) -> usize {
+        (slot & ((1u32 << parts.next_power_of_two().trailing_zeros()) - 1)) as usize
+    }
+
+    fn local(&self, slot: u32) -> u32 {
+        debug_assert_eq!(slot & ((1 << self.part_bits) - 1), self.part);
+        slot >> self.part_bits
     }
 }
 
@@ -130,18 +154,18 @@ impl<T: Copy> AppThreads<T> {
             core: core as u32,
             thread,
         };
-        let slot = self.held.put(held);
+        let slot = self.held.put(held) << self.part_bits | self.part;
         ev.schedule(done, HostEvent::AppNote { slot });
     }
 
     /// The held delivery of `slot` (its thread got to it); the slot is free again.
     pub fn take(&mut self, slot: u32) -> Held<T> {
-        self.held.take(slot)
+        self.held.take(self.local(slot))
     }
 
     /// Looks at the delivery in `slot` without taking it (to prefetch what it will touch).
     pub fn peek(&self, slot: u32) -> Option<&Held<T>> {
-        self.held.peek(slot)
+        self.held.peek(self.local(slot))
     }
 
     /// The application did work in response to `h` (request work, send calls and the

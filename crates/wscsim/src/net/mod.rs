@@ -541,6 +541,25 @@ impl Network {
         self.nodes[self.host_nodes[host as usize] as usize].partition
     }
 
+    /// Each host's part: its partition's place among the partitions that hold hosts, in
+    /// partition order (what the layers above keep their state by, `Tcp::split`). Empty
+    /// when the run is not partitioned.
+    pub fn host_parts(&self) -> Vec<u32> {
+        let partition: Vec<u32> = (0..self.n_hosts() as u32)
+            .map(|h| u32::from(self.host_partition(h)))
+            .collect();
+        let mut holding = partition.clone();
+        holding.sort_unstable();
+        holding.dedup();
+        if holding.len() <= 1 {
+            return Vec::new();
+        }
+        partition
+            .iter()
+            .map(|p| holding.binary_search(p).expect("listed") as u32)
+            .collect()
+    }
+
     /// Declares which partition the coming event acts on (None: not checked); with
     /// `check_partitions` on, touching a port of another partition then panics.
     #[inline]

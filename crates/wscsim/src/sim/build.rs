@@ -92,6 +92,11 @@ impl Sim {
             scenario.seed,
             net.n_hosts() as u32,
             end_ps,
+            if ev.is_partitioned() {
+                net.host_parts()
+            } else {
+                Vec::new()
+            },
         );
         if let Some(c) = &scenario.metrics.capture {
             install_captures(&mut net, &graph, c)?;

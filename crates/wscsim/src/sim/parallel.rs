@@ -114,12 +114,12 @@ impl Sim {
 
     /// Whether the hosts' partitions may run on any thread: every layer above the network
     /// keeps its state by partition or is unused, so that a partition's events touch only
-    /// their own part of it (`threads::upper`). Hosts that cost time (their CPUs' and
-    /// application threads' queues), CamCubeOS's services and applications that act across
-    /// hosts keep the hosts' partitions on this thread.
+    /// their own part of it (`threads::upper`): hosts keep their CPUs' and application
+    /// threads' state by host and part. CamCubeOS's services and packing, and applications
+    /// that act across hosts keep the hosts' partitions on this thread.
     pub fn hosts_run_anywhere(&self) -> bool {
         self.ev.is_partitioned()
-            && !self.hosts.costed
+            && !self.hosts.packing
             && !self.open_ended
             && self.services.list.iter().all(Option::is_none)
             && self.services.tunnel.is_none()

@@ -53,12 +53,18 @@ impl<T: HostSched + Scheduler<TransportEvent>> TransportSched for T {}
 /// Something a transport tells an application.
 #[derive(Clone, Copy, Debug)]
 pub enum Note {
-    /// Connection `conn` delivered bytes in order at its receiver; `total` is the count so far.
-    Delivered { app: u32, conn: u32, total: u64 },
+    /// Connection `conn` delivered bytes in order at its receiver, host `host`; `total` is
+    /// the count so far.
+    Delivered {
+        app: u32,
+        host: u32,
+        conn: u32,
+        total: u64,
+    },
     /// Connection `conn`'s peer closed it (its FIN arrived after all its data) while the
     /// receiving side's own direction is still open: the application reads the end of
     /// the stream.
-    Closed { app: u32, conn: u32 },
+    Closed { app: u32, host: u32, conn: u32 },
     /// A UDP datagram of stream `stream` arrived.
     /// `tag`: what the sender attached (a request id), 0 if nothing.
     Datagram {

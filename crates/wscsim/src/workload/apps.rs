@@ -27,31 +27,49 @@ pub struct Apps {
     /// Whether the workload ends by itself (incast, finite flows), fixed at build.
     pub has_end: bool,
     pub end_ps: TimePs,
-    /// Application threads, for hosts that cost time.
-    threads: AppThreads<Note>,
+    /// Application threads, for hosts that cost time: one set per part of the hosts (a
+    /// partitioned run's, `Network::host_parts`), touched only by its hosts' events.
+    threads: Vec<Box<AppThreads<Note>>>,
+    /// The part of each host (empty: one part).
+    host_part: Vec<u32>,
     /// The transports' notes being handed out (`dispatch_pending`).
     notes: Vec<Note>,
 }
 
 impl Apps {
-    /// The applications of `spec`, with the connections they use opened on `tcp`.
+    /// The applications of `spec`, with the connections they use opened on `tcp`; host h's
+    /// application threads in part `host_part[h]` (empty: one part).
     pub fn build(
         spec: WorkloadSpec,
         tcp: &mut Tcp,
         seed: u64,
         n_hosts: u32,
         end_ps: TimePs,
+        host_part: Vec<u32>,
     ) -> Apps {
         let list = spec.applications(&mut AppsBuild { tcp, seed, n_hosts });
         let has_end = list.iter().any(App::ends_by_itself);
+        let parts = host_part.iter().max().map_or(1, |&p| p as usize + 1);
         Apps {
             list,
             active: 0,
             has_end,
             end_ps,
-            threads: AppThreads::default(),
+            threads: (0..parts as u32)
+                .map(|p| Box::new(AppThreads::for_part(p, parts)))
+                .collect(),
+            host_part,
             notes: Vec::new(),
         }
+    }
+
+    fn host_part(&self, host: u32) -> usize {
+        self.host_part.get(host as usize).map_or(0, |&p| p as usize)
+    }
+
+    /// The application threads that hold the delivery in `slot` (an `AppNote`'s).
+    fn threads_of_slot(&self, slot: u32) -> usize {
+        AppThreads::<Note>::part_of_slot(slot, self.threads.len())
     }
 
     /// Whether every application runs in partitions (`Application::runs_in_partitions`).
@@ -60,8 +78,8 @@ impl Apps {
     }
 
     /// A copy of the applications for another thread, which runs the hosts' partitions it
-    /// is given: it shares the applications themselves and has its own notes in hand and
-    /// application threads (`AppsView`).
+    /// is given: it shares the applications and their hosts' threads, and has its own notes
+    /// in hand (`AppsView`).
     ///
     /// # Safety
     ///
@@ -71,8 +89,7 @@ impl Apps {
     /// dropped nor moved, and touches no host a view's thread runs meanwhile.
     pub unsafe fn view(&self) -> AppsView {
         let mut v = std::mem::ManuallyDrop::new(std::ptr::read(self));
-        // Its own parts, written without dropping the copies.
-        std::ptr::write(&mut v.threads, AppThreads::default());
+        // Its own part, written without dropping the copy.
         std::ptr::write(&mut v.notes, Vec::new());
         AppsView(v)
     }
@@ -119,12 +136,13 @@ impl Apps {
 
     /// An application thread got to the delivery held in `slot`.
     pub fn on_thread_ran(&mut self, s: &mut Stack<impl AppSched>, slot: u32) {
-        let h = self.threads.take(slot);
+        let part = self.threads_of_slot(slot);
+        let h = self.threads[part].take(slot);
         let core_free = |s: &Stack<_>| s.hosts.free_ps(h.host, h.core as usize);
         let before = core_free(s);
         self.deliver_note(s, h.item);
         let after = core_free(s);
-        self.threads.ran(&h, before, after);
+        self.threads[part].ran(&h, before, after);
         self.dispatch_notes(s);
     }
 
@@ -168,16 +186,18 @@ impl Apps {
     /// On a host that costs time, a delivery reaches the application when its thread has run.
     fn hold_for_thread(&mut self, s: &mut Stack<impl AppSched>, n: Note) {
         let d = match n {
-            Note::Delivered { conn, total, .. } => Delivery {
-                host: s.transports.tcp.receiver_host(conn),
+            Note::Delivered {
+                conn, total, host, ..
+            } => Delivery {
+                host,
                 flow: conn,
                 tcp: true,
                 bytes: s.transports.tcp.take_unread(conn, total),
                 epoch: s.transports.tcp.epoch(conn),
             },
             // The end of the stream: a read that returns nothing.
-            Note::Closed { conn, .. } => Delivery {
-                host: s.transports.tcp.receiver_host(conn),
+            Note::Closed { conn, host, .. } => Delivery {
+                host,
                 flow: conn,
                 tcp: true,
                 bytes: 0,
@@ -198,7 +218,8 @@ impl Apps {
             // A DMA completion needs no thread of the stack to reach the library.
             Note::Dma { .. } => return self.deliver_note(s, n),
         };
-        self.threads.hold(s.hosts, s.ev, n, d);
+        let part = self.host_part(d.host);
+        self.threads[part].hold(s.hosts, s.ev, n, d);
     }
 
     /// The host a host timer (`AppEvent::host_timer`) of application `app` with tag `tag` acts at.
@@ -208,12 +229,14 @@ impl Apps {
 
     /// The host whose application thread the delivery in `slot` waits for.
     pub fn held_host(&self, slot: u32) -> Option<u32> {
-        self.threads.peek(slot).map(|h| h.host)
+        self.threads[self.threads_of_slot(slot)]
+            .peek(slot)
+            .map(|h| h.host)
     }
 
     /// Starts loading the connection state the delivery in `slot` will touch.
     pub fn prefetch_held(&self, slot: u32) {
-        if let Some(h) = self.threads.peek(slot) {
+        if let Some(h) = self.threads[self.threads_of_slot(slot)].peek(slot) {
             if let Note::Delivered { app, conn, .. }
             | Note::Datagram {
                 app, stream: conn, ..
@@ -305,10 +328,9 @@ impl AppsView {
 impl Drop for AppsView {
     fn drop(&mut self) {
         let v = &mut *self.0;
-        // SAFETY: these fields were written by `view` and are the view's alone; the rest
-        // is the applications' and is not dropped here.
+        // SAFETY: this field was written by `view` and is the view's alone; the rest is
+        // the applications' and is not dropped here.
         unsafe {
-            drop(std::ptr::read(&v.threads));
             drop(std::ptr::read(&v.notes));
         }
     }

@@ -11,7 +11,7 @@
 
 use crate::engine::partitioned::lanes::LaneSched;
 use crate::host::nic::Ready;
-use crate::host::Hosts;
+use crate::host::{HostEvent, Hosts};
 use crate::metrics::Metrics;
 use crate::net::{Network, Upcall};
 use crate::sim::{Layer, SimEvent};
@@ -83,11 +83,20 @@ impl UpperView {
                     self.receive(net, s, pkt);
                 }
             }
-            Upcall::Forward { pkt, host } => match self.hosts.0.forward(net, s, host, pkt) {
-                Some(Ready::Forward { pkt, host }) => net.host_transmit(s, host, pkt),
-                Some(Ready::Receive(pkt)) => self.receive(net, s, pkt),
-                None => {}
-            },
+            Upcall::Forward { pkt, host } => {
+                let r = self.hosts.0.forward(net, s, host, pkt);
+                self.ready(net, s, r);
+            }
+        }
+    }
+
+    /// A packet the host's CPU is done with (as `Sim::ready`, without services: a run
+    /// with services keeps hosts on the simulation's thread).
+    fn ready(&mut self, net: &mut Network, s: &mut Sched<'_>, r: Option<Ready>) {
+        match r {
+            Some(Ready::Forward { pkt, host }) => net.host_transmit(s, host, pkt),
+            Some(Ready::Receive(pkt)) => self.receive(net, s, pkt),
+            None => {}
         }
     }
 
@@ -104,6 +113,14 @@ impl UpperView {
             Layer::App(e) => {
                 let (apps, mut stack) = self.split(net, s);
                 apps.handle(&mut stack, e);
+            }
+            Layer::Host(HostEvent::AppNote { slot }) => {
+                let (apps, mut stack) = self.split(net, s);
+                apps.on_thread_ran(&mut stack, slot);
+            }
+            Layer::Host(e) => {
+                let r = self.hosts.0.handle_packet_event(net, s, e);
+                self.ready(net, s, r);
             }
             _ => panic!("{kind:?} reached a helper's lane (it runs on the simulation's thread)"),
         }

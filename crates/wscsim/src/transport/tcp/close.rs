@@ -107,7 +107,11 @@ impl TcpPart {
             r.fin_rcvd = true;
             if own_side_open {
                 // The application reads the end of the stream (recv returns 0).
-                self.notes.push(Note::Closed { app: r.app, conn });
+                self.notes.push(Note::Closed {
+                    app: r.app,
+                    host: r.host,
+                    conn,
+                });
             }
         }
         if in_order && own_side_open && rev != crate::net::NONE && self.params.delayed_ack {

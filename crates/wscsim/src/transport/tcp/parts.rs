@@ -148,11 +148,6 @@ impl Tcp {
         }
     }
 
-    /// The host of `conn`'s receiver half, which the last event reached (a note's).
-    pub fn receiver_host(&self, conn: u32) -> u32 {
-        self.parts[self.active].receivers[conn].host
-    }
-
     /// `TcpPart::epoch` of `conn`'s receiver half, in the active part.
     pub fn epoch(&self, conn: u32) -> u32 {
         self.parts[self.active].epoch(conn)
@@ -230,17 +225,7 @@ impl TransportKind for Tcp {
         if !b.partitioned {
             return Tcp::new(b.tcp.clone());
         }
-        // Parts are numbered over the partitions that hold hosts, in partition order.
-        let partition: Vec<u32> = (0..b.net.n_hosts() as u32)
-            .map(|h| u32::from(b.net.host_partition(h)))
-            .collect();
-        let mut holding: Vec<u32> = partition.clone();
-        holding.sort_unstable();
-        holding.dedup();
-        let host_part = partition
-            .iter()
-            .map(|p| holding.binary_search(p).expect("listed") as u32)
-            .collect();
+        let host_part = b.net.host_parts();
         Tcp::split(b.tcp.clone(), host_part)
     }
 

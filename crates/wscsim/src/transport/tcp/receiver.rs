@@ -60,6 +60,7 @@ impl TcpPart {
             r.rcv_nxt = r.ooo.advance_through(end);
             self.notes.push(Note::Delivered {
                 app: r.app,
+                host: r.host,
                 conn,
                 total: r.rcv_nxt,
             });

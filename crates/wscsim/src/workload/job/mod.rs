@@ -494,7 +494,9 @@ impl crate::workload::Application for Job {
 
     fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
         match note {
-            Note::Delivered { app, conn, total } => self.on_delivered(app, conn, total, ctx),
+            Note::Delivered {
+                app, conn, total, ..
+            } => self.on_delivered(app, conn, total, ctx),
             Note::Dma { app, xfer, tag } => self.on_dma(app, xfer, tag, ctx),
             Note::Closed { .. } | Note::Datagram { .. } => {}
         }
