@@ -199,9 +199,12 @@ fn threads_change_no_result() {
     // application threads (per connection) go with their partition.
     let linux = r#"{"duration":"2ms","topology":{"kind":"fat_tree","k":4},"host":{"stack":"linux_2_6_39"},
         "transport":{"rto_min":"1ms"},"workload":{"kind":"permutation"}}"#;
+    // Clients that open a new connection every two requests, on hosts that cost nothing.
+    let reconnecting = r#"{"duration":"10s","topology":{"kind":"fat_tree","k":4},"transport":{"kind":"tcp"},
+        "workload":{"kind":"memcached","requests_per_client":6,"requests_per_connection":2,"server_count":4}}"#;
     for (json, spread) in PARTITIONED_CASES
         .into_iter()
-        .chain([memcached, incast, linux])
+        .chain([memcached, incast, linux, reconnecting])
         .flat_map(|j| [(j, false), (j, true)])
     {
         let outcome = |threads: u32, step_ps: u64| {
@@ -229,8 +232,8 @@ fn threads_change_no_result() {
 
 /// Which runs may spread hosts' partitions over threads: TCP permutations may, on hosts
 /// that cost no time or Linux hosts (whose CPUs' queues and application threads are kept
-/// by host and part); memcached (shared pairs), finite flows (a shared count) and UDP
-/// (streams numbered run-wide) may not.
+/// by host and part), and memcached over TCP (kept by part); finite flows (a shared
+/// count) and UDP (streams numbered run-wide) may not.
 #[test]
 fn only_runs_whose_layers_keep_state_by_partition_spread_hosts() {
     let may = |json: &str| {
@@ -248,9 +251,12 @@ fn only_runs_whose_layers_keep_state_by_partition_spread_hosts() {
     assert!(!may(&format!(
         r#"{{{fat},"workload":{{"kind":"permutation","size":"1MB"}}}}"#
     )));
-    assert!(!may(&format!(
+    assert!(may(&format!(
         r#"{{{fat},"workload":{{"kind":"memcached"}}}}"#
     )));
+    assert!(!may(
+        r#"{"topology":{"kind":"fat_tree","k":4},"transport":{"kind":"udp"},"workload":{"kind":"memcached"}}"#
+    ));
     let udp = r#""topology":{"kind":"fat_tree","k":4},"transport":{"kind":"udp"},"workload":{"kind":"udp","destination":"random","rate":"1Gbps"}"#;
     let udp_sim = format!("{{{udp}}}");
     let mut s = Sim::from_json(&udp_sim.replacen('{', r#"{"engine":{"threads":2},"#, 1)).unwrap();

@@ -206,6 +206,14 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Makes `pop_until` return None where windows close (`Meeting::Close`), as
+    /// `meet_at_windows` does, whether or not other threads run lanes.
+    pub fn meet_at_close(&mut self) {
+        if let Some(p) = self.parts.as_mut() {
+            p.meet_at_close = true;
+        }
+    }
+
     /// Why `pop_until` last returned None, if for a meeting (taken once).
     pub fn take_meeting(&mut self) -> Option<Meeting> {
         self.parts.as_mut()?.meeting.take()

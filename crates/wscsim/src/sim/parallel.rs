@@ -93,6 +93,7 @@ impl Sim {
                     self.net.put_remote_on_wires();
                 }
                 self.net.settle_late_drops();
+                self.apps.after_window();
             }
         }
     }

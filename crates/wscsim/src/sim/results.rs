@@ -56,7 +56,7 @@ pub(super) fn udp_pattern(t: crate::workload::udp_source::Target) -> metrics::he
 
 impl Sim {
     /// The memcached requests of this run (empty for other workloads).
-    pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
+    pub fn memcached_requests(&self) -> std::borrow::Cow<'_, [memcached::RequestRecord]> {
         self.apps.memcached_requests()
     }
 
@@ -138,7 +138,7 @@ impl Sim {
 
     pub fn tables(&self) -> Vec<Table> {
         let mut tables = self.tables_without_requests();
-        let requests = memcached::requests_table(self.memcached_requests(), &self.net);
+        let requests = memcached::requests_table(&self.memcached_requests(), &self.net);
         tables.insert(REQUESTS_AT, requests);
         tables
     }

@@ -17,6 +17,10 @@ impl Sim {
             self.net.pool_mut().enter(a);
         }
         self.apps.start(&mut stack!(self));
+        if self.apps.meet_at_windows() {
+            // Applications kept in parts hand over mail where windows close.
+            self.ev.meet_at_close();
+        }
         self.services.start(&mut svc_ctx!(self));
         self.charge_departures();
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
@@ -75,6 +79,10 @@ impl Sim {
                 match self.ev.take_meeting() {
                     Some(m) => {
                         self.meet(m, crew);
+                        // Applications kept in parts count themselves done where the
+                        // partitions meet: the run stops at the end of the window, as when
+                        // a partition's event finished the workload.
+                        self.finished |= !draining && self.apps.done();
                         continue;
                     }
                     None => break,

@@ -28,8 +28,9 @@ pub struct Apps {
     pub has_end: bool,
     pub end_ps: TimePs,
     /// Application threads, for hosts that cost time: one set per part of the hosts (a
-    /// partitioned run's, `Network::host_parts`), touched only by its hosts' events.
-    threads: Vec<Box<AppThreads<Note>>>,
+    /// partitioned run's, `Network::host_parts`), touched only by its hosts' events (each
+    /// on cache lines of its own: parts on different threads write them at once).
+    threads: Vec<OwnLines<AppThreads<Note>>>,
     /// The part of each host (empty: one part).
     host_part: Vec<u32>,
     /// The transports' notes being handed out (`dispatch_pending`).
@@ -56,7 +57,7 @@ impl Apps {
             has_end,
             end_ps,
             threads: (0..parts as u32)
-                .map(|p| Box::new(AppThreads::for_part(p, parts)))
+                .map(|p| OwnLines(AppThreads::for_part(p, parts)))
                 .collect(),
             host_part,
             notes: Vec::new(),
@@ -91,13 +92,18 @@ impl Apps {
         let mut v = std::mem::ManuallyDrop::new(std::ptr::read(self));
         // Its own part, written without dropping the copy.
         std::ptr::write(&mut v.notes, Vec::new());
-        AppsView(v)
+        AppsView {
+            apps: v,
+            active: self.active,
+        }
     }
 
     /// Where the threads meet: a view's applications changed nothing that is not theirs.
+    /// (The count of active applications is this thread's: applications kept in parts
+    /// count themselves done where the partitions meet, `after_window`.)
     pub fn check_view(&self, view: &AppsView) {
         assert_eq!(
-            self.active, view.0.active,
+            view.active, view.apps.active,
             "an application running in partitions changed the count of active applications"
         );
     }
@@ -243,7 +249,7 @@ impl Apps {
             } = h.item
             {
                 if let Some(a) = self.list.get(app as usize) {
-                    a.prefetch_conn(conn);
+                    a.prefetch_conn(h.host, conn);
                 }
             }
         }
@@ -276,14 +282,30 @@ impl Apps {
     }
 
     /// The memcached requests of this run (empty for other workloads).
-    pub fn memcached_requests(&self) -> &[memcached::RequestRecord] {
+    pub fn memcached_requests(&self) -> std::borrow::Cow<'_, [memcached::RequestRecord]> {
         self.list
             .iter()
             .find_map(|a| match a {
-                App::Memcached(m) => Some(&m.requests[..]),
+                App::Memcached(m) => Some(m.requests()),
                 _ => None,
             })
-            .unwrap_or(&[])
+            .unwrap_or_default()
+    }
+
+    /// Whether an application's parts hand each other mail where windows close
+    /// (`Application::meets_at_windows`).
+    pub fn meet_at_windows(&self) -> bool {
+        self.list.iter().any(App::meets_at_windows)
+    }
+
+    /// Where a partitioned run's windows close: applications hand their parts' mail over,
+    /// and those that finished are counted (`Application::after_window`).
+    pub fn after_window(&mut self) {
+        for a in &mut self.list {
+            if a.after_window() {
+                self.active -= 1;
+            }
+        }
     }
 
     /// Takes the per-request records out (to build their table from them); none remain.
@@ -291,7 +313,7 @@ impl Apps {
         self.list
             .iter_mut()
             .find_map(|a| match a {
-                App::Memcached(m) => Some(std::mem::take(&mut m.requests)),
+                App::Memcached(m) => Some(m.take_requests()),
                 _ => None,
             })
             .unwrap_or_default()
@@ -312,8 +334,30 @@ impl crate::metrics::report::Report for Apps {
     }
 }
 
-/// Another thread's copy of the applications (`Apps::view`).
-pub struct AppsView(std::mem::ManuallyDrop<Apps>);
+/// A value on cache lines of its own (128 bytes: two lines, as adjacent-line prefetchers
+/// fetch them in pairs).
+#[repr(align(128))]
+struct OwnLines<T>(T);
+
+impl<T> std::ops::Deref for OwnLines<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for OwnLines<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+/// Another thread's copy of the applications (`Apps::view`), with the count of active
+/// applications it was made with.
+pub struct AppsView {
+    apps: std::mem::ManuallyDrop<Apps>,
+    active: u32,
+}
 
 // SAFETY: see `Apps::view`: the view and the applications touch disjoint state until
 // they meet, which is what sending it to another thread needs.
@@ -321,13 +365,13 @@ unsafe impl Send for AppsView {}
 
 impl AppsView {
     pub fn apps(&mut self) -> &mut Apps {
-        &mut self.0
+        &mut self.apps
     }
 }
 
 impl Drop for AppsView {
     fn drop(&mut self) {
-        let v = &mut *self.0;
+        let v = &mut *self.apps;
         // SAFETY: this field was written by `view` and is the view's alone; the rest is
         // the applications' and is not dropped here.
         unsafe {

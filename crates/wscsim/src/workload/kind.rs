@@ -41,8 +41,19 @@ pub trait Application: Report {
     fn timer_host(&self, _tag: u32) -> u32 {
         unreachable!("an application that sets no host timers")
     }
-    /// Starts loading the state connection `conn`'s next delivery will touch.
-    fn prefetch_conn(&self, _conn: u32) {}
+    /// Starts loading the state connection `conn`'s next delivery at `host` will touch.
+    fn prefetch_conn(&self, _host: u32, _conn: u32) {}
+    /// Whether its parts hand each other mail where a partitioned run's windows close
+    /// (`after_window`). (No, by default.)
+    fn meets_at_windows(&self) -> bool {
+        false
+    }
+    /// Where a partitioned run's windows close, no partition running: what its parts sent
+    /// each other is handed over. True once, when it has finished: running in parts, it
+    /// cannot count itself done in its events.
+    fn after_window(&mut self) -> bool {
+        false
+    }
 }
 
 impl<T: Application> Application for Box<T> {
@@ -72,8 +83,14 @@ impl<T: Application> Application for Box<T> {
         (**self).timer_host(tag)
     }
     #[inline]
-    fn prefetch_conn(&self, conn: u32) {
-        (**self).prefetch_conn(conn)
+    fn prefetch_conn(&self, host: u32, conn: u32) {
+        (**self).prefetch_conn(host, conn)
+    }
+    fn meets_at_windows(&self) -> bool {
+        (**self).meets_at_windows()
+    }
+    fn after_window(&mut self) -> bool {
+        (**self).after_window()
     }
 }
 
@@ -188,8 +205,16 @@ macro_rules! declare_workloads {
                 match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::timer_host(a, tag),)* }
             }
             #[inline]
-            pub fn prefetch_conn(&self, conn: u32) {
-                match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::prefetch_conn(a, conn),)* }
+            pub fn prefetch_conn(&self, host: u32, conn: u32) {
+                match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::prefetch_conn(a, host, conn),)* }
+            }
+            /// `Application::meets_at_windows`.
+            pub fn meets_at_windows(&self) -> bool {
+                match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::meets_at_windows(a),)* }
+            }
+            /// `Application::after_window`.
+            pub fn after_window(&mut self) -> bool {
+                match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::after_window(a),)* }
             }
         }
 

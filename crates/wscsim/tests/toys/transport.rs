@@ -121,6 +121,7 @@ impl StopAndWait {
                 let total = m.received;
                 self.notes.push(Note::Delivered {
                     app,
+                    host: p.dst_host,
                     conn: p.flow_id,
                     total,
                 });

@@ -97,6 +97,11 @@ impl Tcp {
         self.sender_part(conn).set_dscp(conn, dscp);
     }
 
+    /// How many low bits of a connection id name the part that opened it.
+    pub fn conn_part_bits(&self) -> u32 {
+        self.parts[0].senders.ids.part_bits
+    }
+
     /// Whether the run's TCP is kept in several parts (a partitioned run).
     pub fn is_split(&self) -> bool {
         self.parts.len() > 1

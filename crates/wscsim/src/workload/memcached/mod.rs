@@ -27,11 +27,16 @@
 
 use super::{AppEvent, AppSched};
 use crate::transport::{HostPath, Note};
+use part::{Client, ClientPair, Half, Mail, Message, Part, Pending};
+use pool::Pool;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use super::etc::{Etc, Op};
 use super::Ctx;
 
+mod part;
+mod pool;
 mod results;
 pub use results::RequestRecord;
 pub use results::{headline, requests_table, take_requests_table, PairSwitches, HOP_CLASSES};
@@ -91,184 +96,94 @@ pub struct MemcachedSpec {
     pub key_space: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Message {
-    rec: u32,
-    /// TCP: cumulative bytes on the connection once this message is in.
-    /// UDP: datagrams it was sent in.
-    end: u64,
-    /// UDP: datagrams arrived so far.
-    got: u16,
-}
-
-impl Message {
-    /// Counts one more datagram (UDP); true when all have arrived.
-    fn arrive(&mut self) -> bool {
-        self.got += 1;
-        self.got as u64 == self.end
-    }
-}
-
-impl AsMut<Message> for Message {
-    fn as_mut(&mut self) -> &mut Message {
-        self
-    }
-}
-
-/// A request on its way to or waiting at the server: what the server needs to do it.
-/// (Kept per pair while in flight, so the per-request record stays small.)
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    msg: Message,
-    key: u64,
-    value_bytes: u32,
-    key_bytes: u16,
-}
-
-impl AsMut<Message> for Pending {
-    fn as_mut(&mut self) -> &mut Message {
-        &mut self.msg
-    }
-}
-
-/// A client-server pair's connections (TCP: two one-way connections; UDP: two streams).
-#[derive(Clone, Debug, Default)]
-struct Pair {
-    client: u32,
-    server: u32,
-    req: u32,
-    resp: u32,
-    req_end: u64,
-    resp_end: u64,
-    /// Requests sent and not yet done by the server, in order. Within a pair nothing is
-    /// reordered, so under UDP a request whose successor's datagram arrives first was lost.
-    unread: VecDeque<Pending>,
-    /// Responses on their way, in order.
-    responses: VecDeque<Message>,
-    accepted: bool,
-    /// Requests sent on this connection.
-    sent: u32,
-    /// No more requests go on this connection: the client closes it once the responses
-    /// are in (reconnecting clients), and the flag falls.
-    retiring: bool,
-}
-
-/// A server's memory pool: value sizes of the keys it holds, evicted least recently used.
-struct Pool {
-    capacity_bytes: u64,
-    used_bytes: u64,
-    lru: lru::LruCache<u64, u32>,
-}
-
-impl Pool {
-    fn new(capacity_bytes: u64) -> Self {
-        Pool {
-            capacity_bytes,
-            used_bytes: 0,
-            lru: lru::LruCache::unbounded(),
-        }
-    }
-
-    fn get(&mut self, key: u64) -> Option<u32> {
-        self.lru.get(&key).copied()
-    }
-
-    fn set(&mut self, key: u64, bytes: u32) {
-        if let Some(old) = self.lru.put(key, bytes) {
-            self.used_bytes -= old as u64;
-        }
-        self.used_bytes += bytes as u64;
-        while self.used_bytes > self.capacity_bytes {
-            let Some((_, b)) = self.lru.pop_lru() else {
-                break;
-            };
-            self.used_bytes -= b as u64;
-        }
-    }
-
-    fn delete(&mut self, key: u64) -> bool {
-        match self.lru.pop(&key) {
-            Some(b) => {
-                self.used_bytes -= b as u64;
-                true
-            }
-            None => false,
-        }
-    }
-}
-
 pub struct Memcached {
     pub spec: MemcachedSpec,
     etc: Etc,
-    /// One random stream per client (server choice, operation, sizes, gaps).
-    rngs: Vec<StreamRng>,
-    sent: Vec<u32>,
-    pools: Vec<Pool>,
-    pairs: Vec<Pair>,
-    /// Pair index by client * servers + server (NONE until first used).
-    pair_of: Vec<u32>,
-    /// Pair index by TCP connection or UDP stream id.
-    pair_of_conn: Vec<u32>,
-    /// Pairs whose connections were closed, reused for new ones (reconnecting clients),
-    /// smallest first.
-    free_pairs: std::collections::BinaryHeap<std::cmp::Reverse<u32>>,
-    pub requests: Vec<RequestRecord>,
-    outstanding: u64,
-    issuing: u32,
+    /// One part, or one per part of the hosts over split TCP (`divide`).
+    parts: Vec<Part>,
+    /// Each client's and server's part, and its place there.
+    client_at: Vec<(u32, u32)>,
+    server_at: Vec<(u32, u32)>,
+    /// The part of each host (empty: one part).
+    host_part: Vec<u32>,
+    /// The parts' requests, gathered when the run ends (`gather`).
+    requests: Vec<RequestRecord>,
+    /// Counted done where the partitions met (in parts).
+    done: bool,
     id: u32,
     /// TCP kept by part (a partitioned run): a server opens a pair's response connection
     /// itself when the first request arrives (`open_response`), so each client's requests
     /// act at its own host alone and its timers are host timers (run in its partition).
-    /// Requests are then numbered in the order the partitions ran, and put in (start,
-    /// client) order when the run ends (`finish`).
+    /// Requests are numbered in the order the partitions ran, and put in (start, client)
+    /// order when gathered.
     split: bool,
-}
-
-fn slot(v: &mut Vec<u32>, i: u32) -> &mut u32 {
-    if v.len() <= i as usize {
-        v.resize(i as usize + 1, NONE);
-    }
-    &mut v[i as usize]
 }
 
 impl Memcached {
     pub fn new(spec: MemcachedSpec, rngs: Vec<StreamRng>, mut warm_rng: StreamRng) -> Self {
         let etc = Etc::builtin();
-        let mut pools: Vec<Pool> = spec
-            .servers
-            .iter()
-            .map(|_| Pool::new(spec.pool_bytes))
-            .collect();
+        let ns = spec.servers.len();
+        let mut part = Part::new(0);
+        part.pools = (0..ns).map(|_| Pool::new(spec.pool_bytes)).collect();
         // A warm cache: each server holds keys of its share of the key space until full.
-        let n = spec.servers.len() as u64;
-        for (s, pool) in pools.iter_mut().enumerate() {
+        for (s, pool) in part.pools.iter_mut().enumerate() {
             let mut key = s as u64;
             while key < spec.key_space {
                 let v = etc.value_bytes(&mut warm_rng);
-                if pool.used_bytes + v as u64 > pool.capacity_bytes {
+                if !pool.fits(v as u64) {
                     break;
                 }
                 pool.set(key, v);
-                key += n;
+                key += ns as u64;
             }
         }
-        let (nc, ns) = (spec.clients.len(), spec.servers.len());
+        part.clients = rngs
+            .into_iter()
+            .map(|rng| Client {
+                rng,
+                sent: 0,
+                pair_of: vec![NONE; ns],
+            })
+            .collect();
+        part.issuing = part.clients.len() as u32;
         Memcached {
+            client_at: (0..part.clients.len() as u32).map(|c| (0, c)).collect(),
+            server_at: (0..ns as u32).map(|s| (0, s)).collect(),
             etc,
-            rngs,
-            sent: vec![0; nc],
-            pools,
-            pairs: Vec::new(),
-            pair_of: vec![NONE; nc * ns],
-            pair_of_conn: Vec::new(),
-            free_pairs: std::collections::BinaryHeap::new(),
+            parts: vec![part],
+            host_part: Vec::new(),
             requests: Vec::new(),
-            outstanding: 0,
-            issuing: nc as u32,
+            done: false,
             spec,
             id: 0,
             split: false,
         }
+    }
+
+    /// Puts each client and pool in the part of its host (`host_part`), whose connection
+    /// ids name their part in their low `part_bits` bits (`Tcp::conn_part_bits`).
+    fn divide(&mut self, host_part: Vec<u32>, part_bits: u32) {
+        let n = host_part.iter().max().map_or(1, |&p| p as usize + 1);
+        let one = std::mem::take(&mut self.parts).pop().expect("one part");
+        self.parts = (0..n).map(|_| Part::new(part_bits)).collect();
+        for (c, client) in one.clients.into_iter().enumerate() {
+            let p = host_part[self.spec.clients[c] as usize];
+            let part = &mut self.parts[p as usize];
+            self.client_at[c] = (p, part.clients.len() as u32);
+            part.clients.push(client);
+            part.issuing += 1;
+        }
+        for (s, pool) in one.pools.into_iter().enumerate() {
+            let p = host_part[self.spec.servers[s] as usize];
+            let part = &mut self.parts[p as usize];
+            self.server_at[s] = (p, part.pools.len() as u32);
+            part.pools.push(pool);
+        }
+        self.host_part = host_part;
+    }
+
+    fn part_of_host(&self, host: u32) -> u32 {
+        self.host_part.get(host as usize).map_or(0, |&p| p)
     }
 
     /// Client `c`'s next request timer: a host timer when TCP is split (`split`); UDP's
@@ -287,24 +202,77 @@ impl Memcached {
         self.spec.clients[c as usize]
     }
 
-    /// At the end of a run whose requests were numbered in the order partitions ran
-    /// (`split`): puts them in (start, client) order, each client's in its own order.
-    pub fn finish(&mut self) {
+    /// The requests so far: every part's, in (start, client) order when TCP is split.
+    pub fn requests(&self) -> Cow<'_, [RequestRecord]> {
+        match &self.parts[..] {
+            [one] if one.requests.is_empty() => Cow::Borrowed(&self.requests),
+            [one] if self.requests.is_empty() && !self.split => Cow::Borrowed(&one.requests),
+            parts => {
+                let mut all = self.requests.clone();
+                parts
+                    .iter()
+                    .for_each(|p| all.extend_from_slice(&p.requests));
+                if self.split {
+                    all.sort_by_key(|r| (r.start_ps, r.client));
+                }
+                Cow::Owned(all)
+            }
+        }
+    }
+
+    /// Takes the requests out (`requests`); none remain.
+    pub fn take_requests(&mut self) -> Vec<RequestRecord> {
+        self.gather();
+        std::mem::take(&mut self.requests)
+    }
+
+    /// Moves the parts' records (and what their mail says of them) into one list.
+    fn gather(&mut self) {
+        self.hand_over_mail();
+        for p in &mut self.parts {
+            self.requests.append(&mut p.requests);
+        }
         if self.split {
             self.requests.sort_by_key(|r| (r.start_ps, r.client));
         }
     }
 
+    /// Where the partitions meet: each part's mail goes to the part it is for, in the
+    /// order of the parts that sent it.
+    fn hand_over_mail(&mut self) {
+        for from in 0..self.parts.len() {
+            let mut out = std::mem::take(&mut self.parts[from].outbox);
+            for (to, m) in out.drain(..) {
+                self.parts[to as usize].take(m);
+            }
+            self.parts[from].outbox = out;
+        }
+    }
+
+    /// From a half in part `from` to the other half, in part `to`: taken now within a part,
+    /// else where the partitions meet.
+    fn post(&mut self, from: u32, to: u32, m: Mail) {
+        if from == to {
+            self.parts[to as usize].take(m);
+        } else {
+            self.parts[from as usize].outbox.push((to, m));
+        }
+    }
+
     fn gap_ps(&mut self, c: u32) -> TimePs {
-        let g = self.etc.gap_us(&mut self.rngs[c as usize]) * self.spec.gap_scale;
+        let (p, i) = self.client_at[c as usize];
+        let rng = &mut self.parts[p as usize].clients[i as usize].rng;
+        let g = self.etc.gap_us(rng) * self.spec.gap_scale;
         ((g * PS_PER_US as f64) as TimePs).max(1)
     }
 
-    /// The pair of client `c` and server `s`, opening its connections on first use.
+    /// Client `c`'s half of its pair with server `s`, opening its connections on first
+    /// use.
     fn pair(&mut self, c: u32, s: u32, ctx: &mut Ctx<impl AppSched>) -> u32 {
-        let idx = (c as usize) * self.spec.servers.len() + s as usize;
-        if self.pair_of[idx] != NONE {
-            return self.pair_of[idx];
+        let (pi, i) = self.client_at[c as usize];
+        let existing = self.parts[pi as usize].clients[i as usize].pair_of[s as usize];
+        if existing != NONE {
+            return existing;
         }
         let (ch, sh) = (self.spec.clients[c as usize], self.spec.servers[s as usize]);
         let (req, resp) = if self.spec.udp {
@@ -316,13 +284,8 @@ impl Memcached {
             let req = if self.spec.requests_per_connection.is_some() {
                 // socket() and connect(), then the handshake; the request waits for it.
                 ctx.hosts.syscalls(ch, ch, ctx.ev.now(), 2);
-                ctx.transports.tcp.connect(
-                    &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
-                    ch,
-                    sh,
-                    self.id,
-                    self.id,
-                )
+                let path = &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev);
+                ctx.transports.tcp.connect(path, ch, sh, self.id, self.id)
             } else {
                 ctx.transports.tcp.open(ch, sh, self.id, self.id)
             };
@@ -336,49 +299,38 @@ impl Memcached {
             };
             (req, resp)
         };
-        let fresh = Pair {
-            client: c,
-            server: s,
+        let part = &mut self.parts[pi as usize];
+        let p = part.add_client_pair(ClientPair {
             req,
             resp,
             ..Default::default()
-        };
-        let p = match self.free_pairs.pop().map(|std::cmp::Reverse(p)| p) {
-            Some(p) => {
-                self.pairs[p as usize] = fresh;
-                p
-            }
-            None => {
-                self.pairs.push(fresh);
-                self.pairs.len() as u32 - 1
-            }
-        };
-        *slot(&mut self.pair_of_conn, req) = p;
+        });
         if resp != NONE {
-            *slot(&mut self.pair_of_conn, resp) = p;
+            part.conns.set(resp, Half::Client(p));
         }
-        self.pair_of[idx] = p;
+        part.clients[i as usize].pair_of[s as usize] = p;
         p
     }
 
-    /// With TCP split, the server opens pair `p`'s response connection when the first
+    /// With TCP split, the server opens its half `sp`'s response connection when the first
     /// request arrives, in its own partition's event, and links it with the request
     /// connection there (the client's part links them at the first response: the
-    /// response's packets carry the request connection).
-    fn open_response(&mut self, p: u32, ctx: &mut Ctx<impl AppSched>) {
-        let pair = &mut self.pairs[p as usize];
-        let ch = self.spec.clients[pair.client as usize];
-        let sh = self.spec.servers[pair.server as usize];
+    /// response's packets carry the request connection; its half learns the connection
+    /// from the response's mail).
+    fn open_response(&mut self, pi: u32, sp: u32, ctx: &mut Ctx<impl AppSched>) {
+        let half = &mut self.parts[pi as usize].server_pairs[sp as usize];
+        let ch = self.spec.clients[half.client as usize];
+        let sh = self.spec.servers[half.server as usize];
         let resp = ctx.transports.tcp.open(sh, ch, self.id, self.id);
-        ctx.transports.tcp.link_reverse_at(sh, pair.req, resp);
-        pair.resp = resp;
-        *slot(&mut self.pair_of_conn, resp) = p;
+        ctx.transports.tcp.link_reverse_at(sh, half.req, resp);
+        half.resp = resp;
     }
 
     /// Client `c`'s next request.
     pub fn on_timer(&mut self, c: u32, ctx: &mut Ctx<impl AppSched>) {
         let now = ctx.ev.now();
-        let rng = &mut self.rngs[c as usize];
+        let (pi, i) = self.client_at[c as usize];
+        let rng = &mut self.parts[pi as usize].clients[i as usize].rng;
         // The key picks its server (key mod servers), as a client library's hashing does; a
         // uniform key makes the server uniform too.
         let key = rng.random_range(0..self.spec.key_space);
@@ -396,216 +348,282 @@ impl Memcached {
             Op::Delete => key_bytes + 9,
         };
         let p = self.pair(c, s, ctx);
-        let rec = self.requests.len() as u32;
-        let pair = &mut self.pairs[p as usize];
-        let r = RequestRecord::new(
-            self.spec.clients[c as usize],
-            self.spec.servers[s as usize],
-            op,
-            now,
-            request_bytes,
-        );
-        self.requests.push(r);
-        let mut pending = Pending {
-            msg: Message {
-                rec,
-                end: 0,
-                got: 0,
+        let (ch, sh) = (self.spec.clients[c as usize], self.spec.servers[s as usize]);
+        let part = &mut self.parts[pi as usize];
+        let rec = part.requests.len() as u32;
+        let r = RequestRecord::new(ch, sh, op, now, request_bytes);
+        part.requests.push(r);
+        let cp = &mut part.client_pairs[p as usize];
+        let msg = Message {
+            rec,
+            end: if self.spec.udp {
+                send_datagrams(ctx, cp.req, request_bytes as u64, rec) as u64
+            } else {
+                cp.req_end += request_bytes as u64;
+                cp.req_end
             },
-            key,
-            value_bytes,
-            key_bytes: key_bytes as u16,
+            got: 0,
         };
-        if self.spec.udp {
-            pending.msg.end = send_datagrams(ctx, pair.req, request_bytes as u64, rec) as u64;
-            pair.unread.push_back(pending);
-        } else {
-            pair.req_end += request_bytes as u64;
-            pending.msg.end = pair.req_end;
-            pair.unread.push_back(pending);
-            ctx.transports.tcp.write(
-                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
-                pair.req,
-                request_bytes as u64,
-            );
+        let (first, req) = (cp.sent == 0, cp.req);
+        let request = Mail::Request {
+            first,
+            client: c,
+            server: s,
+            req,
+            resp: cp.resp,
+            client_part: pi,
+            client_pair: p,
+            pending: Pending {
+                msg,
+                key,
+                value_bytes,
+                key_bytes: key_bytes as u16,
+                op,
+            },
+        };
+        self.post(pi, self.server_at[s as usize].0, request);
+        if !self.spec.udp {
+            let path = &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev);
+            ctx.transports.tcp.write(path, req, request_bytes as u64);
         }
-        pair.sent += 1;
+        self.sent_one(c, s, p, ctx);
+    }
+
+    /// Client `c` sent a request on its half `p` with server `s`: the next one is due
+    /// after a gap, or it is done sending; a reconnecting client's half retires after so
+    /// many requests.
+    fn sent_one(&mut self, c: u32, s: u32, p: u32, ctx: &mut Ctx<impl AppSched>) {
+        let (pi, i) = self.client_at[c as usize];
+        let part = &mut self.parts[pi as usize];
+        let cp = &mut part.client_pairs[p as usize];
+        cp.sent += 1;
+        let client = &mut part.clients[i as usize];
         if self
             .spec
             .requests_per_connection
-            .is_some_and(|n| pair.sent >= n)
+            .is_some_and(|n| cp.sent >= n)
         {
             // The next request to this server opens a new connection.
-            pair.retiring = true;
-            self.pair_of[c as usize * self.spec.servers.len() + s as usize] = NONE;
+            cp.retiring = true;
+            client.pair_of[s as usize] = NONE;
         }
-        self.outstanding += 1;
-        self.sent[c as usize] += 1;
-        if self.sent[c as usize] < self.spec.requests_per_client {
-            let next = now + self.gap_ps(c);
+        part.outstanding += 1;
+        client.sent += 1;
+        if client.sent < self.spec.requests_per_client {
+            let next = ctx.ev.now() + self.gap_ps(c);
             ctx.ev.schedule(next, self.timer(c));
         } else {
-            self.issuing -= 1;
+            part.issuing -= 1;
             self.maybe_done(ctx);
         }
     }
 
+    /// With one part, the workload is done once no client has requests to send or awaits
+    /// any (in parts, that is looked at where the partitions meet: `after_window`).
     fn maybe_done(&mut self, ctx: &mut Ctx<impl AppSched>) {
-        if self.issuing == 0 && self.outstanding == 0 {
-            *ctx.active -= 1;
-            self.issuing = u32::MAX; // count down once
+        if let [part] = &mut self.parts[..] {
+            if part.issuing == 0 && part.outstanding == 0 {
+                *ctx.active -= 1;
+                part.issuing = u32::MAX; // count down once
+            }
         }
     }
 
-    /// The server of pair `p` has read request `q` whole: do it and answer.
-    fn serve(&mut self, p: u32, q: Pending, ctx: &mut Ctx<impl AppSched>) {
-        let rec = q.msg.rec;
-        let pair = &mut self.pairs[p as usize];
-        let host = self.spec.servers[pair.server as usize];
+    /// Where the partitions meet: the parts' mail is handed over; true (once) when every
+    /// part's clients are done.
+    pub fn after_window(&mut self) -> bool {
+        if self.parts.len() <= 1 {
+            return false;
+        }
+        self.hand_over_mail();
+        let all_done = self
+            .parts
+            .iter()
+            .all(|p| p.issuing == 0 && p.outstanding == 0);
+        let newly = all_done && !self.done;
+        self.done |= all_done;
+        newly
+    }
+
+    /// The server of half `sp` (in part `pi`) has read request `q` whole: do it and answer.
+    fn serve(&mut self, pi: u32, sp: u32, q: Pending, ctx: &mut Ctx<impl AppSched>) {
+        let part = &mut self.parts[pi as usize];
+        let half = &mut part.server_pairs[sp as usize];
+        let host = self.spec.servers[half.server as usize];
         // accept4 (1.4.17) or accept + fcntl + fcntl (1.4.15), then the hand-off to a
         // worker (pipe write and read) and its epoll_ctl, the first time a TCP connection
         // is served.
-        let accept_calls = match (self.spec.udp || pair.accepted, self.spec.accept4) {
+        let accept_calls = match (self.spec.udp || half.accepted, self.spec.accept4) {
             (true, _) => 0,
             (false, true) => 4,
             (false, false) => 6,
         };
         ctx.hosts
-            .app_request(host, pair.resp, ctx.ev.now(), accept_calls);
-        pair.accepted = true;
-        let r = &mut self.requests[rec as usize];
-        let pool = &mut self.pools[pair.server as usize];
-        let response = match r.op() {
-            Op::Get => match pool.get(q.key) {
-                Some(v) => {
-                    r.set_hit(true);
-                    // VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n
-                    q.key_bytes as u32 + v + 6 + 3 + digits(v) + 2 + 2 + 5
-                }
-                None => 5,
-            },
-            Op::Set => {
-                pool.set(q.key, q.value_bytes);
-                8
-            }
-            Op::Delete => {
-                r.set_hit(pool.delete(q.key));
-                if r.hit() {
-                    9
-                } else {
-                    11
-                }
-            }
-        };
-        r.response_bytes = response;
-        if self.spec.udp {
-            let n = send_datagrams(ctx, pair.resp, response as u64, rec);
-            pair.responses.push_back(Message {
-                rec,
-                end: n as u64,
-                got: 0,
-            });
+            .app_request(host, half.resp, ctx.ev.now(), accept_calls);
+        half.accepted = true;
+        let pool = &mut part.pools[self.server_at[half.server as usize].1 as usize];
+        let (hit, response_bytes) = respond(pool, &q);
+        let rec = q.msg.rec;
+        let end = if self.spec.udp {
+            send_datagrams(ctx, half.resp, response_bytes as u64, rec) as u64
         } else {
-            pair.resp_end += response as u64;
-            pair.responses.push_back(Message {
-                rec,
-                end: pair.resp_end,
-                got: 0,
-            });
-            ctx.transports.tcp.write(
-                &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
-                pair.resp,
-                response as u64,
-            );
+            half.resp_end += response_bytes as u64;
+            half.resp_end
+        };
+        let (to, client_pair, resp) = (half.client_part, half.client_pair, half.resp);
+        let msg = Message { rec, end, got: 0 };
+        let response = Mail::Response {
+            client_pair,
+            resp,
+            msg,
+            hit,
+            response_bytes,
+        };
+        self.post(pi, to, response);
+        if !self.spec.udp {
+            let path = &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev);
+            ctx.transports.tcp.write(path, resp, response_bytes as u64);
         }
     }
 
-    /// `n` requests were lost (UDP): they will not complete, so they are no longer awaited.
-    fn forget(&mut self, n: u64, ctx: &mut Ctx<impl AppSched>) {
+    /// `n` requests of part `pi`'s clients were lost (UDP): they will not complete, so they
+    /// are no longer awaited.
+    fn forget(&mut self, pi: u32, n: u64, ctx: &mut Ctx<impl AppSched>) {
         if n > 0 {
-            self.outstanding -= n;
+            self.parts[pi as usize].outstanding -= n;
             self.maybe_done(ctx);
         }
     }
 
-    fn complete(&mut self, rec: u32, ctx: &mut Ctx<impl AppSched>) {
-        self.requests[rec as usize].end_ps = ctx.ev.now();
-        self.outstanding -= 1;
+    fn complete(&mut self, pi: u32, rec: u32, ctx: &mut Ctx<impl AppSched>) {
+        let part = &mut self.parts[pi as usize];
+        part.requests[rec as usize].end_ps = ctx.ev.now();
+        part.outstanding -= 1;
         self.maybe_done(ctx);
     }
 
-    /// TCP bytes arrived in order on connection `conn` (a request or a response stream).
-    /// Prefetches the pair that a delivery on connection or stream `conn` will touch.
+    /// Prefetches the half that a delivery on connection or stream `conn` at `host` will
+    /// touch.
     #[inline]
-    pub fn prefetch_conn(&self, conn: u32) {
-        if let Some(&p) = self.pair_of_conn.get(conn as usize) {
-            crate::engine::prefetch(&self.pairs, p as usize);
+    pub fn prefetch_conn(&self, host: u32, conn: u32) {
+        let part = &self.parts[self.part_of_host(host) as usize];
+        match part.conns.get(conn) {
+            Some(Half::Client(p)) => crate::engine::prefetch(&part.client_pairs, p as usize),
+            Some(Half::Server(p)) => crate::engine::prefetch(&part.server_pairs, p as usize),
+            None => {}
         }
     }
 
-    pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
-        let p = self.pair_of_conn[conn as usize];
-        if conn == self.pairs[p as usize].req {
-            if self.pairs[p as usize].resp == NONE {
-                self.open_response(p, ctx);
-            }
-            while let Some(&q) = self.pairs[p as usize].unread.front() {
-                if q.msg.end > total {
-                    break;
+    /// TCP bytes arrived in order on connection `conn` at `host` (a request or a response
+    /// stream); `total` so far.
+    pub fn on_delivered(&mut self, host: u32, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
+        let pi = self.part_of_host(host);
+        match self.parts[pi as usize].conns.get(conn) {
+            Some(Half::Server(sp)) => {
+                if self.parts[pi as usize].server_pairs[sp as usize].resp == NONE {
+                    self.open_response(pi, sp, ctx);
                 }
-                self.pairs[p as usize].unread.pop_front();
-                self.serve(p, q, ctx);
-            }
-        } else {
-            while let Some(&r) = self.pairs[p as usize].responses.front() {
-                if r.end > total {
-                    break;
+                loop {
+                    let half = &mut self.parts[pi as usize].server_pairs[sp as usize];
+                    match half.unread.front() {
+                        Some(&q) if q.msg.end <= total => {
+                            half.unread.pop_front();
+                            self.serve(pi, sp, q, ctx);
+                        }
+                        _ => break,
+                    }
                 }
-                self.pairs[p as usize].responses.pop_front();
-                self.complete(r.rec, ctx);
             }
-            let pair = &mut self.pairs[p as usize];
-            if pair.retiring && pair.unread.is_empty() && pair.responses.is_empty() {
-                // The connection's last response is in: the client closes it (once).
-                pair.retiring = false;
-                ctx.transports
-                    .tcp
-                    .close(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), pair.req);
-            }
+            Some(Half::Client(p)) => self.responses_in(pi, p, total, ctx),
+            None => unreachable!("memcached bytes on connection {conn}, which it did not open"),
         }
     }
 
-    /// The server read the end of a request stream (the client closed its connection):
-    /// epoll_ctl(DEL) and close, whose FIN ends the connection; the pair is free again.
-    pub fn on_closed(&mut self, conn: u32, ctx: &mut Ctx<impl AppSched>) {
-        let p = self.pair_of_conn[conn as usize];
-        let pair = &self.pairs[p as usize];
-        debug_assert_eq!(conn, pair.req, "only clients close first");
-        let host = self.spec.servers[pair.server as usize];
-        ctx.hosts.syscalls(host, pair.resp, ctx.ev.now(), 1);
-        ctx.transports
-            .tcp
-            .close(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), pair.resp);
-        self.free_pairs.push(std::cmp::Reverse(p));
-    }
-
-    /// A UDP datagram of request or response `rec` arrived on stream `stream`.
-    pub fn on_datagram(&mut self, stream: u32, rec: u32, ctx: &mut Ctx<impl AppSched>) {
-        let p = self.pair_of_conn[stream as usize];
-        let pair = &mut self.pairs[p as usize];
-        if stream == pair.req {
-            let (lost, whole) = datagram_arrived(&mut pair.unread, rec);
-            self.forget(lost, ctx);
-            if let Some(q) = whole {
-                self.serve(p, q, ctx);
-            }
-        } else {
-            let (lost, whole) = datagram_arrived(&mut pair.responses, rec);
-            self.forget(lost, ctx);
-            if whole.is_some() {
-                self.complete(rec, ctx);
+    /// The client's half `p` (in part `pi`) has `total` response bytes in.
+    fn responses_in(&mut self, pi: u32, p: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
+        loop {
+            let half = &mut self.parts[pi as usize].client_pairs[p as usize];
+            match half.responses.front() {
+                Some(&r) if r.end <= total => {
+                    half.responses.pop_front();
+                    self.complete(pi, r.rec, ctx);
+                }
+                _ => break,
             }
         }
+        let part = &mut self.parts[pi as usize];
+        let half = &mut part.client_pairs[p as usize];
+        if half.retiring && half.responses.is_empty() {
+            // The connection's last response is in: the client closes it (once), and its
+            // half may serve another pair.
+            half.retiring = false;
+            let path = &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev);
+            ctx.transports.tcp.close(path, half.req);
+            part.free_client_pair(p);
+        }
+    }
+
+    /// The server at `host` read the end of a request stream (the client closed its
+    /// connection): epoll_ctl(DEL) and close, whose FIN ends the connection; the server's
+    /// half is free again.
+    pub fn on_closed(&mut self, host: u32, conn: u32, ctx: &mut Ctx<impl AppSched>) {
+        let pi = self.part_of_host(host);
+        let part = &mut self.parts[pi as usize];
+        let Some(Half::Server(sp)) = part.conns.get(conn) else {
+            unreachable!("only clients close first");
+        };
+        let resp = part.server_pairs[sp as usize].resp;
+        ctx.hosts.syscalls(host, resp, ctx.ev.now(), 1);
+        let path = &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev);
+        ctx.transports.tcp.close(path, resp);
+        part.free_server_pair(sp);
+    }
+
+    /// A UDP datagram of request or response `rec` arrived on stream `stream` at `host`.
+    pub fn on_datagram(&mut self, host: u32, stream: u32, rec: u32, ctx: &mut Ctx<impl AppSched>) {
+        let pi = self.part_of_host(host);
+        let part = &mut self.parts[pi as usize];
+        match part.conns.get(stream) {
+            Some(Half::Server(sp)) => {
+                let half = &mut part.server_pairs[sp as usize];
+                let (lost, whole) = datagram_arrived(&mut half.unread, rec);
+                // (UDP runs in one part: the client's is this one.)
+                let client_part = half.client_part;
+                self.forget(client_part, lost, ctx);
+                if let Some(q) = whole {
+                    self.serve(pi, sp, q, ctx);
+                }
+            }
+            Some(Half::Client(p)) => {
+                let half = &mut part.client_pairs[p as usize];
+                let (lost, whole) = datagram_arrived(&mut half.responses, rec);
+                self.forget(pi, lost, ctx);
+                if whole.is_some() {
+                    self.complete(pi, rec, ctx);
+                }
+            }
+            None => unreachable!("a memcached datagram on stream {stream}, which it did not open"),
+        }
+    }
+}
+
+/// What a server does for request `q` with its pool: whether the key was found (for a GET
+/// or DELETE) and the response's size in memcached's text protocol.
+fn respond(pool: &mut Pool, q: &Pending) -> (bool, u32) {
+    match q.op {
+        Op::Get => match pool.get(q.key) {
+            // VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n
+            Some(v) => (true, q.key_bytes as u32 + v + 6 + 3 + digits(v) + 2 + 2 + 5),
+            None => (false, 5),
+        },
+        Op::Set => {
+            pool.set(q.key, q.value_bytes);
+            (false, 8)
+        }
+        Op::Delete => match pool.delete(q.key) {
+            true => (true, 9),
+            false => (false, 11),
+        },
     }
 }
 
@@ -656,8 +674,9 @@ impl crate::metrics::report::Report for Memcached {
         _ctx: &crate::metrics::report::ReportCtx,
         h: &mut crate::metrics::report::Headline,
     ) {
-        if !self.requests.is_empty() {
-            headline(h, &self.requests);
+        let requests = self.requests();
+        if !requests.is_empty() {
+            headline(h, &requests);
         }
     }
 }
@@ -667,9 +686,18 @@ impl crate::workload::Application for Memcached {
         true
     }
 
+    /// Over TCP: when TCP is split, so is memcached (`divide`); UDP's streams are numbered
+    /// run-wide.
+    fn runs_in_partitions(&self) -> bool {
+        !self.spec.udp
+    }
+
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
         self.id = id;
         self.split = !self.spec.udp && ctx.transports.tcp.is_split();
+        if self.split {
+            self.divide(ctx.net.host_parts(), ctx.transports.tcp.conn_part_bits());
+        }
         *ctx.active += 1;
         for c in 0..self.spec.clients.len() as u32 {
             let first = self.gap_ps(c);
@@ -685,15 +713,27 @@ impl crate::workload::Application for Memcached {
     #[inline]
     fn on_note<S: AppSched>(&mut self, note: Note, ctx: &mut Ctx<S>) {
         match note {
-            Note::Delivered { conn, total, .. } => self.on_delivered(conn, total, ctx),
-            Note::Closed { conn, .. } => self.on_closed(conn, ctx),
-            Note::Datagram { stream, tag, .. } => self.on_datagram(stream, tag as u32, ctx),
+            Note::Delivered {
+                host, conn, total, ..
+            } => self.on_delivered(host, conn, total, ctx),
+            Note::Closed { host, conn, .. } => self.on_closed(host, conn, ctx),
+            Note::Datagram {
+                host, stream, tag, ..
+            } => self.on_datagram(host, stream, tag as u32, ctx),
             Note::Dma { .. } => {}
         }
     }
 
     fn finish(&mut self, _: &crate::transport::Udp, _: &mut crate::metrics::Metrics) {
-        Memcached::finish(self)
+        self.gather()
+    }
+
+    fn after_window(&mut self) -> bool {
+        Memcached::after_window(self)
+    }
+
+    fn meets_at_windows(&self) -> bool {
+        self.parts.len() > 1
     }
 
     /// A client's timer acts at the client's host.
@@ -702,77 +742,14 @@ impl crate::workload::Application for Memcached {
     }
 
     #[inline]
-    fn prefetch_conn(&self, conn: u32) {
-        Memcached::prefetch_conn(self, conn)
+    fn prefetch_conn(&self, host: u32, conn: u32) {
+        Memcached::prefetch_conn(self, host, conn)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn nth_smallest_matches_a_sort() {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-        let values: Vec<u64> = (0..20_000)
-            .map(|i| match i % 3 {
-                0 => rng.random_range(0..100),
-                1 => rng.random_range(0..5_000_000),
-                _ => rng.random_range(0..u64::MAX),
-            })
-            .collect();
-        let mut sorted = values.clone();
-        sorted.sort_unstable();
-        let ranks = [0, 1, 63, 64, 9_999, 19_800, 19_998, 19_999];
-        assert_eq!(
-            super::results::nth_smallest(|| values.iter().copied(), &ranks),
-            ranks.iter().map(|&r| sorted[r]).collect::<Vec<_>>()
-        );
-        let mut last = 0;
-        for x in (0..1_000_000u64).chain([u64::MAX / 3, u64::MAX - 1, u64::MAX]) {
-            let b = super::results::log_bucket(x);
-            assert!(b >= last && b < super::results::LOG_BUCKETS);
-            last = b;
-        }
-    }
-
-    #[test]
-    fn a_record_keeps_its_kind_hit_and_size_in_32_bytes() {
-        use super::{Op, RequestRecord};
-        assert_eq!(std::mem::size_of::<RequestRecord>(), 32);
-        for op in [Op::Get, Op::Set, Op::Delete] {
-            let mut r = RequestRecord::new(1, 2, op, 3, (1 << 29) - 1);
-            assert_eq!(
-                (r.op(), r.hit(), r.request_bytes()),
-                (op, false, (1 << 29) - 1)
-            );
-            r.set_hit(true);
-            assert_eq!(
-                (r.op(), r.hit(), r.request_bytes()),
-                (op, true, (1 << 29) - 1)
-            );
-            r.set_hit(false);
-            assert_eq!((r.op(), r.hit()), (op, false));
-        }
-    }
-
     use super::*;
-
-    #[test]
-    fn pool_evicts_least_recently_used_by_bytes() {
-        let mut p = Pool::new(100);
-        p.set(1, 40);
-        p.set(2, 40);
-        assert_eq!(p.get(1), Some(40)); // 1 is now the most recent
-        p.set(3, 40); // 120 > 100: evict 2
-        assert_eq!(p.get(2), None);
-        assert_eq!(p.get(1), Some(40));
-        assert_eq!(p.used_bytes, 80);
-        p.set(1, 10); // replace: 50 bytes
-        assert_eq!(p.used_bytes, 50);
-        assert!(p.delete(3));
-        assert!(!p.delete(3));
-        assert_eq!(p.used_bytes, 10);
-    }
 
     #[test]
     fn text_protocol_sizes() {

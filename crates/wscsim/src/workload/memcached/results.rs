@@ -292,3 +292,52 @@ pub(super) fn nth_smallest<I: Iterator<Item = u64>>(
     }
     place.iter().map(|&(b, i)| gathered[&b][i]).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nth_smallest_matches_a_sort() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let values: Vec<u64> = (0..20_000)
+            .map(|i| match i % 3 {
+                0 => rng.random_range(0..100),
+                1 => rng.random_range(0..5_000_000),
+                _ => rng.random_range(0..u64::MAX),
+            })
+            .collect();
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        let ranks = [0, 1, 63, 64, 9_999, 19_800, 19_998, 19_999];
+        assert_eq!(
+            super::nth_smallest(|| values.iter().copied(), &ranks),
+            ranks.iter().map(|&r| sorted[r]).collect::<Vec<_>>()
+        );
+        let mut last = 0;
+        for x in (0..1_000_000u64).chain([u64::MAX / 3, u64::MAX - 1, u64::MAX]) {
+            let b = super::log_bucket(x);
+            assert!(b >= last && b < super::LOG_BUCKETS);
+            last = b;
+        }
+    }
+
+    #[test]
+    fn a_record_keeps_its_kind_hit_and_size_in_32_bytes() {
+        use super::{Op, RequestRecord};
+        assert_eq!(std::mem::size_of::<RequestRecord>(), 32);
+        for op in [Op::Get, Op::Set, Op::Delete] {
+            let mut r = RequestRecord::new(1, 2, op, 3, (1 << 29) - 1);
+            assert_eq!(
+                (r.op(), r.hit(), r.request_bytes()),
+                (op, false, (1 << 29) - 1)
+            );
+            r.set_hit(true);
+            assert_eq!(
+                (r.op(), r.hit(), r.request_bytes()),
+                (op, true, (1 << 29) - 1)
+            );
+            r.set_hit(false);
+            assert_eq!((r.op(), r.hit()), (op, false));
+        }
+    }
+}
