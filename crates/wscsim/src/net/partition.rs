@@ -6,13 +6,15 @@ use crate::engine::{PartitionId, TimePs};
 use std::mem::ManuallyDrop;
 
 impl Network {
-    /// Prepares a partitioned run: gives hosts partitions of their own where they can
-    /// (`split_hosts_from_switches`), marks the wires between partitions `remote` and
+    /// Prepares a partitioned run: with `split_hosts`, gives hosts partitions of their own
+    /// where they can (`split_hosts_from_switches`); marks the wires between partitions `remote` and
     /// returns the lookahead, the least time from a packet's departure onto such a wire to
     /// its arrival event (propagation plus the far switch's port-to-port latency), and the
     /// number of partitions. Err names a wire between partitions with no delay.
-    pub fn partition_wires(&mut self) -> Result<(TimePs, usize), String> {
-        self.split_hosts_from_switches();
+    pub fn partition_wires(&mut self, split_hosts: bool) -> Result<(TimePs, usize), String> {
+        if split_hosts {
+            self.split_hosts_from_switches();
+        }
         let mut lookahead = TimePs::MAX;
         let mut n = 1;
         for port in 0..self.ports.len() {

@@ -68,7 +68,14 @@ impl Sim {
         net.track_nic_departures(tcp.tsq_limit_bytes > 0);
         let mut ev = EventQueue::new();
         let balance = match scenario.engine.as_ref() {
-            Some(e) if e.partitioned == Some(true) => partition_run(&mut net, &mut ev, e)?,
+            Some(e) if e.partitioned == Some(true) => {
+                // What `Sim::hosts_run_anywhere` will find, as far as the build knows it.
+                let hosts_anywhere = workload.runs_in_partitions()
+                    && tunnel.is_none()
+                    && python_services.is_empty()
+                    && !hosts.packing;
+                partition_run(&mut net, &mut ev, e, hosts_anywhere)?
+            }
             _ => Default::default(),
         };
         let end_ps = scenario.duration.0;

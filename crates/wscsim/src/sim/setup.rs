@@ -83,14 +83,18 @@ pub(super) fn schedule_failures(
 }
 
 /// Sets a partitioned run up (`[engine] partitioned`): the network's partitions and their
-/// wires, the queue's lanes, and how many threads run which lanes.
+/// wires, the queue's lanes, and how many threads run which lanes. Hosts are given
+/// partitions of their own unless `hosts_anywhere` (the layers above the network keep
+/// their state by host, so that hosts' partitions may run on any thread): then they stay
+/// with their switches, and the lookahead is not cut to a host link's propagation delay.
 pub(super) fn partition_run(
     net: &mut Network,
     ev: &mut EventQueue<SimEvent>,
     e: &config::EngineCfg,
+    hosts_anywhere: bool,
 ) -> Result<LaneBalance, ConfigError> {
     let (lookahead_ps, n) = net
-        .partition_wires()
+        .partition_wires(!hosts_anywhere)
         .map_err(|m| config::err("engine.partitioned", true, format!("false: {m}")))?;
     ev.partition(n, lookahead_ps, global_kind);
     // One arena of packets per partition, and one for global events (`EventQueue::arena`).

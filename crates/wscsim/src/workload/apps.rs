@@ -33,6 +33,8 @@ pub struct Apps {
     threads: Vec<OwnLines<AppThreads<Note>>>,
     /// The part of each host (empty: one part).
     host_part: Vec<u32>,
+    /// Whether they keep their state by host (`run_in_partitions`), fixed at build.
+    in_partitions: bool,
     /// The transports' notes being handed out (`dispatch_pending`).
     notes: Vec<Note>,
 }
@@ -48,6 +50,7 @@ impl Apps {
         end_ps: TimePs,
         host_part: Vec<u32>,
     ) -> Apps {
+        let in_partitions = spec.runs_in_partitions();
         let list = spec.applications(&mut AppsBuild { tcp, seed, n_hosts });
         let has_end = list.iter().any(App::ends_by_itself);
         let parts = host_part.iter().max().map_or(1, |&p| p as usize + 1);
@@ -60,6 +63,7 @@ impl Apps {
                 .map(|p| OwnLines(AppThreads::for_part(p, parts)))
                 .collect(),
             host_part,
+            in_partitions,
             notes: Vec::new(),
         }
     }
@@ -73,9 +77,9 @@ impl Apps {
         AppThreads::<Note>::part_of_slot(slot, self.threads.len())
     }
 
-    /// Whether every application runs in partitions (`Application::runs_in_partitions`).
+    /// Whether the applications keep their state by host (`WorkloadKind::runs_in_partitions`).
     pub fn run_in_partitions(&self) -> bool {
-        self.list.iter().all(App::runs_in_partitions)
+        self.in_partitions
     }
 
     /// A copy of the applications for another thread, which runs the hosts' partitions it

@@ -23,12 +23,6 @@ pub trait Application: Report {
     fn ends_by_itself(&self) -> bool {
         false
     }
-    /// Whether its events act only on state of the host they occur at (and what that host
-    /// is to hear travels by packets), so that a partitioned run may run the hosts'
-    /// partitions on any thread. (No, by default.)
-    fn runs_in_partitions(&self) -> bool {
-        false
-    }
     /// At the start of the run; `id` is its application id (its place in the run's list).
     fn start<S: AppSched>(&mut self, _id: u32, _ctx: &mut Ctx<S>) {}
     /// Its timer with `tag` went off.
@@ -60,9 +54,6 @@ impl<T: Application> Application for Box<T> {
     #[inline]
     fn ends_by_itself(&self) -> bool {
         (**self).ends_by_itself()
-    }
-    fn runs_in_partitions(&self) -> bool {
-        (**self).runs_in_partitions()
     }
     #[inline]
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
@@ -126,6 +117,13 @@ pub trait WorkloadKind {
     fn applications(_spec: Self::Spec, _b: &mut AppsBuild) -> Vec<Self::App> {
         Vec::new()
     }
+    /// Whether the applications of `spec` keep their state by host: their events act only
+    /// on state of the host they occur at (and what another host is to hear travels by
+    /// packets, or by mail between parts, `Application::after_window`), so that a
+    /// partitioned run may run the hosts' partitions on any thread. (No, by default.)
+    fn runs_in_partitions(_spec: &Self::Spec) -> bool {
+        false
+    }
     /// The CamCubeOS services a run of `spec` installs on `net` (none by default).
     fn services(_spec: &Self::Spec, _net: &Network) -> Result<Services, ConfigError> {
         Ok(Services::default())
@@ -182,10 +180,6 @@ macro_rules! declare_workloads {
             pub fn ends_by_itself(&self) -> bool {
                 match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::ends_by_itself(a),)* }
             }
-            /// `Application::runs_in_partitions`.
-            pub fn runs_in_partitions(&self) -> bool {
-                match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::runs_in_partitions(a),)* }
-            }
             #[inline]
             pub fn start(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
                 match self { $($(#[$attr])* App::$variant(a) => $crate::workload::Application::start(a, id, ctx),)* }
@@ -226,6 +220,11 @@ macro_rules! declare_workloads {
                     $($(#[$attr])* WorkloadSpec::$variant(s) =>
                         <$ty as K>::applications(s, b).into_iter().map(App::$variant).collect(),)*
                 }
+            }
+            /// `WorkloadKind::runs_in_partitions`.
+            pub fn runs_in_partitions(&self) -> bool {
+                use $crate::workload::WorkloadKind as K;
+                match self { $($(#[$attr])* WorkloadSpec::$variant(s) => <$ty as K>::runs_in_partitions(s),)* }
             }
             /// The CamCubeOS services it installs (`WorkloadKind::services`).
             pub fn services(&self, net: &Network) -> Result<$crate::services::Services, $crate::check::ConfigError> {

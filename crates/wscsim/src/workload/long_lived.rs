@@ -80,11 +80,6 @@ impl LongLived {
 impl crate::metrics::report::Report for LongLived {}
 
 impl Application for LongLived {
-    /// Endless flows: a delivery writes only its own flow's record (the receiver's). A
-    /// flow that ends counts down the flows left, which all partitions share.
-    fn runs_in_partitions(&self) -> bool {
-        self.size.is_none()
-    }
     /// Flows of a finite size end the run when they are done.
     fn ends_by_itself(&self) -> bool {
         self.size.is_some()
@@ -174,6 +169,13 @@ macro_rules! long_lived_kind {
 
             fn resolve(p: &mut Params, ctx: &WorkloadCtx) -> Result<LongLivedSpec, ConfigError> {
                 long_lived_spec(p, ctx.n_hosts, $pattern, ctx.seed)
+            }
+
+            /// Endless flows: a delivery writes only its own flow's record (the
+            /// receiver's). A flow that ends counts down the flows left, which all
+            /// partitions share.
+            fn runs_in_partitions(spec: &LongLivedSpec) -> bool {
+                spec.size.is_none()
             }
 
             fn applications(spec: LongLivedSpec, _: &mut AppsBuild) -> Vec<LongLived> {

@@ -686,12 +686,6 @@ impl crate::workload::Application for Memcached {
         true
     }
 
-    /// Over TCP: when TCP is split, so is memcached (`divide`); UDP's streams are numbered
-    /// run-wide.
-    fn runs_in_partitions(&self) -> bool {
-        !self.spec.udp
-    }
-
     fn start<S: AppSched>(&mut self, id: u32, ctx: &mut Ctx<S>) {
         self.id = id;
         self.split = !self.spec.udp && ctx.transports.tcp.is_split();

@@ -26,6 +26,12 @@ impl crate::workload::WorkloadKind for Memcached {
         resolve_memcached(p, ctx.n_hosts, ctx.udp_transport)
     }
 
+    /// Over TCP: when TCP is split, so is memcached (`Memcached::divide`); UDP's streams
+    /// are numbered run-wide.
+    fn runs_in_partitions(spec: &MemcachedSpec) -> bool {
+        !spec.udp
+    }
+
     fn applications(
         spec: MemcachedSpec,
         b: &mut crate::workload::AppsBuild,
