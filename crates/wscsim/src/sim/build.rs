@@ -67,17 +67,10 @@ impl Sim {
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
         net.track_nic_departures(tcp.tsq_limit_bytes > 0);
         let mut ev = EventQueue::new();
-        let balance = match scenario.engine.as_ref() {
-            Some(e) if e.partitioned == Some(true) => {
-                // What `Sim::hosts_run_anywhere` will find, as far as the build knows it.
-                let hosts_anywhere = workload.runs_in_partitions()
-                    && tunnel.is_none()
-                    && python_services.is_empty()
-                    && !hosts.packing;
-                partition_run(&mut net, &mut ev, e, hosts_anywhere)?
-            }
-            _ => Default::default(),
-        };
+        // What `Sim::hosts_run_anywhere` will find, as far as the build knows it.
+        let anywhere = workload.runs_in_partitions() && tunnel.is_none() && !hosts.packing;
+        let anywhere = anywhere && python_services.is_empty();
+        let balance = partition_if_asked(&mut net, &mut ev, scenario.engine.as_ref(), anywhere)?;
         let end_ps = scenario.duration.0;
         let mut transports =
             crate::transport::Transports::build(&crate::transport::TransportBuild {
@@ -99,11 +92,6 @@ impl Sim {
             scenario.seed,
             net.n_hosts() as u32,
             end_ps,
-            if ev.is_partitioned() {
-                net.host_parts()
-            } else {
-                Vec::new()
-            },
         );
         if let Some(c) = &scenario.metrics.capture {
             install_captures(&mut net, &graph, c)?;

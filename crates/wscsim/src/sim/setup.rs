@@ -82,12 +82,26 @@ pub(super) fn schedule_failures(
     }
 }
 
+/// A partitioned run's lanes and threads (`partition_run`) when `[engine] partitioned`
+/// asks for one; else none.
+pub(super) fn partition_if_asked(
+    net: &mut Network,
+    ev: &mut EventQueue<SimEvent>,
+    engine: Option<&config::EngineCfg>,
+    hosts_anywhere: bool,
+) -> Result<LaneBalance, ConfigError> {
+    match engine {
+        Some(e) if e.partitioned == Some(true) => partition_run(net, ev, e, hosts_anywhere),
+        _ => Ok(LaneBalance::default()),
+    }
+}
+
 /// Sets a partitioned run up (`[engine] partitioned`): the network's partitions and their
 /// wires, the queue's lanes, and how many threads run which lanes. Hosts are given
 /// partitions of their own unless `hosts_anywhere` (the layers above the network keep
 /// their state by host, so that hosts' partitions may run on any thread): then they stay
 /// with their switches, and the lookahead is not cut to a host link's propagation delay.
-pub(super) fn partition_run(
+fn partition_run(
     net: &mut Network,
     ev: &mut EventQueue<SimEvent>,
     e: &config::EngineCfg,

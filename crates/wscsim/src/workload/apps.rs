@@ -40,16 +40,16 @@ pub struct Apps {
 }
 
 impl Apps {
-    /// The applications of `spec`, with the connections they use opened on `tcp`; host h's
-    /// application threads in part `host_part[h]` (empty: one part).
+    /// The applications of `spec`, with the connections they use opened on `tcp`; hosts'
+    /// application threads kept by TCP's parts (`Tcp::host_parts`).
     pub fn build(
         spec: WorkloadSpec,
         tcp: &mut Tcp,
         seed: u64,
         n_hosts: u32,
         end_ps: TimePs,
-        host_part: Vec<u32>,
     ) -> Apps {
+        let host_part = tcp.host_parts().to_vec();
         let in_partitions = spec.runs_in_partitions();
         let list = spec.applications(&mut AppsBuild { tcp, seed, n_hosts });
         let has_end = list.iter().any(App::ends_by_itself);

@@ -15,10 +15,14 @@ use std::time::Instant;
 /// How often the lanes are shared again, in windows.
 pub const REBALANCE_WINDOWS: u64 = 256;
 
-/// Events per window below which helpers are not worth their two meetings per window: the
-/// owner then runs every lane (measured: a k=8 fat tree, about 300 events a window, ran
-/// slower on two threads than on one; k=16, about 4,000, 1.6x faster).
-pub const MIN_EVENTS_PER_WINDOW: u64 = 1_000;
+/// Whether helpers are worth their two meetings a window is measured, not guessed: every
+/// period of `REBALANCE_WINDOWS` windows is timed, and its wall time per event kept for
+/// the way it ran (lanes shared, or the owner alone); the cheaper way runs on, and every
+/// `PROBE_PERIODS` periods the other way runs one period again, for what each costs
+/// changes as a run does. (A fixed floor of 1,000 events a window, from a k=8 fat tree that
+/// once ran slower on two threads, kept DIABLO's memcached array, about 30 events a
+/// window, and k=8, about 300, on one thread after both had become faster on two.)
+pub const PROBE_PERIODS: u64 = 32;
 
 /// The lanes' threads and what decides them.
 #[derive(Default)]
@@ -46,6 +50,14 @@ pub struct LaneBalance {
     /// and a lane's events cost what they cost wherever they run, so the helpers' and the
     /// owner's time per event differ by what the owner does besides.
     owner_slowness: f64,
+    /// Whether the owner runs every lane (the helpers idle) this period.
+    alone: bool,
+    /// Wall time per event, smoothed, with lanes shared ([0]) and with the owner alone
+    /// ([1]); None until measured.
+    wall_per_event: [Option<f64>; 2],
+    /// When this period began (None before the first window's end).
+    period_began: Option<Instant>,
+    periods: u64,
 }
 
 impl LaneBalance {
@@ -134,21 +146,35 @@ impl LaneBalance {
     /// windows the lanes are shared again, and this says so (`owners` has changed).
     pub fn after_window(&mut self, lane_events: Vec<u64>) -> bool {
         self.windows += 1;
+        if self.windows == 1 {
+            self.period_began = Some(Instant::now());
+        }
         if !self.windows.is_multiple_of(REBALANCE_WINDOWS) {
             return false;
         }
+        let now = Instant::now();
+        let began = self.period_began.replace(now).unwrap_or(now);
+        self.after_period(lane_events, now.duration_since(began).as_secs_f64())
+    }
+
+    /// The end of a period of windows that took `wall_s`, with each lane's events so far.
+    fn after_period(&mut self, lane_events: Vec<u64>, wall_s: f64) -> bool {
         let recent: Vec<u64> = lane_events
             .iter()
             .zip(self.events_then.iter().chain(std::iter::repeat(&0)))
             .map(|(n, t)| n - t)
             .collect();
         self.events_then = lane_events;
-        let per_window = recent.iter().sum::<u64>() / REBALANCE_WINDOWS;
-        let threads = if per_window < MIN_EVENTS_PER_WINDOW {
-            1
-        } else {
-            self.threads
-        };
+        let events = recent.iter().sum::<u64>();
+        if events > 0 && wall_s > 0.0 {
+            let c = wall_s / events as f64;
+            let m = &mut self.wall_per_event[usize::from(self.alone)];
+            *m = Some(m.map_or(c, |old| (old + c) / 2.0));
+        }
+        self.periods += 1;
+        let was_alone = self.alone;
+        self.alone = self.threads > 1 && alone_next(self.wall_per_event, self.periods);
+        let threads = if self.alone { 1 } else { self.threads };
         let helpers_s = std::mem::take(&mut self.helpers_s);
         let owner_s = std::mem::take(&mut self.owner_run_s);
         self.owner_cost = owner_cost(&recent, &self.movable, &self.owner, owner_s, helpers_s)
@@ -163,6 +189,7 @@ impl LaneBalance {
         // A lane that moves takes its working set to another core's cache: lanes stay
         // where they are unless the new assignment evens the load out markedly.
         if threads == self.threads
+            && !was_alone
             && self.all_movable()
             && max_of(&loads(&next)) > max_of(&now) * (1.0 - KEEP_WITHIN)
         {
@@ -170,6 +197,18 @@ impl LaneBalance {
         }
         self.owner = next;
         true
+    }
+}
+
+/// Whether the owner should run every lane next period, from the wall time per event
+/// measured each way (`LaneBalance::wall_per_event`) and the periods so far: each way is
+/// measured first (lanes shared, then the owner alone); then the cheaper, but every
+/// `PROBE_PERIODS` periods the other.
+fn alone_next(wall_per_event: [Option<f64>; 2], periods: u64) -> bool {
+    match wall_per_event {
+        [None, _] => false,
+        [Some(_), None] => true,
+        [Some(shared), Some(alone)] => (alone < shared) != periods.is_multiple_of(PROBE_PERIODS),
     }
 }
 
@@ -367,16 +406,39 @@ mod tests {
         );
     }
 
+    /// Each way is measured once, then the cheaper runs, and the other now and then.
     #[test]
-    fn windows_too_small_to_share_go_back_to_the_owner() {
+    fn the_cheaper_way_runs_and_the_other_is_tried_now_and_then() {
+        assert!(!alone_next([None, None], 1), "lanes shared first");
+        assert!(alone_next([Some(1.0), None], 2), "then the owner alone");
+        assert!(alone_next([Some(2.0), Some(1.0)], 3));
+        assert!(!alone_next([Some(1.0), Some(2.0)], 3));
+        assert!(
+            alone_next([Some(1.0), Some(2.0)], PROBE_PERIODS),
+            "tried again"
+        );
+        assert!(!alone_next([Some(2.0), Some(1.0)], 2 * PROBE_PERIODS));
+    }
+
+    /// When the owner alone ran a period's events for less than shared lanes did, it runs
+    /// every lane; when sharing is cheaper again, the lanes are shared again.
+    #[test]
+    fn windows_cheaper_on_one_thread_go_back_to_the_owner() {
         let mut b = LaneBalance::new(2, &[1, 10, 10], vec![false, true, true]);
         assert!(b.owners().contains(&1));
-        for _ in 1..REBALANCE_WINDOWS {
-            assert!(!b.after_window(vec![0, 0, 0]));
-        }
-        // A few events a window: below MIN_EVENTS_PER_WINDOW, one thread runs all.
-        assert!(b.after_window(vec![100, 100, 100]));
+        let mut events = vec![0u64; 3];
+        let mut period = |b: &mut LaneBalance, wall_s: f64| {
+            events.iter_mut().for_each(|e| *e += 100);
+            b.after_period(events.clone(), wall_s)
+        };
+        // Shared: 3 s for 300 events; then the owner alone, as a probe.
+        period(&mut b, 3.0);
         assert_eq!(b.owners(), &[0, 0, 0]);
+        // Alone: 1 s, cheaper: it stays alone.
+        period(&mut b, 1.0);
         assert_eq!(b.own_lanes(), vec![0, 1, 2]);
+        // Alone grows dear (smoothed: (1 + 9) / 2 = 5 s against 3): shared again.
+        period(&mut b, 9.0);
+        assert!(b.owners().contains(&1), "{:?}", b.owners());
     }
 }

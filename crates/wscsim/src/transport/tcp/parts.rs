@@ -97,6 +97,12 @@ impl Tcp {
         self.sender_part(conn).set_dscp(conn, dscp);
     }
 
+    /// The part of each host (empty: one part): `Network::host_parts` of a partitioned
+    /// run, which the layers above keep their state by too.
+    pub fn host_parts(&self) -> &[u32] {
+        &self.host_part
+    }
+
     /// How many low bits of a connection id name the part that opened it.
     pub fn conn_part_bits(&self) -> u32 {
         self.parts[0].senders.ids.part_bits

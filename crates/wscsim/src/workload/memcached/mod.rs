@@ -690,7 +690,8 @@ impl crate::workload::Application for Memcached {
         self.id = id;
         self.split = !self.spec.udp && ctx.transports.tcp.is_split();
         if self.split {
-            self.divide(ctx.net.host_parts(), ctx.transports.tcp.conn_part_bits());
+            let tcp = &ctx.transports.tcp;
+            self.divide(tcp.host_parts().to_vec(), tcp.conn_part_bits());
         }
         *ctx.active += 1;
         for c in 0..self.spec.clients.len() as u32 {
