@@ -79,10 +79,12 @@ impl Sim {
                 match self.ev.take_meeting() {
                     Some(m) => {
                         self.meet(m, crew);
-                        // Applications kept in parts count themselves done where the
-                        // partitions meet: the run stops at the end of the window, as when
-                        // a partition's event finished the workload.
-                        self.finished |= !draining && self.apps.done();
+                        // Applications kept in parts count themselves done where a window
+                        // closes: the run stops at its end, as when a partition's event
+                        // finished the workload. (Only there: a window opens on several
+                        // threads alone, and what is done then must not depend on that.)
+                        let closed = m == crate::engine::partitioned::Meeting::Close;
+                        self.finished |= closed && !draining && self.apps.done();
                         continue;
                     }
                     None => break,
