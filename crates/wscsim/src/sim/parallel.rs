@@ -59,7 +59,7 @@ impl Sim {
             self.run_slice(until_ps, Some(&crew))
         });
         // A slice may end inside a window whose helpers' lanes have already run it.
-        crew.finish(&mut self.net, &mut self.ev, &self.apps);
+        crew.finish(&mut self.net, &mut self.ev);
         finished
     }
 
@@ -84,7 +84,7 @@ impl Sim {
                     self.balance.owner_done();
                     crew.wait();
                     self.balance.helpers_done(crew.take_busy_s());
-                    crew.absorb(&mut self.net, &mut self.ev, &self.apps);
+                    crew.absorb(&mut self.net, &mut self.ev);
                     if self.balance.after_window(self.ev.lane_events()) {
                         crew.assign(self.balance.owners());
                         self.take_own_lanes();

@@ -16,7 +16,6 @@ use crate::engine::partitioned::lanes::{LaneSched, SharedLanes};
 use crate::engine::PartitionId;
 use crate::engine::{EventQueue, TimePs};
 use crate::net::{NetView, Network, RemoteSend};
-use crate::workload::Apps;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -33,11 +32,11 @@ struct Helper {
 impl Helper {
     /// What the helper's view counted, dropped and freed, and its too-soon mail, go back to
     /// the network and the queue (between windows).
-    fn take_back(&mut self, net: &mut Network, ev: &mut EventQueue<SimEvent>, apps: &Apps) {
+    fn take_back(&mut self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
         net.absorb(&mut self.view);
         ev.add_early_mail(std::mem::take(&mut self.early_mail));
         if let Some(u) = &self.upper {
-            u.check(apps);
+            u.check();
         }
     }
 }
@@ -163,7 +162,7 @@ impl Crew {
 
     /// Takes back what the helpers' views did since the last call (between windows), and
     /// what every thread sent across, for the next window's opening to land.
-    pub(super) fn absorb(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>, apps: &Apps) {
+    pub(super) fn absorb(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
         let landed = self.landing_gen.load(Ordering::Relaxed);
         debug_assert_eq!(self.owner_landed.load(Ordering::Relaxed), landed);
         // SAFETY: between windows: every thread has finished landing the last filling.
@@ -174,7 +173,7 @@ impl Crew {
             let mut h = h.lock().expect("a helper failed");
             sent(i + 1).clear();
             h.view.net().swap_remote_out(sent(i + 1));
-            h.take_back(net, ev, apps);
+            h.take_back(net, ev);
         }
         self.landing_gen.store(landed + 1, Ordering::Relaxed);
     }
@@ -216,7 +215,7 @@ impl Crew {
 
     /// At the end of the crew's call: lands what no window opened for, then takes back
     /// what the helpers' views did.
-    pub(super) fn finish(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>, apps: &Apps) {
+    pub(super) fn finish(&self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
         let gen = self.landing_gen.load(Ordering::Relaxed);
         if self.owner_landed.load(Ordering::Relaxed) < gen {
             for l in &self.landing {
@@ -225,7 +224,7 @@ impl Crew {
             }
         }
         for h in &self.helpers {
-            h.lock().expect("a helper failed").take_back(net, ev, apps);
+            h.lock().expect("a helper failed").take_back(net, ev);
         }
     }
 

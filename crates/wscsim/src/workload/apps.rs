@@ -31,8 +31,6 @@ pub struct Apps {
     /// partitioned run's, `Network::host_parts`), touched only by its hosts' events (each
     /// on cache lines of its own: parts on different threads write them at once).
     threads: Vec<OwnLines<AppThreads<Note>>>,
-    /// The part of each host (empty: one part).
-    host_part: Vec<u32>,
     /// Whether they keep their state by host (`run_in_partitions`), fixed at build.
     in_partitions: bool,
     /// The transports' notes being handed out (`dispatch_pending`).
@@ -49,11 +47,10 @@ impl Apps {
         n_hosts: u32,
         end_ps: TimePs,
     ) -> Apps {
-        let host_part = tcp.host_parts().to_vec();
         let in_partitions = spec.runs_in_partitions();
         let list = spec.applications(&mut AppsBuild { tcp, seed, n_hosts });
         let has_end = list.iter().any(App::ends_by_itself);
-        let parts = host_part.iter().max().map_or(1, |&p| p as usize + 1);
+        let parts = tcp.parts().len();
         Apps {
             list,
             active: 0,
@@ -62,14 +59,9 @@ impl Apps {
             threads: (0..parts as u32)
                 .map(|p| OwnLines(AppThreads::for_part(p, parts)))
                 .collect(),
-            host_part,
             in_partitions,
             notes: Vec::new(),
         }
-    }
-
-    fn host_part(&self, host: u32) -> usize {
-        self.host_part.get(host as usize).map_or(0, |&p| p as usize)
     }
 
     /// The application threads that hold the delivery in `slot` (an `AppNote`'s).
@@ -100,16 +92,6 @@ impl Apps {
             apps: v,
             active: self.active,
         }
-    }
-
-    /// Where the threads meet: a view's applications changed nothing that is not theirs.
-    /// (The count of active applications is this thread's: applications kept in parts
-    /// count themselves done where the partitions meet, `after_window`.)
-    pub fn check_view(&self, view: &AppsView) {
-        assert_eq!(
-            view.active, view.apps.active,
-            "an application running in partitions changed the count of active applications"
-        );
     }
 
     /// Whether every driver application has finished.
@@ -228,7 +210,7 @@ impl Apps {
             // A DMA completion needs no thread of the stack to reach the library.
             Note::Dma { .. } => return self.deliver_note(s, n),
         };
-        let part = self.host_part(d.host);
+        let part = s.transports.tcp.part_of_host(d.host);
         self.threads[part].hold(s.hosts, s.ev, n, d);
     }
 
@@ -370,6 +352,16 @@ unsafe impl Send for AppsView {}
 impl AppsView {
     pub fn apps(&mut self) -> &mut Apps {
         &mut self.apps
+    }
+
+    /// Where the threads meet: the view's applications changed nothing that is not theirs.
+    /// (The count of active applications is the simulation's thread's: applications kept
+    /// in parts count themselves done where the partitions meet, `Apps::after_window`.)
+    pub fn check(&self) {
+        assert_eq!(
+            self.active, self.apps.active,
+            "an application running in partitions changed the count of active applications"
+        );
     }
 }
 

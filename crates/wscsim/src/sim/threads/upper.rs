@@ -69,8 +69,8 @@ impl UpperView {
     }
 
     /// Where the threads meet: the view changed nothing it shares but its partitions'.
-    pub fn check(&self, apps: &Apps) {
-        apps.check_view(&self.apps);
+    pub fn check(&self) {
+        self.apps.check();
     }
 
     /// What the network handed up at a host.

@@ -61,7 +61,8 @@ impl Tcp {
         &self.parts
     }
 
-    fn host_part(&self, host: u32) -> usize {
+    /// The part host `host`'s connections are kept in (`host_parts`).
+    pub fn part_of_host(&self, host: u32) -> usize {
         self.host_part.get(host as usize).map_or(0, |&p| p as usize)
     }
 
@@ -73,13 +74,13 @@ impl Tcp {
 
     /// Opens a connection (`TcpPart::open`) in the part of its source host.
     pub fn open(&mut self, src: u32, dst: u32, tx_app: u32, rx_app: u32) -> u32 {
-        let p = self.host_part(src);
+        let p = self.part_of_host(src);
         self.parts[p].open(src, dst, tx_app, rx_app)
     }
 
     /// Opens a connection with a handshake (`TcpPart::connect`).
     pub fn connect(&mut self, w: &mut impl Wire, src: u32, dst: u32, tx: u32, rx: u32) -> u32 {
-        self.active = self.host_part(src);
+        self.active = self.part_of_host(src);
         self.parts[self.active].connect(w, src, dst, tx, rx)
     }
 
@@ -117,7 +118,7 @@ impl Tcp {
     /// only: a passive open's link, made in the event of y that opened `b`. x's part
     /// learns it from `b`'s first packet (which carries `a`, `TcpPart::carry_reverse_ack`).
     pub fn link_reverse_at(&mut self, y: u32, a: u32, b: u32) {
-        let p = self.host_part(y);
+        let p = self.part_of_host(y);
         self.parts[p].link_reverse(a, b);
     }
 
@@ -134,14 +135,14 @@ impl Tcp {
 
     /// A TCP segment reached its host (through any wire: the simulation's, or a test's).
     pub fn on_segment(&mut self, w: &mut impl Wire, pkt: &Packet) {
-        self.active = self.host_part(pkt.dst_host);
+        self.active = self.part_of_host(pkt.dst_host);
         self.parts[self.active].on_packet(w, pkt);
     }
 
     /// Prefetches what a packet of `conn` arriving at host `host` touches.
     #[inline(always)]
     pub fn prefetch_conn(&self, host: u32, conn: u32) {
-        self.parts[self.host_part(host)].prefetch_conn(conn);
+        self.parts[self.part_of_host(host)].prefetch_conn(conn);
     }
 
     /// Segments left their hosts' NICs (`Wire::nic_departures`): held-back senders may go.
@@ -172,7 +173,7 @@ impl Tcp {
     /// The receiving application at `host` answers on the reverse path
     /// (`TcpPart::ack_now_if_pending`).
     pub fn ack_now_if_pending(&mut self, w: &mut impl Wire, host: u32, conn: u32) {
-        self.active = self.host_part(host);
+        self.active = self.part_of_host(host);
         self.parts[self.active].ack_now_if_pending(w, conn);
     }
 
