@@ -8,13 +8,15 @@ use std::mem::ManuallyDrop;
 impl Network {
     /// Prepares a partitioned run: with `split_hosts`, gives hosts partitions of their own
     /// where they can (`split_hosts_from_switches`); marks the wires between partitions `remote` and
-    /// returns the lookahead, the least time from a packet's departure onto such a wire to
-    /// its arrival event (propagation plus the far switch's port-to-port latency), and the
-    /// number of partitions. Err names a wire between partitions with no delay.
+    /// returns the lookahead, the least time from the start of a packet's transmission onto
+    /// such a wire to its arrival event (the least frame's serialisation, propagation and
+    /// the far switch's port-to-port latency: `least_wire_delay_ps`), and the number of
+    /// partitions. Err names a wire between partitions with no delay.
     pub fn partition_wires(&mut self, split_hosts: bool) -> Result<(TimePs, usize), String> {
         if split_hosts {
             self.split_hosts_from_switches();
         }
+        let least_frame_bytes = self.least_frame_bytes();
         let mut lookahead = TimePs::MAX;
         let mut n = 1;
         for port in 0..self.ports.len() {
@@ -26,7 +28,7 @@ impl Network {
             if from == to {
                 continue;
             }
-            let delay = pt.prop_ps + pt.peer_delay_ps;
+            let delay = least_wire_delay_ps(pt, least_frame_bytes);
             if delay == 0 {
                 return Err(format!(
                     "the link from {} to {} joins two partitions with no delay",
@@ -38,6 +40,14 @@ impl Network {
             w.to_partition = to;
         }
         Ok((lookahead, n))
+    }
+
+    /// The fewest bytes any frame in this network has: the least, over its links'
+    /// technologies, of a frame with no payload (`LinkTech::frame_bytes`: header and
+    /// trailer, padded to the technology's minimum). Every frame is framed by one of them.
+    fn least_frame_bytes(&self) -> u64 {
+        let least = self.techs.iter().map(|t| t.frame_bytes(0)).min();
+        u64::from(least.unwrap_or(0))
     }
 
     /// Moves the hosts of each partition that also holds switches into a partition of
@@ -245,6 +255,25 @@ impl Network {
     }
 }
 
+/// The least time from the start of a transmission out of `pt` to the arrival event at the
+/// far end (`Network::transmit`): the far switch acts on a frame's header under
+/// cut-through, on its last bit otherwise, so the least frame's serialisation (at least
+/// `least_frame_bytes` and the wire's own overhead) counts as well as propagation and the
+/// far switch's latency. On a 1 Gbit/s Ethernet link a minimum frame adds 672 ns.
+fn least_wire_delay_ps(pt: &super::Port, least_frame_bytes: u64) -> TimePs {
+    let bytes = if pt.peer_cut_through {
+        super::CUT_THROUGH_HEADER_BYTES + 8
+    } else {
+        least_frame_bytes + u64::from(pt.wire_overhead_bytes)
+    };
+    let ser_ps = if pt.ps_per_byte != 0 && !pt.peer_cut_through {
+        bytes * pt.ps_per_byte
+    } else {
+        crate::engine::serialisation_ps(bytes, pt.rate_bps)
+    };
+    pt.prop_ps + pt.peer_delay_ps + ser_ps
+}
+
 /// Packets sent on wires between partitions (`Network::remote_out`) go on their wires, in
 /// the order each wire's sender sent them; their arrivals are due after the meeting.
 fn put_on_wires(wires: &mut [Wire], from: &mut Vec<(u32, PktId, TimePs)>) {
@@ -282,5 +311,40 @@ impl Drop for NetView {
             drop(std::ptr::read(&v.remote_out));
             drop(std::ptr::read(&v.late_port_drops));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::net::Forwarding;
+    use crate::topology::build::{build_network, test_switch_params};
+    use crate::topology::{fat_tree, LinkParams};
+
+    /// A k=4 fat tree at 1 Gbit/s with 500 ns links and 200 ns switches, partitioned by
+    /// pod; returns its lookahead.
+    fn lookahead_ps(forwarding: Forwarding) -> u64 {
+        let g = fat_tree::build(4, LinkParams::ethernet(1_000_000_000, 500_000));
+        let mut sp = test_switch_params();
+        sp.port_to_port_ps = 200_000;
+        sp.forwarding = forwarding;
+        let mut net = build_network(&g, &sp);
+        let (lookahead, n) = net.partition_wires(false).unwrap();
+        assert_eq!(n, 5, "four pods and the cores");
+        lookahead
+    }
+
+    #[test]
+    fn lookahead_counts_the_least_frame_on_the_wire() {
+        // A 64-byte frame and 20 bytes of preamble and gap take 672 ns at 1 Gbit/s; the far
+        // switch acts once the last bit is in.
+        assert_eq!(
+            lookahead_ps(Forwarding::StoreAndForward),
+            500_000 + 200_000 + 672_000
+        );
+        // Under cut-through it acts on the first 72 bytes (576 ns).
+        assert_eq!(
+            lookahead_ps(Forwarding::CutThrough),
+            500_000 + 200_000 + 576_000
+        );
     }
 }

@@ -430,30 +430,36 @@ fn switch_graph(g: &Graph, lay: &Layout) -> SwitchGraph {
     }
 }
 
+/// Switches for tests: 1 MiB a port, store-and-forward, no latency, drop-tail.
+#[cfg(test)]
+pub(crate) fn test_switch_params() -> SwitchParams {
+    SwitchParams {
+        buffer_per_port_bytes: 1 << 20,
+        shared_buffer_bytes: None,
+        ingress_buffers: false,
+        dt_alpha: 1.0,
+        port_to_port_ps: 0,
+        forwarding: Forwarding::StoreAndForward,
+        scheme: SchemeSpec::DropTail(crate::scheme::droptail::Spec {
+            limit_packets: None,
+            voqs: true,
+        }),
+        overrides: vec![],
+        nic_scheme: SchemeSpec::DropTail(crate::scheme::droptail::Spec {
+            limit_packets: None,
+            voqs: true,
+        }),
+        seed: 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topology::{fat_tree, LinkParams};
 
     fn params() -> SwitchParams {
-        SwitchParams {
-            buffer_per_port_bytes: 1 << 20,
-            shared_buffer_bytes: None,
-            ingress_buffers: false,
-            dt_alpha: 1.0,
-            port_to_port_ps: 0,
-            forwarding: Forwarding::StoreAndForward,
-            scheme: SchemeSpec::DropTail(crate::scheme::droptail::Spec {
-                limit_packets: None,
-                voqs: true,
-            }),
-            overrides: vec![],
-            nic_scheme: SchemeSpec::DropTail(crate::scheme::droptail::Spec {
-                limit_packets: None,
-                voqs: true,
-            }),
-            seed: 1,
-        }
+        test_switch_params()
     }
 
     /// Walks every ECMP choice from a host to another and returns the set of path lengths
