@@ -166,6 +166,25 @@ pub struct Port {
     pub taps: u32,
 }
 
+impl Port {
+    /// How long `wire_bytes` (a frame with its wire overhead) take on this port's link.
+    #[inline(always)]
+    pub fn wire_time_ps(&self, wire_bytes: u64) -> TimePs {
+        if self.ps_per_byte != 0 {
+            wire_bytes * self.ps_per_byte
+        } else {
+            serialisation_ps(wire_bytes, self.rate_bps)
+        }
+    }
+
+    /// How long a frame's first bytes take on this port's link before a cut-through switch
+    /// at the far end can act on it (its header, after 8 bytes of preamble).
+    #[inline(always)]
+    pub fn cut_through_head_ps(&self) -> TimePs {
+        serialisation_ps(CUT_THROUGH_HEADER_BYTES + 8, self.rate_bps)
+    }
+}
+
 /// The wire out of a port: the packets on it towards the peer with their arrival times, in
 /// order (a link never reorders), so the event queue holds one arrival event per busy
 /// link, not one per packet. A ring of (packet, time) rather than a list through the

@@ -261,15 +261,10 @@ impl Network {
 /// `least_frame_bytes` and the wire's own overhead) counts as well as propagation and the
 /// far switch's latency. On a 1 Gbit/s Ethernet link a minimum frame adds 672 ns.
 fn least_wire_delay_ps(pt: &super::Port, least_frame_bytes: u64) -> TimePs {
-    let bytes = if pt.peer_cut_through {
-        super::CUT_THROUGH_HEADER_BYTES + 8
+    let ser_ps = if pt.peer_cut_through {
+        pt.cut_through_head_ps()
     } else {
-        least_frame_bytes + u64::from(pt.wire_overhead_bytes)
-    };
-    let ser_ps = if pt.ps_per_byte != 0 && !pt.peer_cut_through {
-        bytes * pt.ps_per_byte
-    } else {
-        crate::engine::serialisation_ps(bytes, pt.rate_bps)
+        pt.wire_time_ps(least_frame_bytes + u64::from(pt.wire_overhead_bytes))
     };
     pt.prop_ps + pt.peer_delay_ps + ser_ps
 }

@@ -61,17 +61,13 @@ impl Network {
         let p = self.pool.get_mut(pkt);
         p.framing = (p.framing & framing::OWN) | if packed.is_some() { framing::PACKED } else { 0 };
         let wire = u64::from(p.frame_bytes + pt.wire_overhead_bytes) + tail_bytes;
-        let ser = if pt.ps_per_byte != 0 {
-            wire * pt.ps_per_byte
-        } else {
-            serialisation_ps(wire, pt.rate_bps)
-        };
+        let ser = pt.wire_time_ps(wire);
         // Under cut-through the packet may still be arriving: it cannot leave before its last bit.
         let end = (now + ser).max(p.rx_done_ps);
         pt.busy_until_ps = end;
         pt.stats.tx_wire_bytes += wire;
         let head_arrival = if pt.peer_cut_through {
-            now + serialisation_ps(CUT_THROUGH_HEADER_BYTES + 8, pt.rate_bps) + pt.prop_ps
+            now + pt.cut_through_head_ps() + pt.prop_ps
         } else {
             end + pt.prop_ps
         };

@@ -458,10 +458,6 @@ mod tests {
     use super::*;
     use crate::topology::{fat_tree, LinkParams};
 
-    fn params() -> SwitchParams {
-        test_switch_params()
-    }
-
     /// Walks every ECMP choice from a host to another and returns the set of path lengths
     /// (in links) and the number of distinct paths.
     fn paths(net: &Network, src: u32, dst: u32) -> (Vec<u32>, usize) {
@@ -511,12 +507,15 @@ mod tests {
     fn fat_tree_paths_have_the_right_lengths_and_multiplicity() {
         let k = 4;
         let g = fat_tree::build(k, LinkParams::ethernet(1, 0));
-        let net = build_network(&g, &params());
+        let net = build_network(&g, &test_switch_params());
         // Same edge switch: 2 links, 1 path. Same pod: 4 links, k/2 paths. Other pod: 6 links, (k/2)^2 paths.
         assert_eq!(paths(&net, 0, 1), (vec![2], 1));
         assert_eq!(paths(&net, 0, 2), (vec![4], 2));
         assert_eq!(paths(&net, 0, 15), (vec![6], 4));
-        let k8 = build_network(&fat_tree::build(8, LinkParams::ethernet(1, 0)), &params());
+        let k8 = build_network(
+            &fat_tree::build(8, LinkParams::ethernet(1, 0)),
+            &test_switch_params(),
+        );
         assert_eq!(paths(&k8, 0, 127), (vec![6], 16));
     }
 }
