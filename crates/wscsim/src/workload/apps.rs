@@ -184,8 +184,8 @@ impl Apps {
                 host,
                 flow: conn,
                 tcp: true,
-                bytes: s.transports.tcp.take_unread(conn, total),
-                epoch: s.transports.tcp.epoch(conn),
+                bytes: s.transports.tcp.take_unread(host, conn, total),
+                epoch: s.transports.tcp.epoch(host, conn),
             },
             // The end of the stream: a read that returns nothing.
             Note::Closed { conn, host, .. } => Delivery {
@@ -193,7 +193,7 @@ impl Apps {
                 flow: conn,
                 tcp: true,
                 bytes: 0,
-                epoch: s.transports.tcp.epoch(conn),
+                epoch: s.transports.tcp.epoch(host, conn),
             },
             Note::Datagram {
                 stream,

@@ -28,7 +28,10 @@ pub(in crate::sim) struct Layers<'a> {
 }
 
 /// A bitwise copy of a layer whose state is kept by partition: it shares everything with
-/// the original and is never dropped.
+/// the original and is never dropped. Its inline fields are its thread's own and are
+/// lost when the copy goes (a new crew copies the layers again), so a layer keeps none
+/// that outlives an event or names a part (`Tcp` keeps where its calls left notes, and
+/// forgets it when they are taken).
 struct Shared<T>(ManuallyDrop<T>);
 
 impl<T> Shared<T> {

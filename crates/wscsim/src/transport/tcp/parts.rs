@@ -20,9 +20,15 @@ pub struct Tcp {
     parts: Vec<TcpPart>,
     /// The part of each host (empty: one part).
     host_part: Vec<u32>,
-    /// The part the last packet, timer or write acted in: where its notes are.
-    active: usize,
+    /// The part whose calls left notes for applications since they were last taken
+    /// (`NO_PART`: none; `SEVERAL_PARTS`: more than one, as a global event may). Never a
+    /// part merely acted in: a thread's copy of this (`sim::threads`) must not look at a
+    /// part another thread runs now.
+    noted: u32,
 }
+
+const NO_PART: u32 = u32::MAX;
+const SEVERAL_PARTS: u32 = u32::MAX - 1;
 
 impl Tcp {
     /// One part for the whole run.
@@ -30,7 +36,7 @@ impl Tcp {
         Tcp {
             parts: vec![TcpPart::new(params, ConnIds::default())],
             host_part: Vec::new(),
-            active: 0,
+            noted: NO_PART,
         }
     }
 
@@ -48,7 +54,7 @@ impl Tcp {
         Tcp {
             parts,
             host_part,
-            active: 0,
+            noted: NO_PART,
         }
     }
 
@@ -66,10 +72,21 @@ impl Tcp {
         self.host_part.get(host as usize).map_or(0, |&p| p as usize)
     }
 
-    /// The part holding `conn`'s sender, made the active one.
-    fn sender_part(&mut self, conn: u32) -> &mut TcpPart {
-        self.active = self.parts[0].senders.ids.part_of(conn) as usize;
-        &mut self.parts[self.active]
+    /// The part holding `conn`'s sender.
+    fn sender_part(&self, conn: u32) -> usize {
+        self.parts[0].senders.ids.part_of(conn) as usize
+    }
+
+    /// Part `p` was called: where its notes are, if it left any.
+    #[inline]
+    fn acted(&mut self, p: usize) {
+        if !self.parts[p].notes.is_empty() {
+            self.noted = match self.noted {
+                NO_PART => p as u32,
+                n if n == p as u32 => n,
+                _ => SEVERAL_PARTS,
+            };
+        }
     }
 
     /// Opens a connection (`TcpPart::open`) in the part of its source host.
@@ -80,22 +97,29 @@ impl Tcp {
 
     /// Opens a connection with a handshake (`TcpPart::connect`).
     pub fn connect(&mut self, w: &mut impl Wire, src: u32, dst: u32, tx: u32, rx: u32) -> u32 {
-        self.active = self.part_of_host(src);
-        self.parts[self.active].connect(w, src, dst, tx, rx)
+        let p = self.part_of_host(src);
+        let conn = self.parts[p].connect(w, src, dst, tx, rx);
+        self.acted(p);
+        conn
     }
 
     pub fn write(&mut self, w: &mut impl Wire, conn: u32, bytes: u64) {
-        self.sender_part(conn).write(w, conn, bytes);
+        let p = self.sender_part(conn);
+        self.parts[p].write(w, conn, bytes);
+        self.acted(p);
     }
 
     pub fn close(&mut self, w: &mut impl Wire, conn: u32) {
-        self.sender_part(conn).close(w, conn);
+        let p = self.sender_part(conn);
+        self.parts[p].close(w, conn);
+        self.acted(p);
     }
 
     /// Sets `conn`'s DSCP before it sends (its receiver half in another part takes it from
     /// the packets).
     pub fn set_dscp(&mut self, conn: u32, dscp: u8) {
-        self.sender_part(conn).set_dscp(conn, dscp);
+        let p = self.sender_part(conn);
+        self.parts[p].set_dscp(conn, dscp);
     }
 
     /// The part of each host (empty: one part): `Network::host_parts` of a partitioned
@@ -135,8 +159,9 @@ impl Tcp {
 
     /// A TCP segment reached its host (through any wire: the simulation's, or a test's).
     pub fn on_segment(&mut self, w: &mut impl Wire, pkt: &Packet) {
-        self.active = self.part_of_host(pkt.dst_host);
-        self.parts[self.active].on_packet(w, pkt);
+        let p = self.part_of_host(pkt.dst_host);
+        self.parts[p].on_packet(w, pkt);
+        self.acted(p);
     }
 
     /// Prefetches what a packet of `conn` arriving at host `host` touches.
@@ -151,7 +176,9 @@ impl Tcp {
         while !w.nic_departures().is_empty() {
             let batch = std::mem::take(w.nic_departures());
             for &(conn, bytes) in &batch {
-                self.sender_part(conn).nic_departed(w, conn, bytes);
+                let p = self.sender_part(conn);
+                self.parts[p].nic_departed(w, conn, bytes);
+                self.acted(p);
             }
             if w.nic_departures().is_empty() {
                 *w.nic_departures() = batch;
@@ -160,21 +187,23 @@ impl Tcp {
         }
     }
 
-    /// `TcpPart::epoch` of `conn`'s receiver half, in the active part.
-    pub fn epoch(&self, conn: u32) -> u32 {
-        self.parts[self.active].epoch(conn)
+    /// `TcpPart::epoch` of `conn`'s receiver half, at `host`.
+    pub fn epoch(&self, host: u32, conn: u32) -> u32 {
+        self.parts[self.part_of_host(host)].epoch(conn)
     }
 
-    /// `TcpPart::take_unread` of `conn`'s receiver half, in the active part.
-    pub fn take_unread(&mut self, conn: u32, total: u64) -> u64 {
-        self.parts[self.active].take_unread(conn, total)
+    /// `TcpPart::take_unread` of `conn`'s receiver half, at `host`.
+    pub fn take_unread(&mut self, host: u32, conn: u32, total: u64) -> u64 {
+        let p = self.part_of_host(host);
+        self.parts[p].take_unread(conn, total)
     }
 
     /// The receiving application at `host` answers on the reverse path
     /// (`TcpPart::ack_now_if_pending`).
     pub fn ack_now_if_pending(&mut self, w: &mut impl Wire, host: u32, conn: u32) {
-        self.active = self.part_of_host(host);
-        self.parts[self.active].ack_now_if_pending(w, conn);
+        let p = self.part_of_host(host);
+        self.parts[p].ack_now_if_pending(w, conn);
+        self.acted(p);
     }
 
     /// Connection `conn`'s sender half.
@@ -252,8 +281,9 @@ impl TransportKind for Tcp {
     #[inline(never)]
     fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: TcpEvent) {
         let TcpEvent::Timer { conn, which, part } = e;
-        self.active = usize::from(part);
-        self.parts[self.active].on_timer(path, conn, which);
+        let p = usize::from(part);
+        self.parts[p].on_timer(path, conn, which);
+        self.acted(p);
     }
 
     fn timer_host(&self, e: TcpEvent) -> u32 {
@@ -280,12 +310,21 @@ impl TransportKind for Tcp {
     }
 
     fn has_notes(&self) -> bool {
-        !self.parts[self.active].notes.is_empty()
+        self.noted != NO_PART
     }
 
     #[inline]
     fn take_notes(&mut self, into: &mut Vec<Note>) {
-        into.append(&mut self.parts[self.active].notes);
+        match self.noted {
+            NO_PART => {}
+            SEVERAL_PARTS => {
+                for p in &mut self.parts {
+                    into.append(&mut p.notes);
+                }
+            }
+            p => into.append(&mut self.parts[p as usize].notes),
+        }
+        self.noted = NO_PART;
     }
 
     /// Timeouts and retransmissions; closed connections and stale packets when there were any.
@@ -403,6 +442,29 @@ mod tests {
         // part may still hold the old connection's half).
         assert_eq!(whole.open(0, 1, 7, 8), 0);
         assert_eq!(split.open(0, 1, 7, 8), 2, "the next slot of part 0");
+    }
+
+    /// A thread's bitwise copy of a split TCP (`sim::threads::upper`) finds notes only
+    /// where its own calls left them, never in a part it merely acted in before, which
+    /// another thread may be filling now. (It once looked in the last part acted in, and
+    /// took another thread's notes: 3-thread runs differed from 1-thread ones.)
+    #[test]
+    fn a_threads_copy_finds_only_the_notes_its_calls_left() {
+        let p = params(r#","delayed_ack":false,"tsq_limit":"0B""#);
+        let mut tcp = Tcp::split(p, vec![0, 1]);
+        let mut w = TestWire::default();
+        let (c, d) = (tcp.open(0, 1, 7, 8), tcp.open(1, 0, 8, 7));
+        // Acts in host 1's part and leaves no notes.
+        tcp.write(&mut w, d, 1000);
+        assert!(!TransportKind::has_notes(&tcp));
+        // SAFETY: the copy is never dropped, and is only read while the original lives.
+        let copy = std::mem::ManuallyDrop::new(unsafe { std::ptr::read(&tcp) });
+        // The original (another thread) delivers c's data in host 1's part.
+        tcp.write(&mut w, c, 1000);
+        let data = w.sent.iter().find(|p| p.src_host == 0).copied().unwrap();
+        tcp.on_segment(&mut w, &data);
+        assert!(TransportKind::has_notes(&tcp));
+        assert!(!TransportKind::has_notes(&*copy));
     }
 
     /// A response connection opened by its server when the request arrived, and linked
