@@ -103,6 +103,8 @@ CASES = [
     ("RACK without SACK", BASE.replace('[workload]', '[transport]\nsack = false\nrack = true\n\n[workload]'), "transport.rack"),
     ("tail loss probes without SACK", BASE.replace('[workload]', '[transport]\nsack = false\ntlp = true\n\n[workload]'), "transport.tlp"),
     ("zero requests per connection", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nrequests_per_connection = 0'), "workload.requests_per_connection"),
+    ("closed-loop clients over UDP", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nclosed_loop = true').replace('[workload]', '[transport]\nkind = "udp"\n\n[workload]'), "workload.closed_loop"),
+    ("closed loop as a string", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nclosed_loop = "yes"'), "closed_loop"),
     ("reconnecting over UDP", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nrequests_per_connection = 1').replace('[workload]', '[transport]\nkind = "udp"\n\n[workload]'), "workload.requests_per_connection"),
     ("negative seed", BASE.replace('name = "bad"', 'name = "bad"\nseed = -4'), "seed"),
     ("nan load", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "flows"\nload = nan'), "workload.load"),

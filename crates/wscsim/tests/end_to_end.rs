@@ -90,6 +90,54 @@ fn responses_carry_the_acks_of_requests() {
     );
 }
 
+/// Closed-loop memcached clients have one request out at a time: each request starts
+/// after its client's last response (by a gap), where open-loop clients at the same load
+/// overlap theirs; and their next requests, scheduled where a response completes, keep to
+/// the client's partition in a partitioned run, with all hosts in one partition (two
+/// racks) or spread over two arrays' (32 racks, TCP kept by part) on two threads.
+#[test]
+fn closed_loop_clients_wait_for_each_response() {
+    let json = |closed: bool, racks: u32, requests: u32, engine: &str| {
+        format!(
+            r#"{{{engine}"duration":"10s","topology":{{"kind":"diablo_array","racks":{racks},"preset":"1g"}},
+            "transport":{{"kind":"tcp"}},"workload":{{"kind":"memcached","requests_per_client":{requests},
+            "gap_scale":1,"closed_loop":{closed}}}}}"#
+        )
+    };
+    // Per client, whether any request started before the one before it was answered.
+    let overlaps = |s: &Sim, requests: usize| {
+        let mut by_client = std::collections::BTreeMap::<u32, Vec<(u64, u64)>>::new();
+        for r in s.memcached_requests().iter() {
+            assert_ne!(r.end_ps, wscsim::engine::NEVER, "every request answered");
+            by_client
+                .entry(r.client)
+                .or_default()
+                .push((r.start_ps, r.end_ps));
+        }
+        let n = by_client.values().map(Vec::len).sum::<usize>();
+        assert_eq!(n, by_client.len() * requests);
+        by_client.values_mut().any(|v| {
+            v.sort();
+            v.windows(2).any(|w| w[1].0 <= w[0].1)
+        })
+    };
+    assert!(
+        overlaps(&run(&json(false, 2, 30, "")), 30),
+        "open loop overlaps"
+    );
+    assert!(!overlaps(&run(&json(true, 2, 30, "")), 30));
+    for (racks, engine) in [
+        (2, r#""engine":{"partitioned":true},"#),
+        (32, r#""engine":{"threads":2},"#),
+    ] {
+        let mut s = Sim::from_json(&json(true, racks, 4, engine)).unwrap();
+        s.net.set_check_partitions(true);
+        s.run();
+        assert!(s.invariants().ok(), "{:?}", s.invariants());
+        assert!(!overlaps(&s, 4));
+    }
+}
+
 /// The tables a consumed simulation gives (the requests table built after the rest of the
 /// simulation is released) and a taken one's are the tables it gives when asked in place,
 /// in the same order, for memcached over UDP (requests lost) and TCP.

@@ -7,8 +7,10 @@
 //!
 //! Requests and responses are sized like memcached's text protocol: `get <key>\r\n`;
 //! `set <key> 0 0 <bytes>\r\n<value>\r\n`; `delete <key>\r\n`; a hit returns
-//! `VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n`, a miss `END\r\n`. Clients are open loop:
-//! the gap to a client's next request is an ETC inter-arrival gap times `gap_scale`.
+//! `VALUE <key> 0 <bytes>\r\n<value>\r\nEND\r\n`, a miss `END\r\n`. Clients are open loop
+//! (the gap to a client's next request, an ETC inter-arrival gap times `gap_scale`, runs
+//! from its last request) or closed loop (`closed_loop`: the gap runs from the last
+//! response, so a client has one request out at a time).
 //!
 //! On hosts that cost time, each request costs the server `app_request` instructions, and
 //! the first request of a TCP connection also pays for accepting it as memcached's code
@@ -70,6 +72,11 @@ pub struct Params {
     pub pool: Option<crate::units::Bytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_space: Option<i64>,
+    /// Whether each client waits for its response before the gap to its next request
+    /// (closed loop, as a client thread that sends and then reads); default false: open
+    /// loop, each client sends on its own schedule. TCP only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_loop: Option<bool>,
 }
 use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_US};
 use crate::net::NONE;
@@ -94,6 +101,8 @@ pub struct MemcachedSpec {
     pub requests_per_connection: Option<u32>,
     pub pool_bytes: u64,
     pub key_space: u64,
+    /// Clients wait for each response before the gap to their next request.
+    pub closed_loop: bool,
 }
 
 pub struct Memcached {
@@ -103,6 +112,8 @@ pub struct Memcached {
     parts: Vec<Part>,
     /// Each client's and server's part, and its place there.
     client_at: Vec<(u32, u32)>,
+    /// The client on each host (`NONE` on servers), for closed-loop clients.
+    client_of_host: Vec<u32>,
     server_at: Vec<(u32, u32)>,
     /// The part of each host (empty: one part).
     host_part: Vec<u32>,
@@ -146,7 +157,18 @@ impl Memcached {
             })
             .collect();
         part.issuing = part.clients.len() as u32;
+        let hosts = spec
+            .clients
+            .iter()
+            .chain(&spec.servers)
+            .max()
+            .map_or(0, |&h| h + 1);
+        let mut client_of_host = vec![NONE; hosts as usize];
+        for (c, &h) in spec.clients.iter().enumerate() {
+            client_of_host[h as usize] = c as u32;
+        }
         Memcached {
+            client_of_host,
             client_at: (0..part.clients.len() as u32).map(|c| (0, c)).collect(),
             server_at: (0..ns as u32).map(|s| (0, s)).collect(),
             etc,
@@ -187,10 +209,12 @@ impl Memcached {
     }
 
     /// Client `c`'s next request timer: a host timer when TCP is split (`split`); UDP's
-    /// streams are numbered run-wide, so a pair's opening stays at a barrier.
+    /// streams are numbered run-wide, so a pair's opening stays at a barrier. A closed-loop
+    /// client's (TCP) is a host timer too: set where a response completes, maybe within
+    /// the window, where no global event may go (unsplit TCP has every host in one part).
     fn timer(&self, c: u32) -> AppEvent {
         let (app, tag) = (self.id, c);
-        if self.split {
+        if self.split || self.spec.closed_loop {
             AppEvent::host_timer(app, tag)
         } else {
             AppEvent::Timer { app, tag }
@@ -410,8 +434,9 @@ impl Memcached {
         part.outstanding += 1;
         client.sent += 1;
         if client.sent < self.spec.requests_per_client {
-            let next = ctx.ev.now() + self.gap_ps(c);
-            ctx.ev.schedule(next, self.timer(c));
+            if !self.spec.closed_loop {
+                self.next_after_gap(c, ctx);
+            }
         } else {
             part.issuing -= 1;
             self.maybe_done(ctx);
@@ -495,10 +520,27 @@ impl Memcached {
         }
     }
 
+    /// Client `c`'s next request, after a gap from now.
+    fn next_after_gap(&mut self, c: u32, ctx: &mut Ctx<impl AppSched>) {
+        let next = ctx.ev.now() + self.gap_ps(c);
+        ctx.ev.schedule(next, self.timer(c));
+    }
+
+    /// Request `rec` of part `pi`'s clients has its whole response (at the client's host):
+    /// a closed-loop client's next request follows after a gap.
     fn complete(&mut self, pi: u32, rec: u32, ctx: &mut Ctx<impl AppSched>) {
         let part = &mut self.parts[pi as usize];
-        part.requests[rec as usize].end_ps = ctx.ev.now();
+        let r = &mut part.requests[rec as usize];
+        r.end_ps = ctx.ev.now();
+        let host = r.client;
         part.outstanding -= 1;
+        if self.spec.closed_loop {
+            let c = self.client_of_host[host as usize];
+            let (_, i) = self.client_at[c as usize];
+            if part.clients[i as usize].sent < self.spec.requests_per_client {
+                self.next_after_gap(c, ctx);
+            }
+        }
         self.maybe_done(ctx);
     }
 

@@ -1,7 +1,8 @@
 //! `workload.kind = "memcached"`: servers (listed, or `server_count` spread evenly over the
 //! hosts, as DIABLO put two in every rack of 31), clients (every other host), requests per
 //! client, the gap scale, the memcached version, requests per connection (reconnecting
-//! clients), pool size and key space.
+//! clients), pool size, key space, and whether clients wait for each response (closed
+//! loop).
 
 use crate::check::{err, ConfigError};
 use crate::check::{host_list, int_in};
@@ -101,6 +102,15 @@ fn resolve_memcached(
             u32::MAX as i64,
         )?),
     };
+    let closed_loop = *w.closed_loop.get_or_insert(false);
+    if closed_loop && udp {
+        return Err(err(
+            "workload.closed_loop",
+            "true with transport.kind = \"udp\"",
+            "false under UDP (a lost datagram would leave its client waiting for ever: \
+             memcached's UDP has no retransmission)",
+        ));
+    }
     w.servers = Some(servers.iter().map(|&s| s as i64).collect());
     Ok(MemcachedSpec {
         servers,
@@ -112,6 +122,7 @@ fn resolve_memcached(
         requests_per_connection,
         pool_bytes: knobs.pool_bytes,
         key_space: knobs.key_space,
+        closed_loop,
     })
 }
 
