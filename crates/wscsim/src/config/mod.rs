@@ -202,8 +202,8 @@ pub struct SwitchCfg {
     pub overrides: Vec<OverrideCfg>,
 }
 
-/// `[[switch.overrides]]`: a scheme for the switches of some tiers (0 is next to the hosts)
-/// or with some names.
+/// `[[switch.overrides]]`: a scheme, a buffer per port, or both, for the switches of some
+/// tiers (0 is next to the hosts) or with some names.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OverrideCfg {
@@ -211,7 +211,11 @@ pub struct OverrideCfg {
     pub tiers: Option<Vec<i64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub switches: Option<Vec<String>>,
-    pub scheme: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<serde_json::Value>,
+    /// These switches' buffer per port (per-port or per-input-port buffers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_per_port: Option<Bytes>,
 }
 
 fn d_buffer() -> String {

@@ -186,7 +186,12 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     // Python schemes are called under the interpreter's lock, from one thread.
     let python = |v: &serde_json::Value| v.get("kind").and_then(|k| k.as_str()) == Some("python");
     if threads > 1
-        && (python(&sc.switch.scheme) || sc.switch.overrides.iter().any(|o| python(&o.scheme)))
+        && (python(&sc.switch.scheme)
+            || sc
+                .switch
+                .overrides
+                .iter()
+                .any(|o| o.scheme.as_ref().is_some_and(python)))
     {
         return Err(err(
             "engine.threads",

@@ -39,22 +39,42 @@ pub struct SwitchParams {
     pub seed: u64,
 }
 
-/// A scheme for the switches of some tiers or with some names.
+/// A scheme, a buffer per port, or both, for the switches of some tiers or with some names.
 #[derive(Clone, Debug)]
 pub struct SchemeOverride {
     pub tiers: Vec<u8>,
     pub switches: Vec<String>,
-    pub spec: SchemeSpec,
+    pub spec: Option<SchemeSpec>,
+    pub buffer_per_port_bytes: Option<u64>,
+}
+
+impl SchemeOverride {
+    fn names(&self, name: &str, tier: u8) -> bool {
+        self.tiers.contains(&tier) || self.switches.iter().any(|s| s == name)
+    }
 }
 
 impl SwitchParams {
-    /// The scheme a switch runs: the last override naming it or its tier, else the default.
+    /// The scheme a switch runs: the last override naming it or its tier with a scheme,
+    /// else the default.
     pub fn scheme_for(&self, name: &str, tier: u8) -> &SchemeSpec {
         self.overrides
             .iter()
             .rev()
-            .find(|o| o.tiers.contains(&tier) || o.switches.iter().any(|s| s == name))
-            .map_or(&self.scheme, |o| &o.spec)
+            .filter(|o| o.names(name, tier))
+            .find_map(|o| o.spec.as_ref())
+            .unwrap_or(&self.scheme)
+    }
+
+    /// A switch's buffer per port: the last override naming it or its tier with a buffer,
+    /// else the default.
+    pub fn buffer_for(&self, name: &str, tier: u8) -> u64 {
+        self.overrides
+            .iter()
+            .rev()
+            .filter(|o| o.names(name, tier))
+            .find_map(|o| o.buffer_per_port_bytes)
+            .unwrap_or(self.buffer_per_port_bytes)
     }
 }
 
@@ -254,7 +274,8 @@ fn make_ports(
             bytes_queued: 0,
             pkts_queued: 0,
             buffer_bytes: if is_switch {
-                sp.buffer_per_port_bytes
+                let nd = &g.nodes[node as usize];
+                sp.buffer_for(&nd.name, nd.tier)
             } else {
                 u64::MAX
             },
@@ -517,5 +538,44 @@ mod tests {
             &test_switch_params(),
         );
         assert_eq!(paths(&k8, 0, 127), (vec![6], 16));
+    }
+
+    /// An override's buffer per port reaches the ports of the switches of its tiers and
+    /// names, the last naming a switch winning; an override with a scheme only leaves the
+    /// buffer alone; hosts' ports keep unbounded buffers.
+    #[test]
+    fn overrides_set_the_buffers_of_the_switches_they_name() {
+        let g = fat_tree::build(4, LinkParams::ethernet(1, 0));
+        let mut sp = test_switch_params();
+        let cover = |tiers: Vec<u8>, switches: Vec<&str>, bytes: Option<u64>| SchemeOverride {
+            tiers,
+            switches: switches.into_iter().map(String::from).collect(),
+            spec: None,
+            buffer_per_port_bytes: bytes,
+        };
+        let core = g.nodes.iter().find(|n| n.tier == 2).unwrap().name.clone();
+        sp.overrides = vec![
+            cover(vec![1, 2], vec![], Some(5000)),
+            cover(vec![], vec![&core], Some(7000)),
+            SchemeOverride {
+                spec: Some(sp.scheme.clone()),
+                ..cover(vec![2], vec![], None)
+            },
+        ];
+        let net = build_network(&g, &sp);
+        let mut seen = std::collections::BTreeSet::new();
+        for p in net.ports() {
+            let nd = &g.nodes[p.node as usize];
+            let name = &nd.name;
+            let want = match (nd.kind, nd.tier) {
+                (NodeKind::Host, _) => u64::MAX,
+                (_, 0) => 1 << 20,
+                _ if *name == core => 7000,
+                _ => 5000,
+            };
+            assert_eq!(p.buffer_bytes, want, "{name}");
+            seen.insert(want);
+        }
+        assert_eq!(seen.len(), 4, "every case met: {seen:?}");
     }
 }

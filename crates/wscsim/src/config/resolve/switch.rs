@@ -46,7 +46,8 @@ pub(super) fn resolve_switch(
             "a built-in scheme (custom schemes run on switches)",
         ));
     }
-    let overrides = scheme_overrides(&mut s.overrides, graph)?;
+    let full_frame = tech.frame_bytes(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
+    let overrides = scheme_overrides(&mut s.overrides, graph, &s.buffer, full_frame)?;
     let shared = buffers(s, graph, tcp.mss_bytes, tech)?;
     let p2p = s
         .port_to_port_latency
@@ -133,15 +134,32 @@ pub(super) fn buffers(
     Ok(shared)
 }
 
-/// `switch.overrides`: each names the tiers or switches its scheme is for.
+/// `switch.overrides`: each names the tiers or switches its scheme or buffer per port is
+/// for (`buffer` the switches' buffer architecture; `full_frame` the least buffer).
 pub(super) fn scheme_overrides(
     list: &mut [crate::config::OverrideCfg],
     graph: &Graph,
+    buffer: &str,
+    full_frame: u64,
 ) -> Result<Vec<crate::topology::build::SchemeOverride>, ConfigError> {
     let mut overrides = Vec::new();
     for (i, o) in list.iter_mut().enumerate() {
         let at = format!("switch.overrides[{i}]");
-        let spec = crate::config::scheme::resolve_scheme(&format!("{at}.scheme"), &mut o.scheme)?;
+        let spec = match &mut o.scheme {
+            Some(v) => Some(crate::config::scheme::resolve_scheme(
+                &format!("{at}.scheme"),
+                v,
+            )?),
+            None => None,
+        };
+        let buffer_per_port_bytes = override_buffer(&at, o.buffer_per_port, buffer, full_frame)?;
+        if spec.is_none() && buffer_per_port_bytes.is_none() {
+            return Err(err(
+                &at,
+                "neither scheme nor buffer_per_port",
+                "scheme = .. and/or buffer_per_port = .. for the switches it names",
+            ));
+        }
         let tiers = match &o.tiers {
             Some(t) => t
                 .iter()
@@ -170,9 +188,37 @@ pub(super) fn scheme_overrides(
             tiers,
             switches: names,
             spec,
+            buffer_per_port_bytes,
         });
     }
     Ok(overrides)
+}
+
+/// An override's `buffer_per_port`: as `switch.buffer_per_port`, and only where each port
+/// (or input port) has its own buffer.
+fn override_buffer(
+    at: &str,
+    b: Option<crate::config::Bytes>,
+    buffer: &str,
+    full_frame: u64,
+) -> Result<Option<u64>, ConfigError> {
+    let Some(b) = b else { return Ok(None) };
+    let path = format!("{at}.buffer_per_port");
+    if buffer == "shared" {
+        return Err(err(
+            &path,
+            b,
+            "no value with switch.buffer = \"shared\" (one buffer per switch: set switch.shared_buffer)",
+        ));
+    }
+    if b.0 < full_frame || b.0 > MAX_BUFFER_BYTES {
+        return Err(err(
+            &path,
+            b,
+            format!("at least one full-size frame ({full_frame} bytes), at most 1TiB"),
+        ));
+    }
+    Ok(Some(b.0))
 }
 
 pub(super) fn graph_max_switch_ports(g: &Graph) -> u64 {
