@@ -32,7 +32,7 @@ pub struct SwitchParams {
     pub forwarding: Forwarding,
     /// The scheme of every switch port, unless an override names the switch or its tier.
     pub scheme: SchemeSpec,
-    pub overrides: Vec<SchemeOverride>,
+    pub overrides: Vec<SwitchOverride>,
     /// The scheme of host NIC queues (unbounded buffers).
     pub nic_scheme: SchemeSpec,
     /// Seeds the schemes' random streams.
@@ -41,14 +41,14 @@ pub struct SwitchParams {
 
 /// A scheme, a buffer per port, or both, for the switches of some tiers or with some names.
 #[derive(Clone, Debug)]
-pub struct SchemeOverride {
+pub struct SwitchOverride {
     pub tiers: Vec<u8>,
     pub switches: Vec<String>,
     pub spec: Option<SchemeSpec>,
     pub buffer_per_port_bytes: Option<u64>,
 }
 
-impl SchemeOverride {
+impl SwitchOverride {
     fn names(&self, name: &str, tier: u8) -> bool {
         self.tiers.contains(&tier) || self.switches.iter().any(|s| s == name)
     }
@@ -547,7 +547,7 @@ mod tests {
     fn overrides_set_the_buffers_of_the_switches_they_name() {
         let g = fat_tree::build(4, LinkParams::ethernet(1, 0));
         let mut sp = test_switch_params();
-        let cover = |tiers: Vec<u8>, switches: Vec<&str>, bytes: Option<u64>| SchemeOverride {
+        let cover = |tiers: Vec<u8>, switches: Vec<&str>, bytes: Option<u64>| SwitchOverride {
             tiers,
             switches: switches.into_iter().map(String::from).collect(),
             spec: None,
@@ -557,7 +557,7 @@ mod tests {
         sp.overrides = vec![
             cover(vec![1, 2], vec![], Some(5000)),
             cover(vec![], vec![&core], Some(7000)),
-            SchemeOverride {
+            SwitchOverride {
                 spec: Some(sp.scheme.clone()),
                 ..cover(vec![2], vec![], None)
             },

@@ -141,7 +141,7 @@ pub(super) fn scheme_overrides(
     graph: &Graph,
     buffer: &str,
     full_frame: u64,
-) -> Result<Vec<crate::topology::build::SchemeOverride>, ConfigError> {
+) -> Result<Vec<crate::topology::build::SwitchOverride>, ConfigError> {
     let mut overrides = Vec::new();
     for (i, o) in list.iter_mut().enumerate() {
         let at = format!("switch.overrides[{i}]");
@@ -184,7 +184,7 @@ pub(super) fn scheme_overrides(
                 "tiers = [..] or switches = [..] saying which switches the scheme is for",
             ));
         }
-        overrides.push(crate::topology::build::SchemeOverride {
+        overrides.push(crate::topology::build::SwitchOverride {
             tiers,
             switches: names,
             spec,
