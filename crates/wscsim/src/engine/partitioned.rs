@@ -196,6 +196,11 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Whether the lanes of a window run last to first (`set_lane_order_reversed`).
+    pub fn lane_order_reversed(&self) -> bool {
+        self.parts.as_ref().is_some_and(|p| p.reversed)
+    }
+
     /// Makes `pop_until` return None where windows close (and, with `open`, where they
     /// open), with the reason in `take_meeting`: the caller then acts between windows
     /// (puts what crossed between partitions in place, starts and joins other threads).

@@ -7,10 +7,12 @@ impl Sim {
     pub(super) fn start(&mut self) {
         self.started = true;
         let spread = self.scenario.engine.as_ref().and_then(|e| e.spread_hosts);
-        if self.balance.threads() > 1 && spread != Some(false) && self.hosts_run_anywhere() {
+        if spread != Some(false) && self.hosts_run_anywhere() {
             let n = self.ev.lane_events().len();
             let weight = self.net.ports_per_partition(n);
             self.balance.move_all(&weight, self.net.partition_groups(n));
+            // Windows open with a meeting, where this thread runs its lanes (`meet`).
+            self.ev.meet_at_windows(true);
         }
         // What the start sends is the global events' (`EventQueue::arena`).
         if let Some(a) = self.ev.arena() {
@@ -23,10 +25,23 @@ impl Sim {
         }
         self.services.start(&mut svc_ctx!(self));
         self.charge_departures();
+        // Segments the start put on NICs that have begun to leave them: TCP hears of it
+        // now, as after any event. (Until 2026-11-29 it heard after the first event, on
+        // the simulation's thread: where a helper ran every hosts' lane, never.)
+        self.nic_departures();
         if self.metrics.sample_interval_ps > 0 && self.metrics.max_queue_samples > 0 {
             self.ev.schedule(0, MetricsEvent::Sample.into());
         }
         self.route_unrouted();
+    }
+
+    /// Segments left their hosts' NICs: TCP's held-back senders may go.
+    #[inline]
+    fn nic_departures(&mut self) {
+        if self.net.has_nic_departures() {
+            self.transports.tcp.on_nic_departures(&mut host_path!(self));
+            self.apps.dispatch_notes(&mut stack!(self));
+        }
     }
 
     /// Tests: declares the partition `e` acts on, so that touching another panics, and in
@@ -64,7 +79,7 @@ impl Sim {
         if !self.started {
             self.start();
         }
-        if self.balance.threads() > 1 && !self.finished {
+        if (self.balance.threads() > 1 || self.owner_runs_views()) && !self.finished {
             return self.run_threaded(until_ps);
         }
         self.run_slice(until_ps, None)
@@ -106,10 +121,7 @@ impl Sim {
                 self.route_unrouted();
                 self.land_global_sends(crew);
             }
-            if self.net.has_nic_departures() {
-                self.transports.tcp.on_nic_departures(&mut host_path!(self));
-                self.apps.dispatch_notes(&mut stack!(self));
-            }
+            self.nic_departures();
             if !draining && (self.apps.done() || self.services.done()) {
                 match self.ev.window_last_ps() {
                     // A partition's event finished the workload: every partition runs to the

@@ -30,6 +30,17 @@ struct Helper {
 }
 
 impl Helper {
+    /// # Safety
+    ///
+    /// As `Crew::new`.
+    unsafe fn new(net: &Network, upper: Option<&upper::Layers<'_>>) -> Helper {
+        Helper {
+            view: net.view(),
+            upper: upper.map(|l| upper::UpperView::new(l)),
+            early_mail: 0,
+        }
+    }
+
     /// What the helper's view counted, dropped and freed, and its too-soon mail, go back to
     /// the network and the queue (between windows).
     fn take_back(&mut self, net: &mut Network, ev: &mut EventQueue<SimEvent>) {
@@ -65,6 +76,11 @@ pub(super) struct Crew {
     /// Per lane, the thread that runs it (0: the owner).
     owner: Vec<AtomicU32>,
     helpers: Vec<Mutex<Helper>>,
+    /// The owner's own views, when every lane may run on any thread: it then runs its
+    /// lanes as helpers do (`run_own`), through the lane's own scheduler, not the queue's.
+    own: Option<Mutex<Helper>>,
+    /// Whether the owner runs its lanes last to first (`engine.lane_order = "reverse"`).
+    own_reversed: bool,
     /// Windows opened so far, and the last time of the newest.
     opened: AtomicU64,
     last_ps: AtomicU64,
@@ -108,14 +124,12 @@ impl Crew {
             lanes: ev.shared_lanes().expect("a partitioned queue"),
             owner: owner.iter().map(|&t| AtomicU32::new(t)).collect(),
             helpers: (1..threads)
-                .map(|_| {
-                    Mutex::new(Helper {
-                        view: net.view(),
-                        upper: upper.as_ref().map(|l| upper::UpperView::new(l)),
-                        early_mail: 0,
-                    })
-                })
+                .map(|_| Mutex::new(Helper::new(net, upper.as_ref())))
                 .collect(),
+            own: upper
+                .as_ref()
+                .map(|u| Mutex::new(Helper::new(net, Some(u)))),
+            own_reversed: ev.lane_order_reversed(),
             opened: AtomicU64::new(0),
             last_ps: AtomicU64::new(0),
             finished: (1..threads).map(|_| AtomicU64::new(0)).collect(),
@@ -169,6 +183,14 @@ impl Crew {
         let sent = |t: usize| unsafe { &mut *self.landing[t].0.get() };
         sent(0).clear();
         net.swap_remote_out(sent(0));
+        if let Some(own) = &self.own {
+            let mut h = own.lock().expect("the owner's views");
+            // What global events sent went on its wires at once (`land_global_sends`):
+            // the owner's lanes, run through its views, are its only sender here.
+            debug_assert!(sent(0).is_empty());
+            h.view.net().swap_remote_out(sent(0));
+            h.take_back(net, ev);
+        }
         for (i, h) in self.helpers.iter().enumerate() {
             let mut h = h.lock().expect("a helper failed");
             sent(i + 1).clear();
@@ -223,9 +245,31 @@ impl Crew {
                 net.land(unsafe { &*l.0.get() }, &self.receivers, |_| true);
             }
         }
-        for h in &self.helpers {
+        for h in self.helpers.iter().chain(&self.own) {
             h.lock().expect("a helper failed").take_back(net, ev);
         }
+    }
+
+    /// The owner runs its lanes up to `last_ps` through its own views, as a helper runs
+    /// its (`work`), after landing its share (`land_owner`).
+    pub(super) fn run_own(&self, last_ps: TimePs) {
+        let Some(own) = &self.own else { return };
+        let mut h = own.lock().expect("the owner's views");
+        let Helper { view, upper, .. } = &mut *h;
+        let n = self.owner.len();
+        let mut early = 0;
+        for k in 0..n {
+            let lane = if self.own_reversed { n - 1 - k } else { k };
+            if self.owner[lane].load(Ordering::Relaxed) != 0 {
+                continue;
+            }
+            // SAFETY: lane `lane` is this thread's alone in this window (`new`): the
+            // queue runs none (`EventQueue::set_own_lanes` was given none).
+            let mut s = unsafe { self.lanes.open(lane, last_ps) };
+            run_lane(view.net(), upper.as_mut(), &mut s, self.check);
+            early += s.early_mail;
+        }
+        h.early_mail += early;
     }
 
     /// Helper `me` (1..threads): runs its lanes in each window until told to stop.

@@ -142,9 +142,10 @@ impl LaneBalance {
         self.helpers_s += busy_s;
     }
 
-    /// After each window, with each lane's events so far: every `REBALANCE_WINDOWS`
-    /// windows the lanes are shared again, and this says so (`owners` has changed).
-    pub fn after_window(&mut self, lane_events: Vec<u64>) -> bool {
+    /// After each window, with each lane's events so far (asked for only at a period's
+    /// end): every `REBALANCE_WINDOWS` windows the lanes are shared again, and this says
+    /// so (`owners` has changed).
+    pub fn after_window(&mut self, lane_events: impl FnOnce() -> Vec<u64>) -> bool {
         self.windows += 1;
         if self.windows == 1 {
             self.period_began = Some(Instant::now());
@@ -154,7 +155,7 @@ impl LaneBalance {
         }
         let now = Instant::now();
         let began = self.period_began.replace(now).unwrap_or(now);
-        self.after_period(lane_events, now.duration_since(began).as_secs_f64())
+        self.after_period(lane_events(), now.duration_since(began).as_secs_f64())
     }
 
     /// The end of a period of windows that took `wall_s`, with each lane's events so far.
