@@ -46,9 +46,12 @@ pub(super) fn resolve_switch(
             "a built-in scheme (custom schemes run on switches)",
         ));
     }
-    let full_frame = tech.frame_bytes(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64;
-    let overrides = scheme_overrides(&mut s.overrides, graph, &s.buffer, full_frame)?;
-    let shared = buffers(s, graph, tcp.mss_bytes, tech)?;
+    let least = FullFrame {
+        bytes: tech.frame_bytes(tcp.mss_bytes + TCP_IP_HEADER_BYTES) as u64,
+        mss_bytes: tcp.mss_bytes,
+    };
+    let overrides = scheme_overrides(&mut s.overrides, graph, &s.buffer, least)?;
+    let shared = buffers(s, graph, least)?;
     let p2p = s
         .port_to_port_latency
         .get_or_insert(crate::config::Duration(
@@ -73,45 +76,53 @@ pub(super) fn resolve_switch(
     })
 }
 
+/// The least buffer a port may have: one full-size frame at the transport's MSS.
+#[derive(Clone, Copy)]
+pub(super) struct FullFrame {
+    pub bytes: u64,
+    pub mss_bytes: u32,
+}
+
+/// A buffer per port (`path`): at least one full-size frame, at most 1 TiB.
+fn per_port_buffer(
+    path: &str,
+    b: crate::config::Bytes,
+    least: FullFrame,
+) -> Result<u64, ConfigError> {
+    if b.0 < least.bytes || b.0 > MAX_BUFFER_BYTES {
+        return Err(err(
+            path,
+            b,
+            format!(
+                "at least one full-size frame ({} bytes at transport.mss = {}), at most 1TiB",
+                least.bytes, least.mss_bytes
+            ),
+        ));
+    }
+    Ok(b.0)
+}
+
 /// `switch.buffer_per_port` and `shared_buffer`: in range and at least one full frame;
 /// returns the shared buffer's size when the buffer is shared.
 pub(super) fn buffers(
     s: &mut crate::config::SwitchCfg,
     graph: &Graph,
-    mss_bytes: u32,
-    tech: &LinkTech,
+    least: FullFrame,
 ) -> Result<Option<u64>, ConfigError> {
-    let full_frame = tech.frame_bytes(mss_bytes + TCP_IP_HEADER_BYTES) as u64;
-    for (path, b) in [
-        ("switch.buffer_per_port", Some(s.buffer_per_port)),
-        ("switch.shared_buffer", s.shared_buffer),
-    ] {
-        if let Some(b) = b {
-            if b.0 > MAX_BUFFER_BYTES {
-                return Err(err(path, b, "at most 1TiB"));
-            }
-        }
-    }
-    if s.buffer_per_port.0 < full_frame {
-        return Err(err(
-            "switch.buffer_per_port",
-            s.buffer_per_port,
-            format!(
-                "at least one full-size frame ({full_frame} bytes at transport.mss = {})",
-                mss_bytes
-            ),
-        ));
+    per_port_buffer("switch.buffer_per_port", s.buffer_per_port, least)?;
+    if let Some(b) = s.shared_buffer.filter(|b| b.0 > MAX_BUFFER_BYTES) {
+        return Err(err("switch.shared_buffer", b, "at most 1TiB"));
     }
     let shared = if s.buffer == "shared" {
         let max_ports = graph_max_switch_ports(graph);
         let total = *s.shared_buffer.get_or_insert(crate::config::Bytes(
             s.buffer_per_port.0.saturating_mul(max_ports),
         ));
-        if total.0 < full_frame {
+        if total.0 < least.bytes {
             return Err(err(
                 "switch.shared_buffer",
                 total,
-                format!("at least one full-size frame ({full_frame} bytes)"),
+                format!("at least one full-size frame ({} bytes)", least.bytes),
             ));
         }
         if !(s.dt_alpha.is_finite() && s.dt_alpha > 0.0 && s.dt_alpha <= 1000.0) {
@@ -135,12 +146,12 @@ pub(super) fn buffers(
 }
 
 /// `switch.overrides`: each names the tiers or switches its scheme or buffer per port is
-/// for (`buffer` the switches' buffer architecture; `full_frame` the least buffer).
+/// for (`buffer` the switches' buffer architecture; `least` the least buffer).
 pub(super) fn scheme_overrides(
     list: &mut [crate::config::OverrideCfg],
     graph: &Graph,
     buffer: &str,
-    full_frame: u64,
+    least: FullFrame,
 ) -> Result<Vec<crate::topology::build::SwitchOverride>, ConfigError> {
     let mut overrides = Vec::new();
     for (i, o) in list.iter_mut().enumerate() {
@@ -152,7 +163,7 @@ pub(super) fn scheme_overrides(
             )?),
             None => None,
         };
-        let buffer_per_port_bytes = override_buffer(&at, o.buffer_per_port, buffer, full_frame)?;
+        let buffer_per_port_bytes = override_buffer(&at, o.buffer_per_port, buffer, least)?;
         if spec.is_none() && buffer_per_port_bytes.is_none() {
             return Err(err(
                 &at,
@@ -200,7 +211,7 @@ fn override_buffer(
     at: &str,
     b: Option<crate::config::Bytes>,
     buffer: &str,
-    full_frame: u64,
+    least: FullFrame,
 ) -> Result<Option<u64>, ConfigError> {
     let Some(b) = b else { return Ok(None) };
     let path = format!("{at}.buffer_per_port");
@@ -211,14 +222,7 @@ fn override_buffer(
             "no value with switch.buffer = \"shared\" (one buffer per switch: set switch.shared_buffer)",
         ));
     }
-    if b.0 < full_frame || b.0 > MAX_BUFFER_BYTES {
-        return Err(err(
-            &path,
-            b,
-            format!("at least one full-size frame ({full_frame} bytes), at most 1TiB"),
-        ));
-    }
-    Ok(Some(b.0))
+    per_port_buffer(&path, b, least).map(Some)
 }
 
 pub(super) fn graph_max_switch_ports(g: &Graph) -> u64 {
