@@ -56,21 +56,7 @@ impl Sim {
     pub(super) fn prefetch(&self, next: SimEvent) {
         match next {
             SimEvent::Net(e) => self.net.prefetch_event(e),
-            SimEvent::Host(HostEvent::RxDone { pkt }) => {
-                let p = self.net.pool().get(pkt);
-                self.transports.prefetch_packet(p);
-            }
-            SimEvent::Host(HostEvent::TxDone { pkt }) => {
-                self.net.prefetch_nic(self.net.pool().get(pkt).src_host)
-            }
-            SimEvent::Host(HostEvent::AppNote { slot }) => self.apps.prefetch_held(slot),
-            SimEvent::Host(_) | SimEvent::App(_) | SimEvent::Metrics(_) | SimEvent::Svc(_) => {}
-            // The other variants are the transports' (`SimEvent::layer`).
-            e => {
-                if let Layer::Transport(e) = e.layer() {
-                    self.transports.prefetch_timer(e);
-                }
-            }
+            e => prefetch_upper(&self.net, &self.transports, &self.apps, e),
         }
     }
 
@@ -93,5 +79,31 @@ impl Sim {
             Layer::App(_) | Layer::Metrics(_) | Layer::Svc(_) => return None,
         };
         Some(self.net.host_partition(host))
+    }
+}
+
+/// Starts loading what the next event of a layer above the network will touch: the
+/// connection a packet handed up or a timer acts on, the NIC a sent packet leaves, the
+/// delivery an application thread gets to (on the simulation's thread and in helpers'
+/// lanes alike: a sender's state missed on every TCP timer without it).
+#[inline]
+pub(super) fn prefetch_upper(net: &Network, transports: &Transports, apps: &Apps, next: SimEvent) {
+    match next {
+        SimEvent::Host(HostEvent::RxDone { pkt }) => {
+            transports.prefetch_packet(net.pool().get(pkt));
+        }
+        SimEvent::Host(HostEvent::TxDone { pkt }) => net.prefetch_nic(net.pool().get(pkt).src_host),
+        SimEvent::Host(HostEvent::AppNote { slot }) => apps.prefetch_held(slot),
+        SimEvent::Net(_)
+        | SimEvent::Host(_)
+        | SimEvent::App(_)
+        | SimEvent::Metrics(_)
+        | SimEvent::Svc(_) => {}
+        // The other variants are the transports' (`SimEvent::layer`).
+        e => {
+            if let Layer::Transport(e) = e.layer() {
+                transports.prefetch_timer(e);
+            }
+        }
     }
 }

@@ -391,8 +391,10 @@ fn run_lane(
     }
     net.pool_mut().enter(usize::from(s.partition()));
     while let Some(e) = s.pop() {
-        if let Some(SimEvent::Net(next)) = s.peek() {
-            net.prefetch_event(next);
+        match (s.peek(), upper.as_deref()) {
+            (Some(SimEvent::Net(next)), _) => net.prefetch_event(next),
+            (Some(next), Some(upper)) => upper.prefetch(net, next),
+            _ => {}
         }
         match (e.kind, upper.as_deref_mut()) {
             (SimEvent::Net(ne), upper) => {

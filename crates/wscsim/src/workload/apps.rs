@@ -354,6 +354,10 @@ impl AppsView {
         &mut self.apps
     }
 
+    pub fn apps_ref(&self) -> &Apps {
+        &self.apps
+    }
+
     /// Where the threads meet: the view's applications changed nothing that is not theirs.
     /// (The count of active applications is the simulation's thread's: applications kept
     /// in parts count themselves done where the partitions meet, `Apps::after_window`.)

@@ -76,6 +76,14 @@ impl UpperView {
         self.apps.check();
     }
 
+    /// Starts loading what `next`, a hosts' lane's next event above the network, will
+    /// touch (`sim::prefetch::prefetch_upper`).
+    // Out of line: a fabric lane's loop (`run_lane`) stays as small as it was.
+    #[inline(never)]
+    pub fn prefetch(&self, net: &Network, next: SimEvent) {
+        crate::sim::prefetch::prefetch_upper(net, &self.transports.0, self.apps.apps_ref(), next);
+    }
+
     /// What the network handed up at a host.
     // Out of line: a fabric lane's loop (`run_lane`) stays as small as it was.
     #[inline(never)]
