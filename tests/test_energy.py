@@ -83,3 +83,32 @@ def test_storage_device_power_counts():
     sc["power"] = {}
     e = run(sc).tables["energy"]
     assert e[e["component"].astype(str) == "storage"]["max_w"].tolist() == [11.0, 11.0]
+
+
+def shuffle(technology: str, **extra) -> dict:
+    """`network_power`'s three-node shuffle of 10 MB per node over one switch."""
+    sc = {
+        "seed": 1,
+        "duration": "10s",
+        "topology": {"kind": "single_switch", "hosts": 3, "link": {"technology": technology}},
+        "workload": {"kind": "job", "phases": [{"kind": "shuffle", "bytes": "10MB"}]},
+    }
+    sc.update(extra)
+    return sc
+
+
+def test_a_faster_fabrics_shuffle_waits_out_linuxs_minimum_timeout():
+    """Why the 10GbE shuffle of `network_power` takes longer than the 1GbE one (docs/energy.md):
+    every port receives from two senders at line rate, slow start overflows its buffer, and
+    a loss at the end of a flow has no later segments to reveal it, so TCP waits for its
+    retransmission timer, at least `rto_min` (Linux's 200 ms). On 1GbE the flows are long
+    enough for fast retransmit to repair every loss. With a 1 ms floor, the faster fabric
+    is faster again; with buffers that hold the burst, nothing is lost at all."""
+    slow = run(shuffle("1gbe")).summary["headline"]
+    fast = run(shuffle("10gbe")).summary["headline"]
+    assert slow["drops"] > 0 and slow["tcp_timeouts"] == 0
+    assert fast["tcp_timeouts"] >= 1 and fast["job_seconds"] > 0.2 > slow["job_seconds"]
+    floor = run(shuffle("10gbe", transport={"rto_min": "1ms"})).summary["headline"]
+    assert floor["tcp_timeouts"] >= 1 and floor["job_seconds"] < slow["job_seconds"] / 5
+    deep = run(shuffle("10gbe", switch={"buffer_per_port": "1MB"})).summary["headline"]
+    assert deep["drops"] == 0 and deep["job_seconds"] < slow["job_seconds"] / 5
