@@ -41,6 +41,7 @@ SHORTER = {
     "diablo_memcached": {"workload.requests_per_client": 100},
     "diablo_memcached_factors": {"workload.requests_per_client": 100},
     "diablo_memcached_reconnect": {"workload.requests_per_client": 100},
+    "diablo_memcached_rack": {"workload.requests_per_client": 300},
     "flexplane_fct": {"duration": "50ms"},
     "flexplane_priority": {"duration": "100ms"},
     "flexplane_queue_occupancy": {"duration": "100ms"},

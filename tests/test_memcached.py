@@ -208,3 +208,27 @@ def test_accept4_lowers_the_tail_with_reconnecting_clients():
     assert new_p99 < old_p99 and new_p50 < old_p50, (old_p99, new_p99, old_p50, new_p50)
     (_, warm_old), (_, warm_new) = (latency(v) for v in ("1.4.15", "1.4.17"))
     assert abs(warm_old - warm_new) < (old_p50 - new_p50) / 2, (warm_old, warm_new)
+
+
+def test_one_rack_saturates_its_servers_as_clients_are_added():
+    """DIABLO Figure 8's shapes (`diablo_memcached_rack`): a server's throughput grows with
+    closed-loop clients, by less for each client added as its core fills, while the
+    clients' mean latency rises."""
+    sc = load("diablo_memcached_rack")
+    sc["workload"]["requests_per_client"] = 300
+    sc["sweep"] = {"topology.hosts": [3, 8, 16]}
+    res = run(sc)
+    req, hosts = res.tables["requests"], res.tables["hosts"]
+    per_server, latency, cpu = [], [], []
+    for n in (3, 8, 16):
+        g = req[req["hosts"] == n]
+        span_us = (g["start_us"] + g["latency_us"]).max() - g["start_us"].min()
+        per_server.append((g["server"] == 0).sum() / span_us)
+        latency.append(g["latency_us"].mean())
+        cpu.append(hosts[(hosts["hosts"] == n) & (hosts["host"] == 0)]["cpu_utilisation"].iloc[0])
+    clients = [1, 6, 14]
+    assert per_server[0] < per_server[1] < per_server[2]
+    # Saturation: each client adds less once the server is busy.
+    assert per_server[2] / clients[2] < per_server[1] / clients[1] < per_server[0] / clients[0]
+    assert latency[0] < latency[1] < latency[2]
+    assert cpu[0] < cpu[1] < cpu[2] <= 1.0
