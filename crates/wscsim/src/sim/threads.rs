@@ -79,8 +79,8 @@ pub(super) struct Crew {
     /// The owner's own views, when every lane may run on any thread: it then runs its
     /// lanes as helpers do (`run_own`), through the lane's own scheduler, not the queue's.
     own: Option<Mutex<Helper>>,
-    /// Whether the owner runs its lanes last to first (`engine.lane_order = "reverse"`).
-    own_reversed: bool,
+    /// Whether each thread runs its lanes last to first (`engine.lane_order = "reverse"`).
+    reversed: bool,
     /// Windows opened so far, and the last time of the newest.
     opened: AtomicU64,
     last_ps: AtomicU64,
@@ -129,7 +129,7 @@ impl Crew {
             own: upper
                 .as_ref()
                 .map(|u| Mutex::new(Helper::new(net, Some(u)))),
-            own_reversed: ev.lane_order_reversed(),
+            reversed: ev.lane_order_reversed(),
             opened: AtomicU64::new(0),
             last_ps: AtomicU64::new(0),
             finished: (1..threads).map(|_| AtomicU64::new(0)).collect(),
@@ -253,23 +253,27 @@ impl Crew {
     /// The owner runs its lanes up to `last_ps` through its own views, as a helper runs
     /// its (`work`), after landing its share (`land_owner`).
     pub(super) fn run_own(&self, last_ps: TimePs) {
-        let Some(own) = &self.own else { return };
-        let mut h = own.lock().expect("the owner's views");
-        let Helper { view, upper, .. } = &mut *h;
+        if let Some(own) = &self.own {
+            self.run_lanes(0, &mut own.lock().expect("the owner's views"), last_ps);
+        }
+    }
+
+    /// Runs the lanes thread `me` is given up to `last_ps` through `h`'s views (last to
+    /// first with `engine.lane_order = "reverse"`).
+    fn run_lanes(&self, me: u32, h: &mut Helper, last_ps: TimePs) {
         let n = self.owner.len();
-        let mut early = 0;
         for k in 0..n {
-            let lane = if self.own_reversed { n - 1 - k } else { k };
-            if self.owner[lane].load(Ordering::Relaxed) != 0 {
+            let lane = if self.reversed { n - 1 - k } else { k };
+            if self.owner[lane].load(Ordering::Relaxed) != me {
                 continue;
             }
-            // SAFETY: lane `lane` is this thread's alone in this window (`new`): the
-            // queue runs none (`EventQueue::set_own_lanes` was given none).
+            // SAFETY: lane `lane` is this thread's alone in this window (`new`); the owner's
+            // queue runs none that a thread runs through views (`set_own_lanes`).
             let mut s = unsafe { self.lanes.open(lane, last_ps) };
+            let Helper { view, upper, .. } = &mut *h;
             run_lane(view.net(), upper.as_mut(), &mut s, self.check);
-            early += s.early_mail;
+            h.early_mail += s.early_mail;
         }
-        h.early_mail += early;
     }
 
     /// Helper `me` (1..threads): runs its lanes in each window until told to stop.
@@ -296,15 +300,7 @@ impl Crew {
                 self.land(h.view.net(), me);
                 landed = gen;
             }
-            for (lane, o) in self.owner.iter().enumerate() {
-                if o.load(Ordering::Relaxed) == me {
-                    // SAFETY: lane `lane` is this thread's alone in this window (`new`).
-                    let mut s = unsafe { self.lanes.open(lane, last_ps) };
-                    let Helper { view, upper, .. } = &mut *h;
-                    run_lane(view.net(), upper.as_mut(), &mut s, self.check);
-                    h.early_mail += s.early_mail;
-                }
-            }
+            self.run_lanes(me, &mut h, last_ps);
             drop(h);
             let busy = began.elapsed().as_nanos() as u64;
             self.busy_ns[me as usize - 1].fetch_add(busy, Ordering::Relaxed);
