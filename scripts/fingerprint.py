@@ -29,6 +29,7 @@ SHORTER = {
     "camcube_all_to_all": {"duration": "10ms"},  # its 4,096-server case keeps its own 20 ms
     "camcube_churn": {"duration": "300ms"},
     "camcube_multicast": {"workload.size": "20MB"},
+    "camcube_multicast_groups": {"workload.size": "20MB"},
     "camcube_image_lookups": {"workload.operations": 100},
     "camcube_image_store": {"workload.operations": 10},
     "camcube_links": {"duration": "10ms"},
@@ -42,6 +43,7 @@ SHORTER = {
     "diablo_memcached_factors": {"workload.requests_per_client": 100},
     "diablo_memcached_reconnect": {"workload.requests_per_client": 100},
     "diablo_memcached_rack": {"workload.requests_per_client": 300},
+    "diablo_memcached_120": {"workload.requests_per_client": 300},
     "flexplane_fct": {"duration": "50ms"},
     "flexplane_priority": {"duration": "100ms"},
     "flexplane_queue_occupancy": {"duration": "100ms"},

@@ -232,3 +232,23 @@ def test_one_rack_saturates_its_servers_as_clients_are_added():
     assert per_server[2] / clients[2] < per_server[1] / clients[1] < per_server[0] / clients[0]
     assert latency[0] < latency[1] < latency[2]
     assert cpu[0] < cpu[1] < cpu[2] <= 1.0
+
+
+def test_the_120_node_cluster_has_a_thin_tail_and_accept4_helps():
+    """DIABLO Figure 9's shapes (`diablo_memcached_120`): under 0.1% of requests take
+    orders of magnitude longer than the rest, and 1.4.17 is slightly faster than 1.4.15
+    (a few microseconds, not tens), over two seeds."""
+    for seed in (1, 2):
+        sc = load("diablo_memcached_120")
+        sc["seed"] = seed
+        sc["workload"]["requests_per_client"] = 300
+        req = run(sc).tables["requests"]
+        p50 = {}
+        for version, g in req.groupby("version"):
+            lat = g["latency_us"]
+            p50[version] = lat.median()
+            slow = (lat > 10 * lat.median()).mean()
+            assert 0 < slow < 0.002, (seed, version, slow)
+            assert lat.max() > 30 * lat.median(), (seed, version, lat.max())
+        gap = p50["1.4.15"] - p50["1.4.17"]
+        assert 0.2 < gap < 5.0, (seed, p50)

@@ -473,6 +473,44 @@ fn multicast_over_six_trees_reaches_every_member_at_six_links_rate() {
     }
 }
 
+/// A group of one (CamCubeOS section 6.1.1 also sent to groups of 1, 6 and 13): each tree
+/// is pruned to the path from the root to the member, which still gets the file at nearly
+/// six links' rate; servers off those paths see nothing of it, relays on them are not
+/// counted as members.
+#[test]
+fn multicast_to_a_group_of_one_reaches_it_at_six_links_rate() {
+    let s = run(
+        r#"{"duration":"10s","topology":{"kind":"torus3d","dims":[3,3,3]},
+        "workload":{"kind":"multicast","roots":[0],"size":"20MB","members":[13]}}"#,
+    );
+    let m = s
+        .services
+        .find::<wscsim::services::multicast::Multicast>()
+        .unwrap();
+    assert!(m.done() && s.finished());
+    assert_eq!(s.net.counters().dropped, 0);
+    let bound = 6.0 * 0.98 * (9000.0 - 32.0) / 9070.0;
+    let x = &m.instances[0];
+    let gbps = x.member_gbps(&m.spec);
+    for (v, g) in gbps.iter().enumerate() {
+        if v == 13 {
+            assert!(*g <= bound * 1.005 && *g > 0.97 * bound, "member {v}: {g}");
+            assert_eq!(x.received[v], m.packets);
+        } else {
+            assert!(g.is_nan(), "{v} is not a member");
+        }
+    }
+    // Relays carry the trees whose paths to the member cross them (a sixth of the file
+    // each), never the whole file; some servers are on no path.
+    let relayed: Vec<u32> = (1..26)
+        .filter(|&v| v != 13)
+        .map(|v| x.received[v])
+        .collect();
+    assert!(relayed.iter().all(|&r| r < m.packets), "{relayed:?}");
+    assert!(relayed.contains(&0), "{relayed:?}");
+    assert!(relayed.iter().sum::<u32>() < 12 * m.packets, "{relayed:?}");
+}
+
 /// Three instances at once from three roots, each tree paced at under a third of a link:
 /// a link may carry a tree of each, every member of every instance gets the whole file at
 /// that pace (six trees x 0.32 of a link), and nothing is lost.

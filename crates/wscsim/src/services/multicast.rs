@@ -67,11 +67,19 @@ pub struct Params {
     /// Each tree's sending rate as a fraction of its link's (default 0.98).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_fraction: Option<f64>,
+    /// The servers that want the file (default: every server but the instance's root; a
+    /// root listed here is not a member of its own instance). Each tree is pruned to the
+    /// paths from its root to the members: servers on those paths relay, the others see
+    /// nothing of the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<i64>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MulticastSpec {
     pub roots: Vec<u32>,
+    /// None: every server but the root.
+    pub members: Option<Vec<u32>>,
     pub size_bytes: u64,
     pub payload_bytes: u32,
     pub rate_fraction_ppm: u32,
@@ -80,9 +88,15 @@ pub struct MulticastSpec {
 /// One file distribution from one root.
 pub struct Instance {
     pub root: u32,
-    /// Per tree, per server, its children and its parent (u32::MAX for the root).
+    /// Per tree, per server, its children on paths to members and its parent (u32::MAX
+    /// for the root).
     children: Vec<Vec<Vec<u32>>>,
     parents: Vec<Vec<u32>>,
+    /// Per server, whether it wants the file, and per tree whether it is on a path from
+    /// the root to a member (a member, a relay or the root).
+    is_member: Vec<bool>,
+    on_tree: Vec<[bool; 6]>,
+    members: usize,
     /// Per tree, the next packet number it sends (i with i mod 6 = tree).
     next: [u32; 6],
     /// Per server: packets received, first and last arrival.
@@ -109,13 +123,19 @@ pub struct Instance {
 }
 
 impl Instance {
-    fn new(dims: [u32; 3], root: u32, pace: f64) -> Option<Instance> {
+    fn new(dims: [u32; 3], root: u32, pace: f64, members: Option<&[u32]>) -> Option<Instance> {
         let trees = crate::net::routing::trees::six_trees(dims, root)?;
         let n = trees.parent[0].len();
+        let mut is_member = vec![members.is_none(); n];
+        for &m in members.unwrap_or(&[]) {
+            is_member[m as usize] = true;
+        }
+        is_member[root as usize] = false;
+        let on_tree = prune(&trees.parent, root, &is_member);
         let mut children = vec![vec![Vec::new(); n]; 6];
         for (t, par) in trees.parent.iter().enumerate() {
             for (v, &p) in par.iter().enumerate() {
-                if p != u32::MAX {
+                if p != u32::MAX && on_tree[v][t] {
                     children[t][p as usize].push(v as u32);
                 }
             }
@@ -124,6 +144,9 @@ impl Instance {
             root,
             children,
             parents: trees.parent.to_vec(),
+            members: is_member.iter().filter(|&&m| m).count(),
+            is_member,
+            on_tree,
             next: [0, 1, 2, 3, 4, 5],
             received: vec![0; n],
             first_ps: vec![NEVER; n],
@@ -174,7 +197,7 @@ impl Instance {
         (0..self.received.len())
             .map(|v| {
                 let (a, b) = (self.first_ps[v], self.last_ps[v]);
-                if v as u32 == self.root || a == NEVER || b <= a {
+                if !self.is_member[v] || a == NEVER || b <= a {
                     return f64::NAN;
                 }
                 let bytes = (u64::from(self.received[v]) * u64::from(spec.payload_bytes))
@@ -183,6 +206,23 @@ impl Instance {
             })
             .collect()
     }
+}
+
+/// Per server and tree, whether it is on a path from `root` to a member in that tree
+/// (`parent`: per tree, each server's parent, u32::MAX for the root).
+fn prune(parent: &[Vec<u32>], root: u32, is_member: &[bool]) -> Vec<[bool; 6]> {
+    let mut on = vec![[false; 6]; is_member.len()];
+    for (t, par) in parent.iter().enumerate() {
+        on[root as usize][t] = true;
+        for m in (0..is_member.len()).filter(|&v| is_member[v]) {
+            let mut v = m;
+            while !on[v][t] {
+                on[v][t] = true;
+                v = par[v] as usize;
+            }
+        }
+    }
+    on
 }
 
 pub struct Multicast {
@@ -216,8 +256,19 @@ impl ServiceWorkload for Multicast {
         let members = n_hosts as u64 * roots.len() as u64;
         tree_service_size(size, payload, members)?;
         let rate_fraction_ppm = tree_rate_fraction_ppm(&mut w.rate_fraction)?;
+        let members = host_list("workload.members", &w.members, n_hosts)?;
+        if let Some(m) = &members {
+            if let Some(&r) = roots.iter().find(|&&r| m.iter().all(|&v| v == r)) {
+                return Err(err(
+                    "workload.members",
+                    format!("{m:?}"),
+                    format!("a server other than the root {r} of an instance"),
+                ));
+            }
+        }
         Ok(MulticastSpec {
             roots,
+            members,
             size_bytes: size,
             payload_bytes: payload,
             rate_fraction_ppm,
@@ -259,7 +310,10 @@ impl Multicast {
         let instances = spec
             .roots
             .iter()
-            .map(|&r| Instance::new(dims, r, f64::from(spec.rate_fraction_ppm) / 1e6))
+            .map(|&r| {
+                let pace = f64::from(spec.rate_fraction_ppm) / 1e6;
+                Instance::new(dims, r, pace, spec.members.as_deref())
+            })
             .collect::<Option<Vec<_>>>()?;
         let packets = spec
             .size_bytes
@@ -402,7 +456,7 @@ impl Multicast {
     fn check(&mut self, ctx: &mut SvcCtx<impl SvcSched>, k: usize) {
         let now = ctx.ev.now();
         let x = &self.instances[k];
-        if x.complete == x.received.len() - 1 {
+        if x.complete == x.members {
             return;
         }
         let idle: Vec<u32> = (0..x.received.len() as u32)
@@ -410,7 +464,9 @@ impl Multicast {
             .filter(|&v| now.saturating_sub(x.heard_ps[v as usize]) >= CHECK_PS)
             .collect();
         for v in idle {
-            for t in 0..6 {
+            // A relay asks only for what the trees it is on carry.
+            let trees = self.instances[k].on_tree[v as usize];
+            for t in (0..6).filter(|&t| trees[t]) {
                 let x = &self.instances[k];
                 let lacking = (t as u32..self.packets)
                     .step_by(6)
@@ -431,7 +487,7 @@ pub fn table(m: &Multicast) -> crate::table::Table {
     let mut rows: Vec<(usize, usize, f64)> = Vec::new();
     for (k, x) in m.instances.iter().enumerate() {
         for (v, g) in x.member_gbps(&m.spec).into_iter().enumerate() {
-            if v as u32 != x.root {
+            if x.is_member[v] {
                 rows.push((k, v, g));
             }
         }
@@ -532,7 +588,7 @@ impl ServiceKind for Multicast {
             x.first_ps[h] = now;
         }
         x.last_ps[h] = now;
-        if x.received[h] == packets {
+        if x.received[h] == packets && x.is_member[h] {
             x.complete += 1;
         }
         let t = (i % 6) as usize;
@@ -588,9 +644,7 @@ impl ServiceKind for Multicast {
     }
     /// Every member of every instance has every packet.
     fn done(&self) -> bool {
-        self.instances
-            .iter()
-            .all(|x| x.complete == x.received.len() - 1)
+        self.instances.iter().all(|x| x.complete == x.members)
     }
 }
 
@@ -605,5 +659,30 @@ impl crate::metrics::report::Report for Multicast {
         h: &mut crate::metrics::report::Headline,
     ) {
         headline(h, self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prune;
+
+    /// Six copies of one tree over five servers: 0 -> 1 -> 2 -> 3, and 0 -> 4.
+    fn chain() -> Vec<Vec<u32>> {
+        vec![vec![u32::MAX, 0, 1, 2, 0]; 6]
+    }
+
+    #[test]
+    fn a_tree_keeps_the_paths_to_its_members_and_nothing_else() {
+        // Member 2: server 1 relays; 3 (below it) and 4 (beside it) are left out.
+        let on = prune(&chain(), 0, &[false, false, true, false, false]);
+        let kept: Vec<bool> = on.iter().map(|t| t[0]).collect();
+        assert_eq!(kept, [true, true, true, false, false]);
+        assert!(on.iter().all(|t| t.iter().all(|&k| k == t[0])));
+    }
+
+    #[test]
+    fn every_server_a_member_keeps_the_whole_tree() {
+        let on = prune(&chain(), 0, &[false, true, true, true, true]);
+        assert!(on.iter().all(|t| t.iter().all(|&k| k)));
     }
 }
