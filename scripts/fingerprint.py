@@ -49,6 +49,7 @@ SHORTER = {
     "flexplane_queue_occupancy": {"duration": "100ms"},
     "pcie_hadoop": {"workload.data": "1GB", "workload.file": "100MB"},
     "ramcloud_read": {"workload.iterations": 200},
+    "ramcloud_ping": {"workload.count": 200},
     "tcp_permutation_fat_tree": {"duration": "20ms"},
     "websearch_fat_tree": {"duration": "100ms"},
 }

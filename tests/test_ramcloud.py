@@ -84,3 +84,21 @@ def test_a_chassis_spreads_flows_over_both_switches():
     assert set(per_switch.index) == {"sw0", "sw1"}
     assert (per_switch > 0.2 * per_switch.sum()).all(), per_switch
     assert len(links[links["kind"] == "nic"]) == 2 * 8
+
+
+def test_a_user_space_ping_spends_about_the_slides_driver_time():
+    """The slides: about 7 us of a DPDK ping is spent inside the driver. With the
+    `user_space` preset a host's whole work for a ping is its driver's (a transmit and a
+    receive), so the two hosts' busy time per ping is the driver's share; the kernel
+    stack's ping (interrupts and the kernel's paths) takes several times as long."""
+    sc = load("ramcloud_ping")
+    sc["workload"]["count"] = 200
+    res = run(sc)
+    pings, hosts = res.tables["pings"], res.tables["hosts"]
+    rtt = pings.groupby("case")["rtt_us"].mean()
+    assert rtt["kernel"] > 3 * rtt["user_space"], rtt
+    user = hosts[hosts["case"] == "user_space"]
+    run_us = pings[pings["case"] == "user_space"]["rtt_us"].sum()
+    driver_us = (user["cpu_utilisation"] * run_us).sum() / 200
+    assert 5.6 <= driver_us <= 8.4, driver_us  # within 20% of the slides' 7 us
+    assert driver_us < rtt["user_space"], (driver_us, rtt["user_space"])

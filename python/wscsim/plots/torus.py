@@ -222,26 +222,49 @@ def plot_torus_churn(t: pd.DataFrame, path: Path, title: str | None = None) -> b
 CAMCUBE_FIGURE_4C_15_HOPS_MS = {1518: 2.22, 9018: 5.87}
 
 
+def _ping_keys(pings: pd.DataFrame) -> list[str]:
+    """What tells a run's pings apart: the frame size, and the case when a sweep's cases
+    share a frame size."""
+    if "case" not in pings or pings.groupby(["case", "frame_bytes"]).ngroups == pings["frame_bytes"].nunique():
+        return ["frame_bytes"]
+    return ["case", "frame_bytes"]
+
+
 def ping_rtt(pings: pd.DataFrame) -> pd.DataFrame:
-    """Mean and 99th-percentile round trip by frame size and hop count (one way), in ms."""
+    """Mean and 99th-percentile round trip by frame size (and case, when several) and hop
+    count (one way), in ms."""
     done = pings[np.isfinite(pings["rtt_us"])]
-    g = done.groupby(["frame_bytes", "path_hops"])["rtt_us"]
+    g = done.groupby([*_ping_keys(done), "path_hops"])["rtt_us"]
     return pd.DataFrame({"mean_ms": g.mean() / 1e3, "p99_ms": g.quantile(0.99) / 1e3, "pings": g.size()}).reset_index()
 
 
+def _ping_label(key: tuple, keys: list[str]) -> str:
+    named = dict(zip(keys, key))
+    frame = int(named["frame_bytes"])
+    size = "jumbo" if frame > 2000 else f"{frame - 18:,}-byte packets"
+    case = f"{named['case']}, " if "case" in named else ""
+    return f"{case}{size} ({frame:,}-byte frames)"
+
+
 def plot_ping_rtt(pings: pd.DataFrame, path: Path, title: str | None = None) -> bool:
-    """Ping round trip against hops, one line per frame size, with CamCubeOS Figure 4c's
-    15-hop points."""
+    """Ping round trip against hops, one line per frame size (and case), with CamCubeOS
+    Figure 4c's 15-hop points; pings that all cross the same hops (a switched network) get
+    the distribution of their round trips instead."""
     if pings is None or pings.empty:
         return False
     t = ping_rtt(pings)
     if t.empty:
         return False
+    if t["path_hops"].nunique() == 1:
+        return _plot_ping_cdf(pings, path, title)
+    keys = _ping_keys(pings)
     fig, ax = fg.subplots(figsize=(6.4, 4.4))
-    for i, (frame, g) in enumerate(t.groupby("frame_bytes")):
-        name = "jumbo" if frame > 2000 else f"{frame - 18:,}-byte packets"
-        ax.plot(g["path_hops"], g["mean_ms"], marker="o", ms=3, color=f"C{i}", label=f"wscsim, {name} ({frame:,}-byte frames)")
+    for i, (key, g) in enumerate(t.groupby(keys)):
+        key = key if isinstance(key, tuple) else (key,)
+        frame = int(dict(zip(keys, key))["frame_bytes"])
+        ax.plot(g["path_hops"], g["mean_ms"], marker="o", ms=3, color=f"C{i}", label=f"wscsim, {_ping_label(key, keys)}")
         if frame in CAMCUBE_FIGURE_4C_15_HOPS_MS:
+            name = "jumbo" if frame > 2000 else f"{frame - 18:,}-byte packets"
             ax.plot([15], [CAMCUBE_FIGURE_4C_15_HOPS_MS[frame]], ls="none", marker="s", mfc="none", ms=9, color=f"C{i}",
                     label=f"CamCubeOS Figure 4c, {name}: {CAMCUBE_FIGURE_4C_15_HOPS_MS[frame]} ms at 15 hops")
     ax.set_xlabel("hops (one way)")
@@ -251,7 +274,28 @@ def plot_ping_rtt(pings: pd.DataFrame, path: Path, title: str | None = None) -> 
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=7)
     fg.titled(fig, title, "ping round trip against hops",
-           "sequential pings; a camcube host preset is fitted to the 15-hop points, the line through them is the model's")
+           "sequential pings; the camcube host preset is fitted to the 15-hop points")
+    return bool(fg.save(fig, path))
+
+
+def _plot_ping_cdf(pings: pd.DataFrame, path: Path, title: str | None) -> bool:
+    """The round trips' CDF, one line per frame size (and case), in us."""
+    done = pings[np.isfinite(pings["rtt_us"])]
+    keys = _ping_keys(done)
+    fig, ax = fg.subplots(figsize=(6.4, 4.4))
+    for i, (key, g) in enumerate(done.groupby(keys)):
+        key = key if isinstance(key, tuple) else (key,)
+        rtt = np.sort(g["rtt_us"].to_numpy())
+        ax.step(rtt, np.arange(1, len(rtt) + 1) / len(rtt), where="post", color=f"C{i}",
+                label=f"{_ping_label(key, keys)}: mean {rtt.mean():.1f} us")
+    ax.set_xscale("log")
+    ax.set_xlabel("round trip (us)")
+    ax.set_ylabel("fraction of pings at or below")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=7)
+    hops = int(done["path_hops"].iloc[0])
+    fg.titled(fig, title, "ping round trips",
+           f"sequential pings, {hops} links each way; lost pings left out")
     return bool(fg.save(fig, path))
 
 
