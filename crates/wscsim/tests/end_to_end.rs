@@ -413,9 +413,34 @@ fn switches_wider_than_the_voq_limit_share_queues() {
         .all(|p| p.q_count <= wscsim::topology::build::MAX_VOQS));
 }
 
+/// Under incast each sender's input holds packets for one output only, so a buffer per
+/// virtual output queue holds what a buffer per input does: the same run, event for event
+/// (the client's ACKs, the one input with packets for several outputs, never fill 4 KB).
+#[test]
+fn incast_is_the_same_with_buffers_per_input_or_per_voq() {
+    let runs: Vec<_> = ["per_input_port", "per_voq"]
+        .iter()
+        .map(|b| {
+            run(&format!(
+                r#"{{"duration":"2s","topology":{{"kind":"single_switch","hosts":9}},
+                "switch":{{"buffer":"{b}","buffer_per_port":"4KiB"}},
+                "workload":{{"kind":"incast","senders":8,"block":"256KiB","iterations":5}}}}"#
+            ))
+        })
+        .collect();
+    let (a, b) = (&runs[0], &runs[1]);
+    assert!(
+        a.net.counters().dropped > 0,
+        "4 KB per input must drop under incast"
+    );
+    assert_eq!(a.net.counters().dropped, b.net.counters().dropped);
+    assert_eq!(a.net.counters().packet_hops, b.net.counters().packet_hops);
+    assert_eq!(a.metrics.incast.len(), b.metrics.incast.len());
+}
+
 #[test]
 fn every_buffer_mode_keeps_its_limits() {
-    for buffer in ["per_port", "per_input_port", "shared"] {
+    for buffer in ["per_port", "per_input_port", "per_voq", "shared"] {
         let s = run(&format!(
             r#"{{"duration":"3ms","topology":{{"kind":"fat_tree","k":4}},"switch":{{"buffer":"{buffer}","buffer_per_port":"16KiB"}},
             "transport":{{"rto_min":"1ms"}},"workload":{{"kind":"all_to_all"}}}}"#

@@ -177,7 +177,8 @@ pub struct TopologyCfg {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchCfg {
-    /// "per_port" (output buffers), "per_input_port" (ingress VOQ memory) or "shared".
+    /// "per_port" (output buffers), "per_input_port" (ingress VOQ memory), "per_voq" (a
+    /// buffer per virtual output queue) or "shared".
     #[serde(default = "d_buffer")]
     pub buffer: String,
     #[serde(default = "d_buffer_per_port")]

@@ -115,6 +115,9 @@ pub struct Switch {
     /// Buffers sit at input ports (virtual output queues in ingress memory, as in the Cisco
     /// Nexus 5000 that DIABLO's model follows): `buffer_bytes` limits what each input holds.
     pub ingress_buffers: bool,
+    /// Each virtual output queue (an input's packets at one output) has `buffer_bytes` of
+    /// its own.
+    pub voq_buffers: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -304,6 +307,9 @@ pub struct Network {
     /// Bytes queued in the switch that arrived on each port (global port index), for
     /// switches with ingress buffers.
     ingress_bytes: Vec<u64>,
+    /// Per output port and virtual output queue (`voq_index`), the frame bytes queued, when
+    /// a switch buffers per VOQ (empty otherwise).
+    voq_bytes: Vec<u32>,
     /// TCP data segments that left a host NIC since the transport last looked:
     /// (connection, frame bytes). Only filled when `track_nic_departures` is set (the
     /// transport's TCP small-queues limit needs it).
@@ -362,6 +368,11 @@ impl Network {
     /// A network of `parts`, every node and link up, nothing in flight.
     pub fn new(parts: NetworkParts) -> Network {
         let total_ports = parts.ports.len();
+        let voq_bytes = if parts.switches.iter().any(|s| s.voq_buffers) {
+            vec![0; total_ports * crate::topology::build::MAX_VOQS as usize]
+        } else {
+            Vec::new()
+        };
         Network {
             pool: Default::default(),
             node_up: vec![true; parts.nodes.len()],
@@ -395,6 +406,7 @@ impl Network {
             counters: NetCounters::default(),
             drop_log: Vec::new(),
             ingress_bytes: vec![0; total_ports],
+            voq_bytes,
             nic_departures: Vec::new(),
             track_nic_departures: false,
             route_hooks: parts.route_hooks,

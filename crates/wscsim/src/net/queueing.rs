@@ -70,6 +70,9 @@ impl Network {
         } else if sw.ingress_buffers {
             let g = (self.nodes[pt.node as usize].port_base + in_port) as usize;
             pt.bytes_queued + pt.buffer_bytes.saturating_sub(self.ingress_bytes[g])
+        } else if sw.voq_buffers {
+            let v = u64::from(self.voq_bytes[voq_index(port, in_port)]);
+            pt.bytes_queued + pt.buffer_bytes.saturating_sub(v)
         } else {
             pt.buffer_bytes
         }
@@ -233,6 +236,9 @@ impl Network {
             sb.used_bytes = sb.used_bytes + after - before;
             return sb.used_bytes > sb.total_bytes;
         }
+        if sw.voq_buffers {
+            return self.account_voq(port, in_port, frame, verdict);
+        }
         if !sw.ingress_buffers {
             return after > pt.buffer_bytes;
         }
@@ -249,6 +255,24 @@ impl Network {
             Verdict::Dropped => {}
         }
         self.ingress_bytes[g] > pt.buffer_bytes
+    }
+
+    /// Books an enqueue in a per-VOQ buffer: what entered to its input's queue at `port`,
+    /// what a scheme pushed out to the evicted packet's; whether that queue now holds more
+    /// than it may.
+    fn account_voq(&mut self, port: u32, in_port: u32, frame: u64, verdict: Verdict) -> bool {
+        let v = voq_index(port, in_port);
+        match verdict {
+            Verdict::Accepted | Verdict::AcceptedMarked => self.voq_bytes[v] += frame as u32,
+            Verdict::DroppedOther(other) => {
+                self.voq_bytes[v] += frame as u32;
+                let o = self.pool.get(other);
+                let w = voq_index(port, u32::from(o.in_port));
+                self.voq_bytes[w] -= o.frame_bytes;
+            }
+            Verdict::Dropped => {}
+        }
+        u64::from(self.voq_bytes[v]) > self.ports[port as usize].buffer_bytes
     }
 
     /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
@@ -287,8 +311,19 @@ impl Network {
             } else if sw.ingress_buffers {
                 ingress_bytes[(nodes[pt.node as usize].port_base + u32::from(pool.get(pkt).in_port))
                     as usize] -= before - pt.bytes_queued;
+            } else if sw.voq_buffers {
+                let v = voq_index(port, u32::from(pool.get(pkt).in_port));
+                self.voq_bytes[v] -= (before - pt.bytes_queued) as u32;
             }
         }
         Some(pkt)
     }
+}
+
+/// Where output `port`'s virtual output queue for local input `in_port` counts its bytes:
+/// inputs share a queue beyond `MAX_VOQS`, as the schemes' VOQs do.
+#[inline]
+fn voq_index(port: u32, in_port: u32) -> usize {
+    let voqs = crate::topology::build::MAX_VOQS;
+    (port * voqs + in_port % voqs) as usize
 }

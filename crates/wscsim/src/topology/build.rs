@@ -27,6 +27,8 @@ pub struct SwitchParams {
     pub shared_buffer_bytes: Option<u64>,
     /// Buffers at input ports (`buffer_per_port_bytes` per input) instead of outputs.
     pub ingress_buffers: bool,
+    /// A buffer per virtual output queue (`buffer_per_port_bytes` per input at each output).
+    pub voq_buffers: bool,
     pub dt_alpha: f64,
     pub port_to_port_ps: TimePs,
     pub forwarding: Forwarding,
@@ -168,6 +170,7 @@ fn make_nodes(g: &Graph, sp: &SwitchParams, lay: &Layout) -> (Vec<Node>, Vec<Swi
                     alpha: sp.dt_alpha,
                 }),
                 ingress_buffers: sp.ingress_buffers,
+                voq_buffers: sp.voq_buffers,
             }),
         }
     }
@@ -458,6 +461,7 @@ pub(crate) fn test_switch_params() -> SwitchParams {
         buffer_per_port_bytes: 1 << 20,
         shared_buffer_bytes: None,
         ingress_buffers: false,
+        voq_buffers: false,
         dt_alpha: 1.0,
         port_to_port_ps: 0,
         forwarding: Forwarding::StoreAndForward,

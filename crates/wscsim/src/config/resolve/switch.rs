@@ -14,7 +14,7 @@ pub(super) fn resolve_switch(
     one_of(
         "switch.buffer",
         &s.buffer,
-        &["per_port", "per_input_port", "shared"],
+        &["per_port", "per_input_port", "per_voq", "shared"],
     )?;
     let names: Vec<&str> = crate::config::switch_model::SWITCH_MODELS
         .iter()
@@ -62,6 +62,7 @@ pub(super) fn resolve_switch(
         buffer_per_port_bytes: s.buffer_per_port.0,
         shared_buffer_bytes: shared,
         ingress_buffers: s.buffer == "per_input_port",
+        voq_buffers: s.buffer == "per_voq",
         dt_alpha: s.dt_alpha,
         port_to_port_ps: p2p,
         forwarding: if cut_through {
