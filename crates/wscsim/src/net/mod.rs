@@ -369,7 +369,7 @@ impl Network {
     pub fn new(parts: NetworkParts) -> Network {
         let total_ports = parts.ports.len();
         let voq_bytes = if parts.switches.iter().any(|s| s.voq_buffers) {
-            vec![0; total_ports * crate::topology::build::MAX_VOQS as usize]
+            vec![0; total_ports * crate::scheme::MAX_QUEUES as usize]
         } else {
             Vec::new()
         };

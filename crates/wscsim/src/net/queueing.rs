@@ -321,9 +321,9 @@ impl Network {
 }
 
 /// Where output `port`'s virtual output queue for local input `in_port` counts its bytes:
-/// inputs share a queue beyond `MAX_VOQS`, as the schemes' VOQs do.
+/// inputs share a queue beyond `MAX_QUEUES`, as the schemes' VOQs do.
 #[inline]
 fn voq_index(port: u32, in_port: u32) -> usize {
-    let voqs = crate::topology::build::MAX_VOQS;
+    let voqs = crate::scheme::MAX_QUEUES;
     (port * voqs + in_port % voqs) as usize
 }
