@@ -304,12 +304,10 @@ pub struct Network {
     routing: Routing,
     counters: NetCounters,
     drop_log: Vec<DropRecord>,
-    /// Bytes queued in the switch that arrived on each port (global port index), for
-    /// switches with ingress buffers.
-    ingress_bytes: Vec<u64>,
-    /// Per output port and virtual output queue (`voq_index`), the frame bytes queued, when
-    /// a switch buffers per VOQ (empty otherwise).
-    voq_bytes: Vec<u32>,
+    /// Frame bytes queued in buffers that belong to the packet's input, for switches with
+    /// ingress buffers (per input port, by global port index) or per-VOQ buffers (per
+    /// output port and input): indexed by `queueing::input_buffer`.
+    input_bytes: Vec<u64>,
     /// TCP data segments that left a host NIC since the transport last looked:
     /// (connection, frame bytes). Only filled when `track_nic_departures` is set (the
     /// transport's TCP small-queues limit needs it).
@@ -368,10 +366,11 @@ impl Network {
     /// A network of `parts`, every node and link up, nothing in flight.
     pub fn new(parts: NetworkParts) -> Network {
         let total_ports = parts.ports.len();
-        let voq_bytes = if parts.switches.iter().any(|s| s.voq_buffers) {
-            vec![0; total_ports * crate::scheme::MAX_QUEUES as usize]
+        // `switch.buffer` is one mode for every switch, so the two indexings never mix.
+        let input_buffers = if parts.switches.iter().any(|s| s.voq_buffers) {
+            total_ports * crate::scheme::MAX_QUEUES as usize
         } else {
-            Vec::new()
+            total_ports
         };
         Network {
             pool: Default::default(),
@@ -405,8 +404,7 @@ impl Network {
             routing: parts.routing,
             counters: NetCounters::default(),
             drop_log: Vec::new(),
-            ingress_bytes: vec![0; total_ports],
-            voq_bytes,
+            input_bytes: vec![0; input_buffers],
             nic_departures: Vec::new(),
             track_nic_departures: false,
             route_hooks: parts.route_hooks,

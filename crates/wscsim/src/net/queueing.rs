@@ -67,12 +67,8 @@ impl Network {
             let free = sb.total_bytes - sb.used_bytes;
             let threshold = (sb.alpha * free as f64) as u64;
             threshold.min(pt.bytes_queued + free)
-        } else if sw.ingress_buffers {
-            let g = (self.nodes[pt.node as usize].port_base + in_port) as usize;
-            pt.bytes_queued + pt.buffer_bytes.saturating_sub(self.ingress_bytes[g])
-        } else if sw.voq_buffers {
-            let v = u64::from(self.voq_bytes[voq_index(port, in_port)]);
-            pt.bytes_queued + pt.buffer_bytes.saturating_sub(v)
+        } else if let Some(g) = input_buffer(sw, &self.nodes[pt.node as usize], port, in_port) {
+            pt.bytes_queued + pt.buffer_bytes.saturating_sub(self.input_bytes[g])
         } else {
             pt.buffer_bytes
         }
@@ -230,49 +226,28 @@ impl Network {
         if pt.switch == NONE {
             return after > pt.buffer_bytes;
         }
-        let base = self.nodes[pt.node as usize].port_base;
+        let node = &self.nodes[pt.node as usize];
         let sw = &mut self.switches[pt.switch as usize];
         if let Some(sb) = sw.shared.as_mut() {
             sb.used_bytes = sb.used_bytes + after - before;
             return sb.used_bytes > sb.total_bytes;
         }
-        if sw.voq_buffers {
-            return self.account_voq(port, in_port, frame, verdict);
-        }
-        if !sw.ingress_buffers {
+        let Some(g) = input_buffer(sw, node, port, in_port) else {
             return after > pt.buffer_bytes;
-        }
+        };
         // Credit what entered to its input and debit what a scheme pushed out to the
         // evicted packet's own input.
-        let g = (base + in_port) as usize;
         match verdict {
-            Verdict::Accepted | Verdict::AcceptedMarked => self.ingress_bytes[g] += frame,
+            Verdict::Accepted | Verdict::AcceptedMarked => self.input_bytes[g] += frame,
             Verdict::DroppedOther(other) => {
-                self.ingress_bytes[g] += frame;
+                self.input_bytes[g] += frame;
                 let o = self.pool.get(other);
-                self.ingress_bytes[(base + u32::from(o.in_port)) as usize] -= o.frame_bytes as u64;
+                let w = input_buffer(sw, node, port, u32::from(o.in_port)).expect("as above");
+                self.input_bytes[w] -= o.frame_bytes as u64;
             }
             Verdict::Dropped => {}
         }
-        self.ingress_bytes[g] > pt.buffer_bytes
-    }
-
-    /// Books an enqueue in a per-VOQ buffer: what entered to its input's queue at `port`,
-    /// what a scheme pushed out to the evicted packet's; whether that queue now holds more
-    /// than it may.
-    fn account_voq(&mut self, port: u32, in_port: u32, frame: u64, verdict: Verdict) -> bool {
-        let v = voq_index(port, in_port);
-        match verdict {
-            Verdict::Accepted | Verdict::AcceptedMarked => self.voq_bytes[v] += frame as u32,
-            Verdict::DroppedOther(other) => {
-                self.voq_bytes[v] += frame as u32;
-                let o = self.pool.get(other);
-                let w = voq_index(port, u32::from(o.in_port));
-                self.voq_bytes[w] -= o.frame_bytes;
-            }
-            Verdict::Dropped => {}
-        }
-        u64::from(self.voq_bytes[v]) > self.ports[port as usize].buffer_bytes
+        self.input_bytes[g] > pt.buffer_bytes
     }
 
     /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
@@ -286,7 +261,7 @@ impl Network {
             schemes,
             switches,
             nodes,
-            ingress_bytes,
+            input_bytes,
             ..
         } = self;
         let pt = &mut ports[port as usize];
@@ -308,22 +283,32 @@ impl Network {
             let sw = &mut switches[pt.switch as usize];
             if let Some(sb) = sw.shared.as_mut() {
                 sb.used_bytes -= before - pt.bytes_queued;
-            } else if sw.ingress_buffers {
-                ingress_bytes[(nodes[pt.node as usize].port_base + u32::from(pool.get(pkt).in_port))
-                    as usize] -= before - pt.bytes_queued;
-            } else if sw.voq_buffers {
-                let v = voq_index(port, u32::from(pool.get(pkt).in_port));
-                self.voq_bytes[v] -= (before - pt.bytes_queued) as u32;
+            } else if let Some(g) = input_buffer(
+                sw,
+                &nodes[pt.node as usize],
+                port,
+                u32::from(pool.get(pkt).in_port),
+            ) {
+                input_bytes[g] -= before - pt.bytes_queued;
             }
         }
         Some(pkt)
     }
 }
 
-/// Where output `port`'s virtual output queue for local input `in_port` counts its bytes:
-/// inputs share a queue beyond `MAX_QUEUES`, as the schemes' VOQs do.
+/// Where a packet that entered switch `node` on local input `in_port` and is queued at its
+/// output `port` counts its bytes, when the buffer belongs to its input (`Network::
+/// input_bytes`): its input port, or with per-VOQ buffers its input's queue at `port`
+/// (inputs share a queue beyond `MAX_QUEUES`, as the schemes' VOQs do). None: the output
+/// port's own buffer (or a shared one) holds it.
 #[inline]
-fn voq_index(port: u32, in_port: u32) -> usize {
-    let voqs = crate::scheme::MAX_QUEUES;
-    (port * voqs + in_port % voqs) as usize
+fn input_buffer(sw: &Switch, node: &Node, port: u32, in_port: u32) -> Option<usize> {
+    if sw.ingress_buffers {
+        Some((node.port_base + in_port) as usize)
+    } else if sw.voq_buffers {
+        let voqs = crate::scheme::MAX_QUEUES;
+        Some((port * voqs + in_port % voqs) as usize)
+    } else {
+        None
+    }
 }
