@@ -67,6 +67,32 @@ fn a_saturated_cpu_drops_at_its_receive_ring() {
     assert_eq!(s.net.ports()[nic].stats.drops, h.rx_ring_drops);
 }
 
+/// Adaptive interrupt moderation (Intel's 10 GbE driver): a NIC that receives 9 Gbit/s
+/// settles at one interrupt per 125 us, 8,000 a second, where interrupting at each packet
+/// that finds the CPU idle takes one per packet or two.
+#[test]
+fn adaptive_moderation_slows_a_busy_nic_to_8000_interrupts_a_second() {
+    let scenario = |moderation: &str| {
+        format!(
+            r#"{{"duration":"50ms","topology":{{"kind":"single_switch","hosts":2,"link":{{"rate":"10Gbps"}}}},
+            "host":{{"stack":"linux_3_5","interrupt_moderation":"{moderation}","noise":{{"enabled":false}}}},"transport":{{"kind":"udp"}},
+            "workload":{{"kind":"udp","sources":[1],"destination":0,"rate":"9Gbps"}}}}"#
+        )
+    };
+    let adaptive = run(&scenario("adaptive"));
+    let h = &adaptive.hosts.state[0];
+    let seconds = 0.05;
+    assert!(h.rx_packets as f64 > 0.9 * 9e9 * seconds / (1_500.0 * 8.0));
+    assert_eq!(h.rx_ring_drops, 0);
+    let per_s = h.interrupts as f64 / seconds;
+    assert!(
+        (7_000.0..9_000.0).contains(&per_s),
+        "{per_s} interrupts a second"
+    );
+    let at_once = run(&scenario("delay"));
+    assert!(at_once.hosts.state[0].interrupts > 20 * h.interrupts);
+}
+
 /// memcached over TCP links each client-server pair into one bidirectional connection:
 /// a response carries the ACK of its request, so a server sends about one packet per
 /// request (two without piggybacking: a pure ACK, then the response).

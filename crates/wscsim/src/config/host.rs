@@ -6,7 +6,7 @@ use super::{d_scheme, err, ConfigError};
 use crate::host::disk::{StorageDevice, DEVICES};
 use crate::host::noise::{BurstSpec, NoiseSpec};
 use crate::host::presets::{names, stack};
-use crate::host::{HostSpec, IoModel, StackCosts, Threads};
+use crate::host::{HostSpec, Interrupts, IoModel, StackCosts, Threads};
 use crate::units::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +48,11 @@ pub struct HostCfg {
     /// interrupts (NAPI polling needs no interrupt while the CPU is busy with the ring).
     #[serde(default = "d_coalesce")]
     pub rx_coalesce: Duration,
+    /// How the NIC paces its receive interrupts: "delay" (`rx_coalesce` after a packet) or
+    /// "adaptive" (Intel's 10 GbE driver: at most one interrupt per 10, 50 or 125 us, as
+    /// the traffic of the last interval sets; `host::moderation`).
+    #[serde(default = "d_moderation")]
+    pub interrupt_moderation: String,
     /// Instructions per path, overriding the preset's (any subset).
     #[serde(default)]
     pub costs: HostCostsCfg,
@@ -140,6 +145,9 @@ fn d_io_model() -> String {
 fn d_coalesce() -> Duration {
     Duration(0)
 }
+fn d_moderation() -> String {
+    "delay".into()
+}
 
 impl Default for HostCfg {
     fn default() -> Self {
@@ -192,6 +200,7 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
     let ring_note = "1 to 1048576 receive descriptors";
     in_range("host.rx_ring_packets", ring, 1, 1 << 20, ring_note)?;
     let storage = resolve_storage(h.storage.as_deref())?;
+    let interrupts = resolve_interrupts(h, &costs)?;
     let asked = match h.noise.enabled {
         Some(on) => on,
         None => noise_keys_given(&h.noise),
@@ -213,6 +222,7 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         cores: cores as u32,
         rx_ring_packets: ring as u32,
         rx_coalesce_ps: h.rx_coalesce.0,
+        interrupts,
         io_model,
         threads,
     })
@@ -230,6 +240,31 @@ fn resolve_storage(name: Option<&str>) -> Result<Option<StorageDevice>, ConfigEr
         )
     })?;
     Ok(Some(device))
+}
+
+/// `host.interrupt_moderation`: how the NIC paces its interrupts. Adaptive moderation sets
+/// its own intervals, so it takes no `rx_coalesce`; and a stack whose paths cost nothing
+/// takes no interrupts at all.
+fn resolve_interrupts(h: &HostCfg, costs: &StackCosts) -> Result<Interrupts, ConfigError> {
+    match h.interrupt_moderation.as_str() {
+        "delay" => Ok(Interrupts::Delay),
+        "adaptive" if h.rx_coalesce.0 > 0 => Err(err(
+            "host.rx_coalesce",
+            h.rx_coalesce.to_string(),
+            "0 with host.interrupt_moderation = \"adaptive\" (its intervals follow the traffic)",
+        )),
+        "adaptive" if costs.is_zero() => Err(err(
+            "host.interrupt_moderation",
+            "\"adaptive\"",
+            "\"delay\" with a stack whose paths cost nothing (\"ideal\"): it takes no interrupts; choose a costed host.stack",
+        )),
+        "adaptive" => Ok(Interrupts::Adaptive),
+        other => Err(err(
+            "host.interrupt_moderation",
+            format!("{other:?}"),
+            "\"delay\" (the interrupt follows a packet after rx_coalesce) or \"adaptive\" (Intel's 10 GbE driver)",
+        )),
+    }
 }
 
 /// `host.threads`: where packet work runs.

@@ -35,6 +35,7 @@
 //! `transport.rcv_window`). With the `ideal` stack every cost is zero and none of this runs.
 
 pub mod disk;
+pub mod moderation;
 pub mod nic;
 pub mod noise;
 pub mod presets;
@@ -47,8 +48,8 @@ use crate::packet::PktId;
 /// The host layer's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostEvent {
-    /// A NIC's coalescing timer: raise the receive interrupt.
-    Irq { host: u32 },
+    /// A NIC's coalescing timer: raise receive queue `queue`'s interrupt.
+    Irq { host: u32, queue: u32 },
     /// The CPU finished receiving packet `pkt`: hand it to the transport.
     RxDone { pkt: u32 },
     /// The CPU finished the transmit path of `pkt`: put it in the NIC queue.
@@ -108,6 +109,16 @@ pub enum IoModel {
     Epoll,
 }
 
+/// How a NIC paces its receive interrupts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interrupts {
+    /// The interrupt follows a packet after `rx_coalesce_ps` (at once if 0).
+    Delay,
+    /// At most one interrupt per throttle interval, the interval set by the traffic as
+    /// Intel's 10 GbE driver does (`moderation`).
+    Adaptive,
+}
+
 /// Where a host's packet and application work runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Threads {
@@ -131,6 +142,8 @@ pub struct HostSpec {
     pub cores: u32,
     pub rx_ring_packets: u32,
     pub rx_coalesce_ps: TimePs,
+    /// How the NIC paces its receive interrupts.
+    pub interrupts: Interrupts,
     pub io_model: IoModel,
     pub threads: Threads,
     /// Every server's storage device (None: no storage).
@@ -148,6 +161,7 @@ impl HostSpec {
             cores: 1,
             rx_ring_packets: u32::MAX,
             rx_coalesce_ps: 0,
+            interrupts: Interrupts::Delay,
             io_model: IoModel::Pthread,
             threads: Threads::PerFlow,
             storage: None,
@@ -162,6 +176,20 @@ impl HostSpec {
     }
 }
 
+/// One receive queue of a NIC and its interrupt vector. A host has one, or with adaptive
+/// moderation and per-flow threads one per core: receive-side scaling hashes each flow to
+/// its core's queue, whose interrupts keep their own pace (`moderation`).
+#[derive(Clone, Debug, Default)]
+pub struct RxQueue {
+    /// Packets in the ring that wait for an interrupt.
+    pub waiting: Vec<PktId>,
+    pub irq_pending: bool,
+    /// Until when the CPU is polling the queue (NAPI): arrivals before it need no interrupt.
+    pub polling_until_ps: TimePs,
+    /// Adaptive interrupt moderation (used with `Interrupts::Adaptive`).
+    pub moderation: moderation::Moderation,
+}
+
 /// Per-host CPU and NIC state.
 #[derive(Clone, Debug, Default)]
 pub struct HostState {
@@ -171,11 +199,8 @@ pub struct HostState {
     pub thread_free_ps: Vec<TimePs>,
     /// Packets in the receive ring: arrived, not yet handed to the transport.
     pub rx_in_ring: u32,
-    /// Packets in the ring that wait for an interrupt.
-    pub rx_waiting: Vec<PktId>,
-    pub irq_pending: bool,
-    /// Until when the CPU is polling the ring (NAPI): arrivals before it need no interrupt.
-    pub polling_until_ps: TimePs,
+    /// The NIC's receive queues, each with its interrupt (see `RxQueue`).
+    pub rx_queues: Vec<RxQueue>,
     pub busy_ps: u64,
     pub rx_packets: u64,
     pub tx_packets: u64,
@@ -224,6 +249,16 @@ pub struct Hosts {
     hop_latency_ps_per_byte: f64,
 }
 
+/// Receive queues per NIC: one per core with adaptive moderation and per-flow threads
+/// (receive-side scaling), else one.
+fn rx_queue_count(spec: &HostSpec) -> usize {
+    if spec.interrupts == Interrupts::Adaptive && spec.threads == Threads::PerFlow {
+        spec.cores as usize
+    } else {
+        1
+    }
+}
+
 impl Hosts {
     pub fn new(spec: HostSpec, n_hosts: usize) -> Self {
         let costed = !spec.costs.is_zero();
@@ -236,6 +271,7 @@ impl Hosts {
                         Threads::PerFlow => Vec::new(),
                         Threads::PerLink => vec![0; 2 * MAX_LINKS + spec.cores as usize],
                     },
+                    rx_queues: vec![RxQueue::default(); rx_queue_count(&spec)],
                     ..Default::default()
                 };
                 n_hosts

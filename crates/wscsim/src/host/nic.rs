@@ -2,7 +2,7 @@
 //! (the NIC's ring, interrupts with coalescing, NAPI polling, the per-packet receive path).
 //! With the ideal stack none of this costs time and packets pass straight through.
 
-use super::{HostEvent, HostSched, Hosts, Threads, MAX_LINKS};
+use super::{HostEvent, HostSched, Hosts, Interrupts, Threads, MAX_LINKS};
 
 /// A packet the host has finished with, for the layers above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,10 @@ impl Hosts {
                 + self.copy_ps(p.payload_bytes as u64)
                 + self.half_packet_bytes_ps(p.frame_bytes);
             let core = self.core_of(p.hash);
-            self.state[host as usize].tx_packets += 1;
+            let q = self.rx_queue_of(host, p.hash);
+            let st = &mut self.state[host as usize];
+            st.tx_packets += 1;
+            st.rx_queues[q].moderation.sent(p.frame_bytes);
             let done = if self.spec.threads == Threads::PerLink {
                 let link = net.out_link_hint(host, pkt, now) as usize;
                 self.charge_thread(host, MAX_LINKS + link, now, cost)
@@ -79,30 +82,56 @@ impl Hosts {
             return None;
         }
         st.rx_in_ring += 1;
-        if now < st.polling_until_ps {
+        let p = net.pool().get(pkt);
+        let queue = self.rx_queue_of(host, p.hash);
+        let rq = &mut self.state[host as usize].rx_queues[queue];
+        rq.moderation.received(p.frame_bytes);
+        if now < rq.polling_until_ps {
             // NAPI: the poll loop is still running and picks the packet up.
             let done = self.receive(net, ev, host, pkt, now);
-            let st = &mut self.state[host as usize];
-            st.polling_until_ps = st.polling_until_ps.max(done);
+            let rq = &mut self.state[host as usize].rx_queues[queue];
+            rq.polling_until_ps = rq.polling_until_ps.max(done);
             return None;
         }
-        st.rx_waiting.push(pkt);
-        if coalesce == 0 {
-            self.on_irq(net, ev, host);
-        } else if !st.irq_pending {
-            st.irq_pending = true;
-            ev.schedule(now + coalesce, HostEvent::Irq { host });
+        rq.waiting.push(pkt);
+        if rq.irq_pending {
+            return None;
+        }
+        let at = match self.spec.interrupts {
+            Interrupts::Delay => now + coalesce,
+            Interrupts::Adaptive => rq.moderation.earliest_irq_ps(now),
+        };
+        if at == now {
+            self.on_irq(net, ev, host, queue);
+        } else {
+            rq.irq_pending = true;
+            let queue = queue as u32;
+            ev.schedule(at, HostEvent::Irq { host, queue });
         }
         None
     }
 
-    /// The receive interrupt: the CPU takes every waiting packet from the ring.
-    fn on_irq(&mut self, net: &Network, ev: &mut impl HostSched, host: u32) {
+    /// The receive queue of a flow with `hash` at `host` (receive-side scaling: its core's).
+    #[inline]
+    fn rx_queue_of(&self, host: u32, hash: u32) -> usize {
+        if self.state[host as usize].rx_queues.len() == 1 {
+            0
+        } else {
+            self.core_of(hash)
+        }
+    }
+
+    /// Receive queue `queue`'s interrupt: the CPU takes every packet waiting in it.
+    fn on_irq(&mut self, net: &Network, ev: &mut impl HostSched, host: u32, queue: usize) {
         let now = ev.now();
-        let mut waiting = std::mem::take(&mut self.state[host as usize].rx_waiting);
-        self.state[host as usize].irq_pending = false;
+        let rq = &mut self.state[host as usize].rx_queues[queue];
+        let mut waiting = std::mem::take(&mut rq.waiting);
+        rq.irq_pending = false;
+        if self.spec.interrupts == Interrupts::Adaptive {
+            rq.moderation.on_irq(now);
+        }
         if waiting.is_empty() {
-            self.state[host as usize].rx_waiting = waiting;
+            rq.waiting = waiting;
             return;
         }
         let first = net.pool().get(waiting[0]);
@@ -123,9 +152,10 @@ impl Hosts {
         let st = &mut self.state[host as usize];
         // A polling stack (no interrupt cost) takes no interrupts; it finds packets by polling.
         st.interrupts += u64::from(self.interrupt_ps > 0);
-        st.polling_until_ps = last;
+        let rq = &mut st.rx_queues[queue];
+        rq.polling_until_ps = last;
         waiting.clear();
-        st.rx_waiting = waiting;
+        rq.waiting = waiting;
     }
 
     /// The receive path of `pkt` on its flow's core, from `ready_ps`; the transport gets the
@@ -248,8 +278,8 @@ impl Hosts {
         e: HostEvent,
     ) -> Option<Ready> {
         match e {
-            HostEvent::Irq { host } => {
-                self.on_irq(net, ev, host);
+            HostEvent::Irq { host, queue } => {
+                self.on_irq(net, ev, host, queue as usize);
                 None
             }
             HostEvent::TxDone { pkt } => {

@@ -67,7 +67,7 @@ impl Sim {
         let host = match e.layer() {
             Layer::Net(NetEvent::NodeDown { .. } | NetEvent::NodeUp { .. }) => return None,
             Layer::Net(e) => return Some(self.net.partition_of(e)),
-            Layer::Host(HostEvent::Irq { host } | HostEvent::ForwardDone { host, .. }) => host,
+            Layer::Host(HostEvent::Irq { host, .. } | HostEvent::ForwardDone { host, .. }) => host,
             Layer::Host(HostEvent::RxDone { pkt }) => self.net.pool().get(pkt).dst_host,
             Layer::Host(HostEvent::TxDone { pkt }) => self.net.pool().get(pkt).src_host,
             Layer::Transport(e) => self.transports.timer_host(e)?,
