@@ -63,6 +63,7 @@ NOT_RUN = {
 LONG = {
     "wscsim run diablo_incast_hosts": "72 points, about 30 s on 2 cores",
     "wscsim run flexplane_fct": "40 points, about 40 to 60 s on 2 cores",
+    "wscsim run flexplane_fct --set 'host.stack=\"linux_3_5\"' --set host.cores=40 --set 'host.interrupt_moderation=\"adaptive\"'": "40 points with Linux hosts, about 1 minute 45 s on 2 cores",
     "wscsim run diablo_memcached": "6 points of up to 1,984 hosts, over 2 minutes",
     "wscsim run diablo_memcached_factors": "6 points of 1,984 hosts, about 2 minutes",
     "wscsim run diablo_memcached_reconnect": "4 points of up to 1,984 hosts, about 30 s on 2 cores",
