@@ -88,6 +88,7 @@ LONG = {
     ".venv/bin/wscsim run websearch_fat_tree": "the same, in the README",
     ".venv/bin/wscsim sweep diablo_incast --vary workload.senders=1,8,24": "diablo_incast swept over three sender counts, with plots, about 13 s",
     "wscsim run flexplane_priority --set workload.flows=1000": "1,000 flows at three loads, about 25 s",
+    "wscsim run flexplane_priority --set workload.flows=1000 --set 'host.stack=\"linux_3_5\"' --set host.cores=40 --set 'host.interrupt_moderation=\"adaptive\"'": "the same with Linux hosts, about 15 s",
     "wscsim run pcie_hadoop": "8 points of minute-long jobs, about 3 minutes on 2 cores",
     "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
     "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
