@@ -72,6 +72,7 @@ LONG = {
     "wscsim run diablo_memcached --set 'sweep={\"topology.racks\"=[16,64]}' --set workload.closed_loop=true --set workload.gap_scale=80": "2 points of up to 1,984 hosts, about a minute",
     "wscsim run diablo_memcached --set 'sweep={\"topology.racks\"=[16,64]}' --set workload.closed_loop=true --set workload.gap_scale=80 --set 'switch.buffer=\"per_voq\"'": "2 points of up to 1,984 hosts, about a minute",
     "wscsim run diablo_memcached --set 'sweep={\"topology.racks\"=[16,64]}' --set workload.closed_loop=true --set workload.gap_scale=80 --set 'switch.overrides=[{tiers=[1,2],buffer_per_port=\"470KB\"}]'": "2 points of up to 1,984 hosts, about a minute",
+    "wscsim run diablo_memcached --set 'sweep={\"topology.racks\"=[64],\"workload.gap_scale\"=[60,70,75,80]}' --set workload.closed_loop=true --set 'switch.overrides=[{tiers=[1,2],buffer_per_port=\"470KB\"}]'": "4 points of 1,984 hosts, about 3 minutes",
     "wscsim run camcube_all_to_all": "5 points of up to 4,096 servers (three tori, two switched networks), about 15 s on 2 cores, and named in four places",
     "wscsim run camcube_churn": "5 points of 512 servers for 10 simulated seconds, about 35 s on 2 cores",
     "wscsim run camcube_image_store_failures": "140 simulated seconds of image inserts, about 90 s",
