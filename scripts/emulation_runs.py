@@ -4,9 +4,14 @@ from a scenario dict, and the check for the programs they need."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # The emulator runs on CPU 0, the programs on CPU 1: on a 2-core machine they would
@@ -36,3 +41,41 @@ def missing_tools(*tools: str) -> bool:
     if missing:
         print(f"error: needs {' and '.join(missing)} (apt-get install {' '.join(missing)})", file=sys.stderr)
     return bool(missing)
+
+
+def measure(cases: list, point: Callable[[object, Path], dict]) -> list[dict]:
+    """`point(case, scratch)` for each case, with a scratch folder for emulation runs;
+    prints each point as it comes (a run takes seconds) and returns them all."""
+    points = []
+    with tempfile.TemporaryDirectory() as work:
+        for case in cases:
+            points.append(point(case, Path(work)))
+            print(json.dumps(points[-1]), flush=True)
+    return points
+
+
+@contextmanager
+def veth_pair() -> Iterator:
+    """Two namespaces with the addresses an emulation gives hosts 0 and 1, joined directly
+    by a veth pair instead of the emulator: the baseline with no fabric at all."""
+    from wscsim import emulation as em
+
+    with em.Namespaces(2) as ns:
+        em._ip("link", "add", em.IFNAME, "netns", ns.names[0], "type", "veth", "peer", "name", em.IFNAME, "netns", ns.names[1])
+        for h in range(2):
+            ns.configure(h, 1500)
+        yield ns
+
+
+def arguments(description: str, out_help: str, tool: str, more: Callable[[argparse.ArgumentParser], None] = lambda p: None) -> argparse.Namespace | None:
+    """The experiment scripts' command line: `--out` (made here), the script's own options
+    (`more`) and `--busy-poll`. None if `tool` is not installed (said on stderr)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--out", required=True, help=out_help)
+    more(p)
+    p.add_argument("--busy-poll", action="store_true", help="the emulator polls without sleeping (emulation.busy_poll)")
+    args = p.parse_args()
+    if missing_tools(tool):
+        return None
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    return args

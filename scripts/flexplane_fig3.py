@@ -15,16 +15,14 @@ A tool for developers, not a test: docs/emulation.md records its output.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from emulation_runs import PIN_PROGRAMS, emulate_pinned, missing_tools
+from emulation_runs import PIN_PROGRAMS, arguments, emulate_pinned, measure, veth_pair
 
 RATES_PPS = [10_000, 20_000, 50_000, 100_000]
 MESSAGE_BYTES = 1472  # a 1,500-byte IP packet: MTU-sized, as in the paper
@@ -81,10 +79,7 @@ def direct(pps: int, seconds: float) -> dict | None:
     """The same namespaces and addresses, joined by a veth pair instead of the emulator."""
     from wscsim import emulation as em
 
-    with em.Namespaces(2) as ns:
-        em._ip("link", "add", em.IFNAME, "netns", ns.names[0], "type", "veth", "peer", "name", em.IFNAME, "netns", ns.names[1])
-        for h in range(2):
-            ns.configure(h, 1500)
+    with veth_pair() as ns:
         server = subprocess.Popen(["ip", "netns", "exec", ns.names[1], *PIN_PROGRAMS.split(), "sockperf", "sr", "-i", em.host_ip(1), "-p", str(PORT)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
@@ -129,20 +124,13 @@ def plot(points: list[dict], path: Path) -> None:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, help="folder for fig3.json and fig3.png")
-    p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per rate (default 5; the paper's 30)")
-    p.add_argument("--busy-poll", action="store_true", help="the emulator polls without sleeping (emulation.busy_poll)")
-    args = p.parse_args()
-    if missing_tools("sockperf"):
+    seconds = lambda p: p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per rate (default 5; the paper's 30)")  # noqa: E731
+    args = arguments(__doc__.splitlines()[0], "folder for fig3.json and fig3.png", "sockperf", seconds)
+    if args is None:
         return 2
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    points = []
-    with tempfile.TemporaryDirectory() as work:
-        for pps in RATES_PPS:
-            points.append({"offered_pps": pps, "emulated": emulated(pps, args.seconds, Path(work), args.busy_poll), "direct": direct(pps, args.seconds)})
-            print(json.dumps(points[-1]), flush=True)
+    points = measure(RATES_PPS, lambda pps, work: {
+        "offered_pps": pps, "emulated": emulated(pps, args.seconds, work, args.busy_poll), "direct": direct(pps, args.seconds)})
     fabric_us = fabric_one_way_s() * 1e6
     (out / "fig3.json").write_text(json.dumps({"fabric_one_way_us": fabric_us, "points": points}, indent=2) + "\n")
     plot(points, out / "fig3.png")

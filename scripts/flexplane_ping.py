@@ -14,16 +14,14 @@ records its output.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from emulation_runs import PIN_PROGRAMS, emulate_pinned, missing_tools
+from emulation_runs import PIN_PROGRAMS, arguments, emulate_pinned, measure, veth_pair
 
 # (interval in seconds, pings): the paper's two rates, about a second of pings each at
 # the faster rate's achieved pace and two seconds at the slower.
@@ -64,10 +62,7 @@ def direct(interval_s: float, count: int) -> dict | None:
     """The same namespaces and addresses, joined by a veth pair instead of the emulator."""
     from wscsim import emulation as em
 
-    with em.Namespaces(2) as ns:
-        em._ip("link", "add", em.IFNAME, "netns", ns.names[0], "type", "veth", "peer", "name", em.IFNAME, "netns", ns.names[1])
-        for h in range(2):
-            ns.configure(h, 1500)
+    with veth_pair() as ns:
         time.sleep(0.2)
         command = ping_command(interval_s, count).replace("{ip:1}", em.host_ip(1)).split()
         r = subprocess.run(["ip", "netns", "exec", ns.names[0], *command], capture_output=True, text=True, timeout=120)
@@ -75,20 +70,13 @@ def direct(interval_s: float, count: int) -> dict | None:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, help="folder for ping.json")
-    p.add_argument("--busy-poll", action="store_true", help="the emulator polls without sleeping (emulation.busy_poll)")
-    args = p.parse_args()
-    if missing_tools("ping"):
+    args = arguments(__doc__.splitlines()[0], "folder for ping.json", "ping")
+    if args is None:
         return 2
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    points = []
-    with tempfile.TemporaryDirectory() as work:
-        for interval_s, count in INTERVALS:
-            points.append({"interval_us": interval_s * 1e6, "pings": count,
-                           "emulated": emulated(interval_s, count, Path(work), args.busy_poll), "direct": direct(interval_s, count)})
-            print(json.dumps(points[-1]), flush=True)
+    points = measure(INTERVALS, lambda case, work: {
+        "interval_us": case[0] * 1e6, "pings": case[1],
+        "emulated": emulated(*case, work, args.busy_poll), "direct": direct(*case)})
     (out / "ping.json").write_text(json.dumps({"points": points}, indent=2) + "\n")
     print("| one ping every | emulated: average (min, mdev) | direct: average (min, mdev) |")
     print("| --- | --- | --- |")
