@@ -98,6 +98,8 @@ CASES = [
     ("unknown interrupt moderation", BASE + '[host]\nstack = "linux_3_5"\ninterrupt_moderation = "napi"\n', "host.interrupt_moderation"),
     ("adaptive moderation with a fixed delay", BASE + '[host]\nstack = "linux_3_5"\ninterrupt_moderation = "adaptive"\nrx_coalesce = "20us"\n', "host.rx_coalesce"),
     ("adaptive moderation on ideal hosts", BASE + '[host]\ninterrupt_moderation = "adaptive"\n', "host.interrupt_moderation"),
+    ("unknown idle states", BASE + '[host]\nstack = "linux_3_5"\nidle_states = "haswell"\n', "host.idle_states"),
+    ("idle states on ideal hosts", BASE + '[host]\nidle_states = "ivytown"\n', "host.idle_states"),
     ("zero cores", BASE + '[host]\ncores = 0\n', "host.cores"),
     ("unknown host cost", BASE + '[host]\ncosts = { page_fault = 3 }\n', "page_fault"),
     ("more memcached servers than hosts", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nserver_count = 4'), "workload.server_count"),

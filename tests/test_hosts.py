@@ -96,3 +96,22 @@ def test_cpu_limited_hosts_collapse_moderately_not_totally():
     assert 0.10 * alone < collapsed < 0.5 * alone, (alone, collapsed)
     stock = goodput(incast_hosts(2.0, "epoll", 23, rto="200ms"))
     assert stock < 0.05 * alone, (alone, stock)
+
+
+def _ping_rtt_us(interval: str, idle_states: str) -> float:
+    # Flexplane's ping at one rate: two linux_3_5 hosts of one core on a 10 Gbit/s switch.
+    sc = load("ramcloud_ping")
+    sc.update(sweep={}, duration="1s")
+    sc["topology"]["link"] = {"rate": "10Gbps", "delay": "100ns"}
+    sc["host"] = {"stack": "linux_3_5", "clock_ghz": 4.0, "cpi": 1.0, "cores": 1, "idle_states": idle_states}
+    sc["workload"].update(count=200, interval=interval)
+    return run(sc).headline["mean_ping_rtt_us"]
+
+
+def test_idle_states_slow_a_sparse_ping_more_than_a_busy_one():
+    # With Xeon E5 v2 idle states, a core idle for 2 ms sleeps in C6 (82 us to wake) and
+    # both ends of a ping wake from it; 50 us apart the cores only reach C1 (1 us).
+    awake = _ping_rtt_us("2ms", "none")
+    assert _ping_rtt_us("50us", "none") == pytest.approx(awake, rel=0.05)
+    assert _ping_rtt_us("2ms", "ivytown") > awake + 2 * 82
+    assert _ping_rtt_us("50us", "ivytown") < awake + 10

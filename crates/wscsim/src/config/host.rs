@@ -4,6 +4,7 @@
 use super::checks::in_range;
 use super::{d_scheme, err, ConfigError};
 use crate::host::disk::{StorageDevice, DEVICES};
+use crate::host::idle::{table as idle_table, IdleState, TABLES as IDLE_TABLES};
 use crate::host::noise::{BurstSpec, NoiseSpec};
 use crate::host::presets::{names, stack};
 use crate::host::{HostSpec, Interrupts, IoModel, StackCosts, Threads};
@@ -53,6 +54,10 @@ pub struct HostCfg {
     /// the traffic of the last interval sets; `host::moderation`).
     #[serde(default = "d_moderation")]
     pub interrupt_moderation: String,
+    /// The cores' idle states: "none", or a table of `host::idle::TABLES` ("ivytown":
+    /// Intel Xeon E5 v2); an idle core wakes from the deepest state its idle time reached.
+    #[serde(default = "d_idle")]
+    pub idle_states: String,
     /// Instructions per path, overriding the preset's (any subset).
     #[serde(default)]
     pub costs: HostCostsCfg,
@@ -148,6 +153,9 @@ fn d_coalesce() -> Duration {
 fn d_moderation() -> String {
     "delay".into()
 }
+fn d_idle() -> String {
+    "none".into()
+}
 
 impl Default for HostCfg {
     fn default() -> Self {
@@ -201,6 +209,7 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
     in_range("host.rx_ring_packets", ring, 1, 1 << 20, ring_note)?;
     let storage = resolve_storage(h.storage.as_deref())?;
     let interrupts = resolve_interrupts(h, &costs)?;
+    let idle_states = resolve_idle(&h.idle_states, &costs)?;
     let asked = match h.noise.enabled {
         Some(on) => on,
         None => noise_keys_given(&h.noise),
@@ -223,6 +232,7 @@ pub fn resolve_host(h: &mut HostCfg, seed: u64) -> Result<HostSpec, ConfigError>
         rx_ring_packets: ring as u32,
         rx_coalesce_ps: h.rx_coalesce.0,
         interrupts,
+        idle_states,
         io_model,
         threads,
     })
@@ -265,6 +275,30 @@ fn resolve_interrupts(h: &HostCfg, costs: &StackCosts) -> Result<Interrupts, Con
             "\"delay\" (the interrupt follows a packet after rx_coalesce) or \"adaptive\" (Intel's 10 GbE driver)",
         )),
     }
+}
+
+/// `host.idle_states`: a table of `host::idle::TABLES`; only hosts that do work have cores
+/// that sleep.
+fn resolve_idle(name: &str, costs: &StackCosts) -> Result<&'static [IdleState], ConfigError> {
+    let Some(states) = idle_table(name) else {
+        let names: Vec<String> = IDLE_TABLES
+            .iter()
+            .map(|t| format!("{:?} ({})", t.0, t.1))
+            .collect();
+        return Err(err(
+            "host.idle_states",
+            format!("{name:?}"),
+            format!("one of {}", names.join(", ")),
+        ));
+    };
+    if !states.is_empty() && costs.is_zero() {
+        return Err(err(
+            "host.idle_states",
+            format!("{name:?}"),
+            "\"none\" with a stack whose paths cost nothing (\"ideal\"): its cores never work; choose a costed host.stack",
+        ));
+    }
+    Ok(states)
 }
 
 /// `host.threads`: where packet work runs.

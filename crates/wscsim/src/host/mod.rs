@@ -35,6 +35,7 @@
 //! `transport.rcv_window`). With the `ideal` stack every cost is zero and none of this runs.
 
 pub mod disk;
+pub mod idle;
 pub mod moderation;
 pub mod nic;
 pub mod noise;
@@ -144,6 +145,8 @@ pub struct HostSpec {
     pub rx_coalesce_ps: TimePs,
     /// How the NIC paces its receive interrupts.
     pub interrupts: Interrupts,
+    /// The cores' idle states (`idle`), from the shallowest; empty: none.
+    pub idle_states: &'static [idle::IdleState],
     pub io_model: IoModel,
     pub threads: Threads,
     /// Every server's storage device (None: no storage).
@@ -162,6 +165,7 @@ impl HostSpec {
             rx_ring_packets: u32::MAX,
             rx_coalesce_ps: 0,
             interrupts: Interrupts::Delay,
+            idle_states: &[],
             io_model: IoModel::Pthread,
             threads: Threads::PerFlow,
             storage: None,
@@ -247,6 +251,17 @@ pub struct Hosts {
     forward_per_byte_ps: f64,
     hop_latency_ps: f64,
     hop_latency_ps_per_byte: f64,
+}
+
+/// When work ready at `ready_ps` starts on a core free from `free_ps`: at once if the core
+/// is busy until then, else once it has woken from the idle state it reached.
+#[inline]
+fn awake_at(states: &[idle::IdleState], free_ps: TimePs, ready_ps: TimePs) -> TimePs {
+    if ready_ps > free_ps {
+        ready_ps + idle::wake_ps(states, ready_ps - free_ps)
+    } else {
+        free_ps
+    }
 }
 
 /// Receive queues per NIC: one per core with adaptive moderation and per-flow threads
@@ -361,7 +376,7 @@ impl Hosts {
         }
         let st = &mut self.state[host as usize];
         let free = st.core_free_ps[core];
-        let start = free.max(ready_ps);
+        let start = awake_at(self.spec.idle_states, free, ready_ps);
         let (done, own) =
             noise::run_on(self.noise.as_deref_mut(), host, core, free, start, cost_ps);
         st.core_free_ps[core] = done;
@@ -402,6 +417,7 @@ impl Hosts {
                 (core, start, free) = (c, s, f);
             }
         }
+        let start = awake_at(self.spec.idle_states, free, start);
         let (done, own) =
             noise::run_on(self.noise.as_deref_mut(), host, core, free, start, cost_ps);
         st.core_free_ps[core] = done;

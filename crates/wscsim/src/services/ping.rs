@@ -35,6 +35,10 @@ pub struct Params {
     /// How long a ping waits for its reply before the next leaves (default 1 s, as ping).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<crate::units::Duration>,
+    /// Time from one ping's departure to the next's, as ping's `-i`; the next still waits
+    /// for the reply (or the timeout) if that comes later (default 0: at the reply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<crate::units::Duration>,
 }
 
 /// The pings of a run, resolved.
@@ -45,6 +49,7 @@ pub struct PingSpec {
     pub count: u32,
     pub payload_bytes: u32,
     pub timeout_ps: TimePs,
+    pub interval_ps: TimePs,
 }
 
 /// One ping's outcome (`rtt_ps` NEVER: it did not come back before the run ended).
@@ -59,6 +64,9 @@ pub struct PingRecord {
     /// Links crossed there and back, as counted by the servers on the way.
     pub hops: u32,
 }
+
+/// The timer tag that sends the next ping (others are pings' timeouts, by index).
+const NEXT_PING: u32 = u32::MAX;
 
 pub struct Ping {
     pub spec: PingSpec,
@@ -119,12 +127,14 @@ impl ServiceWorkload for Ping {
                 "a positive duration such as \"1s\"",
             ));
         }
+        let interval = w.interval.get_or_insert(crate::units::Duration(0)).0;
         Ok(PingSpec {
             source,
             destinations,
             count,
             payload_bytes: size as u32,
             timeout_ps: timeout.0,
+            interval_ps: interval,
         })
     }
 
@@ -145,6 +155,23 @@ impl Ping {
 
     fn total(&self) -> usize {
         self.spec.count as usize * self.spec.destinations.len()
+    }
+
+    /// The ping sent at `sent_ps` is resolved: the next leaves now, or `interval` after it.
+    fn next_after(&mut self, ctx: &mut SvcCtx<impl SvcSched>, sent_ps: TimePs) {
+        if self.records.len() == self.total() {
+            return;
+        }
+        let at = sent_ps + self.spec.interval_ps;
+        if at <= ctx.ev.now() {
+            self.send_next(ctx);
+        } else {
+            let timer = super::SvcEvent::Timer {
+                service: PING,
+                tag: NEXT_PING,
+            };
+            ctx.ev.schedule(at, timer);
+        }
     }
 
     /// Sends ping number `records.len()`.
@@ -276,21 +303,22 @@ impl ServiceKind for Ping {
         let r = &mut self.records[i];
         r.rtt_ps = now - sent;
         r.hops = hops;
-        if self.records.len() < self.total() {
-            self.send_next(ctx);
-        }
+        self.next_after(ctx, sent);
     }
     /// Ping `tag`'s wait is over: if it has not returned, it is lost and the next leaves.
     fn on_timer<S: SvcSched>(&mut self, ctx: &mut SvcCtx<S>, tag: u32) {
+        if tag == NEXT_PING {
+            self.send_next(ctx);
+            return;
+        }
         let i = tag as usize;
         if i + 1 != self.records.len() || self.resolved > i {
             return;
         }
         self.resolved += 1;
         self.lost += 1;
-        if self.records.len() < self.total() {
-            self.send_next(ctx);
-        }
+        let sent = self.records[i].sent_ps;
+        self.next_after(ctx, sent);
     }
     fn done(&self) -> bool {
         self.resolved == self.total()
