@@ -319,6 +319,24 @@ fn pings_to_a_failed_server_time_out_and_the_sequence_goes_on() {
     assert!(back.iter().all(|r| r.hops == 14), "{back:?}");
 }
 
+/// `interval`, as ping's `-i`: a ping that returns leaves the next `interval` after it
+/// left; one that is lost holds the next until its timeout.
+#[test]
+fn pings_leave_an_interval_apart_or_at_their_timeout() {
+    let s = run(
+        r#"{"duration":"1s","topology":{"kind":"torus3d","dims":[11,1,1]},
+        "workload":{"kind":"ping","destinations":[3,4],"count":3,"timeout":"20ms","interval":"5ms"},
+        "failures":[{"node":"h3","at":"0ms"}]}"#,
+    );
+    let p = s.services.find::<wscsim::services::ping::Ping>().unwrap();
+    assert!(p.done() && s.finished());
+    assert_eq!(p.lost, 3);
+    let ms = 1_000_000_000;
+    let sent: Vec<u64> = p.records.iter().map(|r| r.sent_ps / ms).collect();
+    assert_eq!(sent, [0, 20, 40, 60, 65, 70]);
+    assert!(p.records.iter().all(|r| r.sent_ps % ms == 0));
+}
+
 mod stops {
     //! The user's service of the test below.
     use wscsim::engine::{Clock, Scheduler};
