@@ -54,7 +54,7 @@ def emulated(interval_s: float, count: int, work: Path, busy_poll: bool) -> dict
             {"hosts": [0], "command": ping_command(interval_s, count), "start": "0.5s", "capabilities": ["net_raw"]},
         ]},
     }
-    out = emulate_pinned(sc, work / f"ping-{interval_s}", check=False)
+    out = emulate_pinned(sc, work / f"ping-{round(interval_s * 1e6)}us", check=False)
     return parse((out / "programs" / "app0-host0.out").read_text())
 
 
@@ -65,7 +65,10 @@ def direct(interval_s: float, count: int) -> dict | None:
     with veth_pair() as ns:
         time.sleep(0.2)
         command = ping_command(interval_s, count).replace("{ip:1}", em.host_ip(1)).split()
-        r = subprocess.run(["ip", "netns", "exec", ns.names[0], *command], capture_output=True, text=True, timeout=120)
+        try:
+            r = subprocess.run(["ip", "netns", "exec", ns.names[0], *command], capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return None
         return parse(r.stdout + r.stderr)
 
 

@@ -100,6 +100,7 @@ CASES = [
     ("adaptive moderation on ideal hosts", BASE + '[host]\ninterrupt_moderation = "adaptive"\n', "host.interrupt_moderation"),
     ("unknown idle states", BASE + '[host]\nstack = "linux_3_5"\nidle_states = "haswell"\n', "host.idle_states"),
     ("idle states on ideal hosts", BASE + '[host]\nidle_states = "ivytown"\n', "host.idle_states"),
+    ("adaptive moderation on a polling stack", BASE + '[host]\nstack = "user_space"\ninterrupt_moderation = "adaptive"\n', "host.interrupt_moderation"),
     ("zero cores", BASE + '[host]\ncores = 0\n', "host.cores"),
     ("unknown host cost", BASE + '[host]\ncosts = { page_fault = 3 }\n', "page_fault"),
     ("more memcached servers than hosts", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "memcached"\nserver_count = 4'), "workload.server_count"),

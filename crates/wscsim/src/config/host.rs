@@ -263,10 +263,10 @@ fn resolve_interrupts(h: &HostCfg, costs: &StackCosts) -> Result<Interrupts, Con
             h.rx_coalesce.to_string(),
             "0 with host.interrupt_moderation = \"adaptive\" (its intervals follow the traffic)",
         )),
-        "adaptive" if costs.is_zero() => Err(err(
+        "adaptive" if costs.interrupt == 0.0 => Err(err(
             "host.interrupt_moderation",
             "\"adaptive\"",
-            "\"delay\" with a stack whose paths cost nothing (\"ideal\"): it takes no interrupts; choose a costed host.stack",
+            "\"delay\" with a stack that takes no interrupts (\"ideal\", or one that polls: its costs.interrupt is 0); choose a stack that takes them, such as \"linux_3_5\"",
         )),
         "adaptive" => Ok(Interrupts::Adaptive),
         other => Err(err(
@@ -291,11 +291,11 @@ fn resolve_idle(name: &str, costs: &StackCosts) -> Result<&'static [IdleState], 
             format!("one of {}", names.join(", ")),
         ));
     };
-    if !states.is_empty() && costs.is_zero() {
+    if !states.is_empty() && costs.interrupt == 0.0 {
         return Err(err(
             "host.idle_states",
             format!("{name:?}"),
-            "\"none\" with a stack whose paths cost nothing (\"ideal\"): its cores never work; choose a costed host.stack",
+            "\"none\" with a stack that takes no interrupts (\"ideal\", whose cores never work, or one that polls, whose cores never sleep: its costs.interrupt is 0); choose a stack that takes them, such as \"linux_3_5\"",
         ));
     }
     Ok(states)

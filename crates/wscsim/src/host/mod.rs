@@ -376,6 +376,10 @@ impl Hosts {
         }
         let st = &mut self.state[host as usize];
         let free = st.core_free_ps[core];
+        if cost_ps == 0 && !self.spec.idle_states.is_empty() {
+            // Nothing to do: a sleeping core sleeps on.
+            return free.max(ready_ps);
+        }
         let start = awake_at(self.spec.idle_states, free, ready_ps);
         let (done, own) =
             noise::run_on(self.noise.as_deref_mut(), host, core, free, start, cost_ps);
@@ -412,12 +416,12 @@ impl Hosts {
         }
         let (mut core, mut start, mut free) = (0, TimePs::MAX, 0);
         for (c, &f) in st.core_free_ps.iter().enumerate() {
-            let s = f.max(ready);
+            // The core that can start it first, a sleeping one once it has woken.
+            let s = awake_at(self.spec.idle_states, f, ready);
             if s < start || (s == start && f > free) {
                 (core, start, free) = (c, s, f);
             }
         }
-        let start = awake_at(self.spec.idle_states, free, start);
         let (done, own) =
             noise::run_on(self.noise.as_deref_mut(), host, core, free, start, cost_ps);
         st.core_free_ps[core] = done;

@@ -23,8 +23,8 @@ const US: TimePs = 1_000_000;
 /// A ring's class, from its bytes per microsecond of the last interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
-    Lowest,
     #[default]
+    Lowest,
     Low,
     Bulk,
 }
@@ -65,12 +65,13 @@ pub struct Moderation {
 }
 
 impl Default for Moderation {
-    /// The driver starts every vector at 20,000 interrupts a second, both rings "low".
+    /// The driver starts every vector at 20,000 interrupts a second, both rings at "lowest"
+    /// (zeroed).
     fn default() -> Self {
         Moderation {
             interval_ps: Class::Low.interval_ps(),
-            rx: Class::Low,
-            tx: Class::Low,
+            rx: Class::Lowest,
+            tx: Class::Lowest,
             rx_bytes: 0,
             tx_bytes: 0,
             last_irq_ps: None,
@@ -102,13 +103,18 @@ impl Moderation {
     }
 
     /// The interrupt is raised at `now`: classify the last interval's bytes and move the
-    /// interval towards the busier class's.
+    /// interval towards the busier class's. A ring that moved nothing keeps its class, as
+    /// the driver returns early for it.
     pub fn on_irq(&mut self, now: TimePs) {
         self.last_irq_ps = Some(now);
         // The driver divides by the current interval, not by the time that really passed.
         let us = (self.interval_ps / US).max(1);
-        self.rx = self.rx.next(self.rx_bytes / us);
-        self.tx = self.tx.next(self.tx_bytes / us);
+        if self.rx_bytes > 0 {
+            self.rx = self.rx.next(self.rx_bytes / us);
+        }
+        if self.tx_bytes > 0 {
+            self.tx = self.tx.next(self.tx_bytes / us);
+        }
         self.rx_bytes = 0;
         self.tx_bytes = 0;
         let target = self.rx.max(self.tx).interval_ps();
@@ -148,7 +154,9 @@ mod tests {
             intervals.push(m.interval_ps);
         }
         assert!(intervals.windows(2).all(|w| w[1] >= w[0]));
-        // Low turns bulk at the first interrupt; the smoothing then closes in on 125 us.
+        // Lowest turns low at the first interrupt (the interval stays 50 us), bulk at the
+        // second; the smoothing then closes in on 125 us.
+        assert_eq!(intervals[0], 50 * US);
         assert!(intervals[1] > 50 * US && intervals[1] < 60 * US);
         let last = *intervals.last().unwrap();
         assert!(last > 120 * US && last <= 125 * US, "{last}");
@@ -159,7 +167,7 @@ mod tests {
         let mut m = Moderation::default();
         assert_eq!(m.earliest_irq_ps(7), 7);
         m.on_irq(7);
-        // Nothing moved: the class falls to lowest and the interval shrinks towards 10 us.
+        // Nothing moved: the rings stay "lowest" and the interval shrinks towards 10 us.
         assert!(m.interval_ps < 50 * US);
         let wait = m.earliest_irq_ps(8);
         assert_eq!(wait, 7 + m.interval_ps);
@@ -181,5 +189,21 @@ mod tests {
         assert_eq!(m.tx, Class::Bulk);
         assert_eq!(m.rx, Class::Lowest);
         assert!(m.interval_ps > 50 * US);
+    }
+
+    #[test]
+    fn a_ring_that_moved_nothing_keeps_its_class() {
+        let mut m = Moderation::default();
+        for _ in 0..2 {
+            m.sent(100_000);
+            let now = m.earliest_irq_ps(0);
+            m.on_irq(now);
+        }
+        assert_eq!(m.tx, Class::Bulk);
+        let before = m.interval_ps;
+        let now = m.earliest_irq_ps(0);
+        m.on_irq(now);
+        assert_eq!(m.tx, Class::Bulk);
+        assert!(m.interval_ps >= before);
     }
 }

@@ -242,6 +242,7 @@ impl Hosts {
             self.forward_halves_ps(p),
             self.hop_latency_ps(p.frame_bytes),
         );
+        let (frame_bytes, queue) = (p.frame_bytes, self.rx_queue_of(host, p.hash));
         if rx_cost + tx_cost == 0 && delay == 0 {
             return Some(Ready::Forward { pkt, host });
         }
@@ -262,7 +263,9 @@ impl Hosts {
             let core = self.core_of(p.hash);
             self.charge(host, core, now, rx_cost + tx_cost)
         };
-        self.state[host as usize].forwarded += 1;
+        let st = &mut self.state[host as usize];
+        st.forwarded += 1;
+        st.rx_queues[queue].moderation.sent(frame_bytes);
         ev.schedule(done + delay, HostEvent::ForwardDone { pkt, host });
         None
     }
