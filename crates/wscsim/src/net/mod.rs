@@ -112,12 +112,22 @@ pub struct Switch {
     pub forwarding: Forwarding,
     pub port_to_port_ps: TimePs,
     pub shared: Option<SharedBuffer>,
+    /// Whether queued packets count against a buffer of their input, and which.
+    pub input_buffers: InputBuffers,
+}
+
+/// Buffers that belong to a packet's input rather than to the output port that queues it
+/// (`Switch::shared` aside).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputBuffers {
+    /// None: each output port's own `buffer_bytes` holds its queue.
+    No,
     /// Buffers sit at input ports (virtual output queues in ingress memory, as in the Cisco
     /// Nexus 5000 that DIABLO's model follows): `buffer_bytes` limits what each input holds.
-    pub ingress_buffers: bool,
+    PerInput,
     /// Each virtual output queue (an input's packets at one output) has `buffer_bytes` of
     /// its own.
-    pub voq_buffers: bool,
+    PerVoq,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -367,7 +377,11 @@ impl Network {
     pub fn new(parts: NetworkParts) -> Network {
         let total_ports = parts.ports.len();
         // `switch.buffer` is one mode for every switch, so the two indexings never mix.
-        let input_buffers = if parts.switches.iter().any(|s| s.voq_buffers) {
+        let input_buffers = if parts
+            .switches
+            .iter()
+            .any(|s| s.input_buffers == InputBuffers::PerVoq)
+        {
             total_ports * crate::scheme::MAX_QUEUES as usize
         } else {
             total_ports

@@ -303,12 +303,12 @@ impl Network {
 /// port's own buffer (or a shared one) holds it.
 #[inline]
 fn input_buffer(sw: &Switch, node: &Node, port: u32, in_port: u32) -> Option<usize> {
-    if sw.ingress_buffers {
-        Some((node.port_base + in_port) as usize)
-    } else if sw.voq_buffers {
-        let voqs = crate::scheme::MAX_QUEUES;
-        Some((port * voqs + in_port % voqs) as usize)
-    } else {
-        None
+    match sw.input_buffers {
+        InputBuffers::No => None,
+        InputBuffers::PerInput => Some((node.port_base + in_port) as usize),
+        InputBuffers::PerVoq => {
+            let voqs = crate::scheme::MAX_QUEUES;
+            Some((port * voqs + in_port % voqs) as usize)
+        }
     }
 }

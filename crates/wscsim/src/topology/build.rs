@@ -7,8 +7,8 @@ use crate::net::link::LinkTech;
 use crate::net::routing::torus::{self, TorusRouting, NO_PORT};
 use crate::net::routing::{Routing, SwitchGraph};
 use crate::net::{
-    Forwarder, Forwarding, Network, NetworkParts, Node, NodeKind, Port, PortStats, SharedBuffer,
-    Switch, Wire, NONE,
+    Forwarder, Forwarding, InputBuffers, Network, NetworkParts, Node, NodeKind, Port, PortStats,
+    SharedBuffer, Switch, Wire, NONE,
 };
 use crate::packet::PktQueue;
 use crate::scheme::spec::{CustomFactory, PortSite};
@@ -25,10 +25,9 @@ pub struct SwitchParams {
     pub buffer_per_port_bytes: u64,
     /// Some(total) for one shared buffer per switch with dynamic thresholds.
     pub shared_buffer_bytes: Option<u64>,
-    /// Buffers at input ports (`buffer_per_port_bytes` per input) instead of outputs.
-    pub ingress_buffers: bool,
-    /// A buffer per virtual output queue (`buffer_per_port_bytes` per input at each output).
-    pub voq_buffers: bool,
+    /// Buffers of the packets' inputs instead of the outputs' (`buffer_per_port_bytes` per
+    /// input, or per input at each output).
+    pub input_buffers: InputBuffers,
     pub dt_alpha: f64,
     pub port_to_port_ps: TimePs,
     pub forwarding: Forwarding,
@@ -169,8 +168,7 @@ fn make_nodes(g: &Graph, sp: &SwitchParams, lay: &Layout) -> (Vec<Node>, Vec<Swi
                     used_bytes: 0,
                     alpha: sp.dt_alpha,
                 }),
-                ingress_buffers: sp.ingress_buffers,
-                voq_buffers: sp.voq_buffers,
+                input_buffers: sp.input_buffers,
             }),
         }
     }
@@ -460,8 +458,7 @@ pub(crate) fn test_switch_params() -> SwitchParams {
     SwitchParams {
         buffer_per_port_bytes: 1 << 20,
         shared_buffer_bytes: None,
-        ingress_buffers: false,
-        voq_buffers: false,
+        input_buffers: InputBuffers::No,
         dt_alpha: 1.0,
         port_to_port_ps: 0,
         forwarding: Forwarding::StoreAndForward,

@@ -61,8 +61,12 @@ pub(super) fn resolve_switch(
     Ok(SwitchParams {
         buffer_per_port_bytes: s.buffer_per_port.0,
         shared_buffer_bytes: shared,
-        ingress_buffers: s.buffer == "per_input_port",
-        voq_buffers: s.buffer == "per_voq",
+        input_buffers: match s.buffer.as_str() {
+            "per_input_port" => crate::net::InputBuffers::PerInput,
+            "per_voq" => crate::net::InputBuffers::PerVoq,
+            // "per_port" and "shared": `one_of` above allowed nothing else.
+            _ => crate::net::InputBuffers::No,
+        },
         dt_alpha: s.dt_alpha,
         port_to_port_ps: p2p,
         forwarding: if cut_through {
