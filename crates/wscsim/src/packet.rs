@@ -47,6 +47,9 @@ impl Proto {
     /// A real Ethernet frame the emulator carries (`emulate::frame`); its bytes stay with
     /// the emulator, the packet carries what the fabric reads from them. Not IP's 255.
     pub const FRAME: Proto = Proto(252);
+    /// A PFC PAUSE frame (IEEE 802.1Qbb, a MAC control frame, not IP; 251 is a number
+    /// IANA leaves unassigned): consumed by the port that receives it (`net::pfc`).
+    pub const PFC: Proto = Proto(251);
 }
 
 impl Default for Proto {
@@ -63,6 +66,7 @@ impl std::fmt::Debug for Proto {
             Proto::SERVICE => f.write_str("Service"),
             Proto::DMA => f.write_str("Dma"),
             Proto::FRAME => f.write_str("Frame"),
+            Proto::PFC => f.write_str("Pfc"),
             Proto(n) => write!(f, "Proto({n})"),
         }
     }

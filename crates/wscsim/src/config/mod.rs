@@ -201,6 +201,9 @@ pub struct SwitchCfg {
     /// Other schemes for some tiers or switches; a later entry wins over an earlier one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<OverrideCfg>,
+    /// Priority flow control (lossless Ethernet; `net::pfc`). Off when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<crate::net::pfc::Params>,
 }
 
 /// `[[switch.overrides]]`: a scheme, a buffer per port, or both, for the switches of some

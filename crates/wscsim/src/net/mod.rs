@@ -10,6 +10,7 @@ pub mod capture;
 pub mod kbr;
 pub mod link;
 mod partition;
+pub mod pfc;
 pub use crate::packet;
 pub use partition::{NetView, RemoteSend};
 mod paths;
@@ -253,6 +254,11 @@ pub struct NetCounters {
     pub unroutable_drops: u64,
     /// Packets a full per-service queue of a torus server dropped (also in `dropped`).
     pub service_queue_drops: u64,
+    /// PFC frames sent, received, and lost with a failed link (not packets: they are
+    /// counted apart from `sent`, and those in flight apart from the packets in flight).
+    pub control_sent: u64,
+    pub control_received: u64,
+    pub control_lost: u64,
 }
 
 impl NetCounters {
@@ -269,6 +275,14 @@ impl NetCounters {
         self.link_down_drops += o.link_down_drops;
         self.unroutable_drops += o.unroutable_drops;
         self.service_queue_drops += o.service_queue_drops;
+        self.control_sent += o.control_sent;
+        self.control_received += o.control_received;
+        self.control_lost += o.control_lost;
+    }
+
+    /// PFC frames on wires now.
+    pub fn control_in_flight(&self) -> u64 {
+        self.control_sent - self.control_received - self.control_lost
     }
 }
 
@@ -349,6 +363,10 @@ pub struct Network {
     /// towards this partition when its link failed), as (port, frame bytes), added to that
     /// port's statistics where the partitions meet (`settle_late_drops`).
     late_port_drops: Vec<(u32, u32)>,
+    /// Priority flow control (None: the network may drop).
+    pfc: Option<Box<pfc::Pfc>>,
+    /// Ports with a PFC announcement to start sending (filled while a queue changes).
+    pfc_kick: Vec<u32>,
 }
 
 /// What a topology builder hands the network: its nodes and ports, their wires and link
@@ -410,6 +428,8 @@ impl Network {
             check_partitions: false,
             remote_out: Vec::new(),
             late_port_drops: Vec::new(),
+            pfc: None,
+            pfc_kick: Vec::new(),
             queues: parts.queues,
             masks: parts.masks,
             schemes: parts.schemes,
@@ -628,6 +648,10 @@ impl Network {
         match e {
             NetEvent::LinkArrive { port } => {
                 let (pkt, node, in_port) = self.on_link_arrive(ev, port)?;
+                if self.pfc.is_some() && self.pool.get(pkt).proto == packet::Proto::PFC {
+                    self.pfc_receive(ev, node, in_port, pkt);
+                    return None;
+                }
                 self.forward_arrival(ev, node, in_port, pkt)
             }
             NetEvent::PortWake { port } => {
@@ -681,6 +705,10 @@ impl Network {
     fn link_down(&mut self, now: TimePs, port: u32) {
         self.acts_on(self.ports[port as usize].node);
         self.ports[port as usize].up = false;
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            // The peer's pauses end with the link (and what waits here is lost below).
+            pfc.release(port, now);
+        }
         while let Some(pkt) = self.dequeue(port, now) {
             self.drop_on_down_link(now, port, pkt);
         }
@@ -700,6 +728,11 @@ impl Network {
     }
 
     pub(super) fn drop_on_down_link(&mut self, now: TimePs, port: u32, pkt: PktId) {
+        if self.pfc.is_some() && self.pool.get(pkt).proto == packet::Proto::PFC {
+            self.counters.control_lost += 1;
+            self.pool.free(pkt);
+            return;
+        }
         self.counters.link_down_drops += 1;
         self.drop_packet(now, port, pkt);
     }

@@ -161,6 +161,7 @@ impl Network {
         std::ptr::write(&mut v.pack_tails, Vec::new());
         std::ptr::write(&mut v.remote_out, Vec::new());
         std::ptr::write(&mut v.late_port_drops, Vec::new());
+        std::ptr::write(&mut v.pfc_kick, Vec::new());
         std::ptr::write(&mut v.acting, Default::default());
         v.counters = Default::default();
         NetView(v)
@@ -204,6 +205,11 @@ impl Network {
         debug_assert!(w.remote, "a link's two wires join the same two partitions");
         let lost: Vec<PktId> = w.in_flight.drain(..).map(|(p, _)| p).collect();
         for pkt in lost {
+            if self.pool.get(pkt).proto == crate::packet::Proto::PFC {
+                self.counters.control_lost += 1;
+                self.pool.free(pkt);
+                continue;
+            }
             // Counted at the far port when the partitions meet: the far partition may be
             // changing that port's statistics now.
             self.late_port_drops
@@ -305,6 +311,7 @@ impl Drop for NetView {
             drop(std::ptr::read(&v.pack_tails));
             drop(std::ptr::read(&v.remote_out));
             drop(std::ptr::read(&v.late_port_drops));
+            drop(std::ptr::read(&v.pfc_kick));
         }
     }
 }

@@ -96,6 +96,9 @@ impl Network {
         if self.admit(port, pkt, in_port, now) {
             self.try_transmit(ev, port);
         }
+        if !self.pfc_kick.is_empty() {
+            self.pfc_flush(ev);
+        }
     }
 
     /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme within the
@@ -103,7 +106,19 @@ impl Network {
     /// port has a packet newly queued (it may start sending).
     #[inline(always)]
     pub(super) fn admit(&mut self, port: u32, pkt: PktId, in_port: u32, now: TimePs) -> bool {
-        let limit_bytes = self.admission_limit(port, in_port);
+        let limit_bytes = match self.pfc_admits(port, in_port, pkt) {
+            None => self.admission_limit(port, in_port),
+            // Lossless: the output's threshold does not apply, only the input's headroom.
+            Some(true) => u64::MAX,
+            Some(false) => {
+                let input = self.nodes[self.ports[port as usize].node as usize].port_base + in_port;
+                let prio = pfc::priority_of(self.pool.get(pkt).dscp);
+                let pfc = self.pfc.as_deref_mut().expect("admitted by PFC");
+                pfc.count_headroom_drop(input, prio);
+                self.drop_packet(now, port, pkt);
+                return false;
+            }
+        };
         let Network {
             pool,
             ports,
@@ -136,12 +151,17 @@ impl Network {
             self.counters.buffer_violations += 1;
         }
         match verdict {
-            Verdict::Accepted | Verdict::AcceptedMarked => true,
+            Verdict::Accepted | Verdict::AcceptedMarked => {
+                self.pfc_book(port, pkt, true);
+                true
+            }
             Verdict::Dropped => {
                 self.drop_packet(now, port, pkt);
                 false
             }
             Verdict::DroppedOther(other) => {
+                self.pfc_book(port, pkt, true);
+                self.pfc_book(port, other, false);
                 self.drop_packet(now, port, other);
                 true
             }
@@ -253,6 +273,27 @@ impl Network {
     /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
     #[inline(always)]
     pub(super) fn dequeue(&mut self, port: u32, now: TimePs) -> Option<PktId> {
+        let pt = &mut self.ports[port as usize];
+        if pt.pkts_queued == 0 {
+            return None;
+        }
+        if let Some(slot) = self.nic_slots.get_mut(port as usize) {
+            if *slot != packet::NO_PKT && *slot != NOT_A_SLOT {
+                let pkt = std::mem::replace(slot, packet::NO_PKT);
+                pt.pkts_queued -= 1;
+                pt.bytes_queued -= u64::from(self.pool.get(pkt).frame_bytes);
+                return Some(pkt);
+            }
+        }
+        let held = if self.pfc.is_some() {
+            // Queues whose head's priority is paused are hidden from the scheme.
+            let held = self.pfc_held(port)?;
+            let m0 = self.ports[port as usize].mask_base as usize;
+            self.masks[m0] &= !held;
+            held
+        } else {
+            0
+        };
         let Network {
             pool,
             ports,
@@ -265,20 +306,13 @@ impl Network {
             ..
         } = self;
         let pt = &mut ports[port as usize];
-        if pt.pkts_queued == 0 {
-            return None;
-        }
-        if let Some(slot) = self.nic_slots.get_mut(port as usize) {
-            if *slot != packet::NO_PKT && *slot != NOT_A_SLOT {
-                let pkt = std::mem::replace(slot, packet::NO_PKT);
-                pt.pkts_queued -= 1;
-                pt.bytes_queued -= u64::from(pool.get(pkt).frame_bytes);
-                return Some(pkt);
-            }
-        }
         let before = pt.bytes_queued;
         let mut ctx = port_ctx(pt, queues, masks, pool, u64::MAX, now);
-        let pkt = schemes[port as usize].schedule(&mut ctx)?;
+        let pkt = schemes[port as usize].schedule(&mut ctx);
+        if held != 0 {
+            masks[pt.mask_base as usize] |= held;
+        }
+        let pkt = pkt?;
         if pt.switch != NONE {
             let sw = &mut switches[pt.switch as usize];
             if let Some(sb) = sw.shared.as_mut() {
@@ -291,6 +325,9 @@ impl Network {
             ) {
                 input_bytes[g] -= before - pt.bytes_queued;
             }
+        }
+        if self.pfc.is_some() {
+            self.pfc_book(port, pkt, false);
         }
         Some(pkt)
     }

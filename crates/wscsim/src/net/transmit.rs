@@ -22,8 +22,15 @@ impl Network {
         self.acts_on(self.ports[port as usize].node);
         let pt = &mut self.ports[port as usize];
         if pt.pkts_queued == 0 {
+            if self.pfc.is_some() {
+                self.pfc_announce(ev, port);
+            }
             return;
         }
+        if self.pfc.is_some() && self.pfc_announce(ev, port) {
+            return;
+        }
+        let pt = &mut self.ports[port as usize];
         if pt.busy_until_ps > now {
             if pt.wake_at_ps != pt.busy_until_ps {
                 pt.wake_at_ps = pt.busy_until_ps;
@@ -35,6 +42,9 @@ impl Network {
             return;
         };
         self.transmit(ev, port, pkt);
+        if !self.pfc_kick.is_empty() {
+            self.pfc_flush(ev);
+        }
         if self.service_queues.is_some()
             && self.nodes[self.ports[port as usize].node as usize]
                 .forwarder

@@ -25,6 +25,7 @@ impl DctcpMarking {}
 
 impl super::SchemeKind for DctcpMarking {
     const NAME: &'static str = "dctcp";
+    const SERVES_HEADS: bool = true;
     type Params = Params;
     type Spec = u32;
 

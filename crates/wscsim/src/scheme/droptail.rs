@@ -51,6 +51,7 @@ pub struct Spec {
 
 impl super::SchemeKind for DropTail {
     const NAME: &'static str = "droptail";
+    const SERVES_HEADS: bool = true;
     type Params = Params;
     type Spec = Spec;
 

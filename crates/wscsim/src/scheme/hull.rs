@@ -60,6 +60,7 @@ pub struct Spec {
 
 impl super::SchemeKind for Hull {
     const NAME: &'static str = "hull";
+    const SERVES_HEADS: bool = true;
     type Params = Params;
     type Spec = Spec;
 

@@ -40,6 +40,7 @@ pub struct Spec {
 
 impl super::SchemeKind for Priority {
     const NAME: &'static str = "priority";
+    const SERVES_HEADS: bool = true;
     type Params = Params;
     type Spec = Spec;
 

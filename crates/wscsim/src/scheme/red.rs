@@ -117,6 +117,7 @@ impl Red {
 
 impl super::SchemeKind for Red {
     const NAME: &'static str = "red";
+    const SERVES_HEADS: bool = true;
     type Params = Params;
     type Spec = RedParams;
 

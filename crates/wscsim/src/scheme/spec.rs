@@ -13,6 +13,9 @@ use crate::packet::PktId;
 pub trait SchemeKind: Sized {
     /// Its name in scenarios (`switch.scheme = "..."`).
     const NAME: &'static str;
+    /// It sends only the head of a queue it finds in `PortCtx::nonempty` (or of its one
+    /// queue): PFC may then hold a paused priority's queues by hiding them (`net::pfc`).
+    const SERVES_HEADS: bool = false;
     /// Its scenario parameters, each an `Option` that `resolve` fills with its default.
     type Params: serde::de::DeserializeOwned + serde::Serialize;
     /// Its parameters checked and resolved: what builds a port's scheme.
@@ -47,6 +50,7 @@ pub trait SchemeKind: Sized {
 /// A large scheme is boxed in the enum (one per port, kept small for DropTail's sake).
 impl<T: SchemeKind> SchemeKind for Box<T> {
     const NAME: &'static str = T::NAME;
+    const SERVES_HEADS: bool = T::SERVES_HEADS;
     type Params = T::Params;
     type Spec = T::Spec;
     fn resolve(params: &mut Self::Params, path: &str) -> Result<Self::Spec, ConfigError> {
@@ -174,6 +178,14 @@ macro_rules! declare_schemes {
                 match self {
                     $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::next_queue_hint(s, nonempty, n),)*
                     Scheme::Custom(_) => None,
+                }
+            }
+
+            /// `SchemeKind::SERVES_HEADS` of its kind (false for a custom scheme).
+            pub fn serves_heads(&self) -> bool {
+                match self {
+                    $($(#[$attr])* Scheme::$variant(_) => <$ty as SchemeKind>::SERVES_HEADS,)*
+                    Scheme::Custom(_) => false,
                 }
             }
 

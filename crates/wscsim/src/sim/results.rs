@@ -66,7 +66,7 @@ impl Sim {
             packets_sent: c.sent,
             packets_delivered: c.delivered,
             packets_dropped: c.dropped,
-            packets_in_flight: self.net.pool().live(),
+            packets_in_flight: self.net.pool().live() - c.control_in_flight(),
             buffer_violations: c.buffer_violations,
             time_reversals: self.ev.past_schedules(),
             lookahead_violations: self.ev.early_mail(),
@@ -162,6 +162,7 @@ impl Sim {
         self.services.tables(&ctx, &mut tables);
         self.apps.tables(&ctx, &mut tables);
         self.transports.tables(&mut tables);
+        tables.extend(self.net.pfc_table(end));
         tables.push(metrics::energy::table(&self.energy(), &self.net));
         if self.scenario.metrics.trace.is_some() {
             tables.push(metrics::cwnd_trace_table(&self.transports.tcp.trace()));
@@ -195,6 +196,9 @@ impl Sim {
         self.services.headline(&ctx, &mut headline);
         self.apps.headline(&ctx, &mut headline);
         self.transports.headline(&self.net, &mut headline);
+        for (k, v) in self.net.pfc_headline(self.ev.now()) {
+            headline.insert(k.into(), v);
+        }
         metrics::energy::headline(
             &mut headline,
             &self.energy(),

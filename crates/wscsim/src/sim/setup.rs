@@ -144,6 +144,9 @@ pub(super) fn network_and_hosts(
         path: "switch.scheme".into(),
         message: m,
     })?;
+    if let Some(pfc) = &switch.pfc {
+        net.enable_pfc(pfc.clone())?;
+    }
     let mut hosts = Hosts::new(host, net.n_hosts());
     if pack {
         install_packing(&mut net, &mut hosts);

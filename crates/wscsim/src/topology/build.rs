@@ -38,6 +38,8 @@ pub struct SwitchParams {
     pub nic_scheme: SchemeSpec,
     /// Seeds the schemes' random streams.
     pub seed: u64,
+    /// Priority flow control on every switch (None: none).
+    pub pfc: Option<crate::net::pfc::Spec>,
 }
 
 /// A scheme, a buffer per port, or both, for the switches of some tiers or with some names.
@@ -472,6 +474,7 @@ pub(crate) fn test_switch_params() -> SwitchParams {
             voqs: true,
         }),
         seed: 1,
+        pfc: None,
     }
 }
 

@@ -78,6 +78,10 @@ pub(super) fn resolve_switch(
         overrides,
         nic_scheme,
         seed: sc.seed,
+        pfc: match sc.switch.pfc.as_mut() {
+            Some(p) => Some(p.resolve("switch.pfc")?),
+            None => None,
+        },
     })
 }
 
