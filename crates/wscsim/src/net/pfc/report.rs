@@ -4,6 +4,9 @@
 use super::{priority_of, Pfc, PRIORITIES};
 use crate::net::{Network, NodeKind};
 
+/// A row of the `pfc` table: port, priority, its counts, its headroom drops.
+type Row = (u32, usize, super::PrioStats, u64);
+
 impl Network {
     /// Ports whose egress is stuck for good: paused with packets waiting, where every
     /// input whose pause holds them waits in turn on ports that are themselves stuck (a
@@ -92,9 +95,7 @@ impl Network {
             }
         }
         let name = |n: u32| self.node_names[n as usize].clone();
-        let int = |f: &dyn Fn(&(u32, usize, super::PrioStats, u64)) -> i64| {
-            Column::I64(rows.iter().map(f).collect())
-        };
+        let int = |f: &dyn Fn(&Row) -> i64| Column::I64(rows.iter().map(f).collect());
         let secs = (end_ps as f64 / 1e12).max(1e-18);
         Some(Table {
             name: "pfc",
