@@ -519,3 +519,6 @@ mod tests {
         assert!(e.contains("switch.pfc.alpha"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod ring_tests;
