@@ -32,6 +32,8 @@ CASES = {
         "duration": "2ms", "failures": FAILURES, "transport.kind": "udp",
         "workload": {"kind": "udp", "destination": "random", "rate": "3Gbps"}}),
     "camcube_churn": ("camcube_churn", {"duration": "300ms"}),
+    "pfc_tcp": ("tcp_permutation_fat_tree", {
+        "duration": "2ms", "switch.buffer": "shared", "switch.shared_buffer": "200KiB", "switch.pfc": {}}),
 }
 
 

@@ -35,9 +35,14 @@ impl Network {
         let mut inputs = Vec::with_capacity(self.switches.len());
         for sw in &self.switches {
             let Some(sb) = sw.shared else {
+                let given = match sw.input_buffers {
+                    crate::net::InputBuffers::No => "\"per_port\"",
+                    crate::net::InputBuffers::PerInput => "\"per_input_port\"",
+                    crate::net::InputBuffers::PerVoq => "\"per_voq\"",
+                };
                 return Err(err(
                     "switch.buffer",
-                    "a buffer per port",
+                    given,
                     "\"shared\" with switch.pfc (lossless switches share one buffer)",
                 ));
             };
@@ -60,12 +65,16 @@ impl Network {
         Ok(())
     }
 
-    /// The headroom of port `port` as a switch's input: what can still reach it after it
-    /// decides to pause. The frame it is sending then (the PAUSE waits for it), the PAUSE
-    /// itself and the link's propagation; the frame the upstream port is sending when the
-    /// PAUSE arrives; and everything already sent, which arrives up to a propagation delay
-    /// and this switch's port-to-port latency later. 0 for a host's port (hosts send no
-    /// PAUSE).
+    /// The headroom of port `port` as a switch's input: the most bytes that can still be
+    /// let in by it after it decides to pause. The PAUSE waits for the frame this port is
+    /// sending (one frame time F), takes its own time on the wire and the link's
+    /// propagation, and the upstream switch's port-to-port latency (it enters that switch
+    /// like any frame); the upstream port then finishes the frame it is sending (another
+    /// F). Frames sent until then are let in here up to a propagation delay, F and this
+    /// switch's latency after they started, and those let in after the decision started
+    /// within that whole span, one frame more than it holds at the link's rate: in all,
+    /// the rate times (2 propagation delays, both latencies and the PAUSE) plus 4 frames.
+    /// 0 for a host's port (hosts send no PAUSE).
     fn default_headroom(&self, port: u32, spec: &Spec) -> u64 {
         let pt = &self.ports[port as usize];
         if pt.switch == NONE {
@@ -76,11 +85,12 @@ impl Network {
         }
         let tech = &self.techs[self.port_tech[port as usize] as usize];
         let frame = u64::from(tech.frame_bytes(tech.mtu_bytes) + tech.wire_overhead_bytes);
-        let latency = self.switches[pt.switch as usize].port_to_port_ps;
-        let flight_ps = 2 * pt.prop_ps + latency;
-        let flight_bytes =
-            (u128::from(flight_ps) * u128::from(pt.rate_bps)).div_ceil(8_000_000_000_000);
-        flight_bytes as u64 + 2 * frame + u64::from(FRAME_BYTES + pt.wire_overhead_bytes)
+        let pause = u64::from(FRAME_BYTES + pt.wire_overhead_bytes);
+        let latencies = self.switches[pt.switch as usize].port_to_port_ps + pt.peer_delay_ps;
+        let span_ps = 2 * pt.prop_ps + latencies;
+        let span_bytes =
+            (u128::from(span_ps) * u128::from(pt.rate_bps)).div_ceil(8_000_000_000_000);
+        span_bytes as u64 + pause + 4 * frame
     }
 
     /// The network's PFC state, if it runs PFC.
