@@ -93,20 +93,59 @@ impl Network {
             self.enqueue_in_slot(ev, port, pkt);
             return;
         }
-        if self.admit(port, pkt, in_port, now) {
-            self.try_transmit(ev, port);
+        if self.pfc.is_some() {
+            return self.enqueue_lossless(ev, port, pkt, in_port);
         }
-        if !self.pfc_kick.is_empty() {
-            self.pfc_flush(ev);
+        if self.admit_with::<false>(port, pkt, in_port, now) {
+            self.try_transmit_with::<false>(ev, port);
+        }
+    }
+
+    /// `enqueue_at_port` under PFC (`net::pfc`): its input's admission and accounting,
+    /// and the PAUSE frames the change calls for.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_lossless(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+        pkt: PktId,
+        in_port: u32,
+    ) {
+        if self.admit_with::<true>(port, pkt, in_port, ev.now()) {
+            self.try_transmit_with::<true>(ev, port);
+        }
+        self.pfc_flush(ev);
+    }
+
+    /// `admit_with`, with or without PFC as the network runs.
+    #[inline]
+    pub(super) fn admit(&mut self, port: u32, pkt: PktId, in_port: u32, now: TimePs) -> bool {
+        if self.pfc.is_some() {
+            self.admit_with::<true>(port, pkt, in_port, now)
+        } else {
+            self.admit_with::<false>(port, pkt, in_port, now)
         }
     }
 
     /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme within the
     /// admission limit, counting marks, drops and the buffer's use; returns whether the
     /// port has a packet newly queued (it may start sending).
+    /// `LOSSLESS`: the network runs PFC (its input's admission and accounting apply).
     #[inline(always)]
-    pub(super) fn admit(&mut self, port: u32, pkt: PktId, in_port: u32, now: TimePs) -> bool {
-        let limit_bytes = match self.pfc_admits(port, in_port, pkt) {
+    pub(super) fn admit_with<const LOSSLESS: bool>(
+        &mut self,
+        port: u32,
+        pkt: PktId,
+        in_port: u32,
+        now: TimePs,
+    ) -> bool {
+        let governed = if LOSSLESS {
+            self.pfc_admits(port, in_port, pkt)
+        } else {
+            None
+        };
+        let limit_bytes = match governed {
             None => self.admission_limit(port, in_port),
             // Lossless: the output's threshold does not apply, only the input's headroom.
             Some(true) => u64::MAX,
@@ -152,7 +191,9 @@ impl Network {
         }
         match verdict {
             Verdict::Accepted | Verdict::AcceptedMarked => {
-                self.pfc_book(port, pkt, true);
+                if LOSSLESS {
+                    self.pfc_book(port, pkt, true);
+                }
                 true
             }
             Verdict::Dropped => {
@@ -160,8 +201,10 @@ impl Network {
                 false
             }
             Verdict::DroppedOther(other) => {
-                self.pfc_book(port, pkt, true);
-                self.pfc_book(port, other, false);
+                if LOSSLESS {
+                    self.pfc_book(port, pkt, true);
+                    self.pfc_book(port, other, false);
+                }
                 self.drop_packet(now, port, other);
                 true
             }
@@ -270,9 +313,25 @@ impl Network {
         self.input_bytes[g] > pt.buffer_bytes
     }
 
-    /// Takes the next packet the scheme sends from `port`, releasing its buffer space.
-    #[inline(always)]
+    /// `dequeue_with`, with or without PFC as the network runs.
+    #[inline]
     pub(super) fn dequeue(&mut self, port: u32, now: TimePs) -> Option<PktId> {
+        if self.pfc.is_some() {
+            self.dequeue_with::<true>(port, now)
+        } else {
+            self.dequeue_with::<false>(port, now)
+        }
+    }
+
+    /// Takes the next packet the scheme sends from `port`, releasing its buffer space
+    /// (`LOSSLESS`: the network runs PFC, whose paused queues wait and whose inputs are
+    /// credited).
+    #[inline(always)]
+    pub(super) fn dequeue_with<const LOSSLESS: bool>(
+        &mut self,
+        port: u32,
+        now: TimePs,
+    ) -> Option<PktId> {
         let pt = &mut self.ports[port as usize];
         if pt.pkts_queued == 0 {
             return None;
@@ -285,7 +344,7 @@ impl Network {
                 return Some(pkt);
             }
         }
-        let held = if self.pfc.is_some() {
+        let held = if LOSSLESS {
             // Queues whose head's priority is paused are hidden from the scheme.
             let held = self.pfc_held(port)?;
             let m0 = self.ports[port as usize].mask_base as usize;
@@ -326,7 +385,7 @@ impl Network {
                 input_bytes[g] -= before - pt.bytes_queued;
             }
         }
-        if self.pfc.is_some() {
+        if LOSSLESS {
             self.pfc_book(port, pkt, false);
         }
         Some(pkt)

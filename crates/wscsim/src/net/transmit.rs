@@ -17,20 +17,39 @@ impl Network {
     }
 
     /// Starts the next transmission if the port is idle and has a packet to send.
+    #[inline]
     pub(super) fn try_transmit(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
+        if self.pfc.is_some() {
+            self.try_transmit_lossless(ev, port);
+        } else {
+            self.try_transmit_with::<false>(ev, port);
+        }
+    }
+
+    /// `try_transmit` under PFC: a PAUSE to announce goes before any data, and the
+    /// PAUSE frames the departure calls for follow.
+    #[cold]
+    #[inline(never)]
+    fn try_transmit_lossless(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32) {
+        self.try_transmit_with::<true>(ev, port);
+        self.pfc_flush(ev);
+    }
+
+    /// `try_transmit` (`LOSSLESS`: the network runs PFC).
+    pub(super) fn try_transmit_with<const LOSSLESS: bool>(
+        &mut self,
+        ev: &mut impl Scheduler<NetEvent>,
+        port: u32,
+    ) {
         let now = ev.now();
         self.acts_on(self.ports[port as usize].node);
+        if LOSSLESS && self.pfc_announce(ev, port) {
+            return;
+        }
         let pt = &mut self.ports[port as usize];
         if pt.pkts_queued == 0 {
-            if self.pfc.is_some() {
-                self.pfc_announce(ev, port);
-            }
             return;
         }
-        if self.pfc.is_some() && self.pfc_announce(ev, port) {
-            return;
-        }
-        let pt = &mut self.ports[port as usize];
         if pt.busy_until_ps > now {
             if pt.wake_at_ps != pt.busy_until_ps {
                 pt.wake_at_ps = pt.busy_until_ps;
@@ -38,13 +57,10 @@ impl Network {
             }
             return;
         }
-        let Some(pkt) = self.dequeue(port, now) else {
+        let Some(pkt) = self.dequeue_with::<LOSSLESS>(port, now) else {
             return;
         };
         self.transmit(ev, port, pkt);
-        if !self.pfc_kick.is_empty() {
-            self.pfc_flush(ev);
-        }
         if self.service_queues.is_some()
             && self.nodes[self.ports[port as usize].node as usize]
                 .forwarder

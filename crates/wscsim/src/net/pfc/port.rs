@@ -140,16 +140,14 @@ impl Network {
     }
 
     /// Ports that have announcements start sending them (each when its wire is free).
-    #[cold]
     pub(in crate::net) fn pfc_flush(&mut self, ev: &mut impl Scheduler<NetEvent>) {
         while let Some(port) = self.pfc_kick.pop() {
-            self.try_transmit(ev, port);
+            self.try_transmit_with::<true>(ev, port);
         }
     }
 
     /// Sends port `port`'s announcement if it has one: now if its wire is free, else
     /// when it is (a wake is due then). Returns whether it had one.
-    #[cold]
     pub(in crate::net) fn pfc_announce(
         &mut self,
         ev: &mut impl Scheduler<NetEvent>,
