@@ -76,6 +76,7 @@ CASES = [
     ("PFC priority out of range", BASE + '[switch]\nbuffer = "shared"\npfc = { priorities = [9] }\n', "switch.pfc.priorities"),
     ("PFC with an unknown key", BASE + '[switch]\nbuffer = "shared"\npfc = { xoff = "10KiB" }\n', "switch.pfc"),
     ("PFC over a scheme that reorders", BASE + '[switch]\nbuffer = "shared"\nscheme = "pfabric"\npfc = {}\n', "switch.scheme"),
+    ("PFC in timeslots", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "1Gbps"\ndestination = 0') + '[transport]\nkind = "udp"\n[engine]\nmode = "timeslots"\n[switch]\nbuffer = "shared"\npfc = {}\n', "switch.pfc"),
     ("PFC headroom larger than the buffer", BASE + '[switch]\nbuffer = "shared"\nshared_buffer = "20KiB"\npfc = {}\n', "switch.shared_buffer"),
     ("not TOML at all", "this is = = not toml", "scenario"),
     ("udp faster than the wire carries", BASE.replace('kind = "incast"\nsenders = 2', 'kind = "udp"\nrate = "10Gbps"'), "workload.rate"),

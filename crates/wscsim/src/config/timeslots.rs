@@ -64,6 +64,11 @@ pub fn check(
         ),
         (sc.metrics.trace.is_some(), "metrics.trace", "no trace"),
         (python_services, "runtime.services", "no services"),
+        (
+            sc.switch.pfc.is_some(),
+            "switch.pfc",
+            "no PFC (PAUSE frames are events)",
+        ),
     ];
     if let Some((_, path, allowed)) = refused.iter().find(|r| r.0) {
         return refuse(path, &"a table", allowed);
