@@ -5,6 +5,7 @@
 //! a TCP connection belongs to the source host and the receiver half to the destination
 //! host; they meet only through packets, like real endpoints.
 
+pub mod dcqcn;
 pub mod dma;
 pub mod kind;
 pub mod stats;
