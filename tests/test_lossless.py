@@ -75,3 +75,39 @@ def test_a_headroom_too_small_for_the_links_delay_loses_packets(tmp_path):
             "switch.pfc": {"headroom": "1600B"}}
     h = wscsim.run(sc, out=tmp_path / "small", overrides=over, plots=False).summary["headline"]
     assert h["pfc_headroom_drops"] > 0 and h["drops"] == h["pfc_headroom_drops"]
+
+
+ROCE_FLOWS = {
+    "duration": "10ms",
+    "topology": {"kind": "fat_tree", "k": 4, "link": {"rate": "10Gbps", "delay": "500ns"}},
+    "switch": {"buffer": "shared", "shared_buffer": "300KiB", "port_to_port_latency": "500ns",
+               "scheme": {"kind": "dctcp", "k_packets": 20}, "pfc": {}},
+    "transport": {"kind": "roce"},
+    "workload": {"kind": "flows", "load": 0.5, "size_cdf": "websearch"},
+}
+
+
+def test_flows_over_roce_and_pfc_lose_nothing_and_dcqcn_reacts(tmp_path):
+    r = wscsim.run(ROCE_FLOWS, out=tmp_path / "roce", plots=False)
+    h = r.summary["headline"]
+    assert r.summary["invariants"]["ok"]
+    assert h["drops"] == 0 and h["roce_naks"] == 0 and h["roce_timeouts"] == 0
+    assert h["roce_qps"] == h["flows"] and h["roce_completed"] > 0.5 * h["flows"]
+    assert h["roce_cnps"] > 0
+    roce = r.tables["roce"]
+    done = roce.dropna(subset=["fct_us"])
+    assert (done.acked_bytes == done.size_bytes).all()
+    flows = r.tables["flows"]
+    assert len(flows) == len(roce)
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"workload": {"kind": "incast", "senders": 2}}, "transport.kind"),
+    ({"transport": {"kind": "tcp"}, "roce": {}}, "roce"),
+    ({"roce": {"payload": "100B"}}, "roce.payload"),
+    ({"roce": {"congestion": "timely"}}, "roce.congestion"),
+    ({"roce": {"dcqcn": {"preset": "vendor"}}}, "roce.dcqcn.preset"),
+])
+def test_roce_refuses_what_it_does_not_model(change, field, tmp_path):
+    with pytest.raises(wscsim.ScenarioError, match=rf"^{field.replace('.', chr(92) + '.')}\b"):
+        wscsim.run({**ROCE_FLOWS, **change}, out=tmp_path / "bad", plots=False)

@@ -46,6 +46,9 @@ pub struct Scenario {
     /// What each component draws, for the run's energy (`power::PowerCfg`).
     #[serde(default)]
     pub power: power::PowerCfg,
+    /// RoCEv2's queue pairs (`transport::roce::Params`); the defaults when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roce: Option<crate::transport::roce::Params>,
     /// The PCIe fabric's DMA engines and windows (`transport::dma::DmaCfg`).
     #[serde(default)]
     pub dma: crate::transport::dma::DmaCfg,

@@ -51,6 +51,7 @@ pub struct Resolved {
     pub power: super::power::PowerSpec,
     /// The PCIe fabric's DMA engines.
     pub dma: crate::transport::dma::DmaParams,
+    pub roce: crate::transport::roce::Spec,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -90,6 +91,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         duration: sc.duration,
         seed: sc.seed,
         udp_transport: sc.transport.kind == "udp",
+        roce_transport: sc.transport.kind == "roce",
         packed,
     };
     let workload = resolve_workload(&mut sc.workload, &ctx)?;
@@ -98,6 +100,20 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     let power = super::power::resolve_power(&mut sc.power)?;
     let dma = crate::transport::dma::resolve_dma(&mut sc.dma)?;
+    let roce = match sc.roce.as_mut() {
+        Some(_) if sc.transport.kind != "roce" => {
+            return Err(err(
+                "roce",
+                "a [roce] section",
+                format!(
+                    "one only with transport.kind = \"roce\" (it is {:?})",
+                    sc.transport.kind
+                ),
+            ))
+        }
+        Some(p) => p.resolve()?,
+        None => crate::transport::roce::Spec::default(),
+    };
     if let Some(e) = sc.emulation.as_mut() {
         super::emulation::resolve(e, n_hosts, sc.duration.0)?;
     }
@@ -116,6 +132,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     Ok(Resolved {
         power,
         dma,
+        roce,
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
         pack: runtime.pack,

@@ -63,6 +63,7 @@ impl Sim {
             python_services,
             power,
             dma,
+            roce,
         } = r;
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
         net.track_nic_departures(tcp.tsq_limit_bytes > 0);
@@ -79,6 +80,7 @@ impl Sim {
                 end_ps,
                 tcp,
                 dma,
+                roce,
             });
         if let Some(t) = &scenario.metrics.trace {
             install_traces(&mut net, &mut transports.tcp, &graph, t);

@@ -78,6 +78,7 @@ pub struct TransportBuild<'a> {
     pub end_ps: TimePs,
     pub tcp: super::TcpParams,
     pub dma: super::dma::DmaParams,
+    pub roce: super::roce::Spec,
 }
 
 /// True when no two of `protos` are equal (the list's compile-time check).

@@ -8,6 +8,7 @@
 pub mod dcqcn;
 pub mod dma;
 pub mod kind;
+pub mod roce;
 pub mod stats;
 pub mod tcp;
 /// docs/extending.md's example transport, compiled for the tests.
@@ -34,6 +35,7 @@ macro_rules! builtin_transports {
             Tcp(tcp: $crate::transport::Tcp),
             Udp(udp: $crate::transport::Udp),
             Dma(dma: $crate::transport::Dma),
+            Roce(roce: $crate::transport::roce::Roce),
             #[cfg(test)]
             Toy(toy: $crate::transport::toy::StopAndWait),
         }

@@ -95,6 +95,8 @@ pub struct FlowGen {
     /// dense over a run, but not in opening order when TCP is kept by part).
     records: Vec<u32>,
     stopped: bool,
+    /// Flows are RoCEv2 messages (`transport.kind = "roce"`), not TCP connections.
+    pub roce: bool,
 }
 
 impl FlowGen {
@@ -117,6 +119,7 @@ impl FlowGen {
             finished: 0,
             records: Vec::new(),
             stopped: false,
+            roce: false,
         }
     }
 
@@ -146,6 +149,9 @@ impl FlowGen {
             }
         };
         let (size, dscp) = self.sizes.sample(&mut self.rng);
+        if self.roce {
+            return self.start_message(id, src, dst, size, ctx);
+        }
         let conn = ctx.transports.tcp.open(src, dst, id, id);
         ctx.transports.tcp.set_dscp(conn, dscp);
         let rec = ctx.metrics.flows.len() as u32;
@@ -173,6 +179,45 @@ impl FlowGen {
         ctx.transports
             .tcp
             .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
+        self.schedule_next(id, ctx);
+    }
+
+    /// A flow as one RoCEv2 message on a queue pair of its own (its DSCP is `[roce]`'s).
+    fn start_message(
+        &mut self,
+        id: u32,
+        src: u32,
+        dst: u32,
+        size: u64,
+        ctx: &mut Ctx<impl AppSched>,
+    ) {
+        let payload = ctx.transports.roce.spec.payload_bytes;
+        let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, payload);
+        let qp = ctx.transports.roce.send(
+            &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
+            src,
+            dst,
+            Some(id),
+            size,
+        );
+        let idx = qp as usize;
+        if self.records.len() <= idx {
+            self.records.resize(idx + 1, u32::MAX);
+        }
+        self.records[idx] = ctx.metrics.flows.len() as u32;
+        ctx.metrics.flows.push(FlowRecord {
+            flow_id: qp,
+            src,
+            dst,
+            size_bytes: size,
+            start_ps: ctx.ev.now(),
+            end_ps: NEVER,
+            bytes_received: 0,
+            ideal_ps,
+            dscp: ctx.transports.roce.spec.dscp,
+            tcp: false,
+        });
+        self.started += 1;
         self.schedule_next(id, ctx);
     }
 
@@ -219,28 +264,38 @@ pub struct FlowsSpec {
     pub senders: Vec<u32>,
     pub receivers: Vec<u32>,
     pub max_flows: u64,
+    /// Over RoCEv2 (`transport.kind = "roce"`).
+    pub roce: bool,
 }
 
 impl WorkloadKind for FlowGen {
     const NAME: &'static str = "flows";
+    const OVER_ROCE: bool = true;
     type Params = Params;
     type Spec = FlowsSpec;
     type App = FlowGen;
 
     fn resolve(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigError> {
-        flows_spec(p, ctx.n_hosts, ctx.host_rate_bps, ctx.duration)
+        let spec = flows_spec(p, ctx.n_hosts, ctx.host_rate_bps, ctx.duration)?;
+        Ok(FlowsSpec {
+            roce: ctx.roce_transport,
+            ..spec
+        })
     }
 
     /// The generator, drawing from the workload's random stream 1.
     fn applications(spec: FlowsSpec, b: &mut AppsBuild) -> Vec<FlowGen> {
-        vec![FlowGen::new(
+        let roce = spec.roce;
+        let mut gen = vec![FlowGen::new(
             spec.sizes,
             spec.rate_per_s,
             spec.senders,
             spec.receivers,
             spec.max_flows,
             stream(b.seed, family::WORKLOAD, 1),
-        )]
+        )];
+        gen[0].roce = roce;
+        gen
     }
 }
 
@@ -349,6 +404,7 @@ fn flows_spec(
         senders,
         receivers,
         max_flows,
+        roce: false,
     })
 }
 

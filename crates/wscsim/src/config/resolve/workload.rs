@@ -41,6 +41,16 @@ fn build<T: WorkloadKind>(
     spec: fn(T::Spec) -> WorkloadSpec,
 ) -> Result<WorkloadSpec, ConfigError> {
     udp_transport_fits::<T>(ctx.udp_transport)?;
+    if ctx.roce_transport && !T::OVER_ROCE {
+        return Err(err(
+            "transport.kind",
+            "\"roce\"",
+            format!(
+                "\"tcp\" for workload.kind = {:?} (RoCEv2 carries workload.kind = \"flows\")",
+                T::NAME
+            ),
+        ));
+    }
     load_generators_fit::<T>(ctx.graph)?;
     let mut p: T::Params =
         crate::config::kinds::parse("workload", WORKLOADS, &w.kind, &["kind"], &w.params)?;

@@ -1,0 +1,602 @@
+//! RoCEv2: RDMA over UDP/IP, as an RDMA NIC sends a message on a reliable connected queue
+//! pair (QP). The sender paces packets at its QP's rate, which DCQCN sets
+//! (`transport::dcqcn`: switches mark ECN, the receiver returns CNPs, the sender cuts and
+//! recovers); the receiver takes packets in order only and acknowledges them; a gap makes
+//! it send a NAK once, and the sender goes back to the first missing byte and sends all
+//! from there again (go-back-N, the reliable connection's rule); a QP that hears nothing
+//! for the local ACK timeout (4.096 us x 2^`timeout_exponent`, InfiniBand's rule) goes
+//! back to the last acknowledged byte. Packets carry IPv4 (20 bytes), UDP (8), the base
+//! transport header (12) and the invariant CRC (4) around a payload of at most `payload`
+//! bytes (default 1024, RoCE's usual active MTU on a 1500-byte Ethernet MTU); an ACK or
+//! NAK adds its 4-byte extended header and no payload, a CNP 16 reserved bytes.
+//!
+//! The NIC: a QP whose packet is due while its host's NIC already holds two frames waits
+//! one frame time at line rate and tries again (so the QPs of a host take turns and the
+//! NIC's queue stays short, as an RDMA NIC schedules QPs onto its port instead of queueing
+//! what they offer). Simplified: no selective repeat (newer NICs'), no limit on bytes in
+//! flight (a QP is rate-based only), no read or atomic operations, ACKs for every
+//! `ack_every` packets, no delayed-ACK timer; packets carry wscsim's protocol number 201
+//! rather than UDP's with port 4791 (the transports are told apart by number).
+
+use super::{dcqcn, HostPath, Note, TransportBuild, TransportKind, TransportSched, Wire};
+use crate::check::{err, one_of, ConfigError};
+use crate::engine::{TimePs, NEVER};
+use crate::packet::{ecn, five_tuple_hash, Packet, PktId, Proto};
+
+/// Its protocol number (one IANA leaves unassigned).
+pub const PROTO: Proto = Proto(201);
+/// IPv4, UDP, the base transport header and the invariant CRC around a data payload.
+pub const DATA_HEADER_BYTES: u32 = 20 + 8 + 12 + 4;
+/// An ACK or NAK: the data headers and the ACK extended transport header.
+pub const ACK_HEADER_BYTES: u32 = DATA_HEADER_BYTES + 4;
+/// A congestion notification packet: the data headers and 16 reserved bytes.
+pub const CNP_HEADER_BYTES: u32 = DATA_HEADER_BYTES + 16;
+
+/// `dst_port` of each kind of packet (its opcode).
+const DATA: u16 = 1;
+const ACK: u16 = 2;
+const NAK: u16 = 3;
+const CNP: u16 = 4;
+
+/// `[roce]`: RoCEv2's queue pairs.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Payload bytes per packet (default 1024B), 256B to 4096B.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<crate::units::Bytes>,
+    /// Packets per ACK (default 1), 1 to 64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_every: Option<i64>,
+    /// Local ACK timeout 4.096 us x 2^N (default 14: 67 ms), 1 to 31.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_exponent: Option<i64>,
+    /// "dcqcn" (default) or "none" (line rate always).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<String>,
+    /// DCQCN's parameters (`transport::dcqcn::Params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<dcqcn::Params>,
+    /// DSCP of its packets (default 0; PFC's priority is the DSCP, at most 7), 0 to 63.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<i64>,
+}
+
+/// `[roce]` resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub payload_bytes: u32,
+    pub ack_every: u32,
+    pub timeout_ps: TimePs,
+    /// None: no congestion control.
+    pub dcqcn: Option<dcqcn::Spec>,
+    pub dscp: u8,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Params::default().resolve().expect("the defaults are valid")
+    }
+}
+
+impl Params {
+    /// Checks `[roce]` and fills in its defaults.
+    pub fn resolve(&mut self) -> Result<Spec, ConfigError> {
+        let payload = self.payload.get_or_insert(crate::units::Bytes(1024)).0;
+        if !(256..=4096).contains(&payload) {
+            return Err(err(
+                "roce.payload",
+                crate::units::Bytes(payload),
+                "256B to 4096B",
+            ));
+        }
+        let ack_every =
+            crate::check::int_in("roce.ack_every", *self.ack_every.get_or_insert(1), 1, 64)?;
+        let n = crate::check::int_in(
+            "roce.timeout_exponent",
+            *self.timeout_exponent.get_or_insert(14),
+            1,
+            31,
+        )?;
+        let cc = self.congestion.get_or_insert_with(|| "dcqcn".into());
+        one_of("roce.congestion", cc, &["dcqcn", "none"])?;
+        let dcqcn = if cc == "dcqcn" {
+            Some(
+                self.dcqcn
+                    .get_or_insert_with(Default::default)
+                    .resolve("roce.dcqcn")?,
+            )
+        } else {
+            crate::check::only_for(
+                "roce.dcqcn",
+                &self.dcqcn,
+                "roce.congestion = \"dcqcn\" (it is",
+                cc,
+            )?;
+            None
+        };
+        let dscp = crate::check::int_in("roce.dscp", *self.dscp.get_or_insert(0), 0, 63)?;
+        Ok(Spec {
+            payload_bytes: payload as u32,
+            ack_every,
+            timeout_ps: 4_096_000 << n,
+            dcqcn,
+            dscp: dscp as u8,
+        })
+    }
+}
+
+/// A QP's timers: its next packet (pacing), DCQCN's increase timer, the ACK timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    Send,
+    Increase,
+    Timeout,
+}
+
+/// One of a QP's timers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoceTimer {
+    pub qp: u32,
+    pub what: Timer,
+}
+
+/// One queue pair sending one message, both ends.
+#[derive(Clone, Debug)]
+struct Qp {
+    src: u32,
+    dst: u32,
+    app: Option<u32>,
+    hash: u32,
+    size: u64,
+    /// Sender: the next byte to send, the bytes acknowledged, and the most ever sent.
+    next: u64,
+    acked: u64,
+    high: u64,
+    start_ps: TimePs,
+    /// Receiver: the next byte it takes, packets since its last ACK, and the byte a NAK
+    /// was sent for (NEVER: none outstanding).
+    expected: u64,
+    unacked_packets: u32,
+    nak_for: u64,
+    rp: Option<dcqcn::ReactionPoint>,
+    np: dcqcn::NotifyPoint,
+    line_bps: f64,
+    /// When the next packet may leave (its rate), and the live timers (NEVER: none).
+    next_send_ps: TimePs,
+    send_at: TimePs,
+    increase_at: TimePs,
+    timeout_at: TimePs,
+    /// The local ACK timeout runs out at this time unless the QP sends or hears more.
+    deadline_ps: TimePs,
+    /// When the last byte was acknowledged.
+    done_ps: Option<TimePs>,
+}
+
+/// What the QPs did, over the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoceStats {
+    pub data_packets: u64,
+    /// Bytes sent again (go-back-N after a NAK or a timeout).
+    pub resent_bytes: u64,
+    pub naks: u64,
+    pub cnps: u64,
+    pub timeouts: u64,
+}
+
+pub struct Roce {
+    pub spec: Spec,
+    qps: Vec<Qp>,
+    notes: Vec<Note>,
+    pub stats: RoceStats,
+}
+
+impl Roce {
+    /// Opens a QP from `src` to `dst` that sends `bytes` now; `app` hears at `dst` of the
+    /// bytes taken in order (`Note::Delivered`). Its id.
+    pub fn send(
+        &mut self,
+        path: &mut HostPath<'_, impl TransportSched>,
+        src: u32,
+        dst: u32,
+        app: Option<u32>,
+        bytes: u64,
+    ) -> u32 {
+        let id = self.qps.len() as u32;
+        let nic = path.net.nic_port(src);
+        let line_bps = path.net.ports()[nic as usize].rate_bps as f64;
+        self.qps.push(Qp {
+            src,
+            dst,
+            app,
+            hash: five_tuple_hash(src, dst, id as u16, 4791, PROTO),
+            size: bytes,
+            next: 0,
+            acked: 0,
+            high: 0,
+            start_ps: path.now(),
+            expected: 0,
+            unacked_packets: 0,
+            nak_for: NEVER,
+            rp: self
+                .spec
+                .dcqcn
+                .map(|s| dcqcn::ReactionPoint::new(&s, line_bps)),
+            np: Default::default(),
+            line_bps,
+            next_send_ps: path.now(),
+            send_at: NEVER,
+            increase_at: NEVER,
+            timeout_at: NEVER,
+            deadline_ps: NEVER,
+            done_ps: None,
+        });
+        self.pump(path, id);
+        id
+    }
+
+    /// When QP `qp`'s last byte was acknowledged, if it has been.
+    pub fn done_ps(&self, qp: u32) -> Option<TimePs> {
+        self.qps[qp as usize].done_ps
+    }
+
+    /// QP `qp`'s rate now (its line rate without congestion control).
+    pub fn rate_bps(&self, qp: u32) -> f64 {
+        let q = &self.qps[qp as usize];
+        q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps)
+    }
+
+    /// Sends QP `qp`'s next packet if its rate and its NIC allow, and sets the timer for
+    /// the one after.
+    fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
+        let now = path.now();
+        let q = &self.qps[qp as usize];
+        if q.next >= q.size || q.done_ps.is_some() {
+            return;
+        }
+        let payload = (q.size - q.next).min(u64::from(self.spec.payload_bytes)) as u32;
+        let frame = path.frame_bytes(q.src, payload + DATA_HEADER_BYTES);
+        let nic = &path.net.ports()[path.net.nic_port(q.src) as usize];
+        let wire_bits = f64::from(frame + nic.wire_overhead_bytes) * 8.0;
+        let at = if now < q.next_send_ps {
+            q.next_send_ps
+        } else if nic.pkts_queued >= 2 {
+            now + (wire_bits * 1e12 / q.line_bps).ceil() as TimePs
+        } else {
+            self.send_data(path, qp, payload, frame);
+            let q = &mut self.qps[qp as usize];
+            let rate = q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps);
+            q.next_send_ps = now + (wire_bits * 1e12 / rate).ceil() as TimePs;
+            if q.next >= q.size {
+                return;
+            }
+            q.next_send_ps
+        };
+        self.arm(path, qp, Timer::Send, at);
+    }
+
+    /// Schedules QP `qp`'s timer `what` at `at`, unless it is already due then.
+    fn arm(
+        &mut self,
+        path: &mut HostPath<'_, impl TransportSched>,
+        qp: u32,
+        what: Timer,
+        at: TimePs,
+    ) {
+        let q = &mut self.qps[qp as usize];
+        let slot = match what {
+            Timer::Send => &mut q.send_at,
+            Timer::Increase => &mut q.increase_at,
+            Timer::Timeout => &mut q.timeout_at,
+        };
+        if *slot != at {
+            *slot = at;
+            path.ev
+                .schedule(at, super::TransportEvent::from(RoceTimer { qp, what }));
+        }
+    }
+
+    fn send_data(
+        &mut self,
+        path: &mut HostPath<'_, impl TransportSched>,
+        qp: u32,
+        payload: u32,
+        frame: u32,
+    ) {
+        let now = path.now();
+        let q = &mut self.qps[qp as usize];
+        let p = Packet {
+            src_host: q.src,
+            dst_host: q.dst,
+            dst_port: DATA,
+            proto: PROTO,
+            flow_id: qp,
+            hash: q.hash,
+            frame_bytes: frame,
+            payload_bytes: payload,
+            seq: q.next,
+            dscp: self.spec.dscp,
+            ecn: if q.rp.is_some() {
+                ecn::ECT0
+            } else {
+                ecn::NOT_ECT
+            },
+            ts_ps: now,
+            ..Default::default()
+        };
+        if q.next < q.high {
+            self.stats.resent_bytes += u64::from(payload);
+        }
+        q.next += u64::from(payload);
+        q.high = q.high.max(q.next);
+        self.stats.data_packets += 1;
+        if let (Some(rp), Some(s)) = (q.rp.as_mut(), self.spec.dcqcn.as_ref()) {
+            rp.on_sent(s, now, u64::from(frame));
+        }
+        let src = q.src;
+        path.transmit(src, p);
+        self.extend_deadline(path, qp);
+    }
+
+    /// The QP sent or heard something: its ACK timeout counts from now. One timer runs
+    /// at a time; it finds the deadline moved and waits for it.
+    fn extend_deadline(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
+        let q = &mut self.qps[qp as usize];
+        q.deadline_ps = path.now() + self.spec.timeout_ps;
+        if q.timeout_at == NEVER {
+            let at = q.deadline_ps;
+            self.arm(path, qp, Timer::Timeout, at);
+        }
+    }
+
+    /// A reply (ACK, NAK or CNP, by `op`) from QP `qp`'s receiver to its sender.
+    fn reply(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32, op: u16, seq: u64) {
+        let q = &self.qps[qp as usize];
+        let header = if op == CNP {
+            CNP_HEADER_BYTES
+        } else {
+            ACK_HEADER_BYTES
+        };
+        let p = Packet {
+            src_host: q.dst,
+            dst_host: q.src,
+            dst_port: op,
+            proto: PROTO,
+            flow_id: qp,
+            hash: q.hash,
+            frame_bytes: path.frame_bytes(q.dst, header),
+            seq,
+            dscp: self.spec.dscp,
+            ts_ps: path.now(),
+            ..Default::default()
+        };
+        path.transmit(p.src_host, p);
+    }
+
+    /// At the receiver: in order, taken and acknowledged; past a gap, a NAK (once per
+    /// gap); CE-marked, a CNP as often as DCQCN's notification point allows.
+    fn on_data(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet) {
+        let qp = p.flow_id;
+        let now = path.now();
+        let every = self.spec.ack_every;
+        let q = &mut self.qps[qp as usize];
+        if p.ecn == ecn::CE {
+            if let Some(s) = self.spec.dcqcn.as_ref() {
+                if q.np.on_marked(s, now) {
+                    self.stats.cnps += 1;
+                    self.reply(path, qp, CNP, 0);
+                }
+            }
+        }
+        let q = &mut self.qps[qp as usize];
+        if p.seq == q.expected {
+            q.expected += u64::from(p.payload_bytes);
+            q.nak_for = NEVER;
+            q.unacked_packets += 1;
+            let (expected, app) = (q.expected, q.app);
+            if let Some(app) = app {
+                self.notes.push(Note::Delivered {
+                    app,
+                    host: p.dst_host,
+                    conn: qp,
+                    total: expected,
+                });
+            }
+            let q = &mut self.qps[qp as usize];
+            if q.unacked_packets >= every || q.expected >= q.size {
+                q.unacked_packets = 0;
+                self.reply(path, qp, ACK, expected);
+            }
+        } else if p.seq > q.expected {
+            if q.nak_for != q.expected {
+                q.nak_for = q.expected;
+                self.stats.naks += 1;
+                let e = q.expected;
+                self.reply(path, qp, NAK, e);
+            }
+        } else {
+            let e = q.expected;
+            self.reply(path, qp, ACK, e); // a duplicate: say again where it stands
+        }
+    }
+
+    /// At the sender: an ACK moves the acknowledged point; a NAK sends everything from
+    /// its byte again.
+    fn on_ack(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet, nak: bool) {
+        let qp = p.flow_id;
+        let now = path.now();
+        let q = &mut self.qps[qp as usize];
+        if p.seq > q.acked {
+            q.acked = p.seq;
+            if q.acked >= q.size {
+                q.done_ps = Some(now);
+                return;
+            }
+            self.extend_deadline(path, qp);
+        }
+        let q = &mut self.qps[qp as usize];
+        if nak && p.seq >= q.acked && p.seq < q.next {
+            q.next = p.seq;
+            self.pump(path, qp);
+        }
+    }
+
+    fn on_cnp(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
+        let now = path.now();
+        let (Some(s), q) = (self.spec.dcqcn, &mut self.qps[qp as usize]) else {
+            return;
+        };
+        let Some(rp) = q.rp.as_mut() else {
+            return;
+        };
+        rp.on_cnp(&s, now);
+        if rp.limited() && q.increase_at == NEVER {
+            self.arm(path, qp, Timer::Increase, now + s.time_reset_ps);
+        }
+    }
+}
+
+impl TransportKind for Roce {
+    const NAME: &'static str = "RoCEv2";
+    const PROTO: Proto = PROTO;
+    type Event = RoceTimer;
+
+    fn build(b: &TransportBuild) -> Self {
+        Roce {
+            spec: b.roce.clone(),
+            qps: Vec::new(),
+            notes: Vec::new(),
+            stats: RoceStats::default(),
+        }
+    }
+
+    fn on_packet(&mut self, path: &mut HostPath<'_, impl TransportSched>, pkt: PktId) {
+        let p = path.take(pkt);
+        match p.dst_port {
+            DATA => self.on_data(path, &p),
+            ACK => self.on_ack(path, &p, false),
+            NAK => self.on_ack(path, &p, true),
+            _ => self.on_cnp(path, p.flow_id),
+        }
+    }
+
+    fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: RoceTimer) {
+        let now = path.now();
+        let q = &mut self.qps[e.qp as usize];
+        match e.what {
+            Timer::Send if q.send_at == now => {
+                q.send_at = NEVER;
+                self.pump(path, e.qp);
+            }
+            Timer::Increase if q.increase_at == now => {
+                q.increase_at = NEVER;
+                let (Some(s), Some(rp)) = (self.spec.dcqcn, q.rp.as_mut()) else {
+                    return;
+                };
+                rp.on_timer(&s, now);
+                if rp.limited() && q.done_ps.is_none() {
+                    self.arm(path, e.qp, Timer::Increase, now + s.time_reset_ps);
+                }
+            }
+            Timer::Timeout if q.timeout_at == now && q.done_ps.is_none() => {
+                q.timeout_at = NEVER;
+                if now < q.deadline_ps {
+                    let at = q.deadline_ps;
+                    return self.arm(path, e.qp, Timer::Timeout, at);
+                }
+                self.stats.timeouts += 1;
+                q.next = q.acked;
+                q.next_send_ps = now;
+                self.pump(path, e.qp);
+            }
+            _ => {} // a timer set again since, or of a finished QP
+        }
+    }
+
+    fn timer_host(&self, e: RoceTimer) -> u32 {
+        self.qps[e.qp as usize].src
+    }
+
+    /// Unused in this run: the QPs are one list, opened by the flows workload's global
+    /// events (which keep hosts on the simulation's thread).
+    fn runs_in_partitions(&self) -> bool {
+        self.qps.is_empty()
+    }
+
+    fn has_notes(&self) -> bool {
+        !self.notes.is_empty()
+    }
+
+    fn take_notes(&mut self, into: &mut Vec<Note>) {
+        into.append(&mut self.notes);
+    }
+
+    /// The `roce` table: one row per queue pair (none if the run opened none).
+    fn tables(&self, out: &mut Vec<crate::table::Table>) {
+        use crate::table::{Column, Table};
+        if self.qps.is_empty() {
+            return;
+        }
+        let q = &self.qps;
+        let int = |f: &dyn Fn(&Qp) -> i64| Column::I64(q.iter().map(f).collect());
+        out.push(Table {
+            name: "roce",
+            columns: vec![
+                ("qp", Column::I64((0..q.len() as i64).collect())),
+                ("src", int(&|x| i64::from(x.src))),
+                ("dst", int(&|x| i64::from(x.dst))),
+                ("size_bytes", int(&|x| x.size as i64)),
+                (
+                    "start_us",
+                    Column::F64(q.iter().map(|x| x.start_ps as f64 / 1e6).collect()),
+                ),
+                (
+                    "fct_us",
+                    Column::F64(
+                        q.iter()
+                            .map(|x| {
+                                x.done_ps
+                                    .map_or(f64::NAN, |d| (d - x.start_ps) as f64 / 1e6)
+                            })
+                            .collect(),
+                    ),
+                ),
+                ("acked_bytes", int(&|x| x.acked as i64)),
+                (
+                    "rate_gbps",
+                    Column::F64(
+                        q.iter()
+                            .map(|x| x.rp.as_ref().map_or(x.line_bps, |r| r.rate_bps) / 1e9)
+                            .collect(),
+                    ),
+                ),
+            ],
+        });
+    }
+
+    fn headline(
+        &self,
+        _net: &crate::net::Network,
+        h: &mut serde_json::Map<String, serde_json::Value>,
+    ) {
+        if self.qps.is_empty() {
+            return;
+        }
+        let done = self.qps.iter().filter(|q| q.done_ps.is_some()).count() as u64;
+        let s = &self.stats;
+        for (k, v) in [
+            ("roce_qps", self.qps.len() as u64),
+            ("roce_completed", done),
+            ("roce_cnps", s.cnps),
+            ("roce_naks", s.naks),
+            ("roce_timeouts", s.timeouts),
+            ("roce_resent_bytes", s.resent_bytes),
+        ] {
+            h.insert(k.into(), v.into());
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "roce_tests.rs"]
+mod tests;

@@ -1,0 +1,206 @@
+//! RoCEv2 end to end on small networks, driven through the transport's own calls.
+
+use super::*;
+use crate::sim::Sim;
+
+/// `senders` hosts (1..) each sending `bytes` to host 0 at time 0 through one 10 Gbit/s
+/// switch; `switch` and `roce` are JSON objects of those sections. Returns the run.
+fn incast(senders: u32, bytes: u64, switch: &str, roce: &str) -> (Sim, Vec<u32>) {
+    let mut s = Sim::from_json(&format!(
+        r#"{{"duration":"100ms","topology":{{"kind":"single_switch","hosts":{},
+        "link":{{"rate":"10Gbps","delay":"500ns"}}}},"switch":{switch},"roce":{roce},
+        "workload":{{"kind":"none"}}}}"#,
+        senders + 1
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let qps = {
+        let Sim {
+            net,
+            hosts,
+            ev,
+            transports,
+            ..
+        } = &mut s;
+        (1..=senders)
+            .map(|src| {
+                transports
+                    .roce
+                    .send(&mut HostPath::new(net, hosts, ev), src, 0, None, bytes)
+            })
+            .collect()
+    };
+    s.run();
+    let inv = s.invariants();
+    assert!(inv.ok(), "{inv:?}");
+    (s, qps)
+}
+
+const LOSSLESS: &str = r#"{"buffer":"shared","shared_buffer":"300KiB","port_to_port_latency":"500ns","pfc":{},
+    "scheme":{"kind":"dctcp","k_packets":20}}"#;
+
+#[test]
+fn one_queue_pair_sends_at_line_rate() {
+    // 1 MB in 1024-byte payloads: 977 packets of 1,086 bytes (1,106 on the wire, 884.8 ns
+    // at 10 Gbit/s); the last arrives one store-and-forward hop later and its ACK returns.
+    let (s, qps) = incast(1, 1_000_000, "{}", r#"{"congestion":"none"}"#);
+    let fct = s.transports.roce.done_ps(qps[0]).expect("done");
+    let packets = 1_000_000u64.div_ceil(1024);
+    let wire_ps = 884_800;
+    let serial = packets * wire_ps;
+    assert!(
+        fct > serial && fct < serial + 10 * wire_ps,
+        "{fct} ps against {serial} ps"
+    );
+    assert_eq!(s.transports.roce.stats.resent_bytes, 0);
+    assert_eq!(s.transports.roce.stats.data_packets, packets);
+}
+
+#[test]
+fn an_incast_over_pfc_is_lossless_and_dcqcn_cuts_the_rates() {
+    let (s, qps) = incast(8, 2_000_000, LOSSLESS, "{}");
+    let r = &s.transports.roce;
+    for &q in &qps {
+        assert!(r.done_ps(q).is_some(), "qp {q} finished");
+    }
+    assert_eq!(s.net.counters().dropped, 0);
+    assert_eq!(
+        (r.stats.naks, r.stats.timeouts, r.stats.resent_bytes),
+        (0, 0, 0)
+    );
+    assert!(r.stats.cnps > 8, "{:?}", r.stats);
+    // Eight senders share 10 Gbit/s: the last ends no sooner than 16 MB take.
+    let last = qps.iter().map(|&q| r.done_ps(q).unwrap()).max().unwrap();
+    assert!(last as f64 > 16e6 * 8.0 / 10e9 * 1e12);
+}
+
+#[test]
+fn dcqcn_leaves_pfc_less_to_pause_than_line_rate_senders() {
+    // DCQCN's point (Zhu et al. section 2): PFC alone keeps the fabric lossless by pausing,
+    // and congestion control takes over most of that work.
+    let pauses = |roce: &str| {
+        let (s, _) = incast(8, 2_000_000, LOSSLESS, roce);
+        s.net.pfc().map(|_| s.net.counters().control_sent).unwrap()
+    };
+    let (without, with) = (pauses(r#"{"congestion":"none"}"#), pauses("{}"));
+    assert!(
+        with * 2 < without,
+        "{with} PFC frames with DCQCN, {without} without"
+    );
+}
+
+#[test]
+fn losses_are_recovered_by_going_back() {
+    // A lossy switch with room for a dozen frames: line-rate senders overflow it. Their
+    // frames arrive in lockstep, so three of the four lose every frame while the buffer is
+    // full and learn of it by the ACK timeout (here 4.096 us x 2^8, 1 ms), not by a NAK;
+    // they go back (and lock step again: one more finishes per timeout), and every
+    // message completes.
+    let (s, qps) = incast(
+        4,
+        500_000,
+        r#"{"buffer_per_port":"16KiB"}"#,
+        r#"{"congestion":"none","timeout_exponent":8}"#,
+    );
+    let r = &s.transports.roce;
+    assert!(s.net.counters().dropped > 0);
+    assert!(
+        r.stats.timeouts > 0 && r.stats.resent_bytes > 0,
+        "{:?}",
+        r.stats
+    );
+    for &q in &qps {
+        assert!(r.done_ps(q).is_some(), "qp {q} finished");
+    }
+}
+
+/// Hands QP 0's receiver a data packet of 1024 bytes at `seq`.
+fn deliver(s: &mut Sim, seq: u64) {
+    let Sim {
+        net,
+        hosts,
+        ev,
+        transports,
+        ..
+    } = s;
+    let p = Packet {
+        src_host: 1,
+        dst_host: 0,
+        dst_port: DATA,
+        proto: PROTO,
+        flow_id: 0,
+        payload_bytes: 1024,
+        seq,
+        ..Default::default()
+    };
+    transports
+        .roce
+        .on_data(&mut HostPath::new(net, hosts, ev), &p);
+}
+
+#[test]
+fn a_gap_brings_one_nak_and_a_nak_sends_all_from_its_byte_again() {
+    // A QP of 8 KiB whose packets have all left (the run is over); its receiver is then
+    // handed packets by hand.
+    let (mut s, _) = incast(1, 8192, "{}", r#"{"congestion":"none"}"#);
+    s.transports.roce.qps[0].expected = 0;
+    s.transports.roce.qps[0].done_ps = None;
+    s.transports.roce.qps[0].acked = 0;
+    deliver(&mut s, 0);
+    deliver(&mut s, 2048); // 1024..2048 lost
+    deliver(&mut s, 3072);
+    let r = &s.transports.roce;
+    assert_eq!(r.qps[0].expected, 1024, "nothing past the gap is taken");
+    assert_eq!(r.stats.naks, 1, "one NAK for the gap");
+    deliver(&mut s, 1024);
+    deliver(&mut s, 4096); // a new gap (2048 was dropped as out of order)
+    assert_eq!(s.transports.roce.stats.naks, 2);
+    // At the sender, the NAK for 2048 sends from there again.
+    let sent = s.transports.roce.stats.data_packets;
+    let nak = Packet {
+        dst_port: NAK,
+        flow_id: 0,
+        seq: 2048,
+        ..Default::default()
+    };
+    {
+        let Sim {
+            net,
+            hosts,
+            ev,
+            transports,
+            ..
+        } = &mut s;
+        transports
+            .roce
+            .on_ack(&mut HostPath::new(net, hosts, ev), &nak, true);
+    }
+    let r = &s.transports.roce;
+    assert_eq!(r.qps[0].acked, 2048);
+    assert_eq!(
+        r.stats.data_packets,
+        sent + 1,
+        "the byte at 2048 at once, the rest paced"
+    );
+    assert!(r.stats.resent_bytes >= 1024);
+}
+
+#[test]
+fn bad_parameters_are_named() {
+    let e = Params {
+        payload: Some(crate::units::Bytes(100)),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("roce.payload"), "{e}");
+    let e = Params {
+        congestion: Some("none".into()),
+        dcqcn: Some(Default::default()),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("roce.dcqcn"), "{e}");
+}
