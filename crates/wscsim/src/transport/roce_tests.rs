@@ -3,32 +3,36 @@
 use super::*;
 use crate::sim::Sim;
 
+/// Runs `f` on the run's RoCE transport with a host path into the run.
+fn with_roce<R>(
+    s: &mut Sim,
+    f: impl FnOnce(&mut Roce, &mut HostPath<'_, crate::engine::EventQueue<crate::sim::SimEvent>>) -> R,
+) -> R {
+    let Sim {
+        net,
+        hosts,
+        ev,
+        transports,
+        ..
+    } = s;
+    f(&mut transports.roce, &mut HostPath::new(net, hosts, ev))
+}
+
 /// `senders` hosts (1..) each sending `bytes` to host 0 at time 0 through one 10 Gbit/s
 /// switch; `switch` and `roce` are JSON objects of those sections. Returns the run.
 fn incast(senders: u32, bytes: u64, switch: &str, roce: &str) -> (Sim, Vec<u32>) {
     let mut s = Sim::from_json(&format!(
         r#"{{"duration":"100ms","topology":{{"kind":"single_switch","hosts":{},
-        "link":{{"rate":"10Gbps","delay":"500ns"}}}},"switch":{switch},"roce":{roce},
+        "link":{{"rate":"10Gbps","delay":"500ns"}}}},"switch":{switch},"transport":{{"kind":"roce"}},"roce":{roce},
         "workload":{{"kind":"none"}}}}"#,
         senders + 1
     ))
     .unwrap_or_else(|e| panic!("{e}"));
-    let qps = {
-        let Sim {
-            net,
-            hosts,
-            ev,
-            transports,
-            ..
-        } = &mut s;
+    let qps = with_roce(&mut s, |roce, path| {
         (1..=senders)
-            .map(|src| {
-                transports
-                    .roce
-                    .send(&mut HostPath::new(net, hosts, ev), src, 0, None, bytes)
-            })
+            .map(|src| roce.send(path, src, 0, None, bytes))
             .collect()
-    };
+    });
     s.run();
     let inv = s.invariants();
     assert!(inv.ok(), "{inv:?}");
@@ -115,13 +119,6 @@ fn losses_are_recovered_by_going_back() {
 
 /// Hands QP 0's receiver a data packet of 1024 bytes at `seq`.
 fn deliver(s: &mut Sim, seq: u64) {
-    let Sim {
-        net,
-        hosts,
-        ev,
-        transports,
-        ..
-    } = s;
     let p = Packet {
         src_host: 1,
         dst_host: 0,
@@ -132,9 +129,7 @@ fn deliver(s: &mut Sim, seq: u64) {
         seq,
         ..Default::default()
     };
-    transports
-        .roce
-        .on_data(&mut HostPath::new(net, hosts, ev), &p);
+    with_roce(s, |roce, path| roce.on_data(path, &p));
 }
 
 #[test]
@@ -162,18 +157,7 @@ fn a_gap_brings_one_nak_and_a_nak_sends_all_from_its_byte_again() {
         seq: 2048,
         ..Default::default()
     };
-    {
-        let Sim {
-            net,
-            hosts,
-            ev,
-            transports,
-            ..
-        } = &mut s;
-        transports
-            .roce
-            .on_ack(&mut HostPath::new(net, hosts, ev), &nak, true);
-    }
+    with_roce(&mut s, |roce, path| roce.on_ack(path, &nak, true));
     let r = &s.transports.roce;
     assert_eq!(r.qps[0].acked, 2048);
     assert_eq!(

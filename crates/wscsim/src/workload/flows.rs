@@ -34,7 +34,7 @@ pub struct Params {
     pub servers: Option<Vec<i64>>,
 }
 use super::{AppEvent, AppSched};
-use crate::engine::{StreamRng, NEVER, PS_PER_S};
+use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_S};
 use crate::metrics::FlowRecord;
 use rand::Rng;
 
@@ -154,17 +154,33 @@ impl FlowGen {
         }
         let conn = ctx.transports.tcp.open(src, dst, id, id);
         ctx.transports.tcp.set_dscp(conn, dscp);
-        let rec = ctx.metrics.flows.len() as u32;
-        let idx = conn as usize;
+        let mss = ctx.transports.tcp.params().mss_bytes;
+        let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, mss);
+        self.record(ctx, (conn, src, dst), size, ideal_ps, dscp, true);
+        self.started += 1;
+        ctx.transports
+            .tcp
+            .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
+        self.schedule_next(id, ctx);
+    }
+
+    /// Records flow `id` (a connection or queue pair) from `src` to `dst`, starting now.
+    fn record(
+        &mut self,
+        ctx: &mut Ctx<impl AppSched>,
+        (id, src, dst): (u32, u32, u32),
+        size: u64,
+        ideal_ps: TimePs,
+        dscp: u8,
+        tcp: bool,
+    ) {
+        let idx = id as usize;
         if self.records.len() <= idx {
             self.records.resize(idx + 1, u32::MAX);
         }
-        self.records[idx] = rec;
-        let ideal_ps =
-            ctx.net
-                .ideal_transfer_ps(src, dst, size, ctx.transports.tcp.params().mss_bytes);
+        self.records[idx] = ctx.metrics.flows.len() as u32;
         ctx.metrics.flows.push(FlowRecord {
-            flow_id: conn,
+            flow_id: id,
             src,
             dst,
             size_bytes: size,
@@ -173,13 +189,8 @@ impl FlowGen {
             bytes_received: 0,
             ideal_ps,
             dscp,
-            tcp: true,
+            tcp,
         });
-        self.started += 1;
-        ctx.transports
-            .tcp
-            .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
-        self.schedule_next(id, ctx);
     }
 
     /// A flow as one RoCEv2 message on a queue pair of its own (its DSCP is `[roce]`'s).
@@ -200,23 +211,8 @@ impl FlowGen {
             Some(id),
             size,
         );
-        let idx = qp as usize;
-        if self.records.len() <= idx {
-            self.records.resize(idx + 1, u32::MAX);
-        }
-        self.records[idx] = ctx.metrics.flows.len() as u32;
-        ctx.metrics.flows.push(FlowRecord {
-            flow_id: qp,
-            src,
-            dst,
-            size_bytes: size,
-            start_ps: ctx.ev.now(),
-            end_ps: NEVER,
-            bytes_received: 0,
-            ideal_ps,
-            dscp: ctx.transports.roce.spec.dscp,
-            tcp: false,
-        });
+        let dscp = ctx.transports.roce.spec.dscp;
+        self.record(ctx, (qp, src, dst), size, ideal_ps, dscp, false);
         self.started += 1;
         self.schedule_next(id, ctx);
     }
