@@ -111,3 +111,15 @@ def test_flows_over_roce_and_pfc_lose_nothing_and_dcqcn_reacts(tmp_path):
 def test_roce_refuses_what_it_does_not_model(change, field, tmp_path):
     with pytest.raises(wscsim.ScenarioError, match=rf"^{field.replace('.', chr(92) + '.')}\b"):
         wscsim.run({**ROCE_FLOWS, **change}, out=tmp_path / "bad", plots=False)
+
+
+def test_a_large_fat_tree_under_pfc_runs(tmp_path):
+    """k=16 (1,024 hosts): large enough that the event loop prefetches each arrival's
+    route, which a PAUSE frame does not have."""
+    sc = load("tcp_permutation_fat_tree")
+    sc.pop("sweep", None)
+    over = {"duration": "0.3ms", "topology.k": 16, "switch.buffer": "shared",
+            "switch.shared_buffer": "600KiB", "switch.pfc": {}}
+    r = wscsim.run(sc, out=tmp_path / "k16", overrides=over, plots=False)
+    assert r.summary["invariants"]["ok"]
+    assert r.summary["headline"]["pfc_pause_frames"] > 0 and r.summary["headline"]["drops"] == 0

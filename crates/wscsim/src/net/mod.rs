@@ -664,6 +664,10 @@ impl Network {
                 self.down_causes[port as usize] += 1;
                 if self.down_causes[port as usize] == 1 {
                     self.link_down(ev.now(), port);
+                    if self.pfc.is_some() {
+                        // Inputs the drain emptied may resume their other links now.
+                        self.pfc_flush(ev);
+                    }
                     self.kbr_link_changed(ev, port, false);
                     let nd = &self.nodes[self.ports[port as usize].node as usize];
                     if port - nd.port_base < nd.forwarder.late_choice_links() {
@@ -706,8 +710,11 @@ impl Network {
         self.acts_on(self.ports[port as usize].node);
         self.ports[port as usize].up = false;
         if let Some(pfc) = self.pfc.as_deref_mut() {
-            // The peer's pauses end with the link (and what waits here is lost below).
+            // The peer's pauses end with the link, and so do this end's towards the peer
+            // (announced or waiting): when the link works again, the input pauses afresh
+            // if it still holds too much.
             pfc.release(port, now);
+            pfc.forget_announcements(port);
         }
         while let Some(pkt) = self.dequeue(port, now) {
             self.drop_on_down_link(now, port, pkt);

@@ -39,6 +39,9 @@ impl Network {
         let Some(&(pkt, _)) = w.in_flight.front() else {
             return;
         };
+        if self.pfc.is_some() && self.pool.get(pkt).proto == crate::packet::Proto::PFC {
+            return; // a PAUSE frame has no route (its `dst_host` is none)
+        }
         self.forward_prefetch(w.to_node, w.to_port, pkt);
     }
 

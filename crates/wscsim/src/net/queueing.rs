@@ -74,6 +74,16 @@ impl Network {
         }
     }
 
+    /// The most bytes switch port `port` may hold after an enqueue when only its switch's
+    /// shared buffer bounds it (PFC's lossless priorities).
+    fn buffer_room(&self, port: u32) -> u64 {
+        let pt = &self.ports[port as usize];
+        let sb = self.switches[pt.switch as usize]
+            .shared
+            .expect("PFC runs on shared buffers");
+        pt.bytes_queued + (sb.total_bytes - sb.used_bytes)
+    }
+
     /// Offers `pkt` (arrived on local input `in_port`) to `port`'s scheme: classify, then
     /// enqueue within the admission limit; transmits or drops by the verdict.
     pub(super) fn enqueue_at_port(
@@ -147,8 +157,9 @@ impl Network {
         };
         let limit_bytes = match governed {
             None => self.admission_limit(port, in_port),
-            // Lossless: the output's threshold does not apply, only the input's headroom.
-            Some(true) => u64::MAX,
+            // Lossless: the output's threshold does not apply, only the input's headroom,
+            // and the buffer's free bytes (which lossy traffic may have taken).
+            Some(true) => self.buffer_room(port),
             Some(false) => {
                 let input = self.nodes[self.ports[port as usize].node as usize].port_base + in_port;
                 let prio = pfc::priority_of(self.pool.get(pkt).dscp);

@@ -23,13 +23,13 @@
 //! without one (the same values as a timer every period, without the events); a CNP that
 //! comes within `rate_reduce_period` of the last cut updates alpha and cuts at the first
 //! event after the period ends, not exactly at its end; `clamp_tgt_rate_after_time_inc`
-//! is not modelled. This file is the rate control alone: the RoCEv2 transport that runs it
-//! (queue pairs, go-back-N, ECN at the switches) is not built yet (issue 37).
+//! is not modelled. The RoCEv2 transport (`transport::roce`) runs it, one reaction point
+//! per queue pair.
 
 use crate::check::{err, one_of, ConfigError};
 use crate::engine::TimePs;
 
-/// `[transport.dcqcn]`: DCQCN's parameters. Each left out takes the preset's value.
+/// `roce.dcqcn`: DCQCN's parameters. Each left out takes the preset's value.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
@@ -112,7 +112,7 @@ impl Spec {
         threshold: 5,
         ai_rate_bps: 40e6,
         hai_rate_bps: 200e6,
-        clamp_target: false,
+        clamp_target: true,
         cnp_interval_ps: 50 * US,
     };
 }
@@ -233,23 +233,25 @@ impl ReactionPoint {
     }
 
     /// A CNP arrived at `now`: alpha counts it, and the rate is cut unless it was cut
-    /// less than `rate_reduce_period` ago (then at the first event after that).
-    pub fn on_cnp(&mut self, spec: &Spec, now: TimePs) {
+    /// less than `rate_reduce_period` ago (then at the first event after that). Returns
+    /// whether it cut (the increase timer then starts again).
+    pub fn on_cnp(&mut self, spec: &Spec, now: TimePs) -> bool {
         if self.last_cut.is_none() && !self.cnp_in_period {
             self.alpha_period_start = now;
         }
         self.alpha_at(spec, now);
         self.cnp_in_period = true;
         self.cut_waiting = true;
-        self.cut_if_due(spec, now);
+        self.cut_if_due(spec, now)
     }
 
-    fn cut_if_due(&mut self, spec: &Spec, now: TimePs) {
+    /// Cuts the rate if a CNP waits for a cut and the reduce period allows; says whether.
+    fn cut_if_due(&mut self, spec: &Spec, now: TimePs) -> bool {
         let due = self
             .last_cut
             .is_none_or(|t| now >= t + spec.rate_reduce_period_ps);
         if !(self.cut_waiting && due) {
-            return;
+            return false;
         }
         let alpha = self.alpha_at(spec, now);
         if spec.clamp_target || self.increased_since_cut || self.last_cut.is_none() {
@@ -266,18 +268,20 @@ impl ReactionPoint {
         self.byte_events = 0;
         self.bytes_since = 0;
         self.increased_since_cut = false;
+        true
     }
 
     /// The increase timer fired at `now` (every `time_reset` while the rate is limited).
+    /// A cut that was waiting comes first, and then no increase (the timer starts again).
     pub fn on_timer(&mut self, spec: &Spec, now: TimePs) {
-        self.cut_if_due(spec, now);
-        self.increase(spec, true);
+        if !self.cut_if_due(spec, now) {
+            self.increase(spec, true);
+        }
     }
 
     /// `bytes` left at `now`: the byte counter may make an increase event.
     pub fn on_sent(&mut self, spec: &Spec, now: TimePs, bytes: u64) {
-        self.cut_if_due(spec, now);
-        if !self.limited() {
+        if self.cut_if_due(spec, now) || !self.limited() {
             return;
         }
         self.bytes_since += bytes;
@@ -442,6 +446,23 @@ mod tests {
             rp.on_timer(&s, (1000 + i) * s.time_reset_ps);
         }
         assert!(rp.rate_bps <= 10e9 && rp.rate_bps > 9.9e9);
+    }
+
+    #[test]
+    fn a_cut_that_waited_for_the_timer_is_not_followed_by_an_increase() {
+        let s = Spec::NVIDIA;
+        let mut rp = ReactionPoint::new(&s, LINE);
+        assert!(rp.on_cnp(&s, 0));
+        assert!(!rp.on_cnp(&s, 2 * US), "within the reduce period");
+        let before = rp.rate_bps;
+        rp.on_timer(&s, 5 * US);
+        assert!(
+            rp.rate_bps < before * 0.75,
+            "the waiting cut, no recovery step after it"
+        );
+        let cut = rp.rate_bps;
+        rp.on_timer(&s, 305 * US);
+        assert!(rp.rate_bps > cut, "the next timer recovers");
     }
 
     #[test]

@@ -167,8 +167,12 @@ struct Qp {
     send_at: TimePs,
     increase_at: TimePs,
     timeout_at: TimePs,
-    /// The local ACK timeout runs out at this time unless the QP sends or hears more.
+    /// The local ACK timeout runs out at this time unless an ACK moves it.
     deadline_ps: TimePs,
+    /// When its last packet left, and its bits on the wire (to pace again when the rate
+    /// rises).
+    last_send_ps: TimePs,
+    last_wire_bits: f64,
     /// When the last byte was acknowledged.
     done_ps: Option<TimePs>,
 }
@@ -229,6 +233,8 @@ impl Roce {
             increase_at: NEVER,
             timeout_at: NEVER,
             deadline_ps: NEVER,
+            last_send_ps: 0,
+            last_wire_bits: 0.0,
             done_ps: None,
         });
         self.pump(path, id);
@@ -265,6 +271,7 @@ impl Roce {
         } else {
             self.send_data(path, qp, payload, frame);
             let q = &mut self.qps[qp as usize];
+            (q.last_send_ps, q.last_wire_bits) = (now, wire_bits);
             let rate = q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps);
             q.next_send_ps = now + (wire_bits * 1e12 / rate).ceil() as TimePs;
             if q.next >= q.size {
@@ -335,17 +342,39 @@ impl Roce {
         }
         let src = q.src;
         path.transmit(src, p);
-        self.extend_deadline(path, qp);
+        self.extend_deadline(path, qp, false);
     }
 
-    /// The QP sent or heard something: its ACK timeout counts from now. One timer runs
-    /// at a time; it finds the deadline moved and waits for it.
-    fn extend_deadline(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
+    /// Starts the ACK timeout when the QP sends with none running (`progress`: an ACK
+    /// moved the acknowledged point, and the timeout counts from now). One timer runs at
+    /// a time; it finds the deadline moved and waits for it.
+    fn extend_deadline(
+        &mut self,
+        path: &mut HostPath<'_, impl TransportSched>,
+        qp: u32,
+        progress: bool,
+    ) {
         let q = &mut self.qps[qp as usize];
-        q.deadline_ps = path.now() + self.spec.timeout_ps;
+        if q.timeout_at == NEVER || progress {
+            q.deadline_ps = path.now() + self.spec.timeout_ps;
+        }
         if q.timeout_at == NEVER {
             let at = q.deadline_ps;
             self.arm(path, qp, Timer::Timeout, at);
+        }
+    }
+
+    /// The QP's rate rose: its next packet may leave sooner than the pace it was given
+    /// at its last send.
+    fn repace(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
+        let now = path.now();
+        let q = &mut self.qps[qp as usize];
+        let rate = q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps);
+        let sooner = q.last_send_ps + (q.last_wire_bits * 1e12 / rate).ceil() as TimePs;
+        if q.send_at != NEVER && sooner < q.next_send_ps {
+            q.next_send_ps = sooner.max(now);
+            let at = q.next_send_ps;
+            self.arm(path, qp, Timer::Send, at);
         }
     }
 
@@ -432,7 +461,7 @@ impl Roce {
                 q.done_ps = Some(now);
                 return;
             }
-            self.extend_deadline(path, qp);
+            self.extend_deadline(path, qp, true);
         }
         let q = &mut self.qps[qp as usize];
         if nak && p.seq >= q.acked && p.seq < q.next {
@@ -449,8 +478,10 @@ impl Roce {
         let Some(rp) = q.rp.as_mut() else {
             return;
         };
-        rp.on_cnp(&s, now);
-        if rp.limited() && q.increase_at == NEVER {
+        let cut = rp.on_cnp(&s, now);
+        if cut || (rp.limited() && q.increase_at == NEVER) {
+            // A cut starts the increase timer again (Zhu et al.'s rate-increase events
+            // count from the last cut).
             self.arm(path, qp, Timer::Increase, now + s.time_reset_ps);
         }
     }
@@ -497,6 +528,7 @@ impl TransportKind for Roce {
                 if rp.limited() && q.done_ps.is_none() {
                     self.arm(path, e.qp, Timer::Increase, now + s.time_reset_ps);
                 }
+                self.repace(path, e.qp);
             }
             Timer::Timeout if q.timeout_at == now && q.done_ps.is_none() => {
                 q.timeout_at = NEVER;

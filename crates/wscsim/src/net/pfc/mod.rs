@@ -53,7 +53,7 @@ pub struct Params {
     pub priorities: Option<Vec<i64>>,
     /// An input's priority pauses its upstream when its bytes beyond its reserve reach
     /// `alpha` times the free bytes of the switch's shared pool (default 0.125, the HPCC
-    /// ns-3 fork's 1/8).
+    /// ns-3 fork's 1/8; at most 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
     /// Bytes each input's priority holds before it draws on the shared pool (default
@@ -100,8 +100,8 @@ impl Params {
             lossless |= 1 << q;
         }
         let alpha = *self.alpha.get_or_insert(0.125);
-        if !(alpha.is_finite() && alpha > 0.0 && alpha <= 64.0) {
-            return Err(err(&p("alpha"), alpha, "a number above 0, at most 64"));
+        if !(alpha.is_finite() && alpha > 0.0 && alpha <= 1.0) {
+            return Err(err(&p("alpha"), alpha, "a number above 0, at most 1"));
         }
         let reserve = self.reserve.get_or_insert(Bytes(4096)).0;
         let offset = self.resume_offset.get_or_insert(Bytes(3072)).0;
@@ -354,6 +354,12 @@ impl Pfc {
     pub fn release(&mut self, port: u32, now: TimePs) -> bool {
         let all = self.paused[port as usize];
         self.obey(port, all, 0, now)
+    }
+
+    /// Port `port`'s link failed: what it paused upstream, or was to announce, is void.
+    pub fn forget_announcements(&mut self, port: u32) {
+        self.xoff[port as usize] = 0;
+        self.announce[port as usize] = 0;
     }
 
     /// Time port `port`'s egress of `prio` has been paused by `now`.

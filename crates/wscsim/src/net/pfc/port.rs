@@ -156,7 +156,7 @@ impl Network {
         let Some(pfc) = self.pfc.as_deref_mut() else {
             return false;
         };
-        if !pfc.announcing(port) {
+        if !pfc.announcing(port) || !self.ports[port as usize].up {
             return false;
         }
         let now = ev.now();

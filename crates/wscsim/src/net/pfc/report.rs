@@ -84,11 +84,7 @@ impl Network {
         for port in 0..self.ports.len() as u32 {
             for prio in 0..PRIORITIES {
                 let st = pfc.prio_stats(port, prio);
-                let drops = if prio == 0 {
-                    pfc.headroom_drops[port as usize]
-                } else {
-                    0
-                };
+                let drops = pfc.headroom_drops[port as usize * PRIORITIES + prio];
                 if st.pauses_sent + st.pauses_received + drops > 0 {
                     rows.push((port, prio, st, drops));
                 }
