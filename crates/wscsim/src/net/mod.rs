@@ -735,13 +735,22 @@ impl Network {
     }
 
     pub(super) fn drop_on_down_link(&mut self, now: TimePs, port: u32, pkt: PktId) {
-        if self.pfc.is_some() && self.pool.get(pkt).proto == packet::Proto::PFC {
-            self.counters.control_lost += 1;
-            self.pool.free(pkt);
+        if self.lose_if_control_frame(pkt) {
             return;
         }
         self.counters.link_down_drops += 1;
         self.drop_packet(now, port, pkt);
+    }
+
+    /// If `pkt` is a PFC frame, it is lost with its link: counted apart from packets and
+    /// freed. Says whether it was.
+    pub(super) fn lose_if_control_frame(&mut self, pkt: PktId) -> bool {
+        if self.pfc.is_none() || self.pool.get(pkt).proto != packet::Proto::PFC {
+            return false;
+        }
+        self.counters.control_lost += 1;
+        self.pool.free(pkt);
+        true
     }
 
     /// The packet at the head of `port`'s link reaches the far end. Returns it with the

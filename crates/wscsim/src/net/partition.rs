@@ -205,9 +205,7 @@ impl Network {
         debug_assert!(w.remote, "a link's two wires join the same two partitions");
         let lost: Vec<PktId> = w.in_flight.drain(..).map(|(p, _)| p).collect();
         for pkt in lost {
-            if self.pool.get(pkt).proto == crate::packet::Proto::PFC {
-                self.counters.control_lost += 1;
-                self.pool.free(pkt);
+            if self.lose_if_control_frame(pkt) {
                 continue;
             }
             // Counted at the far port when the partitions meet: the far partition may be

@@ -43,11 +43,10 @@ impl Network {
     ) {
         let now = ev.now();
         self.acts_on(self.ports[port as usize].node);
-        if LOSSLESS && self.pfc_announce(ev, port) {
-            return;
-        }
+        // A PAUSE to announce goes before any data, when the wire is free.
+        let announcing = LOSSLESS && self.pfc_announcing(port);
         let pt = &mut self.ports[port as usize];
-        if pt.pkts_queued == 0 {
+        if pt.pkts_queued == 0 && !announcing {
             return;
         }
         if pt.busy_until_ps > now {
@@ -56,6 +55,9 @@ impl Network {
                 ev.schedule(pt.busy_until_ps, NetEvent::PortWake { port });
             }
             return;
+        }
+        if announcing {
+            return self.pfc_send_announcement(ev, port);
         }
         let Some(pkt) = self.dequeue_with::<LOSSLESS>(port, now) else {
             return;

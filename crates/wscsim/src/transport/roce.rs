@@ -177,6 +177,13 @@ struct Qp {
     done_ps: Option<TimePs>,
 }
 
+impl Qp {
+    /// Its rate now: DCQCN's, or its line rate without congestion control.
+    fn rate_bps(&self) -> f64 {
+        self.rp.as_ref().map_or(self.line_bps, |r| r.rate_bps)
+    }
+}
+
 /// What the QPs did, over the run.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RoceStats {
@@ -249,7 +256,7 @@ impl Roce {
     /// QP `qp`'s rate now (its line rate without congestion control).
     pub fn rate_bps(&self, qp: u32) -> f64 {
         let q = &self.qps[qp as usize];
-        q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps)
+        q.rate_bps()
     }
 
     /// Sends QP `qp`'s next packet if its rate and its NIC allow, and sets the timer for
@@ -272,7 +279,7 @@ impl Roce {
             self.send_data(path, qp, payload, frame);
             let q = &mut self.qps[qp as usize];
             (q.last_send_ps, q.last_wire_bits) = (now, wire_bits);
-            let rate = q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps);
+            let rate = q.rate_bps();
             q.next_send_ps = now + (wire_bits * 1e12 / rate).ceil() as TimePs;
             if q.next >= q.size {
                 return;
@@ -369,7 +376,7 @@ impl Roce {
     fn repace(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
         let now = path.now();
         let q = &mut self.qps[qp as usize];
-        let rate = q.rp.as_ref().map_or(q.line_bps, |r| r.rate_bps);
+        let rate = q.rate_bps();
         let sooner = q.last_send_ps + (q.last_wire_bits * 1e12 / rate).ceil() as TimePs;
         if q.send_at != NEVER && sooner < q.next_send_ps {
             q.next_send_ps = sooner.max(now);
@@ -596,11 +603,7 @@ impl TransportKind for Roce {
                 ("acked_bytes", int(&|x| x.acked as i64)),
                 (
                     "rate_gbps",
-                    Column::F64(
-                        q.iter()
-                            .map(|x| x.rp.as_ref().map_or(x.line_bps, |r| r.rate_bps) / 1e9)
-                            .collect(),
-                    ),
+                    Column::F64(q.iter().map(|x| x.rate_bps() / 1e9).collect()),
                 ),
             ],
         });

@@ -146,28 +146,21 @@ impl Network {
         }
     }
 
-    /// Sends port `port`'s announcement if it has one: now if its wire is free, else
-    /// when it is (a wake is due then). Returns whether it had one.
-    pub(in crate::net) fn pfc_announce(
+    /// Whether port `port` has a PFC announcement to send (none on a failed link).
+    #[inline]
+    pub(in crate::net) fn pfc_announcing(&self, port: u32) -> bool {
+        self.pfc.as_deref().is_some_and(|p| p.announcing(port)) && self.ports[port as usize].up
+    }
+
+    /// Sends port `port`'s announcement now (`pfc_announcing` said it has one; its wire
+    /// is free).
+    pub(in crate::net) fn pfc_send_announcement(
         &mut self,
         ev: &mut impl Scheduler<NetEvent>,
         port: u32,
-    ) -> bool {
-        let Some(pfc) = self.pfc.as_deref_mut() else {
-            return false;
-        };
-        if !pfc.announcing(port) || !self.ports[port as usize].up {
-            return false;
-        }
+    ) {
         let now = ev.now();
-        let pt = &mut self.ports[port as usize];
-        if pt.busy_until_ps > now {
-            if pt.wake_at_ps != pt.busy_until_ps {
-                pt.wake_at_ps = pt.busy_until_ps;
-                ev.schedule(pt.busy_until_ps, NetEvent::PortWake { port });
-            }
-            return true;
-        }
+        let pfc = self.pfc.as_deref_mut().expect("announcing");
         let (changed, paused) = pfc.take_announcement(port);
         let frame = self.pool.alloc(Packet {
             proto: Proto::PFC,
@@ -181,7 +174,6 @@ impl Network {
         // `transmit` wakes the port at the frame's end if data waits; a later
         // announcement kicks the port itself.
         self.transmit(ev, port, frame);
-        true
     }
 
     /// A PAUSE frame reached node `node` on local port `in_port`: the egress of that port
