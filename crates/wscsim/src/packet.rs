@@ -89,6 +89,9 @@ pub mod framing {
     pub const TAIL: u8 = 0b010;
     /// Its host's own send (not a packet it forwards), until it leaves the host.
     pub const OWN: u8 = 0b100;
+    /// Every node that forwards it writes a telemetry record into it (`net::telemetry`,
+    /// HPCC's in-band telemetry; `Packet::push_int`).
+    pub const INT: u8 = 0b1000;
 }
 
 /// TCP flag bits used by the model.
@@ -167,6 +170,55 @@ pub struct Packet {
     /// SACK blocks of an ACK (RFC 2018), at most two, each as (offset of its start above
     /// `ack`, length); a length of 0 means no block.
     pub sack: [u32; 4],
+}
+
+/// In-band telemetry (`net::telemetry`) rides in the words of the second cache line that
+/// a packet asking for it (a RoCE data packet or its ACK) has no other use for: `ack`,
+/// `ts_echo_ps`, the SACK blocks and `priority` hold the records, `scheme_fields[0]`
+/// counts them. A scheme that reads `priority` (pFabric) is refused with HPCC.
+impl Packet {
+    /// Records written so far (more than `telemetry::MAX_HOPS`: the rest were not kept).
+    pub fn int_count(&self) -> u32 {
+        self.scheme_fields[0]
+    }
+
+    /// Record `i` (below `MAX_HOPS` and `int_count`).
+    pub fn int_record(&self, i: usize) -> u64 {
+        let pair = |a: u32, b: u32| u64::from(a) << 32 | u64::from(b);
+        match i {
+            0 => self.ack,
+            1 => self.ts_echo_ps,
+            2 => pair(self.sack[0], self.sack[1]),
+            3 => pair(self.sack[2], self.sack[3]),
+            _ => self.priority,
+        }
+    }
+
+    /// Appends a record (counted but not kept past `MAX_HOPS`).
+    #[inline]
+    pub fn push_int(&mut self, record: u64) {
+        let i = self.scheme_fields[0] as usize;
+        self.scheme_fields[0] += 1;
+        let (hi, lo) = ((record >> 32) as u32, record as u32);
+        match i {
+            0 => self.ack = record,
+            1 => self.ts_echo_ps = record,
+            2 => (self.sack[0], self.sack[1]) = (hi, lo),
+            3 => (self.sack[2], self.sack[3]) = (hi, lo),
+            4 => self.priority = record,
+            _ => {}
+        }
+    }
+
+    /// Copies `from`'s records (a receiver echoing them in its ACK).
+    pub fn copy_int(&mut self, from: &Packet) {
+        self.scheme_fields[0] = 0;
+        let kept = (from.int_count() as usize).min(crate::net::telemetry::MAX_HOPS);
+        for i in 0..kept {
+            self.push_int(from.int_record(i));
+        }
+        self.scheme_fields[0] = from.int_count();
+    }
 }
 
 /// 5-tuple hash used by ECMP (a fixed mixer: the same tuple hashes the same in every run).
@@ -349,6 +401,21 @@ mod tests {
             q.iter(&pool).map(|id| pool.get(id).seq).collect::<Vec<_>>(),
             vec![2, 3]
         );
+    }
+
+    #[test]
+    fn telemetry_records_read_back_and_stop_at_five() {
+        let mut p = Packet::default();
+        for r in 1..=7u64 {
+            p.push_int(r << 40 | r);
+        }
+        assert_eq!(p.int_count(), 7);
+        let kept: Vec<u64> = (0..5).map(|i| p.int_record(i)).collect();
+        assert_eq!(kept, (1..=5u64).map(|r| r << 40 | r).collect::<Vec<_>>());
+        let mut ack = Packet::default();
+        ack.copy_int(&p);
+        assert_eq!(ack.int_count(), 7);
+        assert_eq!(ack.int_record(3), p.int_record(3));
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod queueing;
 pub mod routing;
 pub mod service_queues;
 pub mod slotted;
+pub mod telemetry;
 mod transmit;
 
 use crate::engine::{serialisation_ps, PartitionId, Scheduler, TimePs, NEVER};

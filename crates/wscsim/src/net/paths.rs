@@ -66,6 +66,18 @@ impl Network {
         t
     }
 
+    /// Time a frame of `frame_bytes` takes from `src` to `dst` on an idle network,
+    /// store-and-forward at every hop (serialisation, propagation, port-to-port latency).
+    pub fn one_way_ps(&self, src: u32, dst: u32, frame_bytes: u32) -> TimePs {
+        self.path_ports(src, dst)
+            .map(|port| {
+                let pt = &self.ports[port as usize];
+                let wire = u64::from(frame_bytes + pt.wire_overhead_bytes);
+                serialisation_ps(wire, pt.rate_bps) + pt.prop_ps + pt.peer_delay_ps
+            })
+            .sum()
+    }
+
     /// Captures the packets `host` sends and receives, as one capture point.
     pub fn tap_host(&mut self, host: u32) -> Result<(), String> {
         let nic = self.nic_port(host);

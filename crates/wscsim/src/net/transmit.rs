@@ -87,8 +87,14 @@ impl Network {
         let tail_bytes = packed.unwrap_or(0);
         let pt = &mut self.ports[port as usize];
         let p = self.pool.get_mut(pkt);
-        p.framing = (p.framing & framing::OWN) | if packed.is_some() { framing::PACKED } else { 0 };
+        let kept = p.framing & (framing::OWN | framing::INT);
+        p.framing = kept | if packed.is_some() { framing::PACKED } else { 0 };
         let wire = u64::from(p.frame_bytes + pt.wire_overhead_bytes) + tail_bytes;
+        if kept == framing::INT {
+            // A node that forwards it writes its record (not the sender's own NIC).
+            let sent = pt.stats.tx_wire_bytes + wire;
+            p.push_int(telemetry::encode(now, sent, pt.bytes_queued, pt.rate_bps));
+        }
         let ser = pt.wire_time_ps(wire);
         // Under cut-through the packet may still be arriving: it cannot leave before its last bit.
         let end = (now + ser).max(p.rx_done_ps);

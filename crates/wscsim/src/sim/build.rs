@@ -66,6 +66,7 @@ impl Sim {
             roce,
         } = r;
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
+        crate::transport::roce::check_network(&roce, &net)?;
         net.track_nic_departures(tcp.tsq_limit_bytes > 0);
         let mut ev = EventQueue::new();
         // What `Sim::hosts_run_anywhere` will find, as far as the build knows it.

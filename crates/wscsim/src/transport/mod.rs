@@ -7,10 +7,13 @@
 
 pub mod dcqcn;
 pub mod dma;
+pub mod hpcc;
 pub mod kind;
 pub mod roce;
+pub mod roce_cc;
 pub mod stats;
 pub mod tcp;
+pub mod timely;
 /// docs/extending.md's example transport, compiled for the tests.
 #[cfg(test)]
 #[path = "../../tests/toys/transport.rs"]

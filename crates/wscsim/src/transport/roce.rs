@@ -1,7 +1,9 @@
 //! RoCEv2: RDMA over UDP/IP, as an RDMA NIC sends a message on a reliable connected queue
-//! pair (QP). The sender paces packets at its QP's rate, which DCQCN sets
-//! (`transport::dcqcn`: switches mark ECN, the receiver returns CNPs, the sender cuts and
-//! recovers); the receiver takes packets in order only and acknowledges them; a gap makes
+//! pair (QP). The sender paces packets at its QP's rate, which its congestion control
+//! sets (`transport::roce_cc`): DCQCN (`transport::dcqcn`: switches mark ECN, the receiver
+//! returns CNPs, the sender cuts and recovers), TIMELY (`transport::timely`: the RTT the
+//! ACKs measure) or HPCC (`transport::hpcc`: switches' telemetry echoed in the ACKs, and a
+//! window on the bytes in flight); the receiver takes packets in order only and acknowledges them; a gap makes
 //! it send a NAK once, and the sender goes back to the first missing byte and sends all
 //! from there again (go-back-N, the reliable connection's rule); a QP that hears nothing
 //! for the local ACK timeout (4.096 us x 2^`timeout_exponent`, InfiniBand's rule) goes
@@ -14,14 +16,17 @@
 //! one frame time at line rate and tries again (so the QPs of a host take turns and the
 //! NIC's queue stays short, as an RDMA NIC schedules QPs onto its port instead of queueing
 //! what they offer). Simplified: no selective repeat (newer NICs'), no limit on bytes in
-//! flight (a QP is rate-based only), no read or atomic operations, ACKs for every
+//! flight except HPCC's window, no read or atomic operations, ACKs for every
 //! `ack_every` packets, no delayed-ACK timer; packets carry wscsim's protocol number 201
 //! rather than UDP's with port 4791 (the transports are told apart by number).
 
-use super::{dcqcn, HostPath, Note, TransportBuild, TransportKind, TransportSched, Wire};
-use crate::check::{err, one_of, ConfigError};
+use super::roce_cc::{Congestion, Control};
+use super::{
+    dcqcn, hpcc, timely, HostPath, Note, TransportBuild, TransportKind, TransportSched, Wire,
+};
+use crate::check::{err, ConfigError};
 use crate::engine::{TimePs, NEVER};
-use crate::packet::{ecn, five_tuple_hash, Packet, PktId, Proto};
+use crate::packet::{ecn, five_tuple_hash, framing, Packet, PktId, Proto};
 
 /// Its protocol number (one IANA leaves unassigned).
 pub const PROTO: Proto = Proto(201);
@@ -51,12 +56,18 @@ pub struct Params {
     /// Local ACK timeout 4.096 us x 2^N (default 14: 67 ms), 1 to 31.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_exponent: Option<i64>,
-    /// "dcqcn" (default) or "none" (line rate always).
+    /// "dcqcn" (default), "timely", "hpcc" or "none" (line rate always).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion: Option<String>,
     /// DCQCN's parameters (`transport::dcqcn::Params`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dcqcn: Option<dcqcn::Params>,
+    /// TIMELY's parameters (`transport::timely::Params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timely: Option<timely::Params>,
+    /// HPCC's parameters (`transport::hpcc::Params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpcc: Option<hpcc::Params>,
     /// DSCP of its packets (default 0; PFC's priority is the DSCP, at most 7), 0 to 63.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dscp: Option<i64>,
@@ -68,8 +79,7 @@ pub struct Spec {
     pub payload_bytes: u32,
     pub ack_every: u32,
     pub timeout_ps: TimePs,
-    /// None: no congestion control.
-    pub dcqcn: Option<dcqcn::Spec>,
+    pub congestion: Congestion,
     pub dscp: u8,
 }
 
@@ -99,31 +109,46 @@ impl Params {
             31,
         )?;
         let cc = self.congestion.get_or_insert_with(|| "dcqcn".into());
-        one_of("roce.congestion", cc, &["dcqcn", "none"])?;
-        let dcqcn = if cc == "dcqcn" {
-            Some(
-                self.dcqcn
-                    .get_or_insert_with(Default::default)
-                    .resolve("roce.dcqcn")?,
-            )
-        } else {
-            crate::check::only_for(
-                "roce.dcqcn",
-                &self.dcqcn,
-                "roce.congestion = \"dcqcn\" (it is",
-                cc,
-            )?;
-            None
-        };
+        let congestion =
+            Congestion::resolve(cc, &mut self.dcqcn, &mut self.timely, &mut self.hpcc)?;
         let dscp = crate::check::int_in("roce.dscp", *self.dscp.get_or_insert(0), 0, 63)?;
         Ok(Spec {
             payload_bytes: payload as u32,
             ack_every,
             timeout_ps: 4_096_000 << n,
-            dcqcn,
+            congestion,
             dscp: dscp as u8,
         })
     }
+}
+
+/// Checks what the congestion control needs of the network: HPCC's telemetry names
+/// every link's rate in 3 bits (`net::telemetry::RATES_BPS`), and rides in the packet
+/// word pFabric ranks packets by.
+pub fn check_network(spec: &Spec, net: &crate::net::Network) -> Result<(), ConfigError> {
+    use crate::net::telemetry::{rate_code, RATES_BPS};
+    if !spec.congestion.wants_telemetry() {
+        return Ok(());
+    }
+    if let Some(p) = net.ports().iter().find(|p| rate_code(p.rate_bps).is_none()) {
+        let rates: Vec<String> = RATES_BPS
+            .iter()
+            .map(|&r| format!("{}Gbps", r / 1_000_000_000))
+            .collect();
+        return Err(err(
+            "roce.congestion",
+            format!("\"hpcc\" on a link of {}", crate::units::Rate(p.rate_bps)),
+            format!("\"hpcc\" only where every link runs at one of {}; another congestion control elsewhere", rates.join(", ")),
+        ));
+    }
+    if net.schemes().iter().any(|s| s.name() == "pfabric") {
+        return Err(err(
+            "roce.congestion",
+            "\"hpcc\" with switch.scheme pfabric",
+            "\"hpcc\" with a scheme that does not rank packets by priority (pfabric does)",
+        ));
+    }
+    Ok(())
 }
 
 /// A QP's timers: its next packet (pacing), DCQCN's increase timer, the ACK timeout.
@@ -159,7 +184,7 @@ struct Qp {
     expected: u64,
     unacked_packets: u32,
     nak_for: u64,
-    rp: Option<dcqcn::ReactionPoint>,
+    cc: Control,
     np: dcqcn::NotifyPoint,
     line_bps: f64,
     /// When the next packet may leave (its rate), and the live timers (NEVER: none).
@@ -178,9 +203,9 @@ struct Qp {
 }
 
 impl Qp {
-    /// Its rate now: DCQCN's, or its line rate without congestion control.
+    /// Its rate now: its control's, or its line rate without congestion control.
     fn rate_bps(&self) -> f64 {
-        self.rp.as_ref().map_or(self.line_bps, |r| r.rate_bps)
+        self.cc.rate_bps().unwrap_or(self.line_bps)
     }
 }
 
@@ -216,6 +241,11 @@ impl Roce {
         let id = self.qps.len() as u32;
         let nic = path.net.nic_port(src);
         let line_bps = path.net.ports()[nic as usize].rate_bps as f64;
+        let base_rtt_ps = if self.spec.congestion.wants_telemetry() {
+            self.base_rtt_ps(path, src, dst)
+        } else {
+            0
+        };
         self.qps.push(Qp {
             src,
             dst,
@@ -229,10 +259,7 @@ impl Roce {
             expected: 0,
             unacked_packets: 0,
             nak_for: NEVER,
-            rp: self
-                .spec
-                .dcqcn
-                .map(|s| dcqcn::ReactionPoint::new(&s, line_bps)),
+            cc: Control::new(&self.spec.congestion, line_bps, base_rtt_ps),
             np: Default::default(),
             line_bps,
             next_send_ps: path.now(),
@@ -253,6 +280,14 @@ impl Roce {
         self.qps[qp as usize].done_ps
     }
 
+    /// A round trip from `src` to `dst` on the empty network: a full data packet out and
+    /// an ACK back, each through every hop store-and-forward.
+    fn base_rtt_ps(&self, path: &HostPath<'_, impl TransportSched>, src: u32, dst: u32) -> TimePs {
+        let data = path.frame_bytes(src, self.spec.payload_bytes + DATA_HEADER_BYTES);
+        let ack = path.frame_bytes(dst, ACK_HEADER_BYTES);
+        path.net.one_way_ps(src, dst, data) + path.net.one_way_ps(dst, src, ack)
+    }
+
     /// QP `qp`'s rate now (its line rate without congestion control).
     pub fn rate_bps(&self, qp: u32) -> f64 {
         let q = &self.qps[qp as usize];
@@ -266,6 +301,9 @@ impl Roce {
         let q = &self.qps[qp as usize];
         if q.next >= q.size || q.done_ps.is_some() {
             return;
+        }
+        if q.cc.window_bytes().is_some_and(|w| q.next - q.acked >= w) {
+            return; // a full window: an ACK sends the next
         }
         let payload = (q.size - q.next).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = path.frame_bytes(q.src, payload + DATA_HEADER_BYTES);
@@ -330,10 +368,15 @@ impl Roce {
             payload_bytes: payload,
             seq: q.next,
             dscp: self.spec.dscp,
-            ecn: if q.rp.is_some() {
+            ecn: if self.spec.congestion.ecn_capable() {
                 ecn::ECT0
             } else {
                 ecn::NOT_ECT
+            },
+            framing: if self.spec.congestion.wants_telemetry() {
+                framing::INT
+            } else {
+                0
             },
             ts_ps: now,
             ..Default::default()
@@ -344,7 +387,7 @@ impl Roce {
         q.next += u64::from(payload);
         q.high = q.high.max(q.next);
         self.stats.data_packets += 1;
-        if let (Some(rp), Some(s)) = (q.rp.as_mut(), self.spec.dcqcn.as_ref()) {
+        if let (Control::Dcqcn(rp), Some(s)) = (&mut q.cc, self.spec.congestion.dcqcn()) {
             rp.on_sent(s, now, u64::from(frame));
         }
         let src = q.src;
@@ -371,29 +414,41 @@ impl Roce {
         }
     }
 
-    /// The QP's rate rose: its next packet may leave sooner than the pace it was given
-    /// at its last send.
+    /// The QP's rate changed: its next packet leaves at the new rate's pace from its last
+    /// send (sooner, by a timer set again; later, when the timer set finds it early).
     fn repace(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
         let now = path.now();
         let q = &mut self.qps[qp as usize];
+        if q.next >= q.size {
+            return;
+        }
         let rate = q.rate_bps();
-        let sooner = q.last_send_ps + (q.last_wire_bits * 1e12 / rate).ceil() as TimePs;
-        if q.send_at != NEVER && sooner < q.next_send_ps {
-            q.next_send_ps = sooner.max(now);
-            let at = q.next_send_ps;
-            self.arm(path, qp, Timer::Send, at);
+        let paced = (q.last_send_ps + (q.last_wire_bits * 1e12 / rate).ceil() as TimePs).max(now);
+        if paced > q.next_send_ps {
+            q.next_send_ps = paced;
+        } else if q.send_at != NEVER && paced < q.next_send_ps {
+            q.next_send_ps = paced;
+            self.arm(path, qp, Timer::Send, paced);
         }
     }
 
-    /// A reply (ACK, NAK or CNP, by `op`) from QP `qp`'s receiver to its sender.
-    fn reply(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32, op: u16, seq: u64) {
+    /// A reply (ACK, NAK or CNP, by `op`) from QP `qp`'s receiver to its sender; an ACK or
+    /// NAK echoes `data`'s send time and telemetry records.
+    fn reply(
+        &mut self,
+        path: &mut HostPath<'_, impl TransportSched>,
+        qp: u32,
+        op: u16,
+        seq: u64,
+        data: &Packet,
+    ) {
         let q = &self.qps[qp as usize];
         let header = if op == CNP {
             CNP_HEADER_BYTES
         } else {
             ACK_HEADER_BYTES
         };
-        let p = Packet {
+        let mut p = Packet {
             src_host: q.dst,
             dst_host: q.src,
             dst_port: op,
@@ -406,6 +461,12 @@ impl Roce {
             ts_ps: path.now(),
             ..Default::default()
         };
+        if op != CNP {
+            p.ts_echo_ps = data.ts_ps;
+            if data.int_count() > 0 {
+                p.copy_int(data);
+            }
+        }
         path.transmit(p.src_host, p);
     }
 
@@ -417,10 +478,10 @@ impl Roce {
         let every = self.spec.ack_every;
         let q = &mut self.qps[qp as usize];
         if p.ecn == ecn::CE {
-            if let Some(s) = self.spec.dcqcn.as_ref() {
+            if let Some(s) = self.spec.congestion.dcqcn() {
                 if q.np.on_marked(s, now) {
                     self.stats.cnps += 1;
-                    self.reply(path, qp, CNP, 0);
+                    self.reply(path, qp, CNP, 0, p);
                 }
             }
         }
@@ -441,18 +502,18 @@ impl Roce {
             let q = &mut self.qps[qp as usize];
             if q.unacked_packets >= every || q.expected >= q.size {
                 q.unacked_packets = 0;
-                self.reply(path, qp, ACK, expected);
+                self.reply(path, qp, ACK, expected, p);
             }
         } else if p.seq > q.expected {
             if q.nak_for != q.expected {
                 q.nak_for = q.expected;
                 self.stats.naks += 1;
                 let e = q.expected;
-                self.reply(path, qp, NAK, e);
+                self.reply(path, qp, NAK, e, p);
             }
         } else {
             let e = q.expected;
-            self.reply(path, qp, ACK, e); // a duplicate: say again where it stands
+            self.reply(path, qp, ACK, e, p); // a duplicate: say again where it stands
         }
     }
 
@@ -471,18 +532,27 @@ impl Roce {
             self.extend_deadline(path, qp, true);
         }
         let q = &mut self.qps[qp as usize];
+        if q.cc.on_ack(&self.spec.congestion, now, p, p.seq, q.next) {
+            self.repace(path, qp);
+        }
+        let q = &mut self.qps[qp as usize];
+        // A NAK's go-back sends at once; a window that opened sends if nothing waits.
+        let mut send = q.send_at == NEVER;
         if nak && p.seq >= q.acked && p.seq < q.next {
             q.next = p.seq;
+            send = true;
+        }
+        if send {
             self.pump(path, qp);
         }
     }
 
     fn on_cnp(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
         let now = path.now();
-        let (Some(s), q) = (self.spec.dcqcn, &mut self.qps[qp as usize]) else {
+        let (Some(&s), q) = (self.spec.congestion.dcqcn(), &mut self.qps[qp as usize]) else {
             return;
         };
-        let Some(rp) = q.rp.as_mut() else {
+        let Control::Dcqcn(rp) = &mut q.cc else {
             return;
         };
         let cut = rp.on_cnp(&s, now);
@@ -528,7 +598,8 @@ impl TransportKind for Roce {
             }
             Timer::Increase if q.increase_at == now => {
                 q.increase_at = NEVER;
-                let (Some(s), Some(rp)) = (self.spec.dcqcn, q.rp.as_mut()) else {
+                let (Some(&s), Control::Dcqcn(rp)) = (self.spec.congestion.dcqcn(), &mut q.cc)
+                else {
                     return;
                 };
                 rp.on_timer(&s, now);

@@ -188,3 +188,78 @@ fn bad_parameters_are_named() {
     .to_string();
     assert!(e.contains("roce.dcqcn"), "{e}");
 }
+
+/// Mean queueing delay per packet (us) over the switch's ports, and the most bytes any
+/// port held.
+fn queueing(s: &Sim) -> (f64, u64) {
+    let ports = s.net.ports();
+    let (wait, pkts) = ports
+        .iter()
+        .filter(|p| p.switch != crate::net::NONE)
+        .fold((0u64, 0u64), |(w, n), p| {
+            (w + p.stats.wait_ps_sum, n + p.stats.tx_pkts)
+        });
+    let max = ports.iter().map(|p| p.stats.max_queue_bytes).max().unwrap();
+    (wait as f64 / pkts as f64 / 1e6, max)
+}
+
+#[test]
+fn rtt_and_telemetry_controls_take_over_from_pfc_and_hpcc_keeps_queues_near_empty() {
+    // TIMELY (Mittal et al.) and HPCC (Li et al.) against line-rate senders on the same
+    // 8-to-1 incast over PFC: both leave PFC far less to do; HPCC, which sees the queue in
+    // its telemetry and aims at 95% of the link, keeps packets' queueing delay a fraction
+    // of DCQCN's, which lets the queue sit at its marking threshold.
+    let run = |cc: &str| {
+        let (s, qps) = incast(
+            8,
+            2_000_000,
+            LOSSLESS,
+            &format!(r#"{{"congestion":"{cc}"}}"#),
+        );
+        let r = &s.transports.roce;
+        assert!(
+            qps.iter().all(|&q| r.done_ps(q).is_some()),
+            "{cc}: all finish"
+        );
+        assert_eq!(s.net.counters().dropped, 0, "{cc}");
+        assert_eq!(r.stats.resent_bytes, 0, "{cc}");
+        (s.net.counters().control_sent, queueing(&s).0, s)
+    };
+    let (line_pauses, line_wait, _) = run("none");
+    let (_, dcqcn_wait, _) = run("dcqcn");
+    let (timely_pauses, _, _) = run("timely");
+    let (hpcc_pauses, hpcc_wait, s) = run("hpcc");
+    assert!(
+        timely_pauses * 4 < line_pauses,
+        "{timely_pauses} against {line_pauses}"
+    );
+    assert!(
+        hpcc_pauses * 10 < line_pauses,
+        "{hpcc_pauses} against {line_pauses}"
+    );
+    assert!(
+        hpcc_wait * 4.0 < dcqcn_wait && dcqcn_wait < line_wait,
+        "mean queueing {hpcc_wait} us (HPCC), {dcqcn_wait} (DCQCN), {line_wait} (line rate)"
+    );
+    // The senders measured the switch's port through the telemetry their ACKs echoed.
+    let Control::Hpcc(h) = &s.transports.roce.qps[0].cc else {
+        panic!("an HPCC sender")
+    };
+    assert!(h.util > 0.0);
+}
+
+#[test]
+fn hpcc_refuses_links_its_telemetry_cannot_name() {
+    let e = Sim::from_json(
+        r#"{"duration":"1ms","topology":{"kind":"single_switch","hosts":2,
+        "link":{"rate":"2.5Gbps"}},"transport":{"kind":"roce"},"roce":{"congestion":"hpcc"},
+        "workload":{"kind":"none"}}"#,
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        e.contains("roce.congestion") && e.contains("2.5Gbps"),
+        "{e}"
+    );
+}
