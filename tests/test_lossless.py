@@ -105,7 +105,11 @@ def test_flows_over_roce_and_pfc_lose_nothing_and_dcqcn_reacts(tmp_path):
     ({"workload": {"kind": "incast", "senders": 2}}, "transport.kind"),
     ({"transport": {"kind": "tcp"}, "roce": {}}, "roce"),
     ({"roce": {"payload": "100B"}}, "roce.payload"),
-    ({"roce": {"congestion": "timely"}}, "roce.congestion"),
+    ({"roce": {"congestion": "swift"}}, "roce.congestion"),
+    ({"roce": {"congestion": "dcqcn", "hpcc": {}}}, "roce.hpcc"),
+    ({"roce": {"congestion": "hpcc"}, "switch": {"scheme": "pfabric"}}, "roce.congestion"),
+    ({"roce": {"congestion": "hpcc"}, "topology": {"kind": "single_switch", "hosts": 4, "link": {"rate": "2.5Gbps"}}},
+     "roce.congestion"),
     ({"roce": {"dcqcn": {"preset": "vendor"}}}, "roce.dcqcn.preset"),
 ])
 def test_roce_refuses_what_it_does_not_model(change, field, tmp_path):

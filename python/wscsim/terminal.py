@@ -20,7 +20,7 @@ FIRST = ("rpc_mean_us", "rpc_min_us", "rpc_max_us", "rpc_mib_per_s", "rpcs_unfin
          "delivered_fraction_of_expected", "median_link_throughput_fraction", "link_throughput_spread",
          "median_cpu_utilisation", "aggregate_goodput_gbps", "key_drop_fraction", "key_packets_misdelivered",
          "key_packets_sent", "key_packets_dropped", "mean_ping_rtt_us", "pings_returned",
-         "multicast_min_gbps_per_member", "multicast_median_gbps_per_member", "transfers_completed", "drops", "link_down_drops",
+         "multicast_min_gbps_per_member", "multicast_median_gbps_per_member", "transfers_completed", "pfc_pause_frames", "roce_cnps", "drops", "link_down_drops",
          "unroutable_drops", "tcp_timeouts")
 
 

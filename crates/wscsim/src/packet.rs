@@ -172,17 +172,20 @@ pub struct Packet {
     pub sack: [u32; 4],
 }
 
+/// Telemetry records a packet keeps (`net::telemetry::MAX_HOPS`; HPCC's five).
+pub const INT_RECORDS: usize = 5;
+
 /// In-band telemetry (`net::telemetry`) rides in the words of the second cache line that
 /// a packet asking for it (a RoCE data packet or its ACK) has no other use for: `ack`,
 /// `ts_echo_ps`, the SACK blocks and `priority` hold the records, `scheme_fields[0]`
 /// counts them. A scheme that reads `priority` (pFabric) is refused with HPCC.
 impl Packet {
-    /// Records written so far (more than `telemetry::MAX_HOPS`: the rest were not kept).
+    /// Records written so far (more than `INT_RECORDS`: the rest were not kept).
     pub fn int_count(&self) -> u32 {
         self.scheme_fields[0]
     }
 
-    /// Record `i` (below `MAX_HOPS` and `int_count`).
+    /// Record `i` (below `INT_RECORDS` and `int_count`).
     pub fn int_record(&self, i: usize) -> u64 {
         let pair = |a: u32, b: u32| u64::from(a) << 32 | u64::from(b);
         match i {
@@ -194,7 +197,7 @@ impl Packet {
         }
     }
 
-    /// Appends a record (counted but not kept past `MAX_HOPS`).
+    /// Appends a record (counted but not kept past `INT_RECORDS`).
     #[inline]
     pub fn push_int(&mut self, record: u64) {
         let i = self.scheme_fields[0] as usize;
@@ -213,7 +216,7 @@ impl Packet {
     /// Copies `from`'s records (a receiver echoing them in its ACK).
     pub fn copy_int(&mut self, from: &Packet) {
         self.scheme_fields[0] = 0;
-        let kept = (from.int_count() as usize).min(crate::net::telemetry::MAX_HOPS);
+        let kept = (from.int_count() as usize).min(INT_RECORDS);
         for i in 0..kept {
             self.push_int(from.int_record(i));
         }

@@ -4,6 +4,7 @@
 pub mod energy;
 pub mod pcap;
 pub mod report;
+pub mod slowdown;
 
 pub mod headline;
 

@@ -33,14 +33,19 @@ impl Network {
         self.host_link(host).frame_bytes(ip_bytes)
     }
 
-    /// Time to move `bytes` of TCP payload from `src` to `dst` on an idle network: the first
-    /// segment crosses every hop store-and-forward (serialisation, propagation and
+    /// Time to move `bytes` of payload from `src` to `dst` on an idle network in packets
+    /// of at most `mss` payload bytes under `header_bytes` of IP and transport headers: the
+    /// first packet crosses every hop store-and-forward (serialisation, propagation and
     /// port-to-port latency), the rest follow back to back at the path's slowest link.
     /// Leaves out ACKs, slow start and the handshake: it is the floor that slowdown divides by.
-    pub fn ideal_transfer_ps(&self, src: u32, dst: u32, bytes: u64, mss: u32) -> TimePs {
-        let frame = |payload: u64| {
-            self.frame_bytes(src, payload as u32 + packet::TCP_IP_HEADER_BYTES) as u64
-        };
+    pub fn ideal_transfer_ps(
+        &self,
+        (src, dst): (u32, u32),
+        bytes: u64,
+        mss: u32,
+        header_bytes: u32,
+    ) -> TimePs {
+        let frame = |payload: u64| self.frame_bytes(src, payload as u32 + header_bytes) as u64;
         let first_payload = bytes.min(mss as u64);
         let rest = bytes - first_payload;
         let (n_full, last) = (rest / mss as u64, rest % mss as u64);

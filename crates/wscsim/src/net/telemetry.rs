@@ -19,7 +19,7 @@
 use crate::engine::TimePs;
 
 /// Records a packet carries (the paper's five: the hops of a three-tier fat tree).
-pub const MAX_HOPS: usize = 5;
+pub const MAX_HOPS: usize = crate::packet::INT_RECORDS;
 
 /// The line rates a record can name (3 bits).
 pub const RATES_BPS: [u64; 8] = [

@@ -14,6 +14,7 @@
 pub mod dctcp;
 pub mod droptail;
 pub mod drr;
+pub mod ecn_ramp;
 pub mod hull;
 pub mod pfabric;
 pub mod priority;
@@ -45,6 +46,7 @@ macro_rules! builtin_schemes {
             DropTail($crate::scheme::droptail::DropTail),
             Red(Box<$crate::scheme::red::Red>),
             Dctcp($crate::scheme::dctcp::DctcpMarking),
+            EcnRamp(Box<$crate::scheme::ecn_ramp::EcnRamp>),
             Priority($crate::scheme::priority::Priority),
             Drr(Box<$crate::scheme::drr::Drr>),
             Hull(Box<$crate::scheme::hull::Hull>),

@@ -189,6 +189,13 @@ macro_rules! declare_schemes {
                 }
             }
 
+            /// The names of the built-in kinds that serve their queues' heads (PFC's schemes).
+            pub fn kinds_serving_heads() -> Vec<&'static str> {
+                let mut v = Vec::new();
+                $($(#[$attr])* if <$ty as SchemeKind>::SERVES_HEADS { v.push(<$ty as SchemeKind>::NAME); })*
+                v
+            }
+
             /// Packets the scheme marked CE as they left (HULL); marks on arrival are
             /// counted by the port.
             pub fn marks_at_dequeue(&self) -> u64 {

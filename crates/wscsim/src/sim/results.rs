@@ -152,6 +152,7 @@ impl Sim {
                 end,
                 &metrics::flow_diagnostics(&self.metrics, &self.transports.tcp, &self.net),
             ),
+            metrics::slowdown::slowdown_table(&self.metrics),
             metrics::incast_table(&self.metrics),
             metrics::queue_table(&self.metrics, &self.net),
             metrics::links_table(&self.net, end),

@@ -5,7 +5,7 @@
 //! to the one it runs.
 
 use super::{dcqcn, hpcc, timely};
-use crate::check::{one_of, only_for, ConfigError};
+use crate::check::{err, one_of, ConfigError};
 use crate::engine::TimePs;
 use crate::packet::Packet;
 
@@ -30,16 +30,19 @@ impl Congestion {
         hpcc: &mut Option<hpcc::Params>,
     ) -> Result<Congestion, ConfigError> {
         one_of("roce.congestion", name, &NAMES)?;
-        let kinds = |k: &str| format!("roce.congestion = \"{k}\" (it is");
-        if name != "dcqcn" {
-            only_for("roce.dcqcn", dcqcn, &kinds("dcqcn"), name)?;
-        }
-        if name != "timely" {
-            only_for("roce.timely", timely, &kinds("timely"), name)?;
-        }
-        if name != "hpcc" {
-            only_for("roce.hpcc", hpcc, &kinds("hpcc"), name)?;
-        }
+        let only_for = |section: &str, given: bool| {
+            if given && section != name {
+                return Err(err(
+                    &format!("roce.{section}"),
+                    format!("a roce.{section} table"),
+                    format!("one only with roce.congestion = \"{section}\" (it is \"{name}\")"),
+                ));
+            }
+            Ok(())
+        };
+        only_for("dcqcn", dcqcn.is_some())?;
+        only_for("timely", timely.is_some())?;
+        only_for("hpcc", hpcc.is_some())?;
         Ok(match name {
             "dcqcn" => Congestion::Dcqcn(
                 dcqcn

@@ -155,7 +155,8 @@ impl FlowGen {
         let conn = ctx.transports.tcp.open(src, dst, id, id);
         ctx.transports.tcp.set_dscp(conn, dscp);
         let mss = ctx.transports.tcp.params().mss_bytes;
-        let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, mss);
+        let tcp_header = crate::packet::TCP_IP_HEADER_BYTES;
+        let ideal_ps = ctx.net.ideal_transfer_ps((src, dst), size, mss, tcp_header);
         self.record(ctx, (conn, src, dst), size, ideal_ps, dscp, true);
         self.started += 1;
         ctx.transports
@@ -203,7 +204,8 @@ impl FlowGen {
         ctx: &mut Ctx<impl AppSched>,
     ) {
         let payload = ctx.transports.roce.spec.payload_bytes;
-        let ideal_ps = ctx.net.ideal_transfer_ps(src, dst, size, payload);
+        let header = crate::transport::roce::DATA_HEADER_BYTES;
+        let ideal_ps = ctx.net.ideal_transfer_ps((src, dst), size, payload, header);
         let qp = ctx.transports.roce.send(
             &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
             src,

@@ -103,8 +103,9 @@ impl Application for LongLived {
             conns.push(conn);
             let size = self.size.unwrap_or(0);
             let ideal_ps = if size > 0 {
-                ctx.net
-                    .ideal_transfer_ps(s, d, size, ctx.transports.tcp.params().mss_bytes)
+                let mss = ctx.transports.tcp.params().mss_bytes;
+                let tcp_header = crate::packet::TCP_IP_HEADER_BYTES;
+                ctx.net.ideal_transfer_ps((s, d), size, mss, tcp_header)
             } else {
                 0
             };

@@ -18,7 +18,10 @@ impl Network {
             return Err(err(
                 if on_switch { "switch.scheme" } else { "host.nic_scheme" },
                 format!("\"{}\" with switch.pfc", self.schemes[p].name()),
-                "a scheme that sends the heads of its queues (droptail, red, dctcp, hull, priority): PFC holds a paused priority's queues",
+                format!(
+                    "a scheme that sends the heads of its queues ({}): PFC holds a paused priority's queues",
+                    crate::scheme::Scheme::kinds_serving_heads().join(", ")
+                ),
             ));
         }
         if self.switches.is_empty() {

@@ -327,8 +327,12 @@ impl TransportKind for Tcp {
         self.noted = NO_PART;
     }
 
-    /// Timeouts and retransmissions; closed connections and stale packets when there were any.
+    /// Timeouts and retransmissions, in runs that opened a connection; closed connections
+    /// and stale packets when there were any.
     fn headline(&self, _net: &Network, h: &mut serde_json::Map<String, serde_json::Value>) {
+        if !self.in_use() {
+            return;
+        }
         h.insert("tcp_timeouts".into(), self.total_timeouts().into());
         h.insert("tcp_retransmits".into(), self.total_retransmits().into());
         let (closed, stale) = (self.closed_connections(), self.stale_packets());

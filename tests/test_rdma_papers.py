@@ -1,0 +1,31 @@
+"""RoCEv2's congestion controls against their papers' headline claims, as trends over
+seeds on the bundled `hpcc_fct` scenario (docs/transports.md): HPCC (Li et al., SIGCOMM
+2019) gives short flows the lowest tail slowdown, below TIMELY's and DCQCN's, and leaves
+PFC far less to pause than DCQCN."""
+
+import numpy as np
+import pytest
+
+import wscsim
+from wscsim.scenario import load
+
+
+def _short_flows_p99_and_pauses(cc, seed, tmp_path):
+    sc = load("hpcc_fct")
+    sc.pop("sweep")
+    over = {"duration": "10ms", "seed": seed, "workload.load": 0.5, "workload.size_cdf": "hadoop",
+            "roce.congestion": cc}
+    r = wscsim.run(sc, out=tmp_path / f"{cc}-{seed}", overrides=over, plots=False)
+    h = r.summary["headline"]
+    assert r.summary["invariants"]["ok"] and h["drops"] == 0
+    f = r.tables["flows"]
+    small = f[np.isfinite(f.slowdown) & (f.size_bytes < 100_000)].slowdown
+    assert len(small) > 1000
+    return small.quantile(0.99), h["pfc_pause_frames"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hpcc_gives_short_flows_the_lowest_tail_and_pfc_the_least_to_do(seed, tmp_path):
+    dcqcn, timely, hpcc = (_short_flows_p99_and_pauses(cc, seed, tmp_path) for cc in ("dcqcn", "timely", "hpcc"))
+    assert hpcc[0] < timely[0] < dcqcn[0], (hpcc, timely, dcqcn)
+    assert hpcc[1] * 3 < dcqcn[1], (hpcc, dcqcn)
