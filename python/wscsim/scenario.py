@@ -91,9 +91,9 @@ def _parse_toml(path: Path) -> dict:
 
 def _resolve_relative_paths(data: dict, base: Path) -> None:
     """Relative file references are relative to the scenario file, not the current folder."""
-    for section, key in (("topology", "file"), ("workload", "size_cdf")):
+    for section, key in (("topology", "file"), ("workload", "size_cdf"), ("workload", "matrix")):
         val = data.get(section, {}).get(key) if isinstance(data.get(section), dict) else None
-        if isinstance(val, str) and ("/" in val or val.endswith((".csv", ".txt", ".edges"))):
+        if isinstance(val, str) and ("/" in val or key == "matrix" or val.endswith((".csv", ".txt", ".edges"))):
             p = Path(val)
             if not p.is_absolute():
                 data[section][key] = str((base / p).resolve())

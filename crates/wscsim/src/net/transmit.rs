@@ -90,8 +90,9 @@ impl Network {
         let kept = p.framing & (framing::OWN | framing::INT);
         p.framing = kept | if packed.is_some() { framing::PACKED } else { 0 };
         let wire = u64::from(p.frame_bytes + pt.wire_overhead_bytes) + tail_bytes;
-        if kept == framing::INT {
-            // A node that forwards it writes its record (not the sender's own NIC).
+        if kept & framing::INT != 0 && p.hops > 0 {
+            // A node that forwards it writes its record (not the sender's own NIC: a
+            // packet has crossed no link until it leaves there).
             let sent = pt.stats.tx_wire_bytes + wire;
             p.push_int(telemetry::encode(now, sent, pt.bytes_queued, pt.rate_bps));
         }

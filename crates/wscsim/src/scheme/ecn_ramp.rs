@@ -101,8 +101,9 @@ impl super::SchemeKind for EcnRamp {
 
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, _queue: usize) -> Verdict {
+        let ect = ctx.packet(pkt).ecn != crate::packet::ecn::NOT_ECT;
         let p = self.probability(*ctx.bytes_queued);
-        let mark = p >= 1.0 || (p > 0.0 && self.rng.random::<f64>() < p);
+        let mark = ect && (p >= 1.0 || (p > 0.0 && self.rng.random::<f64>() < p));
         ctx.push_if_fits(0, pkt, mark)
     }
 

@@ -94,11 +94,18 @@ pub struct Sender {
     line_bps: f64,
     ai_bps: f64,
     min_bps: f64,
-    /// The records the next ACK's are compared with (`count` of them; 0: none yet).
+    /// The records the next ACK's are compared with: the first `MAX_HOPS` of `count`
+    /// (0: none yet), taken at `last_ps`.
     last: [u64; MAX_HOPS],
     count: usize,
+    last_ps: TimePs,
     last_update_seq: u64,
 }
+
+/// Records older than this are not compared (their 24-bit nanosecond clocks wrap at
+/// 16.7 ms): after a long silence (an ACK timeout, a long pause) the sender starts again
+/// from the next ACK's records.
+const RECORDS_KEPT_PS: TimePs = 16_000_000_000;
 
 impl Sender {
     pub fn new(spec: &Spec, line_bps: f64, base_rtt_ps: TimePs) -> Sender {
@@ -113,6 +120,7 @@ impl Sender {
             min_bps: line_bps / 100.0,
             last: [0; MAX_HOPS],
             count: 0,
+            last_ps: 0,
             last_update_seq: 0,
         }
     }
@@ -127,7 +135,7 @@ impl Sender {
     fn max_util(&self, ack: &Packet) -> Option<(f64, u64)> {
         let t_s = self.base_rtt_ps as f64 / 1e12;
         let mut best: Option<(f64, u64)> = None;
-        for (i, &before) in self.last[..self.count].iter().enumerate() {
+        for (i, &before) in self.last[..self.count.min(MAX_HOPS)].iter().enumerate() {
             let (now, before) = (Hop(ack.int_record(i)), Hop(before));
             let dt_ns = now.ns_since(before);
             if dt_ns == 0 {
@@ -144,21 +152,29 @@ impl Sender {
         best
     }
 
-    /// An ACK for bytes below `ack_seq` arrived with the records of the data packet it
-    /// answers; `snd_nxt` is the next byte to send. Whether the rate changed.
-    pub fn on_ack(&mut self, s: &Spec, ack: &Packet, ack_seq: u64, snd_nxt: u64) -> bool {
+    /// An ACK for bytes below `ack_seq` arrived at `now_ps` with the records of the data
+    /// packet it answers; `snd_nxt` is the next byte to send. Whether the rate changed. A
+    /// path of more than `MAX_HOPS` hops is measured on its first `MAX_HOPS`.
+    pub fn on_ack(
+        &mut self,
+        s: &Spec,
+        now_ps: TimePs,
+        ack: &Packet,
+        (ack_seq, snd_nxt): (u64, u64),
+    ) -> bool {
         let n = ack.int_count() as usize;
         let full = ack_seq > self.last_update_seq;
         if !full && !s.fast_react {
             return false;
         }
-        let measured = if n == self.count && n <= MAX_HOPS {
+        let fresh = now_ps.saturating_sub(self.last_ps) < RECORDS_KEPT_PS;
+        let measured = if n == self.count && n > 0 && fresh {
             self.max_util(ack)
         } else {
             None
         };
-        self.count = n.min(MAX_HOPS);
-        for i in 0..self.count {
+        (self.count, self.last_ps) = (n, now_ps);
+        for i in 0..n.min(MAX_HOPS) {
             self.last[i] = ack.int_record(i);
         }
         let Some((u, dt_ns)) = measured else {
@@ -212,13 +228,13 @@ mod tests {
         let s = spec();
         let mut h = Sender::new(&s, 100e9, T_PS);
         assert_eq!(h.window_bytes(), 125_000); // the bandwidth-delay product
-        h.on_ack(&s, &ack(&[(0, 0, 0), (0, 0, 125_000)]), 1000, 2000);
+        h.on_ack(&s, 0, &ack(&[(0, 0, 0), (0, 0, 125_000)]), (1000, 2000));
         // 10 us later the second hop sent at line rate (125 KB) and still holds 125 KB.
         let changed = h.on_ack(
             &s,
+            0,
             &ack(&[(T_PS, 10_000, 0), (T_PS, 125_000, 125_000)]),
-            3000,
-            4000,
+            (3000, 4000),
         );
         assert!(changed);
         // u = 1 + 1 = 2 over a whole T: U = 2, and the rate aims at eta / 2 of the
@@ -239,7 +255,7 @@ mod tests {
         let mut rates = vec![];
         for k in 0..8u64 {
             // 10% utilisation, no queue: each full update adds the step until the sixth.
-            h.on_ack(&s, &ack(&[(t, sent, 0)]), k * 1000 + 1, (k + 1) * 1000);
+            h.on_ack(&s, 0, &ack(&[(t, sent, 0)]), (k * 1000 + 1, (k + 1) * 1000));
             rates.push(h.rate_bps);
             t += T_PS;
             sent += 12_500;
@@ -256,9 +272,9 @@ mod tests {
     fn fast_reaction_moves_the_rate_but_not_the_reference() {
         let s = spec();
         let mut h = Sender::new(&s, 100e9, T_PS);
-        h.on_ack(&s, &ack(&[(0, 0, 250_000)]), 1, 100_000);
+        h.on_ack(&s, 0, &ack(&[(0, 0, 250_000)]), (1, 100_000));
         // An ACK for a byte sent before the last update: the rate reacts, Wc stays.
-        h.on_ack(&s, &ack(&[(T_PS, 125_000, 250_000)]), 50_000, 120_000);
+        h.on_ack(&s, 0, &ack(&[(T_PS, 125_000, 250_000)]), (50_000, 120_000));
         assert!(h.rate_bps < 60e9, "{}", h.rate_bps);
         assert_eq!(h.ref_bps, 100e9);
         let slow = Spec {
@@ -266,17 +282,44 @@ mod tests {
             ..s
         };
         let mut h = Sender::new(&slow, 100e9, T_PS);
-        h.on_ack(&slow, &ack(&[(0, 0, 0)]), 1, 100_000);
-        assert!(!h.on_ack(&slow, &ack(&[(T_PS, 125_000, 250_000)]), 50_000, 120_000));
+        h.on_ack(&slow, 0, &ack(&[(0, 0, 0)]), (1, 100_000));
+        assert!(!h.on_ack(
+            &slow,
+            0,
+            &ack(&[(T_PS, 125_000, 250_000)]),
+            (50_000, 120_000)
+        ));
+    }
+
+    #[test]
+    fn old_records_are_not_compared_and_long_paths_use_their_first_five() {
+        let s = spec();
+        let mut h = Sender::new(&s, 100e9, T_PS);
+        h.on_ack(&s, 0, &ack(&[(0, 0, 0)]), (1, 1000));
+        // 20 ms later the nanosecond clock has wrapped: the records only replace the old.
+        let late = 20_000_000_000;
+        assert!(!h.on_ack(&s, late, &ack(&[(late, 10, 500_000)]), (2000, 3000)));
+        assert!(h.on_ack(
+            &s,
+            late + T_PS,
+            &ack(&[(late + T_PS, 125_010, 500_000)]),
+            (4000, 5000)
+        ));
+        // Seven hops: the first five are compared.
+        let mut h = Sender::new(&s, 100e9, T_PS);
+        let seven = |t: TimePs, q: u64| ack(&[(t, 0, q); 7]);
+        h.on_ack(&s, 0, &seven(0, 400_000), (1, 1000));
+        assert!(h.on_ack(&s, T_PS, &seven(T_PS, 400_000), (2000, 3000)));
+        assert!(h.rate_bps < 50e9, "{}", h.rate_bps);
     }
 
     #[test]
     fn a_changed_hop_count_is_not_compared() {
         let s = spec();
         let mut h = Sender::new(&s, 100e9, T_PS);
-        h.on_ack(&s, &ack(&[(0, 0, 0)]), 1, 1000);
+        h.on_ack(&s, 0, &ack(&[(0, 0, 0)]), (1, 1000));
         let two = ack(&[(T_PS, 125_000, 500_000), (T_PS, 0, 0)]);
-        assert!(!h.on_ack(&s, &two, 2000, 3000));
+        assert!(!h.on_ack(&s, 0, &two, (2000, 3000)));
         assert_eq!(h.count, 2);
     }
 }

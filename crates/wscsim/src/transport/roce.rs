@@ -302,8 +302,14 @@ impl Roce {
         if q.next >= q.size || q.done_ps.is_some() {
             return;
         }
-        if q.cc.window_bytes().is_some_and(|w| q.next - q.acked >= w) {
-            return; // a full window: an ACK sends the next
+        // A full window waits for an ACK; it holds at least `ack_every` packets, or the
+        // ACK that would open it never comes.
+        let least = u64::from(self.spec.ack_every) * u64::from(self.spec.payload_bytes);
+        if q.cc
+            .window_bytes()
+            .is_some_and(|w| q.next - q.acked >= w.max(least))
+        {
+            return;
         }
         let payload = (q.size - q.next).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = path.frame_bytes(q.src, payload + DATA_HEADER_BYTES);
@@ -424,10 +430,9 @@ impl Roce {
         }
         let rate = q.rate_bps();
         let paced = (q.last_send_ps + (q.last_wire_bits * 1e12 / rate).ceil() as TimePs).max(now);
-        if paced > q.next_send_ps {
-            q.next_send_ps = paced;
-        } else if q.send_at != NEVER && paced < q.next_send_ps {
-            q.next_send_ps = paced;
+        let sooner = paced < q.next_send_ps;
+        q.next_send_ps = paced;
+        if sooner && q.send_at != NEVER {
             self.arm(path, qp, Timer::Send, paced);
         }
     }
@@ -525,6 +530,8 @@ impl Roce {
         let q = &mut self.qps[qp as usize];
         if p.seq > q.acked {
             q.acked = p.seq;
+            // A late ACK may acknowledge past a go-back's restart point.
+            q.next = q.next.max(q.acked);
             if q.acked >= q.size {
                 q.done_ps = Some(now);
                 return;

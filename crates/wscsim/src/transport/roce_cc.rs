@@ -134,7 +134,7 @@ impl Control {
             (Control::Timely(t), Congestion::Timely(s)) => {
                 t.on_ack(s, now.saturating_sub(ack.ts_echo_ps), ack_seq, snd_nxt)
             }
-            (Control::Hpcc(h), Congestion::Hpcc(s)) => h.on_ack(s, ack, ack_seq, snd_nxt),
+            (Control::Hpcc(h), Congestion::Hpcc(s)) => h.on_ack(s, now, ack, (ack_seq, snd_nxt)),
             _ => false,
         }
     }

@@ -1,6 +1,7 @@
-//! Poisson flow arrivals at a target load, sizes from an empirical CDF. Each flow is a new
-//! TCP connection from a random source to a random destination (or from the server set to
-//! the client set). The flow generator stands for the cluster's scheduler: it is the one
+//! Poisson flow arrivals at a target load, sizes from an empirical CDF, or the flows of a
+//! connection matrix (`workload::matrix`, htsim's format) at their own start times. Each
+//! flow is a new TCP connection (or RoCEv2 queue pair) from a random source to a random
+//! destination (or from the server set to the client set). The flow generator stands for the cluster's scheduler: it is the one
 //! application that is not tied to a host.
 
 use super::cdf::{Cdf, BUILTIN_CDFS, MAX_CDF_BYTES};
@@ -32,6 +33,9 @@ pub struct Params {
     /// Hosts that send flows (default: all).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers: Option<Vec<i64>>,
+    /// Instead of Poisson arrivals: a connection matrix file (htsim's format).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
 }
 use super::{AppEvent, AppSched};
 use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_S};
@@ -97,6 +101,10 @@ pub struct FlowGen {
     stopped: bool,
     /// Flows are RoCEv2 messages (`transport.kind = "roce"`), not TCP connections.
     pub roce: bool,
+    /// A connection matrix's flows in order of start (empty: Poisson arrivals), and the
+    /// next to start.
+    pub matrix: Vec<super::matrix::MatrixFlow>,
+    next_in_matrix: usize,
 }
 
 impl FlowGen {
@@ -120,10 +128,15 @@ impl FlowGen {
             records: Vec::new(),
             stopped: false,
             roce: false,
+            matrix: Vec::new(),
+            next_in_matrix: 0,
         }
     }
 
     fn schedule_next(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
+        if !self.matrix.is_empty() {
+            return self.schedule_from_matrix(id, ctx);
+        }
         let u: f64 = self.rng.random();
         let gap_s = -(1.0 - u).ln() / self.rate_per_s;
         let t = ctx
@@ -138,7 +151,32 @@ impl FlowGen {
         ctx.ev.schedule(t, AppEvent::Timer { app: id, tag: 0 });
     }
 
+    /// The next timer at the next matrix flow's start, if it starts within the run.
+    fn schedule_from_matrix(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
+        match self.matrix.get(self.next_in_matrix) {
+            Some(f) if f.start_ps < ctx.end_ps => {
+                let at = f.start_ps.max(ctx.ev.now());
+                ctx.ev.schedule(at, AppEvent::Timer { app: id, tag: 0 });
+            }
+            _ => {
+                self.stopped = true;
+                self.maybe_done(ctx);
+            }
+        }
+    }
+
     pub fn on_timer(&mut self, id: u32, ctx: &mut Ctx<impl AppSched>) {
+        if !self.matrix.is_empty() {
+            let now = ctx.ev.now();
+            while let Some(&f) = self.matrix.get(self.next_in_matrix) {
+                if f.start_ps > now {
+                    break;
+                }
+                self.next_in_matrix += 1;
+                self.start_flow(id, (f.src, f.dst), (f.size_bytes, 0), ctx);
+            }
+            return self.schedule_next(id, ctx);
+        }
         // A uniform pair with src != dst, by rejection over pairs: this ends whenever any
         // valid pair exists, which validation guarantees.
         let (src, dst) = loop {
@@ -149,6 +187,18 @@ impl FlowGen {
             }
         };
         let (size, dscp) = self.sizes.sample(&mut self.rng);
+        self.start_flow(id, (src, dst), (size, dscp), ctx);
+        self.schedule_next(id, ctx);
+    }
+
+    /// Opens a connection (or queue pair) from `src` to `dst` and sends `size` bytes now.
+    fn start_flow(
+        &mut self,
+        id: u32,
+        (src, dst): (u32, u32),
+        (size, dscp): (u64, u8),
+        ctx: &mut Ctx<impl AppSched>,
+    ) {
         if self.roce {
             return self.start_message(id, src, dst, size, ctx);
         }
@@ -162,7 +212,6 @@ impl FlowGen {
         ctx.transports
             .tcp
             .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
-        self.schedule_next(id, ctx);
     }
 
     /// Records flow `id` (a connection or queue pair) from `src` to `dst`, starting now.
@@ -216,7 +265,6 @@ impl FlowGen {
         let dscp = ctx.transports.roce.spec.dscp;
         self.record(ctx, (qp, src, dst), size, ideal_ps, dscp, false);
         self.started += 1;
-        self.schedule_next(id, ctx);
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
@@ -264,6 +312,8 @@ pub struct FlowsSpec {
     pub max_flows: u64,
     /// Over RoCEv2 (`transport.kind = "roce"`).
     pub roce: bool,
+    /// A connection matrix's flows (empty: Poisson arrivals from `sizes` and `rate_per_s`).
+    pub matrix: Vec<super::matrix::MatrixFlow>,
 }
 
 impl WorkloadKind for FlowGen {
@@ -274,6 +324,9 @@ impl WorkloadKind for FlowGen {
     type App = FlowGen;
 
     fn resolve(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigError> {
+        if p.matrix.is_some() {
+            return matrix_spec(p, ctx);
+        }
         let spec = flows_spec(p, ctx.n_hosts, ctx.host_rate_bps, ctx.duration)?;
         Ok(FlowsSpec {
             roce: ctx.roce_transport,
@@ -293,6 +346,7 @@ impl WorkloadKind for FlowGen {
             stream(b.seed, family::WORKLOAD, 1),
         )];
         gen[0].roce = roce;
+        gen[0].matrix = spec.matrix;
         gen
     }
 }
@@ -403,6 +457,42 @@ fn flows_spec(
         receivers,
         max_flows,
         roce: false,
+        matrix: Vec::new(),
+    })
+}
+
+/// Largest connection matrix read (some 40 bytes a flow: a million flows).
+const MAX_MATRIX_BYTES: u64 = 64 << 20;
+
+/// A `flows` workload that replays `matrix`: none of the Poisson keys may be given.
+fn matrix_spec(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigError> {
+    let poisson = [
+        ("load", p.load.is_some()),
+        ("size_cdf", p.size_cdf.is_some()),
+        ("size_classes", p.size_classes.is_some()),
+        ("flows", p.flows.is_some()),
+        ("clients", p.clients.is_some()),
+        ("servers", p.servers.is_some()),
+    ];
+    if let Some((key, _)) = poisson.iter().find(|(_, given)| *given) {
+        return Err(err(
+            &format!("workload.{key}"),
+            format!("{key} with workload.matrix"),
+            "either a connection matrix or Poisson arrivals (load, size_cdf, size_classes, flows, clients, servers)",
+        ));
+    }
+    let file = p.matrix.clone().unwrap_or_default();
+    let allowed = "a readable connection matrix file (htsim's format: \"SRC->DST id ID start PS size BYTES\" lines)";
+    let text = read_capped(&file, "workload.matrix", allowed, MAX_MATRIX_BYTES)?;
+    let flows = super::matrix::parse(&text, ctx.n_hosts as u32, "workload.matrix")?;
+    Ok(FlowsSpec {
+        sizes: FlowSizes::Classes(Vec::new()), // not drawn from: the matrix gives the sizes
+        rate_per_s: 0.0,
+        senders: Vec::new(),
+        receivers: Vec::new(),
+        max_flows: flows.len() as u64,
+        roce: ctx.roce_transport,
+        matrix: flows,
     })
 }
 

@@ -14,6 +14,7 @@ pub mod incast;
 pub mod job;
 pub mod long_lived;
 pub mod mapreduce;
+pub mod matrix;
 pub mod memcached;
 pub mod ramcloud;
 pub mod udp_source;
