@@ -59,13 +59,15 @@ def write_matrix(pairs, hosts: int, size: int, path: Path) -> None:
 
 
 def timed(cmd: list[str], cwd: Path, keep=lambda line: True) -> tuple[str, float, float]:
-    """Runs `cmd` under /usr/bin/time -v; the lines of its stdout that `keep` takes (htsim
-    prints tens of megabytes of warnings), its wall seconds and its peak resident MiB."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
-        p = subprocess.Popen(["/usr/bin/time", "-v", "-o", t.name, *cmd], cwd=cwd, stdout=subprocess.PIPE, text=True)
-        kept = [line for line in p.stdout if keep(line)]
-        if p.wait() != 0:
+    """Runs `cmd` under /usr/bin/time -v, its stdout to a file (htsim prints tens of
+    megabytes of warnings; a pipe read as it runs would slow it); the lines of it that
+    `keep` takes, its wall seconds and its peak resident MiB."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as t, open(cwd / "stdout.txt", "w+") as out:
+        p = subprocess.run(["/usr/bin/time", "-v", "-o", t.name, *cmd], cwd=cwd, stdout=out)
+        if p.returncode != 0:
             sys.exit(f"{cmd[0]} failed (exit {p.returncode})")
+        out.seek(0)
+        kept = [line for line in out if keep(line)]
         usage = t.read()
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", usage)
     h, m, s = (float(x) if x else 0.0 for x in wall.groups())
@@ -86,7 +88,8 @@ def htsim(proto: str, args, hosts: int, cm: Path, end_us: int, work: Path) -> di
 def scenario(proto: str, k: int, cm: Path, end_us: int) -> dict:
     return {
         "name": f"htsim-{proto}-k{k}", "seed": 1, "duration": f"{end_us}us",
-        "topology": {"kind": "fat_tree", "k": k, "link": {"rate": f"{LINK_GBPS}Gbps", "delay": f"{HOP_US}us"}},
+        # Jumbo frames: a 4,096-byte RoCE payload does not fit a 1,500-byte MTU.
+        "topology": {"kind": "fat_tree", "k": k, "link": {"technology": f"{LINK_GBPS}gbe_jumbo", "delay": f"{HOP_US}us"}},
         # A buffer no input fills (htsim enforces none under PFC), FIFO egress queues, and
         # PFC at a fixed threshold: the reserve, with a negligible share of the pool.
         "switch": {"buffer": "shared", "shared_buffer": "64MiB", "port_to_port_latency": "0ns",

@@ -122,11 +122,26 @@ impl Params {
     }
 }
 
-/// Checks what the congestion control needs of the network: HPCC's telemetry names
+/// Checks what RoCE needs of the network: packets the hosts' links carry whole, and
+/// what the congestion control needs: HPCC's telemetry names
 /// every link's rate in 3 bits (`net::telemetry::RATES_BPS`), and rides in the packet
 /// word pFabric ranks packets by.
 pub fn check_network(spec: &Spec, net: &crate::net::Network) -> Result<(), ConfigError> {
     use crate::net::telemetry::{rate_code, RATES_BPS};
+    let packet = spec.payload_bytes + DATA_HEADER_BYTES;
+    if let Some(tech) = (0..net.n_hosts() as u32)
+        .map(|h| net.host_link(h))
+        .find(|t| t.mtu_bytes < packet)
+    {
+        return Err(err(
+            "roce.payload",
+            crate::units::Bytes(u64::from(spec.payload_bytes)),
+            format!(
+                "a payload whose packet ({DATA_HEADER_BYTES} bytes of headers more) fits the hosts' links: {} carries at most {} bytes (a jumbo-frame technology carries more)",
+                tech.name, tech.mtu_bytes
+            ),
+        ));
+    }
     if !spec.congestion.wants_telemetry() {
         return Ok(());
     }
