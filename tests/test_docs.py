@@ -105,6 +105,7 @@ BENCHMARKS = {
     "python3 scripts/fit_pcie_jobs.py": "python3 scripts/fit_pcie_jobs.py --help",
     "python3 scripts/fit_pcie_jobs.py hadoop": "python3 scripts/fit_pcie_jobs.py --help",
     "python3 benchmarks/run.py --only torus512 --only torus4096 --only churn512 --only k12 --only k24": "python3 benchmarks/run.py --help",
+    "python3 benchmarks/peers/htsim_rdma.py --htsim /tmp/htsim/sim/datacenter --k 4 --k 8": "python3 benchmarks/peers/htsim_rdma.py --help",
 }
 
 # Options that only a run or a sweep takes, with whether each takes a value.

@@ -105,6 +105,7 @@ def test_flows_over_roce_and_pfc_lose_nothing_and_dcqcn_reacts(tmp_path):
     ({"workload": {"kind": "incast", "senders": 2}}, "transport.kind"),
     ({"transport": {"kind": "tcp"}, "roce": {}}, "roce"),
     ({"roce": {"payload": "100B"}}, "roce.payload"),
+    ({"roce": {"payload": "4096B"}}, "roce.payload"),  # more than a 1,500-byte MTU carries
     ({"roce": {"congestion": "swift"}}, "roce.congestion"),
     ({"roce": {"congestion": "dcqcn", "hpcc": {}}}, "roce.hpcc"),
     ({"roce": {"congestion": "hpcc"}, "switch": {"scheme": "pfabric"}}, "roce.congestion"),
