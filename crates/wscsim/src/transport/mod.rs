@@ -12,6 +12,7 @@ pub mod kind;
 pub mod roce;
 pub mod roce_cc;
 pub mod stats;
+pub mod swift;
 pub mod tcp;
 pub mod timely;
 /// docs/extending.md's example transport, compiled for the tests.

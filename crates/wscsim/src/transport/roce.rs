@@ -22,7 +22,7 @@
 
 use super::roce_cc::{Congestion, Control};
 use super::{
-    dcqcn, hpcc, timely, HostPath, Note, TransportBuild, TransportKind, TransportSched, Wire,
+    dcqcn, hpcc, swift, timely, HostPath, Note, TransportBuild, TransportKind, TransportSched, Wire,
 };
 use crate::check::{err, ConfigError};
 use crate::engine::{TimePs, NEVER};
@@ -56,7 +56,7 @@ pub struct Params {
     /// Local ACK timeout 4.096 us x 2^N (default 14: 67 ms), 1 to 31.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_exponent: Option<i64>,
-    /// "dcqcn" (default), "timely", "hpcc" or "none" (line rate always).
+    /// "dcqcn" (default), "timely", "hpcc", "swift" or "none" (line rate always).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion: Option<String>,
     /// DCQCN's parameters (`transport::dcqcn::Params`).
@@ -68,6 +68,9 @@ pub struct Params {
     /// HPCC's parameters (`transport::hpcc::Params`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpcc: Option<hpcc::Params>,
+    /// Swift's parameters (`transport::swift::Params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swift: Option<swift::Params>,
     /// DSCP of its packets (default 0; PFC's priority is the DSCP, at most 7), 0 to 63.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dscp: Option<i64>,
@@ -109,8 +112,13 @@ impl Params {
             31,
         )?;
         let cc = self.congestion.get_or_insert_with(|| "dcqcn".into());
-        let congestion =
-            Congestion::resolve(cc, &mut self.dcqcn, &mut self.timely, &mut self.hpcc)?;
+        let congestion = Congestion::resolve(
+            cc,
+            &mut self.dcqcn,
+            &mut self.timely,
+            &mut self.hpcc,
+            &mut self.swift,
+        )?;
         let dscp = crate::check::int_in("roce.dscp", *self.dscp.get_or_insert(0), 0, 63)?;
         Ok(Spec {
             payload_bytes: payload as u32,
@@ -256,7 +264,7 @@ impl Roce {
         let id = self.qps.len() as u32;
         let nic = path.net.nic_port(src);
         let line_bps = path.net.ports()[nic as usize].rate_bps as f64;
-        let base_rtt_ps = if self.spec.congestion.wants_telemetry() {
+        let base_rtt_ps = if self.spec.congestion.needs_base_rtt() {
             self.base_rtt_ps(path, src, dst)
         } else {
             0
@@ -274,7 +282,12 @@ impl Roce {
             expected: 0,
             unacked_packets: 0,
             nak_for: NEVER,
-            cc: Control::new(&self.spec.congestion, line_bps, base_rtt_ps),
+            cc: Control::new(
+                &self.spec.congestion,
+                line_bps,
+                base_rtt_ps,
+                self.spec.payload_bytes,
+            ),
             np: Default::default(),
             line_bps,
             next_send_ps: path.now(),
@@ -482,7 +495,9 @@ impl Roce {
             ..Default::default()
         };
         if op != CNP {
+            // The data packet's send time and the links it crossed (Swift's hop count).
             p.ts_echo_ps = data.ts_ps;
+            p.src_port = u16::from(data.hops);
             if data.int_count() > 0 {
                 p.copy_int(data);
             }
@@ -560,6 +575,9 @@ impl Roce {
         let q = &mut self.qps[qp as usize];
         // A NAK's go-back sends at once; a window that opened sends if nothing waits.
         let mut send = q.send_at == NEVER;
+        if nak {
+            q.cc.on_loss(&self.spec.congestion, now, false);
+        }
         if nak && p.seq >= q.acked && p.seq < q.next {
             q.next = p.seq;
             send = true;
@@ -637,6 +655,7 @@ impl TransportKind for Roce {
                     return self.arm(path, e.qp, Timer::Timeout, at);
                 }
                 self.stats.timeouts += 1;
+                q.cc.on_loss(&self.spec.congestion, now, true);
                 q.next = q.acked;
                 q.next_send_ps = now;
                 self.pump(path, e.qp);

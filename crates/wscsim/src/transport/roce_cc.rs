@@ -1,10 +1,11 @@
 //! RoCEv2's congestion controls (`roce.congestion`), one variant each: none (line rate),
 //! DCQCN (`transport::dcqcn`: ECN marks, CNPs), TIMELY (`transport::timely`: RTT
-//! gradient) and HPCC (`transport::hpcc`: in-band telemetry, a window). A control is its
+//! gradient), HPCC (`transport::hpcc`: in-band telemetry, a window) and Swift
+//! (`transport::swift`: a delay target that scales with hops and window, a window). A control is its
 //! own file; this one names them, resolves `roce.<name>` and hands a queue pair's events
 //! to the one it runs.
 
-use super::{dcqcn, hpcc, timely};
+use super::{dcqcn, hpcc, swift, timely};
 use crate::check::{err, one_of, ConfigError};
 use crate::engine::TimePs;
 use crate::packet::Packet;
@@ -16,10 +17,11 @@ pub enum Congestion {
     Dcqcn(dcqcn::Spec),
     Timely(timely::Spec),
     Hpcc(hpcc::Spec),
+    Swift(swift::Spec),
 }
 
 /// The names `roce.congestion` takes.
-pub const NAMES: [&str; 4] = ["dcqcn", "timely", "hpcc", "none"];
+pub const NAMES: [&str; 5] = ["dcqcn", "timely", "hpcc", "swift", "none"];
 
 impl Congestion {
     /// Resolves `roce.congestion` (`name`) and its section; the others must be absent.
@@ -28,6 +30,7 @@ impl Congestion {
         dcqcn: &mut Option<dcqcn::Params>,
         timely: &mut Option<timely::Params>,
         hpcc: &mut Option<hpcc::Params>,
+        swift: &mut Option<swift::Params>,
     ) -> Result<Congestion, ConfigError> {
         one_of("roce.congestion", name, &NAMES)?;
         let only_for = |section: &str, given: bool| {
@@ -43,6 +46,7 @@ impl Congestion {
         only_for("dcqcn", dcqcn.is_some())?;
         only_for("timely", timely.is_some())?;
         only_for("hpcc", hpcc.is_some())?;
+        only_for("swift", swift.is_some())?;
         Ok(match name {
             "dcqcn" => Congestion::Dcqcn(
                 dcqcn
@@ -58,6 +62,11 @@ impl Congestion {
                 hpcc.get_or_insert_with(Default::default)
                     .resolve("roce.hpcc")?,
             ),
+            "swift" => Congestion::Swift(
+                swift
+                    .get_or_insert_with(Default::default)
+                    .resolve("roce.swift")?,
+            ),
             _ => Congestion::None,
         })
     }
@@ -70,6 +79,11 @@ impl Congestion {
     /// Its data packets collect telemetry records (`net::telemetry`).
     pub fn wants_telemetry(&self) -> bool {
         matches!(self, Congestion::Hpcc(_))
+    }
+
+    /// It sizes a window from the QP's base round trip.
+    pub fn needs_base_rtt(&self) -> bool {
+        matches!(self, Congestion::Hpcc(_) | Congestion::Swift(_))
     }
 
     /// The DCQCN parameters, if it runs DCQCN.
@@ -88,16 +102,21 @@ pub enum Control {
     Dcqcn(dcqcn::ReactionPoint),
     Timely(timely::Sender),
     Hpcc(hpcc::Sender),
+    Swift(swift::Sender),
 }
 
 impl Control {
-    /// A QP's control at `line_bps`, on a path whose empty round trip is `base_rtt_ps`.
-    pub fn new(c: &Congestion, line_bps: f64, base_rtt_ps: TimePs) -> Control {
+    /// A QP's control at `line_bps`, on a path whose empty round trip is `base_rtt_ps`,
+    /// in packets of `payload_bytes`.
+    pub fn new(c: &Congestion, line_bps: f64, base_rtt_ps: TimePs, payload_bytes: u32) -> Control {
         match c {
             Congestion::None => Control::Line,
             Congestion::Dcqcn(s) => Control::Dcqcn(dcqcn::ReactionPoint::new(s, line_bps)),
             Congestion::Timely(s) => Control::Timely(timely::Sender::new(s, line_bps)),
             Congestion::Hpcc(s) => Control::Hpcc(hpcc::Sender::new(s, line_bps, base_rtt_ps)),
+            Congestion::Swift(_) => {
+                Control::Swift(swift::Sender::new(line_bps, base_rtt_ps, payload_bytes))
+            }
         }
     }
 
@@ -108,6 +127,7 @@ impl Control {
             Control::Dcqcn(r) => Some(r.rate_bps),
             Control::Timely(t) => Some(t.rate_bps),
             Control::Hpcc(h) => Some(h.rate_bps),
+            Control::Swift(w) => w.rate_bps(),
         }
     }
 
@@ -115,6 +135,7 @@ impl Control {
     pub fn window_bytes(&self) -> Option<u64> {
         match self {
             Control::Hpcc(h) => Some(h.window_bytes()),
+            Control::Swift(w) => Some(w.window_bytes()),
             _ => None,
         }
     }
@@ -135,7 +156,19 @@ impl Control {
                 t.on_ack(s, now.saturating_sub(ack.ts_echo_ps), ack_seq, snd_nxt)
             }
             (Control::Hpcc(h), Congestion::Hpcc(s)) => h.on_ack(s, now, ack, (ack_seq, snd_nxt)),
+            (Control::Swift(w), Congestion::Swift(s)) => {
+                // The ACK echoes the links its data packet crossed: the switches are one fewer.
+                let switches = u32::from(ack.src_port).saturating_sub(1);
+                w.on_ack(s, now, now.saturating_sub(ack.ts_echo_ps), switches)
+            }
             _ => false,
+        }
+    }
+
+    /// A NAK (`timeout` false) or the ACK timeout, at `now`.
+    pub fn on_loss(&mut self, c: &Congestion, now: TimePs, timeout: bool) {
+        if let (Control::Swift(w), Congestion::Swift(s)) = (self, c) {
+            w.on_loss(s, now, timeout);
         }
     }
 }

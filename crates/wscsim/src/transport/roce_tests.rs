@@ -249,6 +249,39 @@ fn rtt_and_telemetry_controls_take_over_from_pfc_and_hpcc_keeps_queues_near_empt
 }
 
 #[test]
+fn swift_holds_the_incast_near_its_delay_target_without_pfc() {
+    // Swift (Kumar et al.) aims each QP's round trip at its target (20 us here plus the
+    // hop and flow-scaling terms): eight QPs into one 10 Gbit/s port keep the queue near
+    // that delay, well below what PFC's threshold would let build, and PFC pauses far less
+    // than under line-rate senders.
+    let run = |cc: &str| {
+        let (s, qps) = incast(
+            8,
+            2_000_000,
+            LOSSLESS,
+            &format!(r#"{{"congestion":"{cc}"}}"#),
+        );
+        let r = &s.transports.roce;
+        assert!(
+            qps.iter().all(|&q| r.done_ps(q).is_some()),
+            "{cc}: all finish"
+        );
+        assert_eq!(s.net.counters().dropped, 0, "{cc}");
+        (s.net.counters().control_sent, queueing(&s).0)
+    };
+    let (line_pauses, line_wait) = run("none");
+    let (swift_pauses, swift_wait) = run("swift");
+    assert!(
+        swift_pauses * 4 < line_pauses,
+        "{swift_pauses} against {line_pauses}"
+    );
+    assert!(
+        swift_wait < 60.0 && swift_wait * 2.0 < line_wait,
+        "mean queueing {swift_wait} us (Swift), {line_wait} us (line rate)"
+    );
+}
+
+#[test]
 fn hpcc_refuses_links_its_telemetry_cannot_name() {
     let e = Sim::from_json(
         r#"{"duration":"1ms","topology":{"kind":"single_switch","hosts":2,
