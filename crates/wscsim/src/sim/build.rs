@@ -73,12 +73,11 @@ impl Sim {
         let anywhere = workload.runs_in_partitions() && tunnel.is_none() && !hosts.packing;
         let anywhere = anywhere && python_services.is_empty();
         let balance = partition_if_asked(&mut net, &mut ev, scenario.engine.as_ref(), anywhere)?;
-        let end_ps = scenario.duration.0;
         let mut transports =
             crate::transport::Transports::build(&crate::transport::TransportBuild {
                 net: &net,
                 partitioned: ev.is_partitioned(),
-                end_ps,
+                end_ps: scenario.duration.0,
                 tcp,
                 dma,
                 roce,
@@ -94,7 +93,7 @@ impl Sim {
             &mut transports.tcp,
             scenario.seed,
             net.n_hosts() as u32,
-            end_ps,
+            scenario.duration.0,
         );
         if let Some(c) = &scenario.metrics.capture {
             install_captures(&mut net, &graph, c)?;
@@ -103,9 +102,9 @@ impl Sim {
         install_forwarding(&mut net, &failures, service_queues, scenario.seed);
         schedule_failures(&mut ev, &net, &graph, &failures);
         let failed_hosts = failed_hosts(&failures, &net);
-        let deep_prefetch = net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES;
-        let stall_limit = stall::limit(scenario.engine.as_ref());
         Ok(Sim {
+            deep_prefetch: net.port_state_bytes() > FAR_PREFETCH_FROM_BYTES, // before `net` moves
+            stall_limit: stall::limit(scenario.engine.as_ref()),
             scenario,
             ev,
             net,
@@ -119,13 +118,11 @@ impl Sim {
             power,
             frames_out: Vec::new(),
             open_ended: false,
-            deep_prefetch,
             balance,
             slots,
             started: false,
             finished: false,
             stall: stall::StallGuard::default(),
-            stall_limit,
         })
     }
 

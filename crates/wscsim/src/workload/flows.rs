@@ -392,34 +392,7 @@ fn flows_spec(
             "a fraction of edge-link capacity greater than 0 and at most 1",
         ));
     }
-    let sizes = match &w.size_classes {
-        Some(classes) => {
-            if w.size_cdf.is_some() {
-                return Err(err(
-                    "workload.size_classes",
-                    "both size_classes and size_cdf",
-                    "one of them",
-                ));
-            }
-            size_classes(classes)?
-        }
-        None => {
-            let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
-            let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
-                Some((_, t)) => t.to_string(),
-                None => read_capped(
-                    &name,
-                    "workload.size_cdf",
-                    "\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf",
-                    MAX_CDF_BYTES,
-                )?,
-            };
-            FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError {
-                path: "workload.size_cdf".into(),
-                message: format!("{name}: {m}"),
-            })?)
-        }
-    };
+    let sizes = flow_sizes(w)?;
     let all: Vec<u32> = (0..n_hosts as u32).collect();
     let receivers =
         host_list("workload.clients", &w.clients, n_hosts)?.unwrap_or_else(|| all.clone());
@@ -458,6 +431,38 @@ fn flows_spec(
         max_flows,
         roce: false,
         matrix: Vec::new(),
+    })
+}
+
+/// Where a Poisson `flows` workload draws its sizes: `size_classes` or `size_cdf`.
+fn flow_sizes(w: &mut Params) -> Result<FlowSizes, ConfigError> {
+    Ok(match &w.size_classes {
+        Some(classes) => {
+            if w.size_cdf.is_some() {
+                return Err(err(
+                    "workload.size_classes",
+                    "both size_classes and size_cdf",
+                    "one of them",
+                ));
+            }
+            size_classes(classes)?
+        }
+        None => {
+            let name = w.size_cdf.get_or_insert_with(|| "websearch".into()).clone();
+            let text = match BUILTIN_CDFS.iter().find(|(n, _)| *n == name) {
+                Some((_, t)) => t.to_string(),
+                None => read_capped(
+                    &name,
+                    "workload.size_cdf",
+                    "\"websearch\", \"datamining\", \"hadoop\" or a readable CSV file of size_bytes,cdf",
+                    MAX_CDF_BYTES,
+                )?,
+            };
+            FlowSizes::Cdf(Cdf::parse(&text).map_err(|m| ConfigError {
+                path: "workload.size_cdf".into(),
+                message: format!("{name}: {m}"),
+            })?)
+        }
     })
 }
 
