@@ -93,8 +93,8 @@ LONG = {
     "wscsim run pcie_hadoop": "8 points of minute-long jobs, about 3 minutes on 2 cores",
     "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
     "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
-    "wscsim run hpcc_fct --out hpcc-fct": "6 points of RoCE flows at 100 Gbit/s, about 15 s on 2 cores",
-    "wscsim run hpcc_fct --set 'workload.size_cdf=\"hadoop\"' --out hpcc-fct-hadoop": "the same with Hadoop flows, about 15 s",
+    "wscsim run hpcc_fct --out hpcc-fct": "8 points of RoCE flows at 100 Gbit/s, about 20 s on 2 cores",
+    "wscsim run hpcc_fct --set 'workload.size_cdf=\"hadoop\"' --out hpcc-fct-hadoop": "the same with Hadoop flows, about 20 s",
 }
 
 # Documented developer tools that take minutes (a benchmark, whose `--record` rewrites

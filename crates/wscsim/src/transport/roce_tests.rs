@@ -203,32 +203,32 @@ fn queueing(s: &Sim) -> (f64, u64) {
     (wait as f64 / pkts as f64 / 1e6, max)
 }
 
+/// The 8-to-1 incast of 2 MB messages over PFC under congestion control `cc`: every
+/// message done, nothing dropped or sent again. PAUSE frames sent, the mean queueing delay
+/// (us) and the run.
+fn lossless_incast(cc: &str) -> (u64, f64, Sim) {
+    let roce = format!(r#"{{"congestion":"{cc}"}}"#);
+    let (s, qps) = incast(8, 2_000_000, LOSSLESS, &roce);
+    let r = &s.transports.roce;
+    assert!(
+        qps.iter().all(|&q| r.done_ps(q).is_some()),
+        "{cc}: all finish"
+    );
+    assert_eq!(s.net.counters().dropped, 0, "{cc}");
+    assert_eq!(r.stats.resent_bytes, 0, "{cc}");
+    (s.net.counters().control_sent, queueing(&s).0, s)
+}
+
 #[test]
 fn rtt_and_telemetry_controls_take_over_from_pfc_and_hpcc_keeps_queues_near_empty() {
     // TIMELY (Mittal et al.) and HPCC (Li et al.) against line-rate senders on the same
     // 8-to-1 incast over PFC: both leave PFC far less to do; HPCC, which sees the queue in
     // its telemetry and aims at 95% of the link, keeps packets' queueing delay a fraction
     // of DCQCN's, which lets the queue sit at its marking threshold.
-    let run = |cc: &str| {
-        let (s, qps) = incast(
-            8,
-            2_000_000,
-            LOSSLESS,
-            &format!(r#"{{"congestion":"{cc}"}}"#),
-        );
-        let r = &s.transports.roce;
-        assert!(
-            qps.iter().all(|&q| r.done_ps(q).is_some()),
-            "{cc}: all finish"
-        );
-        assert_eq!(s.net.counters().dropped, 0, "{cc}");
-        assert_eq!(r.stats.resent_bytes, 0, "{cc}");
-        (s.net.counters().control_sent, queueing(&s).0, s)
-    };
-    let (line_pauses, line_wait, _) = run("none");
-    let (_, dcqcn_wait, _) = run("dcqcn");
-    let (timely_pauses, _, _) = run("timely");
-    let (hpcc_pauses, hpcc_wait, s) = run("hpcc");
+    let (line_pauses, line_wait, _) = lossless_incast("none");
+    let (_, dcqcn_wait, _) = lossless_incast("dcqcn");
+    let (timely_pauses, _, _) = lossless_incast("timely");
+    let (hpcc_pauses, hpcc_wait, s) = lossless_incast("hpcc");
     assert!(
         timely_pauses * 4 < line_pauses,
         "{timely_pauses} against {line_pauses}"
@@ -254,23 +254,8 @@ fn swift_holds_the_incast_near_its_delay_target_without_pfc() {
     // hop and flow-scaling terms): eight QPs into one 10 Gbit/s port keep the queue near
     // that delay, well below what PFC's threshold would let build, and PFC pauses far less
     // than under line-rate senders.
-    let run = |cc: &str| {
-        let (s, qps) = incast(
-            8,
-            2_000_000,
-            LOSSLESS,
-            &format!(r#"{{"congestion":"{cc}"}}"#),
-        );
-        let r = &s.transports.roce;
-        assert!(
-            qps.iter().all(|&q| r.done_ps(q).is_some()),
-            "{cc}: all finish"
-        );
-        assert_eq!(s.net.counters().dropped, 0, "{cc}");
-        (s.net.counters().control_sent, queueing(&s).0)
-    };
-    let (line_pauses, line_wait) = run("none");
-    let (swift_pauses, swift_wait) = run("swift");
+    let (line_pauses, line_wait, _) = lossless_incast("none");
+    let (swift_pauses, swift_wait, _) = lossless_incast("swift");
     assert!(
         swift_pauses * 4 < line_pauses,
         "{swift_pauses} against {line_pauses}"
