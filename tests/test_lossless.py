@@ -106,7 +106,8 @@ def test_flows_over_roce_and_pfc_lose_nothing_and_dcqcn_reacts(tmp_path):
     ({"transport": {"kind": "tcp"}, "roce": {}}, "roce"),
     ({"roce": {"payload": "100B"}}, "roce.payload"),
     ({"roce": {"payload": "4096B"}}, "roce.payload"),  # more than a 1,500-byte MTU carries
-    ({"roce": {"congestion": "swift"}}, "roce.congestion"),
+    ({"roce": {"congestion": "bbr"}}, "roce.congestion"),
+    ({"roce": {"recovery": "sack"}}, "roce.recovery"),
     ({"roce": {"congestion": "dcqcn", "hpcc": {}}}, "roce.hpcc"),
     ({"roce": {"congestion": "hpcc"}, "switch": {"scheme": "pfabric"}}, "roce.congestion"),
     ({"roce": {"congestion": "hpcc"}, "topology": {"kind": "single_switch", "hosts": 4, "link": {"rate": "2.5Gbps"}}},

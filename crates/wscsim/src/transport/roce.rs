@@ -2,10 +2,13 @@
 //! pair (QP). The sender paces packets at its QP's rate, which its congestion control
 //! sets (`transport::roce_cc`): DCQCN (`transport::dcqcn`: switches mark ECN, the receiver
 //! returns CNPs, the sender cuts and recovers), TIMELY (`transport::timely`: the RTT the
-//! ACKs measure) or HPCC (`transport::hpcc`: switches' telemetry echoed in the ACKs, and a
-//! window on the bytes in flight); the receiver takes packets in order only and acknowledges them; a gap makes
+//! ACKs measure), HPCC (`transport::hpcc`: switches' telemetry echoed in the ACKs, and a
+//! window on the bytes in flight) or Swift (`transport::swift`: a delay target, a window).
+//! The receiver (`roce_rx.rs`) takes packets in order and acknowledges them; a gap makes
 //! it send a NAK once, and the sender goes back to the first missing byte and sends all
-//! from there again (go-back-N, the reliable connection's rule); a QP that hears nothing
+//! from there again (go-back-N, the reliable connection's rule), or, with selective
+//! repeat (`recovery = "selective"`, newer NICs'), the receiver holds what arrives past
+//! the gap and the sender sends only the packet the NAK names; a QP that hears nothing
 //! for the local ACK timeout (4.096 us x 2^`timeout_exponent`, InfiniBand's rule) goes
 //! back to the last acknowledged byte. Packets carry IPv4 (20 bytes), UDP (8), the base
 //! transport header (12) and the invariant CRC (4) around a payload of at most `payload`
@@ -15,8 +18,8 @@
 //! The NIC: a QP whose packet is due while its host's NIC already holds two frames waits
 //! one frame time at line rate and tries again (so the QPs of a host take turns and the
 //! NIC's queue stays short, as an RDMA NIC schedules QPs onto its port instead of queueing
-//! what they offer). Simplified: no selective repeat (newer NICs'), no limit on bytes in
-//! flight except HPCC's window, no read or atomic operations, ACKs for every
+//! what they offer). Simplified: no limit on bytes in flight except HPCC's and Swift's
+//! windows, no read or atomic operations, ACKs for every
 //! `ack_every` packets, no delayed-ACK timer; packets carry wscsim's protocol number 201
 //! rather than UDP's with port 4791 (the transports are told apart by number).
 
@@ -71,6 +74,9 @@ pub struct Params {
     /// Swift's parameters (`transport::swift::Params`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swift: Option<swift::Params>,
+    /// Loss recovery: "go_back_n" (default) or "selective" (newer NICs' selective repeat).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
     /// DSCP of its packets (default 0; PFC's priority is the DSCP, at most 7), 0 to 63.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dscp: Option<i64>,
@@ -83,6 +89,9 @@ pub struct Spec {
     pub ack_every: u32,
     pub timeout_ps: TimePs,
     pub congestion: Congestion,
+    /// Selective repeat (the receiver keeps what arrives past a gap, the sender sends
+    /// only what a NAK names), else go-back-N.
+    pub selective: bool,
     pub dscp: u8,
 }
 
@@ -119,12 +128,16 @@ impl Params {
             &mut self.hpcc,
             &mut self.swift,
         )?;
+        let recovery = self.recovery.get_or_insert_with(|| "go_back_n".into());
+        crate::check::one_of("roce.recovery", recovery, &["go_back_n", "selective"])?;
+        let selective = recovery == "selective";
         let dscp = crate::check::int_in("roce.dscp", *self.dscp.get_or_insert(0), 0, 63)?;
         Ok(Spec {
             payload_bytes: payload as u32,
             ack_every,
             timeout_ps: 4_096_000 << n,
             congestion,
+            selective,
             dscp: dscp as u8,
         })
     }
@@ -207,6 +220,10 @@ struct Qp {
     expected: u64,
     unacked_packets: u32,
     nak_for: u64,
+    /// Selective repeat: the receiver's packets held past the gap (a bit per packet
+    /// number, allocated at the first), and the sender's packets a NAK asked for again.
+    held: Vec<u64>,
+    resend: Vec<u64>,
     cc: Control,
     np: dcqcn::NotifyPoint,
     line_bps: f64,
@@ -236,7 +253,7 @@ impl Qp {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RoceStats {
     pub data_packets: u64,
-    /// Bytes sent again (go-back-N after a NAK or a timeout).
+    /// Bytes sent again (after a NAK or a timeout).
     pub resent_bytes: u64,
     pub naks: u64,
     pub cnps: u64,
@@ -282,6 +299,8 @@ impl Roce {
             expected: 0,
             unacked_packets: 0,
             nak_for: NEVER,
+            held: Vec::new(),
+            resend: Vec::new(),
             cc: Control::new(
                 &self.spec.congestion,
                 line_bps,
@@ -327,19 +346,22 @@ impl Roce {
     fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, qp: u32) {
         let now = path.now();
         let q = &self.qps[qp as usize];
-        if q.next >= q.size || q.done_ps.is_some() {
+        // A packet a NAK asked for again goes first, whatever the window (it is in it).
+        let seq = q.resend.first().copied().unwrap_or(q.next);
+        if seq >= q.size || q.done_ps.is_some() {
             return;
         }
         // A full window waits for an ACK; it holds at least `ack_every` packets, or the
         // ACK that would open it never comes.
         let least = u64::from(self.spec.ack_every) * u64::from(self.spec.payload_bytes);
-        if q.cc
-            .window_bytes()
-            .is_some_and(|w| q.next - q.acked >= w.max(least))
+        if q.resend.is_empty()
+            && q.cc
+                .window_bytes()
+                .is_some_and(|w| q.next - q.acked >= w.max(least))
         {
             return;
         }
-        let payload = (q.size - q.next).min(u64::from(self.spec.payload_bytes)) as u32;
+        let payload = (q.size - seq).min(u64::from(self.spec.payload_bytes)) as u32;
         let frame = path.frame_bytes(q.src, payload + DATA_HEADER_BYTES);
         let nic = &path.net.ports()[path.net.nic_port(q.src) as usize];
         let wire_bits = f64::from(frame + nic.wire_overhead_bytes) * 8.0;
@@ -353,7 +375,7 @@ impl Roce {
             (q.last_send_ps, q.last_wire_bits) = (now, wire_bits);
             let rate = q.rate_bps();
             q.next_send_ps = now + (wire_bits * 1e12 / rate).ceil() as TimePs;
-            if q.next >= q.size {
+            if q.next >= q.size && q.resend.is_empty() {
                 return;
             }
             q.next_send_ps
@@ -391,6 +413,8 @@ impl Roce {
     ) {
         let now = path.now();
         let q = &mut self.qps[qp as usize];
+        // A packet a NAK asked for again, else the next new one.
+        let again = (!q.resend.is_empty()).then(|| q.resend.remove(0));
         let p = Packet {
             src_host: q.src,
             dst_host: q.dst,
@@ -400,7 +424,7 @@ impl Roce {
             hash: q.hash,
             frame_bytes: frame,
             payload_bytes: payload,
-            seq: q.next,
+            seq: again.unwrap_or(q.next),
             dscp: self.spec.dscp,
             ecn: if self.spec.congestion.ecn_capable() {
                 ecn::ECT0
@@ -415,11 +439,13 @@ impl Roce {
             ts_ps: now,
             ..Default::default()
         };
-        if q.next < q.high {
+        if again.is_some() || q.next < q.high {
             self.stats.resent_bytes += u64::from(payload);
         }
-        q.next += u64::from(payload);
-        q.high = q.high.max(q.next);
+        if again.is_none() {
+            q.next += u64::from(payload);
+            q.high = q.high.max(q.next);
+        }
         self.stats.data_packets += 1;
         if let (Control::Dcqcn(rp), Some(s)) = (&mut q.cc, self.spec.congestion.dcqcn()) {
             rp.on_sent(s, now, u64::from(frame));
@@ -465,93 +491,6 @@ impl Roce {
         }
     }
 
-    /// A reply (ACK, NAK or CNP, by `op`) from QP `qp`'s receiver to its sender; an ACK or
-    /// NAK echoes `data`'s send time and telemetry records.
-    fn reply(
-        &mut self,
-        path: &mut HostPath<'_, impl TransportSched>,
-        qp: u32,
-        op: u16,
-        seq: u64,
-        data: &Packet,
-    ) {
-        let q = &self.qps[qp as usize];
-        let header = if op == CNP {
-            CNP_HEADER_BYTES
-        } else {
-            ACK_HEADER_BYTES
-        };
-        let mut p = Packet {
-            src_host: q.dst,
-            dst_host: q.src,
-            dst_port: op,
-            proto: PROTO,
-            flow_id: qp,
-            hash: q.hash,
-            frame_bytes: path.frame_bytes(q.dst, header),
-            seq,
-            dscp: self.spec.dscp,
-            ts_ps: path.now(),
-            ..Default::default()
-        };
-        if op != CNP {
-            // The data packet's send time and the links it crossed (Swift's hop count).
-            p.ts_echo_ps = data.ts_ps;
-            p.src_port = u16::from(data.hops);
-            if data.int_count() > 0 {
-                p.copy_int(data);
-            }
-        }
-        path.transmit(p.src_host, p);
-    }
-
-    /// At the receiver: in order, taken and acknowledged; past a gap, a NAK (once per
-    /// gap); CE-marked, a CNP as often as DCQCN's notification point allows.
-    fn on_data(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet) {
-        let qp = p.flow_id;
-        let now = path.now();
-        let every = self.spec.ack_every;
-        let q = &mut self.qps[qp as usize];
-        if p.ecn == ecn::CE {
-            if let Some(s) = self.spec.congestion.dcqcn() {
-                if q.np.on_marked(s, now) {
-                    self.stats.cnps += 1;
-                    self.reply(path, qp, CNP, 0, p);
-                }
-            }
-        }
-        let q = &mut self.qps[qp as usize];
-        if p.seq == q.expected {
-            q.expected += u64::from(p.payload_bytes);
-            q.nak_for = NEVER;
-            q.unacked_packets += 1;
-            let (expected, app) = (q.expected, q.app);
-            if let Some(app) = app {
-                self.notes.push(Note::Delivered {
-                    app,
-                    host: p.dst_host,
-                    conn: qp,
-                    total: expected,
-                });
-            }
-            let q = &mut self.qps[qp as usize];
-            if q.unacked_packets >= every || q.expected >= q.size {
-                q.unacked_packets = 0;
-                self.reply(path, qp, ACK, expected, p);
-            }
-        } else if p.seq > q.expected {
-            if q.nak_for != q.expected {
-                q.nak_for = q.expected;
-                self.stats.naks += 1;
-                let e = q.expected;
-                self.reply(path, qp, NAK, e, p);
-            }
-        } else {
-            let e = q.expected;
-            self.reply(path, qp, ACK, e, p); // a duplicate: say again where it stands
-        }
-    }
-
     /// At the sender: an ACK moves the acknowledged point; a NAK sends everything from
     /// its byte again.
     fn on_ack(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet, nak: bool) {
@@ -579,8 +518,13 @@ impl Roce {
             q.cc.on_loss(&self.spec.congestion, now, false);
         }
         if nak && p.seq >= q.acked && p.seq < q.next {
-            q.next = p.seq;
-            send = true;
+            if !self.spec.selective {
+                q.next = p.seq;
+                send = true;
+            } else if !q.resend.contains(&p.seq) {
+                q.resend.push(p.seq); // only the packet the NAK names
+                send = true;
+            }
         }
         if send {
             self.pump(path, qp);
@@ -656,6 +600,10 @@ impl TransportKind for Roce {
                 }
                 self.stats.timeouts += 1;
                 q.cc.on_loss(&self.spec.congestion, now, true);
+                // Everything from the last acknowledged byte again, under either recovery:
+                // a timeout says the NAKs were lost too (a selective receiver ACKs what it
+                // already holds).
+                q.resend.clear();
                 q.next = q.acked;
                 q.next_send_ps = now;
                 self.pump(path, e.qp);
@@ -743,6 +691,9 @@ impl TransportKind for Roce {
         }
     }
 }
+
+#[path = "roce_rx.rs"]
+mod rx;
 
 #[cfg(test)]
 #[path = "roce_tests.rs"]

@@ -281,3 +281,54 @@ fn hpcc_refuses_links_its_telemetry_cannot_name() {
         "{e}"
     );
 }
+
+#[test]
+fn selective_repeat_sends_again_only_what_was_lost() {
+    // Eight DCQCN senders into a lossy port with room for about 40 frames: a few packets
+    // of each window are lost. Selective repeat sends again well under what go-back-N
+    // does (which sends everything after each loss), and every message completes whole;
+    // both also time out (a lost NAK, or a loss at a message's tail) and then go back.
+    let run = |recovery: &str| {
+        let (s, qps) = incast(
+            8,
+            2_000_000,
+            r#"{"buffer_per_port":"40KiB","scheme":{"kind":"dctcp","k_packets":10}}"#,
+            &format!(r#"{{"timeout_exponent":8,"recovery":"{recovery}"}}"#),
+        );
+        let r = &s.transports.roce;
+        for &q in &qps {
+            assert!(r.done_ps(q).is_some(), "{recovery}: qp {q} finished");
+            assert_eq!(r.qps[q as usize].expected, 2_000_000);
+        }
+        (r.stats.resent_bytes, s.net.counters().dropped)
+    };
+    let (gbn, gbn_drops) = run("go_back_n");
+    let (sr, sr_drops) = run("selective");
+    assert!(gbn_drops > 0 && sr_drops > 0);
+    assert!(
+        sr * 3 < gbn * 2,
+        "{sr} bytes sent again (selective) against {gbn} (go-back-N)"
+    );
+}
+
+#[test]
+fn a_receiver_holding_packets_past_gaps_takes_them_when_the_gaps_fill() {
+    let (mut s, _) = incast(
+        1,
+        8192,
+        "{}",
+        r#"{"congestion":"none","recovery":"selective"}"#,
+    );
+    let q = &mut s.transports.roce.qps[0];
+    (q.expected, q.done_ps, q.acked) = (0, None, 0);
+    for seq in [0, 2048, 3072, 5120, 6144] {
+        deliver(&mut s, seq); // 1024 and 4096 lost
+    }
+    assert_eq!(s.transports.roce.qps[0].expected, 1024);
+    deliver(&mut s, 1024); // fills the first gap: 2048 and 3072 follow, 4096 is next
+    assert_eq!(s.transports.roce.qps[0].expected, 4096);
+    // A NAK for the first gap, and one for the second as soon as the first filled.
+    assert_eq!(s.transports.roce.stats.naks, 2);
+    deliver(&mut s, 4096);
+    assert_eq!(s.transports.roce.qps[0].expected, 7168);
+}
