@@ -74,6 +74,31 @@ pub fn in_range<T: PartialOrd + std::fmt::Display>(
     }
 }
 
+/// A fraction above 0 and at most 1 at `path` (a NaN never is one).
+pub fn fraction(path: &str, v: f64) -> Result<f64, ConfigError> {
+    if v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(err(path, v, "a number above 0, at most 1"))
+    }
+}
+
+/// A duration above 0 at `path`, in picoseconds.
+pub fn positive_duration(path: &str, d: crate::units::Duration) -> Result<u64, ConfigError> {
+    match d.0 {
+        0 => Err(err(path, "0s", "a duration above 0")),
+        ps => Ok(ps),
+    }
+}
+
+/// A rate above 0 at `path`, in bits per second.
+pub fn positive_rate(path: &str, r: crate::units::Rate) -> Result<f64, ConfigError> {
+    match r.0 {
+        0 => Err(err(path, "0bps", "a rate above 0")),
+        bps => Ok(bps as f64),
+    }
+}
+
 /// An integer count or index from `lo` to `hi` (`in_range` with the plain wording).
 pub fn int_in(path: &str, v: i64, lo: i64, hi: i64) -> Result<u32, ConfigError> {
     in_range(path, v, lo, hi, format!("an integer from {lo} to {hi}")).map(|v| v as u32)

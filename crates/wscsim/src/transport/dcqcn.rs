@@ -128,31 +128,20 @@ impl Params {
         } else {
             Spec::NVIDIA
         };
-        let g = *self.g.get_or_insert(s.g);
-        if !(g > 0.0 && g <= 1.0) {
-            return Err(err(&p("g"), g, "a number above 0, at most 1"));
-        }
-        s.g = g;
+        s.g = crate::check::fraction(&p("g"), *self.g.get_or_insert(s.g))?;
         let rate = |v: &mut Option<crate::units::Rate>, d: f64, k: &str| {
-            let r = v.get_or_insert(crate::units::Rate(d as u64)).0;
-            if r == 0 {
-                return Err(err(&p(k), "0bps", "a rate above 0"));
-            }
-            Ok(r as f64)
+            crate::check::positive_rate(&p(k), *v.get_or_insert(crate::units::Rate(d as u64)))
         };
         s.ai_rate_bps = rate(&mut self.ai_rate, s.ai_rate_bps, "ai_rate")?;
         s.hai_rate_bps = rate(&mut self.hai_rate, s.hai_rate_bps, "hai_rate")?;
-        s.time_reset_ps = self
+        let reset = *self
             .time_reset
-            .get_or_insert(crate::units::Duration(s.time_reset_ps))
-            .0;
+            .get_or_insert(crate::units::Duration(s.time_reset_ps));
         s.cnp_interval_ps = self
             .cnp_interval
             .get_or_insert(crate::units::Duration(s.cnp_interval_ps))
             .0;
-        if s.time_reset_ps == 0 {
-            return Err(err(&p("time_reset"), "0s", "a duration above 0"));
-        }
+        s.time_reset_ps = crate::check::positive_duration(&p("time_reset"), reset)?;
         s.byte_reset_bytes = self
             .byte_reset
             .get_or_insert(crate::units::Bytes(s.byte_reset_bytes))

@@ -22,7 +22,7 @@
 //! `telemetry::MAX_HOPS`, or another number of hops than the last, only replace the
 //! records they are compared with.
 
-use crate::check::{err, ConfigError};
+use crate::check::{fraction, positive_rate, ConfigError};
 use crate::engine::TimePs;
 use crate::net::telemetry::{Hop, MAX_HOPS};
 use crate::packet::Packet;
@@ -59,18 +59,13 @@ impl Params {
     /// Checks the parameters (under `path`) and fills in the defaults.
     pub fn resolve(&mut self, path: &str) -> Result<Spec, ConfigError> {
         let p = |k: &str| format!("{path}.{k}");
-        let eta = *self.eta.get_or_insert(0.95);
-        if !(eta > 0.0 && eta <= 1.0) {
-            return Err(err(&p("eta"), eta, "a number above 0, at most 1"));
-        }
+        let eta = fraction(&p("eta"), *self.eta.get_or_insert(0.95))?;
         let stage = *self.max_stage.get_or_insert(5);
         let max_stage = crate::check::int_in(&p("max_stage"), stage, 0, 100)?;
-        let ai_rate_bps = match self.ai_rate {
-            Some(crate::units::Rate(0)) => {
-                return Err(err(&p("ai_rate"), "0bps", "a rate above 0"))
-            }
-            r => r.map(|r| r.0 as f64),
-        };
+        let ai_rate_bps = self
+            .ai_rate
+            .map(|r| positive_rate(&p("ai_rate"), r))
+            .transpose()?;
         Ok(Spec {
             eta,
             max_stage,

@@ -17,7 +17,7 @@
 //! paper's endpoint window, for host delay, is left out: wscsim's RoCE NICs add none);
 //! the delay is the whole round trip, not NIC timestamps less the remote host's time.
 
-use crate::check::{err, ConfigError};
+use crate::check::{err, fraction, positive_duration, ConfigError};
 use crate::engine::TimePs;
 
 const US: TimePs = 1_000_000;
@@ -71,10 +71,10 @@ impl Params {
     pub fn resolve(&mut self, path: &str) -> Result<Spec, ConfigError> {
         use crate::units::Duration;
         let p = |k: &str| format!("{path}.{k}");
-        let base = self.base_target.get_or_insert(Duration(20 * US)).0;
-        if base == 0 {
-            return Err(err(&p("base_target"), "0s", "a duration above 0"));
-        }
+        let base = positive_duration(
+            &p("base_target"),
+            *self.base_target.get_or_insert(Duration(20 * US)),
+        )?;
         let hop = self
             .hop_delay
             .get_or_insert(Duration((base as f64 / 6.55) as u64))
@@ -84,10 +84,7 @@ impl Params {
         if !(ai > 0.0 && ai.is_finite()) {
             return Err(err(&p("ai"), ai, "a number of packets above 0"));
         }
-        let beta = *self.beta.get_or_insert(0.8);
-        if !(beta > 0.0 && beta <= 1.0) {
-            return Err(err(&p("beta"), beta, "a number above 0, at most 1"));
-        }
+        let beta = fraction(&p("beta"), *self.beta.get_or_insert(0.8))?;
         let max_mdf = *self.max_mdf.get_or_insert(0.5);
         if !(max_mdf > 0.0 && max_mdf < 1.0) {
             return Err(err(&p("max_mdf"), max_mdf, "a number above 0, below 1"));

@@ -17,7 +17,7 @@
 //! Simplified: the paper's completion events are per 16-64 KB segment, here per round
 //! trip; no per-packet pacing jitter.
 
-use crate::check::{err, ConfigError};
+use crate::check::{err, fraction, positive_duration, positive_rate, ConfigError};
 use crate::engine::TimePs;
 
 const US: TimePs = 1_000_000;
@@ -62,22 +62,10 @@ impl Params {
     /// Checks the parameters (under `path`) and fills in the defaults.
     pub fn resolve(&mut self, path: &str) -> Result<Spec, ConfigError> {
         let p = |k: &str| format!("{path}.{k}");
-        let frac = |v: &mut Option<f64>, d: f64, k: &str| {
-            let x = *v.get_or_insert(d);
-            if x > 0.0 && x <= 1.0 {
-                Ok(x)
-            } else {
-                Err(err(&p(k), x, "a number above 0, at most 1"))
-            }
-        };
-        let alpha = frac(&mut self.alpha, 0.875, "alpha")?;
-        let beta = frac(&mut self.beta, 0.8, "beta")?;
+        let alpha = fraction(&p("alpha"), *self.alpha.get_or_insert(0.875))?;
+        let beta = fraction(&p("beta"), *self.beta.get_or_insert(0.8))?;
         let dur = |v: &mut Option<crate::units::Duration>, d: TimePs, k: &str| {
-            let t = v.get_or_insert(crate::units::Duration(d)).0;
-            if t == 0 {
-                return Err(err(&p(k), "0s", "a duration above 0"));
-            }
-            Ok(t)
+            positive_duration(&p(k), *v.get_or_insert(crate::units::Duration(d)))
         };
         let t_low_ps = dur(&mut self.t_low, 50 * US, "t_low")?;
         let t_high_ps = dur(&mut self.t_high, 500 * US, "t_high")?;
@@ -92,12 +80,10 @@ impl Params {
                 ),
             ));
         }
-        let ai_rate_bps = match self.ai_rate {
-            Some(crate::units::Rate(0)) => {
-                return Err(err(&p("ai_rate"), "0bps", "a rate above 0"))
-            }
-            r => r.map(|r| r.0 as f64),
-        };
+        let ai_rate_bps = self
+            .ai_rate
+            .map(|r| positive_rate(&p("ai_rate"), r))
+            .transpose()?;
         Ok(Spec {
             alpha,
             beta,

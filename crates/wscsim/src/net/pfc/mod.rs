@@ -99,10 +99,7 @@ impl Params {
             }
             lossless |= 1 << q;
         }
-        let alpha = *self.alpha.get_or_insert(0.125);
-        if !(alpha.is_finite() && alpha > 0.0 && alpha <= 1.0) {
-            return Err(err(&p("alpha"), alpha, "a number above 0, at most 1"));
-        }
+        let alpha = crate::check::fraction(&p("alpha"), *self.alpha.get_or_insert(0.125))?;
         let reserve = self.reserve.get_or_insert(Bytes(4096)).0;
         let offset = self.resume_offset.get_or_insert(Bytes(3072)).0;
         const MAX: u64 = 1 << 40;
