@@ -92,6 +92,12 @@ pub mod framing {
     /// Every node that forwards it writes a telemetry record into it (`net::telemetry`,
     /// HPCC's in-band telemetry; `Packet::push_int`).
     pub const INT: u8 = 0b1000;
+    /// A switch whose data queue is full may cut its payload off and forward its headers
+    /// (`scheme::trim`, NDP's trimming): set by a transport that understands the result.
+    pub const TRIMMABLE: u8 = 0b1_0000;
+    /// Its payload was cut off on the way: `payload_bytes` is 0 and `frame_bytes` its
+    /// headers; `seq` says what it carried, so the receiver can ask for it again.
+    pub const TRIMMED: u8 = 0b10_0000;
 }
 
 /// TCP flag bits used by the model.

@@ -49,6 +49,9 @@ pub struct Scenario {
     /// RoCEv2's queue pairs (`transport::roce::Params`); the defaults when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roce: Option<crate::transport::roce::Params>,
+    /// NDP's senders and receivers (`transport::ndp::Params`); the defaults when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ndp: Option<crate::transport::ndp::Params>,
     /// The PCIe fabric's DMA engines and windows (`transport::dma::DmaCfg`).
     #[serde(default)]
     pub dma: crate::transport::dma::DmaCfg,

@@ -52,6 +52,7 @@ pub struct Resolved {
     /// The PCIe fabric's DMA engines.
     pub dma: crate::transport::dma::DmaParams,
     pub roce: crate::transport::roce::Spec,
+    pub ndp: crate::transport::ndp::Spec,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -91,7 +92,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         duration: sc.duration,
         seed: sc.seed,
         udp_transport: sc.transport.kind == "udp",
-        roce_transport: sc.transport.kind == "roce",
+        messages: crate::transport::MessageTransport::of_kind(&sc.transport.kind),
         packed,
     };
     let workload = resolve_workload(&mut sc.workload, &ctx)?;
@@ -100,20 +101,9 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let runtime = super::runtime::resolve_runtime(&mut sc.runtime, &graph)?;
     let power = super::power::resolve_power(&mut sc.power)?;
     let dma = crate::transport::dma::resolve_dma(&mut sc.dma)?;
-    let roce = match sc.roce.as_mut() {
-        Some(_) if sc.transport.kind != "roce" => {
-            return Err(err(
-                "roce",
-                "a [roce] section",
-                format!(
-                    "one only with transport.kind = \"roce\" (it is {:?})",
-                    sc.transport.kind
-                ),
-            ))
-        }
-        Some(p) => p.resolve()?,
-        None => crate::transport::roce::Spec::default(),
-    };
+    let kind = &sc.transport.kind;
+    let roce = transport_section(sc.roce.as_mut(), "roce", kind, |p| p.resolve())?;
+    let ndp = transport_section(sc.ndp.as_mut(), "ndp", kind, |p| p.resolve())?;
     if let Some(e) = sc.emulation.as_mut() {
         super::emulation::resolve(e, n_hosts, sc.duration.0)?;
     }
@@ -133,6 +123,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         power,
         dma,
         roce,
+        ndp,
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
         pack: runtime.pack,
@@ -243,6 +234,25 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// A transport's own section (`[roce]`, `[ndp]`), `name`: resolved when given with
+/// `transport.kind = name`, refused with another kind, its defaults when left out.
+fn transport_section<P, S: Default>(
+    section: Option<&mut P>,
+    name: &str,
+    kind: &str,
+    resolve: impl FnOnce(&mut P) -> Result<S, ConfigError>,
+) -> Result<S, ConfigError> {
+    match section {
+        Some(_) if kind != name => Err(err(
+            name,
+            format!("a [{name}] section"),
+            format!("one only with transport.kind = {name:?} (it is {kind:?})"),
+        )),
+        Some(p) => resolve(p),
+        None => Ok(S::default()),
+    }
 }
 
 #[cfg(test)]

@@ -283,7 +283,7 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
             f64::NAN
         }
     };
-    Table {
+    let mut t = Table {
         name: "links",
         columns: vec![
             ("node", ints(p, |x| x.node as i64)),
@@ -315,7 +315,13 @@ pub fn links_table(net: &Network, end_ps: TimePs) -> Table {
                 ints(p, |x| x.stats.max_queue_bytes as i64),
             ),
         ],
+    };
+    // Packets cut to their headers, where a scheme may trim (NDP's switches).
+    if net.schemes().iter().any(|s| s.can_trim()) {
+        let trims = ints(&ids, |&i| net.schemes()[i as usize].trims() as i64);
+        t.columns.insert(t.columns.len() - 2, ("trims", trims));
     }
+    t
 }
 
 /// One row per host when hosts cost time (empty for the ideal stack): CPU utilisation and

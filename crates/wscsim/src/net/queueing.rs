@@ -403,6 +403,28 @@ impl Network {
     }
 }
 
+impl Network {
+    /// Refuses trimming (`scheme::trim`) where the network books a packet's bytes by the
+    /// size it arrived with: under PFC (`pfc`), and in buffers that belong to inputs.
+    pub fn check_trimming(&self, pfc: bool) -> Result<(), crate::check::ConfigError> {
+        let Some(p) = (0..self.ports.len()).find(|&p| self.schemes[p].can_trim()) else {
+            return Ok(());
+        };
+        let on_switch = self.ports[p].switch != NONE;
+        let field = if on_switch { "switch.scheme" } else { "host.nic_scheme" };
+        let given = format!("\"{}\"", self.schemes[p].name());
+        if pfc {
+            let allowed = "a scheme that never changes a packet's size with switch.pfc (PFC books the bytes a packet arrived with)";
+            return Err(crate::check::err(field, format!("{given} with switch.pfc"), allowed));
+        }
+        if let Some(sw) = self.switches.iter().find(|s| s.input_buffers != InputBuffers::No) {
+            let allowed = format!("{given} with switch.buffer \"per_port\" or \"shared\" (a trimmed packet's bytes would be booked to another input of switch {})", sw.name);
+            return Err(crate::check::err("switch.buffer", "a buffer per input", allowed));
+        }
+        Ok(())
+    }
+}
+
 /// Where a packet that entered switch `node` on local input `in_port` and is queued at its
 /// output `port` counts its bytes, when the buffer belongs to its input (`Network::
 /// input_bytes`): its input port, or with per-VOQ buffers its input's queue at `port`

@@ -87,7 +87,7 @@ impl Network {
         let tail_bytes = packed.unwrap_or(0);
         let pt = &mut self.ports[port as usize];
         let p = self.pool.get_mut(pkt);
-        let kept = p.framing & (framing::OWN | framing::INT);
+        let kept = p.framing & !(framing::PACKED | framing::TAIL);
         p.framing = kept | if packed.is_some() { framing::PACKED } else { 0 };
         let wire = u64::from(p.frame_bytes + pt.wire_overhead_bytes) + tail_bytes;
         if kept & framing::INT != 0 && p.hops > 0 {
@@ -155,7 +155,7 @@ impl Network {
         for i in 0..self.pack_tails.len() {
             let tail = self.pack_tails[i];
             let p = self.pool.get_mut(tail);
-            p.framing = (p.framing & framing::OWN) | framing::PACKED | framing::TAIL;
+            p.framing = (p.framing & !framing::PACKED) | framing::PACKED | framing::TAIL;
             self.depart(ev, port, tail, end_ps, arrive_ps);
         }
         self.pack_tails.clear();

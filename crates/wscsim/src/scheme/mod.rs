@@ -20,6 +20,7 @@ pub mod pfabric;
 pub mod priority;
 pub mod red;
 pub mod spec;
+pub mod trim;
 /// docs/extending.md's example scheme, compiled for the tests.
 #[cfg(test)]
 #[path = "../../tests/toys/scheme.rs"]
@@ -51,6 +52,7 @@ macro_rules! builtin_schemes {
             Drr(Box<$crate::scheme::drr::Drr>),
             Hull(Box<$crate::scheme::hull::Hull>),
             PFabric(Box<$crate::scheme::pfabric::PFabric>),
+            Trim(Box<$crate::scheme::trim::Trim>),
             #[cfg(test)]
             ToyCap($crate::scheme::toy::ToyCap),
         }

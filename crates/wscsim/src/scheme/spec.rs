@@ -16,6 +16,8 @@ pub trait SchemeKind: Sized {
     /// It sends only the head of a queue it finds in `PortCtx::nonempty` (or of its one
     /// queue): PFC may then hold a paused priority's queues by hiding them (`net::pfc`).
     const SERVES_HEADS: bool = false;
+    /// It may cut packets' payloads off (`trims` counts them; the links table shows them).
+    const TRIMS: bool = false;
     /// Its scenario parameters, each an `Option` that `resolve` fills with its default.
     type Params: serde::de::DeserializeOwned + serde::Serialize;
     /// Its parameters checked and resolved: what builds a port's scheme.
@@ -45,12 +47,17 @@ pub trait SchemeKind: Sized {
     fn marks_at_dequeue(&self) -> u64 {
         0
     }
+    /// Packets whose payload the scheme cut off, leaving their headers (NDP's trimming).
+    fn trims(&self) -> u64 {
+        0
+    }
 }
 
 /// A large scheme is boxed in the enum (one per port, kept small for DropTail's sake).
 impl<T: SchemeKind> SchemeKind for Box<T> {
     const NAME: &'static str = T::NAME;
     const SERVES_HEADS: bool = T::SERVES_HEADS;
+    const TRIMS: bool = T::TRIMS;
     type Params = T::Params;
     type Spec = T::Spec;
     fn resolve(params: &mut Self::Params, path: &str) -> Result<Self::Spec, ConfigError> {
@@ -80,6 +87,9 @@ impl<T: SchemeKind> SchemeKind for Box<T> {
     }
     fn marks_at_dequeue(&self) -> u64 {
         T::marks_at_dequeue(self)
+    }
+    fn trims(&self) -> u64 {
+        T::trims(self)
     }
 }
 
@@ -201,6 +211,22 @@ macro_rules! declare_schemes {
             pub fn marks_at_dequeue(&self) -> u64 {
                 match self {
                     $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::marks_at_dequeue(s),)*
+                    Scheme::Custom(_) => 0,
+                }
+            }
+
+            /// `SchemeKind::TRIMS` of its kind (false for a custom scheme).
+            pub fn can_trim(&self) -> bool {
+                match self {
+                    $($(#[$attr])* Scheme::$variant(_) => <$ty as SchemeKind>::TRIMS,)*
+                    Scheme::Custom(_) => false,
+                }
+            }
+
+            /// Packets whose payload the scheme cut off (`SchemeKind::trims`).
+            pub fn trims(&self) -> u64 {
+                match self {
+                    $($(#[$attr])* Scheme::$variant(s) => <$ty as SchemeKind>::trims(s),)*
                     Scheme::Custom(_) => 0,
                 }
             }

@@ -64,9 +64,11 @@ impl Sim {
             power,
             dma,
             roce,
+            ndp,
         } = r;
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
         crate::transport::roce::check_network(&roce, &net)?;
+        crate::transport::ndp::check_network(&ndp, &net)?;
         net.track_nic_departures(tcp.tsq_limit_bytes > 0);
         let mut ev = EventQueue::new();
         // What `Sim::hosts_run_anywhere` will find, as far as the build knows it.
@@ -81,6 +83,7 @@ impl Sim {
                 tcp,
                 dma,
                 roce,
+                ndp,
             });
         if let Some(t) = &scenario.metrics.trace {
             install_traces(&mut net, &mut transports.tcp, &graph, t);

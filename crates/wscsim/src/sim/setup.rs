@@ -144,6 +144,7 @@ pub(super) fn network_and_hosts(
         path: "switch.scheme".into(),
         message: m,
     })?;
+    net.check_trimming(switch.pfc.is_some())?;
     if let Some(pfc) = &switch.pfc {
         net.enable_pfc(pfc.clone())?;
     }

@@ -79,6 +79,7 @@ pub struct TransportBuild<'a> {
     pub tcp: super::TcpParams,
     pub dma: super::dma::DmaParams,
     pub roce: super::roce::Spec,
+    pub ndp: super::ndp::Spec,
 }
 
 /// True when no two of `protos` are equal (the list's compile-time check).

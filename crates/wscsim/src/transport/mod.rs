@@ -9,6 +9,7 @@ pub mod dcqcn;
 pub mod dma;
 pub mod hpcc;
 pub mod kind;
+pub mod ndp;
 pub mod roce;
 pub mod roce_cc;
 pub mod stats;
@@ -40,6 +41,7 @@ macro_rules! builtin_transports {
             Udp(udp: $crate::transport::Udp),
             Dma(dma: $crate::transport::Dma),
             Roce(roce: $crate::transport::roce::Roce),
+            Ndp(ndp: $crate::transport::ndp::Ndp),
             #[cfg(test)]
             Toy(toy: $crate::transport::toy::StopAndWait),
         }
@@ -56,6 +58,35 @@ use crate::host::HostSched;
 /// starts, and their timers.
 pub trait TransportSched: HostSched + Scheduler<TransportEvent> {}
 impl<T: HostSched + Scheduler<TransportEvent>> TransportSched for T {}
+
+/// A transport that carries each of the flows workload's flows as one message, where TCP
+/// carries it over a connection (`transport.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageTransport {
+    /// RoCEv2 queue pairs (`transport::roce`).
+    Roce,
+    /// NDP (`transport::ndp`).
+    Ndp,
+}
+
+impl MessageTransport {
+    /// The one `transport.kind` names, if it names one.
+    pub fn of_kind(kind: &str) -> Option<Self> {
+        match kind {
+            "roce" => Some(MessageTransport::Roce),
+            "ndp" => Some(MessageTransport::Ndp),
+            _ => None,
+        }
+    }
+
+    /// Its `transport.kind`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            MessageTransport::Roce => "roce",
+            MessageTransport::Ndp => "ndp",
+        }
+    }
+}
 
 /// Something a transport tells an application.
 #[derive(Clone, Copy, Debug)]

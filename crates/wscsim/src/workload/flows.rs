@@ -4,6 +4,7 @@
 //! destination (or from the server set to the client set). The flow generator stands for the cluster's scheduler: it is the one
 //! application that is not tied to a host.
 
+use crate::transport::MessageTransport;
 use super::cdf::{Cdf, BUILTIN_CDFS, MAX_CDF_BYTES};
 use super::{Application, AppsBuild, Ctx, WorkloadCtx, WorkloadKind};
 use crate::check::{err, host_list, int_in, read_capped, ConfigError};
@@ -99,8 +100,8 @@ pub struct FlowGen {
     /// dense over a run, but not in opening order when TCP is kept by part).
     records: Vec<u32>,
     stopped: bool,
-    /// Flows are RoCEv2 messages (`transport.kind = "roce"`), not TCP connections.
-    pub roce: bool,
+    /// Flows are messages of this transport (`transport.kind`), not TCP connections.
+    pub messages: Option<MessageTransport>,
     /// A connection matrix's flows in order of start (empty: Poisson arrivals), and the
     /// next to start.
     pub matrix: Vec<super::matrix::MatrixFlow>,
@@ -127,7 +128,7 @@ impl FlowGen {
             finished: 0,
             records: Vec::new(),
             stopped: false,
-            roce: false,
+            messages: None,
             matrix: Vec::new(),
             next_in_matrix: 0,
         }
@@ -199,8 +200,8 @@ impl FlowGen {
         (size, dscp): (u64, u8),
         ctx: &mut Ctx<impl AppSched>,
     ) {
-        if self.roce {
-            return self.start_message(id, src, dst, size, ctx);
+        if let Some(m) = self.messages {
+            return self.start_message(m, id, (src, dst), size, ctx);
         }
         let conn = ctx.transports.tcp.open(src, dst, id, id);
         ctx.transports.tcp.set_dscp(conn, dscp);
@@ -243,27 +244,32 @@ impl FlowGen {
         });
     }
 
-    /// A flow as one RoCEv2 message on a queue pair of its own (its DSCP is `[roce]`'s).
+    /// A flow as one message: a RoCEv2 queue pair of its own (its DSCP is `[roce]`'s),
+    /// or an NDP flow.
     fn start_message(
         &mut self,
+        over: MessageTransport,
         id: u32,
-        src: u32,
-        dst: u32,
+        (src, dst): (u32, u32),
         size: u64,
         ctx: &mut Ctx<impl AppSched>,
     ) {
-        let payload = ctx.transports.roce.spec.payload_bytes;
-        let header = crate::transport::roce::DATA_HEADER_BYTES;
+        let t = &mut *ctx.transports;
+        let (payload, header, dscp) = match over {
+            MessageTransport::Roce => (
+                t.roce.spec.payload_bytes,
+                crate::transport::roce::DATA_HEADER_BYTES,
+                t.roce.spec.dscp,
+            ),
+            MessageTransport::Ndp => (t.ndp.payload_bytes, crate::transport::ndp::HEADER_BYTES, 0),
+        };
         let ideal_ps = ctx.net.ideal_transfer_ps((src, dst), size, payload, header);
-        let qp = ctx.transports.roce.send(
-            &mut HostPath::new(ctx.net, ctx.hosts, ctx.ev),
-            src,
-            dst,
-            Some(id),
-            size,
-        );
-        let dscp = ctx.transports.roce.spec.dscp;
-        self.record(ctx, (qp, src, dst), size, ideal_ps, dscp, false);
+        let mut path = HostPath::new(ctx.net, ctx.hosts, ctx.ev);
+        let flow = match over {
+            MessageTransport::Roce => t.roce.send(&mut path, src, dst, Some(id), size),
+            MessageTransport::Ndp => t.ndp.send(&mut path, (src, dst), Some(id), size),
+        };
+        self.record(ctx, (flow, src, dst), size, ideal_ps, dscp, false);
         self.started += 1;
     }
 
@@ -310,15 +316,15 @@ pub struct FlowsSpec {
     pub senders: Vec<u32>,
     pub receivers: Vec<u32>,
     pub max_flows: u64,
-    /// Over RoCEv2 (`transport.kind = "roce"`).
-    pub roce: bool,
+    /// Over a transport that carries messages (`transport.kind = "roce"` or `"ndp"`).
+    pub messages: Option<MessageTransport>,
     /// A connection matrix's flows (empty: Poisson arrivals from `sizes` and `rate_per_s`).
     pub matrix: Vec<super::matrix::MatrixFlow>,
 }
 
 impl WorkloadKind for FlowGen {
     const NAME: &'static str = "flows";
-    const OVER_ROCE: bool = true;
+    const OVER_MESSAGES: bool = true;
     type Params = Params;
     type Spec = FlowsSpec;
     type App = FlowGen;
@@ -329,14 +335,14 @@ impl WorkloadKind for FlowGen {
         }
         let spec = flows_spec(p, ctx.n_hosts, ctx.host_rate_bps, ctx.duration)?;
         Ok(FlowsSpec {
-            roce: ctx.roce_transport,
+            messages: ctx.messages,
             ..spec
         })
     }
 
     /// The generator, drawing from the workload's random stream 1.
     fn applications(spec: FlowsSpec, b: &mut AppsBuild) -> Vec<FlowGen> {
-        let roce = spec.roce;
+        let messages = spec.messages;
         let mut gen = vec![FlowGen::new(
             spec.sizes,
             spec.rate_per_s,
@@ -345,7 +351,7 @@ impl WorkloadKind for FlowGen {
             spec.max_flows,
             stream(b.seed, family::WORKLOAD, 1),
         )];
-        gen[0].roce = roce;
+        gen[0].messages = messages;
         gen[0].matrix = spec.matrix;
         gen
     }
@@ -429,7 +435,7 @@ fn flows_spec(
         senders,
         receivers,
         max_flows,
-        roce: false,
+        messages: None,
         matrix: Vec::new(),
     })
 }
@@ -496,7 +502,7 @@ fn matrix_spec(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigErr
         senders: Vec::new(),
         receivers: Vec::new(),
         max_flows: flows.len() as u64,
-        roce: ctx.roce_transport,
+        messages: ctx.messages,
         matrix: flows,
     })
 }

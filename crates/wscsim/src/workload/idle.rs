@@ -14,7 +14,7 @@ pub struct Idle;
 impl WorkloadKind for Idle {
     const NAME: &'static str = "none";
     /// It starts nothing: a program driving a transport itself (tests) may pick RoCE.
-    const OVER_ROCE: bool = true;
+    const OVER_MESSAGES: bool = true;
     type Params = NoParams;
     type Spec = ();
     type App = std::convert::Infallible;

@@ -102,8 +102,9 @@ pub trait WorkloadKind {
     const NAME: &'static str;
     /// Whether it may run over `transport.kind = "udp"`.
     const OVER_UDP: bool = false;
-    /// Whether it may run over `transport.kind = "roce"` (RoCEv2 queue pairs).
-    const OVER_ROCE: bool = false;
+    /// Whether it may run over a transport that carries messages (`transport.kind =
+    /// "roce"` or `"ndp"`).
+    const OVER_MESSAGES: bool = false;
     /// Whether its clients may be a torus's load generators (`topology.load_generators`).
     const USES_LOAD_GENERATORS: bool = false;
     /// The `[workload]` keys but `kind`, each an `Option` whose doc comment states its default.

@@ -41,13 +41,14 @@ fn build<T: WorkloadKind>(
     spec: fn(T::Spec) -> WorkloadSpec,
 ) -> Result<WorkloadSpec, ConfigError> {
     udp_transport_fits::<T>(ctx.udp_transport)?;
-    if ctx.roce_transport && !T::OVER_ROCE {
+    if let Some(m) = ctx.messages.filter(|_| !T::OVER_MESSAGES) {
         return Err(err(
             "transport.kind",
-            "\"roce\"",
+            format!("{:?}", m.kind()),
             format!(
-                "\"tcp\" for workload.kind = {:?} (RoCEv2 carries workload.kind = \"flows\")",
-                T::NAME
+                "\"tcp\" for workload.kind = {:?} ({:?} carries workload.kind = \"flows\")",
+                T::NAME,
+                m.kind()
             ),
         ));
     }

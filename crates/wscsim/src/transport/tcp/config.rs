@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportCfg {
-    /// "tcp", "udp" or "roce" (RoCEv2 queue pairs: the flows workload).
+    /// "tcp", "udp", "roce" (RoCEv2 queue pairs) or "ndp" (the last two: the flows
+    /// workload).
     #[serde(default = "d_tcp")]
     pub kind: String,
     /// "newreno" or "cubic".
@@ -179,7 +180,7 @@ pub(crate) fn resolve_transport(
 
 /// `[transport]`'s choices and timers that depend on nothing else.
 fn check_transport(tr: &mut TransportCfg) -> Result<(), ConfigError> {
-    one_of("transport.kind", &tr.kind, &["tcp", "udp", "roce"])?;
+    one_of("transport.kind", &tr.kind, &["tcp", "udp", "roce", "ndp"])?;
     one_of(
         "transport.variant",
         &tr.variant,
