@@ -411,15 +411,31 @@ impl Network {
             return Ok(());
         };
         let on_switch = self.ports[p].switch != NONE;
-        let field = if on_switch { "switch.scheme" } else { "host.nic_scheme" };
+        let field = if on_switch {
+            "switch.scheme"
+        } else {
+            "host.nic_scheme"
+        };
         let given = format!("\"{}\"", self.schemes[p].name());
         if pfc {
             let allowed = "a scheme that never changes a packet's size with switch.pfc (PFC books the bytes a packet arrived with)";
-            return Err(crate::check::err(field, format!("{given} with switch.pfc"), allowed));
+            return Err(crate::check::err(
+                field,
+                format!("{given} with switch.pfc"),
+                allowed,
+            ));
         }
-        if let Some(sw) = self.switches.iter().find(|s| s.input_buffers != InputBuffers::No) {
+        if let Some(sw) = self
+            .switches
+            .iter()
+            .find(|s| s.input_buffers != InputBuffers::No)
+        {
             let allowed = format!("{given} with switch.buffer \"per_port\" or \"shared\" (a trimmed packet's bytes would be booked to another input of switch {})", sw.name);
-            return Err(crate::check::err("switch.buffer", "a buffer per input", allowed));
+            return Err(crate::check::err(
+                "switch.buffer",
+                "a buffer per input",
+                allowed,
+            ));
         }
         Ok(())
     }

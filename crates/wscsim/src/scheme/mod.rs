@@ -20,11 +20,11 @@ pub mod pfabric;
 pub mod priority;
 pub mod red;
 pub mod spec;
-pub mod trim;
 /// docs/extending.md's example scheme, compiled for the tests.
 #[cfg(test)]
 #[path = "../../tests/toys/scheme.rs"]
 pub mod toy;
+pub mod trim;
 
 use crate::engine::TimePs;
 use crate::packet::{ecn, Packet, PacketPool, PktId, PktQueue};

@@ -171,7 +171,9 @@ impl super::SchemeKind for Trim {
     #[inline]
     fn schedule(&mut self, ctx: &mut PortCtx) -> Option<PktId> {
         let data_waits = !ctx.queues[DATA].is_empty();
-        if ctx.queues[HEADERS].is_empty() || (data_waits && self.headers_in_a_row >= self.spec.header_weight) {
+        if ctx.queues[HEADERS].is_empty()
+            || (data_waits && self.headers_in_a_row >= self.spec.header_weight)
+        {
             self.headers_in_a_row = 0;
             return ctx.pop(DATA);
         }
@@ -237,7 +239,10 @@ mod tests {
             assert_ne!(p.framing & framing::TRIMMED, 0);
         }
         // The coin chose both ways: some kept packets arrived after the queue filled.
-        let kept: Vec<u64> = f.queues[DATA].iter(&f.pool).map(|i| f.pool.get(i).seq).collect();
+        let kept: Vec<u64> = f.queues[DATA]
+            .iter(&f.pool)
+            .map(|i| f.pool.get(i).seq)
+            .collect();
         assert_eq!(kept[..3], [0, 1, 2]);
         assert!(kept[3] > 3, "{kept:?}");
         assert_eq!(f.bytes, 4 * 1064 + 96 * 64);
@@ -278,7 +283,10 @@ mod tests {
         let c = data(&mut f, 2, true);
         let mut ctx = f.ctx(1064 + 64);
         let v = s.enqueue(&mut ctx, c, DATA);
-        assert!(matches!(v, Verdict::Dropped | Verdict::DroppedOther(_)), "{v:?}");
+        assert!(
+            matches!(v, Verdict::Dropped | Verdict::DroppedOther(_)),
+            "{v:?}"
+        );
         assert_eq!(f.bytes, 1064 + 64);
     }
 }

@@ -17,7 +17,8 @@
 //! bytes (default: as much as the hosts' links carry); ACKs, NACKs and PULLs are 64 bytes
 //! (htsim's sizes). Simplified: no return-to-sender and no priority among the receiver's
 //! flows (the paper's pacer may favour short ones); bytes count as delivered in any
-//! order; the sender's NIC takes two frames at a time, as RoCE's does (`transport::roce`);
+//! order; the sender's NIC takes what it offers while it holds less than two full frames
+//! (an RDMA NIC's scheduler, as RoCE's, `transport::roce`);
 //! packets carry protocol number 199 (one IANA leaves unassigned), not UDP's.
 
 use super::{HostPath, Note, TransportBuild, TransportKind, TransportSched, Wire};
@@ -91,7 +92,9 @@ impl Params {
             10_000,
         )?;
         let paths = int_in("ndp.paths", *self.paths.get_or_insert(256), 1, 65_536)?;
-        let rto = *self.rto.get_or_insert(crate::units::Duration(1_000_000_000));
+        let rto = *self
+            .rto
+            .get_or_insert(crate::units::Duration(1_000_000_000));
         let rto_ps = crate::check::positive_duration("ndp.rto", rto)?;
         Ok(Spec {
             payload_bytes: payload,
@@ -274,8 +277,8 @@ impl Ndp {
     }
 
     /// Sends what flow `id` may send: a packet asked for again first, else a new one, one
-    /// per credit, while its host's NIC holds fewer than two frames (else it tries again
-    /// one frame time later).
+    /// per credit, while its host's NIC holds less than two full frames (else it tries
+    /// again when it will).
     fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32) {
         loop {
             let f = &self.flows[id as usize];
@@ -288,9 +291,11 @@ impl Ndp {
                 None => return,
             };
             let nic = &path.net.ports()[path.net.nic_port(f.src) as usize];
-            if nic.pkts_queued >= 2 {
-                let frame = path.frame_bytes(f.src, self.payload_bytes + HEADER_BYTES);
-                let bits = u64::from(frame + nic.wire_overhead_bytes) * 8;
+            let budget = 2 * u64::from(path.frame_bytes(f.src, self.payload_bytes + HEADER_BYTES));
+            if nic.bytes_queued >= budget {
+                // Until the NIC has sent what it holds beyond two full frames (control
+                // packets it also sends take less).
+                let bits = (nic.bytes_queued - budget + u64::from(nic.wire_overhead_bytes) + 1) * 8;
                 let at = path.now() + (bits * 1_000_000_000_000).div_ceil(nic.rate_bps);
                 return self.arm(path, id, Timer::Send, at);
             }
@@ -538,7 +543,11 @@ impl TransportKind for Ndp {
         if self.flows.is_empty() {
             return;
         }
-        let done = self.flows.iter().filter(|f| f.received_ps.is_some()).count() as u64;
+        let done = self
+            .flows
+            .iter()
+            .filter(|f| f.received_ps.is_some())
+            .count() as u64;
         let s = &self.stats;
         for (k, v) in [
             ("ndp_flows", self.flows.len() as u64),

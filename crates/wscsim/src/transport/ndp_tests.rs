@@ -48,8 +48,14 @@ fn one_flow_sends_at_line_rate_and_nothing_is_trimmed() {
     // 1,230.4 ns at 10 Gbit/s), and two more hops for the last.
     let packets = 1_000_000u64.div_ceil(1436);
     let serial = packets * 1_230_400;
-    assert!(fct > serial && fct < serial + 5_000_000, "{fct} ps against {serial} ps");
-    assert_eq!((trims(&s), n.stats.nacks, n.stats.resent_packets), (0, 0, 0));
+    assert!(
+        fct > serial && fct < serial + 5_000_000,
+        "{fct} ps against {serial} ps"
+    );
+    assert_eq!(
+        (trims(&s), n.stats.nacks, n.stats.resent_packets),
+        (0, 0, 0)
+    );
     assert_eq!(n.stats.data_packets, packets);
 }
 
@@ -63,13 +69,25 @@ fn an_incast_is_trimmed_not_dropped_and_pulls_share_the_link() {
     assert_eq!(s.net.counters().dropped, 0);
     assert!(trims(&s) > 100, "{} trims", trims(&s));
     assert_eq!(n.stats.nacks, trims(&s));
-    assert_eq!((n.stats.resent_packets, n.stats.timeouts), (n.stats.nacks, 0));
-    let fcts: Vec<u64> = flows.iter().map(|&f| n.received_ps(f).expect("done")).collect();
+    assert_eq!(
+        (n.stats.resent_packets, n.stats.timeouts),
+        (n.stats.nacks, 0)
+    );
+    let fcts: Vec<u64> = flows
+        .iter()
+        .map(|&f| n.received_ps(f).expect("done"))
+        .collect();
     let (first, last) = (*fcts.iter().min().unwrap(), *fcts.iter().max().unwrap());
     // 16 MB in 1,436-byte payloads at 10 Gbit/s, 1,538 bytes on the wire each.
     let ideal = (16_000_000f64 / 1436.0).ceil() * 1_230_400.0;
-    assert!((last as f64) < ideal * 1.05, "last {last} ps, ideal {ideal} ps");
-    assert!(first as f64 > 0.9 * last as f64, "first {first}, last {last}: not shared");
+    assert!(
+        (last as f64) < ideal * 1.05,
+        "last {last} ps, ideal {ideal} ps"
+    );
+    assert!(
+        first as f64 > 0.9 * last as f64,
+        "first {first}, last {last}: not shared"
+    );
 }
 
 #[test]
@@ -88,8 +106,15 @@ fn lost_headers_are_sent_again_after_the_timeout() {
         assert!(n.received_ps(f).is_some(), "flow {f} finished");
     }
     let dropped = s.net.counters().dropped;
-    assert!(dropped > 0 && n.stats.timeouts > 0, "{dropped} drops, {:?}", n.stats);
+    assert!(
+        dropped > 0 && n.stats.timeouts > 0,
+        "{dropped} drops, {:?}",
+        n.stats
+    );
     // Each trimmed packet is NACKed or its header dropped, and is sent again either way.
     let t = trims(&s);
-    assert!(n.stats.nacks + dropped >= t && n.stats.resent_packets >= t, "{t} trims");
+    assert!(
+        n.stats.nacks + dropped >= t && n.stats.resent_packets >= t,
+        "{t} trims"
+    );
 }

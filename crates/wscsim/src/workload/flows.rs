@@ -4,12 +4,12 @@
 //! destination (or from the server set to the client set). The flow generator stands for the cluster's scheduler: it is the one
 //! application that is not tied to a host.
 
-use crate::transport::MessageTransport;
 use super::cdf::{Cdf, BUILTIN_CDFS, MAX_CDF_BYTES};
 use super::{Application, AppsBuild, Ctx, WorkloadCtx, WorkloadKind};
 use crate::check::{err, host_list, int_in, read_capped, ConfigError};
 use crate::engine::rng::{family, stream};
 use crate::transport::HostPath;
+use crate::transport::MessageTransport;
 use crate::transport::Note;
 
 /// `[workload]` parameters of kind "flows" (defaults are filled in by `flows_spec`, below).
@@ -37,6 +37,47 @@ pub struct Params {
     /// Instead of Poisson arrivals: a connection matrix file (htsim's format).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matrix: Option<String>,
+    /// Instead of Poisson arrivals: an incast, all its flows starting at time 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incast: Option<IncastCfg>,
+}
+
+/// `workload.incast`: `senders` hosts each send one flow of `size` to `receiver` at time 0.
+/// The senders are spread evenly over the other hosts, in host order from the receiver's
+/// (so over a fat tree's pods, as NDP's incast runs).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncastCfg {
+    /// Hosts that send, 1 to all but the receiver.
+    pub senders: i64,
+    /// Bytes each sends, 1B to 1TB.
+    pub size: crate::units::Bytes,
+    /// The host they send to (default 0).
+    #[serde(default)]
+    pub receiver: i64,
+}
+
+impl IncastCfg {
+    /// Its flows, checked against a network of `n_hosts` hosts.
+    fn flows(&self, n_hosts: u32) -> Result<Vec<super::matrix::MatrixFlow>, ConfigError> {
+        let n = i64::from(n_hosts);
+        let dst = int_in("workload.incast.receiver", self.receiver, 0, n - 1)?;
+        let senders = int_in("workload.incast.senders", self.senders, 1, (n - 1).max(1))?;
+        let size = self.size.0;
+        if !(1..=1_000_000_000_000).contains(&size) {
+            return Err(err("workload.incast.size", self.size, "1B to 1TB"));
+        }
+        let others = n_hosts - 1;
+        Ok((0..senders)
+            .map(|i| super::matrix::MatrixFlow {
+                src: (dst + 1 + (u64::from(i) * u64::from(others) / u64::from(senders)) as u32)
+                    % n_hosts,
+                dst,
+                size_bytes: size,
+                start_ps: 0,
+            })
+            .collect())
+    }
 }
 use super::{AppEvent, AppSched};
 use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_S};
@@ -330,7 +371,7 @@ impl WorkloadKind for FlowGen {
     type App = FlowGen;
 
     fn resolve(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigError> {
-        if p.matrix.is_some() {
+        if p.matrix.is_some() || p.incast.is_some() {
             return matrix_spec(p, ctx);
         }
         let spec = flows_spec(p, ctx.n_hosts, ctx.host_rate_bps, ctx.duration)?;
@@ -475,8 +516,14 @@ fn flow_sizes(w: &mut Params) -> Result<FlowSizes, ConfigError> {
 /// Largest connection matrix read (some 40 bytes a flow: a million flows).
 const MAX_MATRIX_BYTES: u64 = 64 << 20;
 
-/// A `flows` workload that replays `matrix`: none of the Poisson keys may be given.
+/// A `flows` workload that replays `matrix` or starts `incast`: none of the Poisson keys
+/// may be given.
 fn matrix_spec(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigError> {
+    let which = if p.matrix.is_some() {
+        "matrix"
+    } else {
+        "incast"
+    };
     let poisson = [
         ("load", p.load.is_some()),
         ("size_cdf", p.size_cdf.is_some()),
@@ -484,18 +531,24 @@ fn matrix_spec(p: &mut Params, ctx: &WorkloadCtx) -> Result<FlowsSpec, ConfigErr
         ("flows", p.flows.is_some()),
         ("clients", p.clients.is_some()),
         ("servers", p.servers.is_some()),
+        ("incast", p.matrix.is_some() && p.incast.is_some()),
     ];
     if let Some((key, _)) = poisson.iter().find(|(_, given)| *given) {
         return Err(err(
             &format!("workload.{key}"),
-            format!("{key} with workload.matrix"),
-            "either a connection matrix or Poisson arrivals (load, size_cdf, size_classes, flows, clients, servers)",
+            format!("{key} with workload.{which}"),
+            "one of a connection matrix, an incast or Poisson arrivals (load, size_cdf, size_classes, flows, clients, servers)",
         ));
     }
-    let file = p.matrix.clone().unwrap_or_default();
-    let allowed = "a readable connection matrix file (htsim's format: \"SRC->DST id ID start PS size BYTES\" lines)";
-    let text = read_capped(&file, "workload.matrix", allowed, MAX_MATRIX_BYTES)?;
-    let flows = super::matrix::parse(&text, ctx.n_hosts as u32, "workload.matrix")?;
+    let flows = match (&p.matrix, &p.incast) {
+        (Some(file), _) => {
+            let allowed = "a readable connection matrix file (htsim's format: \"SRC->DST id ID start PS size BYTES\" lines)";
+            let text = read_capped(file, "workload.matrix", allowed, MAX_MATRIX_BYTES)?;
+            super::matrix::parse(&text, ctx.n_hosts as u32, "workload.matrix")?
+        }
+        (None, Some(incast)) => incast.flows(ctx.n_hosts as u32)?,
+        (None, None) => unreachable!("called with a matrix or an incast"),
+    };
     Ok(FlowsSpec {
         sizes: FlowSizes::Classes(Vec::new()), // not drawn from: the matrix gives the sizes
         rate_per_s: 0.0,
