@@ -48,6 +48,7 @@ SHORTER = {
     "flexplane_priority": {"duration": "100ms"},
     "flexplane_queue_occupancy": {"duration": "100ms"},
     "hpcc_fct": {"duration": "2ms"},
+    "ndp_incast": {"duration": "20ms"},
     "pcie_hadoop": {"workload.data": "1GB", "workload.file": "100MB"},
     "ramcloud_read": {"workload.iterations": 200},
     "ramcloud_ping": {"workload.count": 200},
