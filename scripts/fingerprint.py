@@ -49,6 +49,7 @@ SHORTER = {
     "flexplane_queue_occupancy": {"duration": "100ms"},
     "hpcc_fct": {"duration": "2ms"},
     "ndp_incast": {"duration": "20ms"},
+    "collective_allreduce": {"workload.iterations": 1, "workload.size": "1MB"},
     "pcie_hadoop": {"workload.data": "1GB", "workload.file": "100MB"},
     "ramcloud_read": {"workload.iterations": 200},
     "ramcloud_ping": {"workload.count": 200},

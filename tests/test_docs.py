@@ -94,6 +94,7 @@ LONG = {
     "wscsim run pcie_grep": "24 points of seconds-long jobs, about 10 s on 2 cores",
     "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
     "wscsim run hpcc_fct --out hpcc-fct": "8 points of RoCE flows at 100 Gbit/s, about 20 s on 2 cores",
+    "wscsim run collective_allreduce --out collective": "3 points of 16 MB collectives at 100 Gbit/s, about 25 s on 2 cores",
     "wscsim run hpcc_fct --set 'workload.size_cdf=\"hadoop\"' --out hpcc-fct-hadoop": "the same with Hadoop flows, about 20 s",
 }
 

@@ -27,13 +27,16 @@ def _last_over_ideal(senders, seed, tmp_path, **over):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_an_ndp_incast_ends_near_the_ideal_however_many_send(seed, tmp_path):
-    for senders in (8, 32, 64):
+    for senders in (8, 32, 100):
         ratio, r = _last_over_ideal(senders, seed, tmp_path)
         h = r.summary["headline"]
         assert h["drops"] == 0 and h["ndp_timeouts"] == 0
         # Jumbo frames' headers and framing, and one round trip more than the bytes take.
         assert ratio < 1.06, (senders, ratio)
-        assert r.tables["links"].trims.sum() == h["ndp_nacks"] > 0
+        # Every trimmed header reached its receiver (a NACK) or went back (100 senders'
+        # initial windows overflow the header queues).
+        assert r.tables["links"].trims.sum() == h["ndp_nacks"] + h["ndp_bounced"] > 0
+        assert (h["ndp_bounced"] > 0) == (senders == 100), h
     tcp, _ = _last_over_ideal(32, seed, tmp_path, **DCTCP)
     assert tcp > 5, tcp
 

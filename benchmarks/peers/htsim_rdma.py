@@ -119,9 +119,11 @@ def ndp_scenario(k: int, cm: Path, end_us: int) -> dict:
     return {
         "name": f"htsim-ndp-k{k}", "seed": 1, "duration": f"{end_us}us",
         "topology": {"kind": "fat_tree", "k": k, "link": {"technology": f"{LINK_GBPS}gbe_jumbo", "delay": f"{HOP_US}us"}},
-        # htsim's CompositeQueue: 8 data packets, headers in twice that many bytes beside.
+        # htsim's CompositeQueue: 8 data packets, headers in twice that many bytes beside,
+        # and (without htsim's -rts) a header with no room dropped.
         "switch": {"buffer_per_port": f"{3 * NDP_QUEUE * frame}B", "port_to_port_latency": "0ns",
-                   "scheme": {"kind": "trim", "data_packets": NDP_QUEUE, "header_weight": 100000}},
+                   "scheme": {"kind": "trim", "data_packets": NDP_QUEUE, "header_weight": 100000,
+                              "return_to_sender": False}},
         "transport": {"kind": "ndp"},
         "ndp": {"payload": f"{MTU}B", "initial_window": NDP_CWND, "paths": NDP_PATHS},
         "workload": {"kind": "flows", "matrix": str(cm)},

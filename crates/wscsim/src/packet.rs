@@ -98,6 +98,9 @@ pub mod framing {
     /// Its payload was cut off on the way: `payload_bytes` is 0 and `frame_bytes` its
     /// headers; `seq` says what it carried, so the receiver can ask for it again.
     pub const TRIMMED: u8 = 0b10_0000;
+    /// A switch that had no room for its header sent it back to its source (NDP's
+    /// return-to-sender; `src_host` and `dst_host` swapped): never bounced twice.
+    pub const BOUNCED: u8 = 0b100_0000;
 }
 
 /// TCP flag bits used by the model.

@@ -329,6 +329,9 @@ pub struct Network {
     routing: Routing,
     counters: NetCounters,
     drop_log: Vec<DropRecord>,
+    /// Packets a scheme sent back towards their sources (`Verdict::Bounced`), until their
+    /// switch forwards them.
+    bounced: Vec<PktId>,
     /// Frame bytes queued in buffers that belong to the packet's input, for switches with
     /// ingress buffers (per input port, by global port index) or per-VOQ buffers (per
     /// output port and input): indexed by `queueing::input_buffer`.
@@ -439,6 +442,7 @@ impl Network {
             routing: parts.routing,
             counters: NetCounters::default(),
             drop_log: Vec::new(),
+            bounced: Vec::new(),
             input_bytes: vec![0; input_buffers],
             nic_departures: Vec::new(),
             track_nic_departures: false,

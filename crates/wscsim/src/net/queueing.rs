@@ -109,6 +109,20 @@ impl Network {
         if self.admit_with::<false>(port, pkt, in_port, now) {
             self.try_transmit_with::<false>(ev, port);
         }
+        if !self.bounced.is_empty() {
+            self.send_back(ev, port, in_port);
+        }
+    }
+
+    /// Packets `port`'s scheme would not take go back towards their sources from its
+    /// switch, as if they had just arrived there (on `in_port`).
+    #[cold]
+    #[inline(never)]
+    fn send_back(&mut self, ev: &mut impl Scheduler<NetEvent>, port: u32, in_port: u32) {
+        let node = self.ports[port as usize].node;
+        while let Some(pkt) = self.bounced.pop() {
+            self.forward_arrival(ev, node, in_port, pkt);
+        }
     }
 
     /// `enqueue_at_port` under PFC (`net::pfc`): its input's admission and accounting,
@@ -209,6 +223,13 @@ impl Network {
             }
             Verdict::Dropped => {
                 self.drop_packet(now, port, pkt);
+                false
+            }
+            Verdict::Bounced => {
+                let p = self.pool.get_mut(pkt);
+                (p.src_host, p.dst_host) = (p.dst_host, p.src_host);
+                p.framing |= packet::framing::BOUNCED;
+                self.bounced.push(pkt);
                 false
             }
             Verdict::DroppedOther(other) => {
@@ -319,7 +340,7 @@ impl Network {
                 let w = input_buffer(sw, node, port, u32::from(o.in_port)).expect("as above");
                 self.input_bytes[w] -= o.frame_bytes as u64;
             }
-            Verdict::Dropped => {}
+            Verdict::Dropped | Verdict::Bounced => {}
         }
         self.input_bytes[g] > pt.buffer_bytes
     }

@@ -80,6 +80,9 @@ pub enum Verdict {
     /// The arriving packet was queued and this other, already queued, packet was taken out
     /// of its queue to make room (pFabric); the caller frees and counts it.
     DroppedOther(PktId),
+    /// Not queued: the network sends it back to its source (NDP's return-to-sender of a
+    /// header no queue here has room for).
+    Bounced,
 }
 
 /// A port's queues as a scheme sees them. `push`, `pop` and `remove` keep the port's byte

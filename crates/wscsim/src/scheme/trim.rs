@@ -8,12 +8,15 @@
 //! to break up phase effects (htsim's CompositeQueue does the same). Packets without
 //! payload (trimmed headers, ACKs, NACKs, PULLs and other transports' control packets)
 //! go to the header queue, which may hold what the port's buffer has left beside the
-//! data queue; a header that finds it full is dropped. The port sends `header_weight`
+//! data queue. The port sends `header_weight`
 //! headers for each data packet while both queues hold packets (the paper's weighted
-//! round robin, 10:1; htsim serves 100,000:1).
+//! round robin, 10:1; htsim serves 100,000:1). A trimmed header that finds no room goes
+//! back to its sender (the paper's return-to-sender: the network swaps its addresses and
+//! forwards it from this switch, `Verdict::Bounced`), unless `return_to_sender` is off,
+//! when it is dropped; other packets without room are dropped.
 //!
-//! Simplified: no return-to-sender (a header that finds the header queue full is dropped
-//! and its sender's timeout recovers it; the paper bounces it back); a data packet that
+//! Simplified: a bounced header that finds no room on its way back is dropped (its
+//! sender's timeout recovers it); a data packet that
 //! cannot be trimmed (another transport's) is dropped at a full data queue, as a
 //! drop-tail queue would. Not with PFC (trimming changes the bytes PFC booked) or buffers
 //! that belong to inputs (a trimmed packet's bytes would be booked to the wrong input).
@@ -38,6 +41,10 @@ pub struct Params {
     /// paper's), 1 to 1,000,000.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header_weight: Option<i64>,
+    /// A trimmed header with no room in the header queue goes back to its sender
+    /// (default true, the paper's; false drops it, as htsim does unless told `-rts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub return_to_sender: Option<bool>,
 }
 
 /// `trim` resolved.
@@ -45,6 +52,7 @@ pub struct Params {
 pub struct TrimSpec {
     pub data_packets: u32,
     pub header_weight: u32,
+    pub return_to_sender: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -75,20 +83,31 @@ impl Trim {
         true
     }
 
+    /// Cuts arriving packet `pkt` to its header and queues that, or (no room) sends it
+    /// back to its sender or drops it.
+    fn cut_arrival(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
+        self.cut(ctx, pkt);
+        if Self::push_header(ctx, pkt) {
+            Verdict::Accepted
+        } else if self.spec.return_to_sender && ctx.packet(pkt).framing & framing::BOUNCED == 0 {
+            Verdict::Bounced
+        } else {
+            Verdict::Dropped
+        }
+    }
+
     /// A data packet `pkt` at a full data queue: it, or the packet at the queue's tail,
-    /// loses its payload.
+    /// loses its payload (the arrival, when the header queue is full: then only it can
+    /// go back to its sender).
     fn overflow(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
         let tail = ctx.queues[DATA].tail;
+        let header = u64::from(ctx.packet(tail).frame_bytes - ctx.packet(tail).payload_bytes);
         let trim_tail = ctx.packet(tail).framing & framing::TRIMMABLE != 0
             && ctx.packet(tail).frame_bytes >= ctx.packet(pkt).frame_bytes
+            && (ctx.fits(header) || !self.spec.return_to_sender)
             && self.rng.random::<bool>();
         if !trim_tail {
-            self.cut(ctx, pkt);
-            return if Self::push_header(ctx, pkt) {
-                Verdict::Accepted
-            } else {
-                Verdict::Dropped
-            };
+            return self.cut_arrival(ctx, pkt);
         }
         ctx.remove(DATA, tail);
         self.cut(ctx, tail);
@@ -113,6 +132,7 @@ impl super::SchemeKind for Trim {
         Ok(TrimSpec {
             data_packets: int("data_packets", *c.data_packets.get_or_insert(8))?,
             header_weight: int("header_weight", *c.header_weight.get_or_insert(10))?,
+            return_to_sender: *c.return_to_sender.get_or_insert(true),
         })
     }
 
@@ -142,8 +162,14 @@ impl super::SchemeKind for Trim {
     #[inline]
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
         if queue == HEADERS {
+            // A header trimmed upstream may go back too; control packets are dropped.
             return if Self::push_header(ctx, pkt) {
                 Verdict::Accepted
+            } else if self.spec.return_to_sender
+                && ctx.packet(pkt).framing & (framing::TRIMMED | framing::BOUNCED)
+                    == framing::TRIMMED
+            {
+                Verdict::Bounced
             } else {
                 Verdict::Dropped
             };
@@ -158,12 +184,7 @@ impl super::SchemeKind for Trim {
         }
         if ctx.queues[DATA].is_empty() {
             // The buffer is full of headers: this one is cut too.
-            self.cut(ctx, pkt);
-            return if Self::push_header(ctx, pkt) {
-                Verdict::Accepted
-            } else {
-                Verdict::Dropped
-            };
+            return self.cut_arrival(ctx, pkt);
         }
         self.overflow(ctx, pkt)
     }
@@ -199,6 +220,7 @@ mod tests {
         let spec = TrimSpec {
             data_packets,
             header_weight,
+            return_to_sender: false,
         };
         Trim::build(&spec, 1, 0)
     }
@@ -288,5 +310,31 @@ mod tests {
             "{v:?}"
         );
         assert_eq!(f.bytes, 1064 + 64);
+    }
+
+    #[test]
+    fn with_return_to_sender_a_trimmed_header_without_room_goes_back_once() {
+        let mut f = Fixture::new(2);
+        let mut s = trim(1, 10);
+        s.spec.return_to_sender = true;
+        let limit = 1064 + 64;
+        for seq in 0..2 {
+            let id = data(&mut f, seq, true);
+            assert_eq!(s.enqueue(&mut f.ctx(limit), id, DATA), Verdict::Accepted);
+        }
+        // Full: the arrival is cut and sent back (never the tail, which could not be).
+        let c = data(&mut f, 2, true);
+        assert_eq!(s.enqueue(&mut f.ctx(limit), c, DATA), Verdict::Bounced);
+        let p = *f.pool.get(c);
+        assert_eq!((p.frame_bytes, p.payload_bytes), (64, 0));
+        assert_eq!(f.bytes, limit);
+        // A header already sent back is dropped; so is a control packet.
+        f.pool.get_mut(c).framing |= framing::BOUNCED;
+        assert_eq!(s.enqueue(&mut f.ctx(limit), c, HEADERS), Verdict::Dropped);
+        let ack = f.pkt(Packet {
+            frame_bytes: 64,
+            ..Default::default()
+        });
+        assert_eq!(s.enqueue(&mut f.ctx(limit), ack, HEADERS), Verdict::Dropped);
     }
 }

@@ -10,13 +10,13 @@
 //! so the data the pulls bring arrives at the receiver's line rate, however many senders
 //! there are. A PULL carries the flow's count of pulls so far; the sender sends as many
 //! packets as the count has grown (a lost PULL is made up by the next), a packet a NACK
-//! named first, else new data. A sender that hears nothing for `rto` sends every packet
-//! not yet acknowledged again (headers dropped at full header queues).
+//! named first, else new data. A header a switch sent back (return-to-sender,
+//! `scheme::trim`) goes again at once. A sender that hears nothing for `rto` sends every
+//! packet not yet acknowledged again (headers dropped at full header queues).
 //!
 //! Packets carry IPv4 and NDP's header in 64 bytes around a payload of at most `payload`
 //! bytes (default: as much as the hosts' links carry); ACKs, NACKs and PULLs are 64 bytes
-//! (htsim's sizes). Simplified: no return-to-sender and no priority among the receiver's
-//! flows (the paper's pacer may favour short ones); bytes count as delivered in any
+//! (htsim's sizes). Simplified: no priority among the receiver's flows (the paper's pacer may favour short ones); bytes count as delivered in any
 //! order; the sender's NIC takes what it offers while it holds less than two full frames
 //! (an RDMA NIC's scheduler, as RoCE's, `transport::roce`);
 //! packets carry protocol number 199 (one IANA leaves unassigned), not UDP's.
@@ -208,6 +208,8 @@ pub struct NdpStats {
     /// Packets sent again (after a NACK or a timeout).
     pub resent_packets: u64,
     pub nacks: u64,
+    /// Headers switches sent back (return-to-sender).
+    pub bounced: u64,
     pub pulls: u64,
     pub timeouts: u64,
 }
@@ -406,6 +408,23 @@ impl Ndp {
         }
     }
 
+    /// A switch sent data packet `p`'s header back (return-to-sender): the sender sends
+    /// it again at once, its receiver having heard nothing of it to pull for.
+    fn on_bounced(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet) {
+        let id = p.flow_id;
+        let n = p.seq as u32;
+        self.stats.bounced += 1;
+        let f = &mut self.flows[id as usize];
+        if f.done_ps.is_some() || f.acked.has(n) || !f.again.set(n) {
+            return;
+        }
+        f.resend.push_back(n);
+        f.credit += 1;
+        if f.send_at == NEVER {
+            self.pump(path, id);
+        }
+    }
+
     /// Flow `id` heard nothing for `rto`: every packet sent and not acknowledged goes
     /// again (its credit grows by as many).
     fn on_timeout(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32) {
@@ -457,6 +476,7 @@ impl TransportKind for Ndp {
     fn on_packet(&mut self, path: &mut HostPath<'_, impl TransportSched>, pkt: PktId) {
         let p = path.take(pkt);
         match p.dst_port {
+            DATA if p.framing & framing::BOUNCED != 0 => self.on_bounced(path, &p),
             DATA => self.on_data(path, &p),
             _ => self.on_reply(path, &p),
         }
@@ -553,6 +573,7 @@ impl TransportKind for Ndp {
             ("ndp_flows", self.flows.len() as u64),
             ("ndp_completed", done),
             ("ndp_nacks", s.nacks),
+            ("ndp_bounced", s.bounced),
             ("ndp_pulls", s.pulls),
             ("ndp_timeouts", s.timeouts),
             ("ndp_resent_packets", s.resent_packets),

@@ -90,17 +90,33 @@ fn an_incast_is_trimmed_not_dropped_and_pulls_share_the_link() {
     );
 }
 
+/// A switch of 8 KiB ports whose data queues hold three packets: the headers of sixteen
+/// initial windows do not fit beside them.
+fn small_buffer(return_to_sender: bool) -> String {
+    format!(
+        r#""scheme":{{"kind":"trim","data_packets":3,"return_to_sender":{return_to_sender}}},"buffer_per_port":"8KiB""#
+    )
+}
+
+#[test]
+fn headers_sent_back_go_again_at_once() {
+    // The paper's return-to-sender: the headers that find no room go back, and their
+    // senders send them again without waiting for a timeout.
+    let (s, flows) = incast(16, 200_000, &small_buffer(true), r#"{"rto":"200us"}"#);
+    let n = &s.transports.ndp;
+    for &f in &flows {
+        assert!(n.received_ps(f).is_some(), "flow {f} finished");
+    }
+    assert!(n.stats.bounced > 0, "{:?}", n.stats);
+    assert_eq!((s.net.counters().dropped, n.stats.timeouts), (0, 0));
+    assert_eq!(n.stats.nacks + n.stats.bounced, trims(&s));
+}
+
 #[test]
 fn lost_headers_are_sent_again_after_the_timeout() {
-    // A switch buffer of five frames: the data queue holds three and the headers fill the
-    // rest, so some headers are dropped; their senders hear nothing back for them and
-    // send them again after the timeout.
-    let (s, flows) = incast(
-        16,
-        200_000,
-        r#""scheme":{"kind":"trim","data_packets":3},"buffer_per_port":"8KiB""#,
-        r#"{"rto":"200us"}"#,
-    );
+    // Without return-to-sender those headers are dropped; their senders hear nothing back
+    // for them and send them again after the timeout.
+    let (s, flows) = incast(16, 200_000, &small_buffer(false), r#"{"rto":"200us"}"#);
     let n = &s.transports.ndp;
     for &f in &flows {
         assert!(n.received_ps(f).is_some(), "flow {f} finished");

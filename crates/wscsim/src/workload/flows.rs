@@ -8,7 +8,6 @@ use super::cdf::{Cdf, BUILTIN_CDFS, MAX_CDF_BYTES};
 use super::{Application, AppsBuild, Ctx, WorkloadCtx, WorkloadKind};
 use crate::check::{err, host_list, int_in, read_capped, ConfigError};
 use crate::engine::rng::{family, stream};
-use crate::transport::HostPath;
 use crate::transport::MessageTransport;
 use crate::transport::Note;
 
@@ -80,8 +79,7 @@ impl IncastCfg {
     }
 }
 use super::{AppEvent, AppSched};
-use crate::engine::{StreamRng, TimePs, NEVER, PS_PER_S};
-use crate::metrics::FlowRecord;
+use crate::engine::{StreamRng, PS_PER_S};
 use rand::Rng;
 
 /// Where flow sizes come from: an empirical CDF (DSCP 0), or a few fixed sizes drawn with
@@ -137,12 +135,9 @@ pub struct FlowGen {
     pub rng: StreamRng,
     started: u64,
     finished: u64,
-    /// Flow record of each connection this generator opened, by connection id (ids are
-    /// dense over a run, but not in opening order when TCP is kept by part).
-    records: Vec<u32>,
     stopped: bool,
-    /// Flows are messages of this transport (`transport.kind`), not TCP connections.
-    pub messages: Option<MessageTransport>,
+    /// Its flows, over the run's transport.
+    pub transfers: super::transfer::Transfers,
     /// A connection matrix's flows in order of start (empty: Poisson arrivals), and the
     /// next to start.
     pub matrix: Vec<super::matrix::MatrixFlow>,
@@ -167,9 +162,8 @@ impl FlowGen {
             rng,
             started: 0,
             finished: 0,
-            records: Vec::new(),
             stopped: false,
-            messages: None,
+            transfers: Default::default(),
             matrix: Vec::new(),
             next_in_matrix: 0,
         }
@@ -233,7 +227,7 @@ impl FlowGen {
         self.schedule_next(id, ctx);
     }
 
-    /// Opens a connection (or queue pair) from `src` to `dst` and sends `size` bytes now.
+    /// Sends `size` bytes from `src` to `dst` now, over the run's transport.
     fn start_flow(
         &mut self,
         id: u32,
@@ -241,87 +235,12 @@ impl FlowGen {
         (size, dscp): (u64, u8),
         ctx: &mut Ctx<impl AppSched>,
     ) {
-        if let Some(m) = self.messages {
-            return self.start_message(m, id, (src, dst), size, ctx);
-        }
-        let conn = ctx.transports.tcp.open(src, dst, id, id);
-        ctx.transports.tcp.set_dscp(conn, dscp);
-        let mss = ctx.transports.tcp.params().mss_bytes;
-        let tcp_header = crate::packet::TCP_IP_HEADER_BYTES;
-        let ideal_ps = ctx.net.ideal_transfer_ps((src, dst), size, mss, tcp_header);
-        self.record(ctx, (conn, src, dst), size, ideal_ps, dscp, true);
-        self.started += 1;
-        ctx.transports
-            .tcp
-            .write(&mut HostPath::new(ctx.net, ctx.hosts, ctx.ev), conn, size);
-    }
-
-    /// Records flow `id` (a connection or queue pair) from `src` to `dst`, starting now.
-    fn record(
-        &mut self,
-        ctx: &mut Ctx<impl AppSched>,
-        (id, src, dst): (u32, u32, u32),
-        size: u64,
-        ideal_ps: TimePs,
-        dscp: u8,
-        tcp: bool,
-    ) {
-        let idx = id as usize;
-        if self.records.len() <= idx {
-            self.records.resize(idx + 1, u32::MAX);
-        }
-        self.records[idx] = ctx.metrics.flows.len() as u32;
-        ctx.metrics.flows.push(FlowRecord {
-            flow_id: id,
-            src,
-            dst,
-            size_bytes: size,
-            start_ps: ctx.ev.now(),
-            end_ps: NEVER,
-            bytes_received: 0,
-            ideal_ps,
-            dscp,
-            tcp,
-        });
-    }
-
-    /// A flow as one message: a RoCEv2 queue pair of its own (its DSCP is `[roce]`'s),
-    /// or an NDP flow.
-    fn start_message(
-        &mut self,
-        over: MessageTransport,
-        id: u32,
-        (src, dst): (u32, u32),
-        size: u64,
-        ctx: &mut Ctx<impl AppSched>,
-    ) {
-        let t = &mut *ctx.transports;
-        let (payload, header, dscp) = match over {
-            MessageTransport::Roce => (
-                t.roce.spec.payload_bytes,
-                crate::transport::roce::DATA_HEADER_BYTES,
-                t.roce.spec.dscp,
-            ),
-            MessageTransport::Ndp => (t.ndp.payload_bytes, crate::transport::ndp::HEADER_BYTES, 0),
-        };
-        let ideal_ps = ctx.net.ideal_transfer_ps((src, dst), size, payload, header);
-        let mut path = HostPath::new(ctx.net, ctx.hosts, ctx.ev);
-        let flow = match over {
-            MessageTransport::Roce => t.roce.send(&mut path, src, dst, Some(id), size),
-            MessageTransport::Ndp => t.ndp.send(&mut path, (src, dst), Some(id), size),
-        };
-        self.record(ctx, (flow, src, dst), size, ideal_ps, dscp, false);
+        self.transfers.start(ctx, id, (src, dst), (size, dscp));
         self.started += 1;
     }
 
     pub fn on_delivered(&mut self, conn: u32, total: u64, ctx: &mut Ctx<impl AppSched>) {
-        let Some(&rec) = self.records.get(conn as usize).filter(|&&r| r != u32::MAX) else {
-            return;
-        };
-        let f = &mut ctx.metrics.flows[rec as usize];
-        f.bytes_received = total;
-        if total >= f.size_bytes && f.end_ps == NEVER {
-            f.end_ps = ctx.ev.now();
+        if self.transfers.on_delivered(conn, total, ctx).is_some() {
             self.finished += 1;
             self.maybe_done(ctx);
         }
@@ -392,7 +311,7 @@ impl WorkloadKind for FlowGen {
             spec.max_flows,
             stream(b.seed, family::WORKLOAD, 1),
         )];
-        gen[0].messages = messages;
+        gen[0].transfers = super::transfer::Transfers::new(messages);
         gen[0].matrix = spec.matrix;
         gen
     }

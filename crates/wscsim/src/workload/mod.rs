@@ -6,6 +6,7 @@
 //! sources). Applications act through `Ctx` and hear from transports through `Note`s.
 
 pub mod cdf;
+pub mod collective;
 pub mod dma_bench;
 pub mod etc;
 pub mod flows;
@@ -17,6 +18,7 @@ pub mod mapreduce;
 pub mod matrix;
 pub mod memcached;
 pub mod ramcloud;
+pub mod transfer;
 pub mod udp_source;
 
 mod apps;
@@ -38,6 +40,7 @@ macro_rules! builtin_workloads {
         $m! {
             Incast($crate::workload::incast::Incast),
             Flows($crate::workload::flows::FlowGen),
+            Collective($crate::workload::collective::Collective),
             Permutation($crate::workload::long_lived::Permutation),
             AllToAll($crate::workload::long_lived::AllToAll),
             ManyToOne($crate::workload::long_lived::ManyToOne),
