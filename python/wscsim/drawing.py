@@ -65,6 +65,8 @@ def run_figures(frames: Mapping, summary: dict) -> list[Figure]:
                               rows("queues")))
     torus = plots.torus_throughput([summary.get("headline") or {}], [summary], [title or "run"])
     figures.append(Figure("torus_throughput.png", lambda p: plots.plot_torus_throughput(torus, p, title)))
+    figures.append(Figure("collective_time.png", lambda p: plots.plot_collective(frames.get("collective", empty), p, title),
+                          rows("collective")))
     figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(frames.get("pings"), p, title), rows("pings")))
     figures.append(Figure("kv_timeline.png", lambda p: _kv_timeline_plot(frames, summary, p, title), rows("kv_ops")))
     if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and "flows" in frames:
@@ -123,6 +125,11 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str], queue_curves
                Figure("incast_time.png", lambda p: plots.plot_incast_times(get("incast"), points, swept, p, title), rows("incast"))]
     if rows("flows"):
         figures.append(Figure("fct_slowdown.png", lambda p: plots.plot_slowdown_sweep(get("flows"), points, swept, p, title), rows("flows")))
+    if rows("flows") and not rows("incast") and "senders" in swept:
+        figures.append(Figure("incast_completion.png", lambda p: plots.plot_incast_completion(get("flows"), points, swept, p, title),
+                              rows("flows")))
+    figures.append(Figure("collective_time.png", lambda p: plots.plot_collective_sweep(get("collective"), points, swept, p, title),
+                          rows("collective")))
     if queue_curves is not None:
         # Drawn from the curves, but still the figure of most panels: started first.
         figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(None, None, p, points, swept, title, summary, prepared=queue_curves),

@@ -1,8 +1,9 @@
 """Plots fitted to what a run or sweep recorded, one module per family of figures:
 `slowdown` (FCT slowdown by flow size), `queues` (queue occupancy CCDF per switch port),
 `incast` (goodput and iteration times), `flexplane` (Flexplane Figures 4, 6 and 7),
-`torus` and `kv` (CamCubeOS), `memcached` (DIABLO's latency tail and PMF) and `pcie`
-(energy by component, job efficiency, DMA), all on `figure`, what every figure shares.
+`torus` and `kv` (CamCubeOS), `memcached` (DIABLO's latency tail and PMF), `pcie`
+(energy by component, job efficiency, DMA) and `completion` (collectives' iterations, an
+incast's last flow), all on `figure`, what every figure shares.
 No family imports another's figures; none imports upwards (drawing.py chooses the
 figures of a run and draws them).
 
@@ -13,6 +14,7 @@ something to show. In a sweep, points are never pooled: each point gets a panel 
 
 The names below are the package's API, re-exported from their modules."""
 
+from .completion import last_completions, plot_collective, plot_collective_sweep, plot_incast_completion
 from .figure import FORMATS, MAX_PANELS, facets, scenario_name, sweep_points
 from .flexplane import plot_fct_by_load, plot_priority_tradeoff
 from .incast import incast_goodput, iteration_times, over_seeds, plot_incast_iterations, plot_incast_sweep, plot_incast_times
@@ -25,7 +27,7 @@ from .torus import (ping_rtt, plot_ping_rtt, plot_tcp_inbound, plot_torus_churn,
                     plot_torus_throughput, tcp_inbound_per_server, torus_churn, torus_failures, torus_links, torus_throughput)
 
 __all__ = [
-    "FORMATS", "MAX_PANELS", "facets", "scenario_name", "sweep_points", "plot_fct_by_load", "plot_priority_tradeoff",
+    "last_completions", "plot_collective", "plot_collective_sweep", "plot_incast_completion", "FORMATS", "MAX_PANELS", "facets", "scenario_name", "sweep_points", "plot_fct_by_load", "plot_priority_tradeoff",
     "incast_goodput", "iteration_times", "over_seeds", "plot_incast_iterations", "plot_incast_sweep", "plot_incast_times",
     "kv_inserts", "kv_timeline", "plot_kv_inserts", "plot_kv_latency", "plot_kv_timeline", "plot_pmf", "plot_tail",
     "by_component", "plot_dma", "plot_energy", "plot_job_efficiency", "plot_queue_ccdf", "plot_slowdown",
