@@ -295,10 +295,14 @@ impl Ndp {
             let nic = &path.net.ports()[path.net.nic_port(f.src) as usize];
             let budget = 2 * u64::from(path.frame_bytes(f.src, self.payload_bytes + HEADER_BYTES));
             if nic.bytes_queued >= budget {
-                // Until the NIC has sent what it holds beyond two full frames (control
-                // packets it also sends take less).
-                let bits = (nic.bytes_queued - budget + u64::from(nic.wire_overhead_bytes) + 1) * 8;
-                let at = path.now() + (bits * 1_000_000_000_000).div_ceil(nic.rate_bps);
+                // When the frame on the wire ends and the NIC takes the next from its
+                // queue (else, a NIC held back, a full frame's time).
+                let now = path.now();
+                let at = if nic.busy_until_ps > now {
+                    nic.busy_until_ps
+                } else {
+                    now + (budget * 4_000_000_000_000).div_ceil(nic.rate_bps)
+                };
                 return self.arm(path, id, Timer::Send, at);
             }
             self.send_packet(path, id, n);
