@@ -29,3 +29,29 @@ def test_hpcc_gives_short_flows_the_lowest_tail_and_pfc_the_least_to_do(seed, tm
     dcqcn, timely, hpcc = (_short_flows_p99_and_pauses(cc, seed, tmp_path) for cc in ("dcqcn", "timely", "hpcc"))
     assert hpcc[0] < timely[0] < dcqcn[0], (hpcc, timely, dcqcn)
     assert hpcc[1] * 3 < dcqcn[1], (hpcc, dcqcn)
+
+
+
+def _phase_rates(rates, end_ms, window_ms=4.0):
+    """Each queue pair's mean rate over the `window_ms` before `end_ms` (a join, or the end)."""
+    end = end_ms * 1e3
+    w = rates[(rates.time_us > end - window_ms * 1e3) & (rates.time_us < end)]
+    return w.groupby("qp").rate_gbps.mean()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_dcqcn_senders_joining_one_by_one_converge_to_equal_shares(seed, tmp_path):
+    """DCQCN's fairness experiment (Zhu et al. 2015, bundled `dcqcn_fairness`) with the
+    paper's parameters: as two, three and four senders share a 40 Gbit/s link, each phase
+    ends with every sender near an equal share (Jain's index above 0.9), nothing dropped."""
+    sc = load("dcqcn_fairness")
+    sc.pop("sweep")
+    over = {"roce.dcqcn.preset": "paper", "seed": seed}
+    r = wscsim.run(sc, out=tmp_path / "paper", overrides=over, plots=False)
+    assert r.summary["invariants"]["ok"] and r.summary["headline"]["drops"] == 0
+    rates = r.tables["roce_rates"]
+    for k, end_ms in ((2, 20), (3, 30), (4, 60)):
+        share = _phase_rates(rates, end_ms)
+        assert len(share) == k, share
+        jain = share.sum() ** 2 / (k * (share ** 2).sum())
+        assert jain > 0.9, (k, share.tolist())

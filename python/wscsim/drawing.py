@@ -67,6 +67,8 @@ def run_figures(frames: Mapping, summary: dict) -> list[Figure]:
     figures.append(Figure("torus_throughput.png", lambda p: plots.plot_torus_throughput(torus, p, title)))
     figures.append(Figure("collective_time.png", lambda p: plots.plot_collective(frames.get("collective", empty), p, title),
                           rows("collective")))
+    figures.append(Figure("roce_rates.png", lambda p: plots.plot_roce_rates(frames.get("roce_rates", empty), None, [], p, title),
+                          rows("roce_rates")))
     figures.append(Figure("ping_rtt.png", lambda p: plots.plot_ping_rtt(frames.get("pings"), p, title), rows("pings")))
     figures.append(Figure("kv_timeline.png", lambda p: _kv_timeline_plot(frames, summary, p, title), rows("kv_ops")))
     if "median_inbound_gbps_per_server" in (summary.get("headline") or {}) and "flows" in frames:
@@ -130,6 +132,8 @@ def sweep_figures(tables: Mapping, summary: dict, swept: list[str], queue_curves
                               rows("flows")))
     figures.append(Figure("collective_time.png", lambda p: plots.plot_collective_sweep(get("collective"), points, swept, p, title),
                           rows("collective")))
+    figures.append(Figure("roce_rates.png", lambda p: plots.plot_roce_rates(get("roce_rates"), points, plain, p, title),
+                          rows("roce_rates")))
     if queue_curves is not None:
         # Drawn from the curves, but still the figure of most panels: started first.
         figures.append(Figure("queue_cdf.png", lambda p: plots.plot_queue_ccdf(None, None, p, points, swept, title, summary, prepared=queue_curves),

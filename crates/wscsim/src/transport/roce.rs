@@ -80,6 +80,10 @@ pub struct Params {
     /// DSCP of its packets (default 0; PFC's priority is the DSCP, at most 7), 0 to 63.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dscp: Option<i64>,
+    /// Record each QP's rate as it sends, at most once per this interval (the
+    /// `roce_rates` table; default: not recorded), above 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_samples: Option<crate::units::Duration>,
 }
 
 /// `[roce]` resolved.
@@ -93,6 +97,8 @@ pub struct Spec {
     /// only what a NAK names), else go-back-N.
     pub selective: bool,
     pub dscp: u8,
+    /// How often a QP's rate is recorded as it sends (None: never).
+    pub rate_sample_ps: Option<TimePs>,
 }
 
 impl Default for Spec {
@@ -132,7 +138,12 @@ impl Params {
         crate::check::one_of("roce.recovery", recovery, &["go_back_n", "selective"])?;
         let selective = recovery == "selective";
         let dscp = crate::check::int_in("roce.dscp", *self.dscp.get_or_insert(0), 0, 63)?;
+        let rate_sample_ps = match self.rate_samples {
+            Some(d) => Some(crate::check::positive_duration("roce.rate_samples", d)?),
+            None => None,
+        };
         Ok(Spec {
+            rate_sample_ps,
             payload_bytes: payload as u32,
             ack_every,
             timeout_ps: 4_096_000 << n,
@@ -240,6 +251,8 @@ struct Qp {
     last_wire_bits: f64,
     /// When the last byte was acknowledged.
     done_ps: Option<TimePs>,
+    /// When its rate was last recorded (`roce.rate_samples`; NEVER: not yet).
+    sampled_ps: TimePs,
 }
 
 impl Qp {
@@ -263,6 +276,8 @@ pub struct RoceStats {
 pub struct Roce {
     pub spec: Spec,
     qps: Vec<Qp>,
+    /// (time, QP, rate in bit/s) as the QPs sent, when `roce.rate_samples` asks.
+    rates: Vec<(TimePs, u32, f64)>,
     notes: Vec<Note>,
     pub stats: RoceStats,
 }
@@ -317,6 +332,7 @@ impl Roce {
             last_send_ps: 0,
             last_wire_bits: 0.0,
             done_ps: None,
+            sampled_ps: NEVER,
         });
         self.pump(path, id);
         id
@@ -447,6 +463,12 @@ impl Roce {
             q.high = q.high.max(q.next);
         }
         self.stats.data_packets += 1;
+        if let Some(every) = self.spec.rate_sample_ps {
+            if q.sampled_ps == NEVER || now >= q.sampled_ps + every {
+                q.sampled_ps = now;
+                self.rates.push((now, qp, q.rate_bps()));
+            }
+        }
         if let (Control::Dcqcn(rp), Some(s)) = (&mut q.cc, self.spec.congestion.dcqcn()) {
             rp.on_sent(s, now, u64::from(frame));
         }
@@ -557,6 +579,7 @@ impl TransportKind for Roce {
         Roce {
             spec: b.roce.clone(),
             qps: Vec::new(),
+            rates: Vec::new(),
             notes: Vec::new(),
             stats: RoceStats::default(),
         }
@@ -630,11 +653,32 @@ impl TransportKind for Roce {
         into.append(&mut self.notes);
     }
 
-    /// The `roce` table: one row per queue pair (none if the run opened none).
+    /// The `roce` table: one row per queue pair (none if the run opened none); and the
+    /// `roce_rates` table, when the rates were recorded.
     fn tables(&self, out: &mut Vec<crate::table::Table>) {
         use crate::table::{Column, Table};
         if self.qps.is_empty() {
             return;
+        }
+        if self.spec.rate_sample_ps.is_some() {
+            let r = &self.rates;
+            out.push(Table {
+                name: "roce_rates",
+                columns: vec![
+                    (
+                        "time_us",
+                        Column::F64(r.iter().map(|x| x.0 as f64 / 1e6).collect()),
+                    ),
+                    (
+                        "qp",
+                        Column::I64(r.iter().map(|x| i64::from(x.1)).collect()),
+                    ),
+                    (
+                        "rate_gbps",
+                        Column::F64(r.iter().map(|x| x.2 / 1e9).collect()),
+                    ),
+                ],
+            });
         }
         let q = &self.qps;
         let int = |f: &dyn Fn(&Qp) -> i64| Column::I64(q.iter().map(f).collect());

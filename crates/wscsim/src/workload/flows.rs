@@ -41,9 +41,10 @@ pub struct Params {
     pub incast: Option<IncastCfg>,
 }
 
-/// `workload.incast`: `senders` hosts each send one flow of `size` to `receiver` at time 0.
-/// The senders are spread evenly over the other hosts, in host order from the receiver's
-/// (so over a fat tree's pods, as NDP's incast runs).
+/// `workload.incast`: `senders` hosts each send one flow of `size` to `receiver`, at time 0
+/// or `stagger` apart (senders joining one by one, DCQCN's fairness experiment). The
+/// senders are spread evenly over the other hosts, in host order from the receiver's (so
+/// over a fat tree's pods, as NDP's incast runs).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IncastCfg {
@@ -54,6 +55,9 @@ pub struct IncastCfg {
     /// The host they send to (default 0).
     #[serde(default)]
     pub receiver: i64,
+    /// Time between one sender's start and the next's (default 0s: all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stagger: Option<crate::units::Duration>,
 }
 
 impl IncastCfg {
@@ -67,13 +71,14 @@ impl IncastCfg {
             return Err(err("workload.incast.size", self.size, "1B to 1TB"));
         }
         let others = n_hosts - 1;
+        let stagger = self.stagger.map_or(0, |d| d.0);
         Ok((0..senders)
             .map(|i| super::matrix::MatrixFlow {
                 src: (dst + 1 + (u64::from(i) * u64::from(others) / u64::from(senders)) as u32)
                     % n_hosts,
                 dst,
                 size_bytes: size,
-                start_ps: 0,
+                start_ps: u64::from(i).saturating_mul(stagger),
             })
             .collect())
     }
