@@ -51,6 +51,7 @@ SHORTER = {
     "ndp_incast": {"duration": "20ms"},
     "collective_allreduce": {"workload.iterations": 1, "workload.size": "1MB"},
     "dcqcn_fairness": {"duration": "5ms", "workload.incast.stagger": "1ms"},
+    "swift_latency": {"duration": "1ms"},
     "pcie_hadoop": {"workload.data": "1GB", "workload.file": "100MB"},
     "ramcloud_read": {"workload.iterations": 200},
     "ramcloud_ping": {"workload.count": 200},

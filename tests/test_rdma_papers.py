@@ -55,3 +55,24 @@ def test_dcqcn_senders_joining_one_by_one_converge_to_equal_shares(seed, tmp_pat
         assert len(share) == k, share
         jain = share.sum() ** 2 / (k * (share ** 2).sum())
         assert jain > 0.9, (k, share.tolist())
+
+
+def _rtt_p99(cc, offered, seed, tmp_path):
+    sc = load("swift_latency")
+    sc.pop("sweep")
+    over = {"seed": seed, "workload.load": offered, "roce.congestion": cc, "duration": "3ms"}
+    r = wscsim.run(sc, out=tmp_path / f"{cc}-{offered}-{seed}", overrides=over, plots=False)
+    h = r.summary["headline"]
+    assert r.summary["invariants"]["ok"] and h["drops"] == 0
+    return h["roce_rtt_p99_us"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_swift_keeps_round_trips_short_at_high_load(seed, tmp_path):
+    """Swift (Kumar et al., SIGCOMM 2020; bundled `swift_latency`): at 90% load its 99th
+    percentile NIC-to-NIC round trip stays well below DCQCN's and TIMELY's, and grows
+    little from 50% load."""
+    swift = _rtt_p99("swift", 0.9, seed, tmp_path)
+    assert swift * 3 < _rtt_p99("dcqcn", 0.9, seed, tmp_path), swift
+    assert swift * 3 < _rtt_p99("timely", 0.9, seed, tmp_path), swift
+    assert swift < 1.5 * _rtt_p99("swift", 0.5, seed, tmp_path)

@@ -12,7 +12,8 @@ import numpy as np
 
 # Headline figures that answer each kind of experiment, in the order a reader wants them;
 # any others follow. A sweep's table shows only these (all of them with -v).
-FIRST = ("collective_mean_us", "collective_max_us", "collective_slowest_transfer_us", "rpc_mean_us", "rpc_min_us", "rpc_max_us", "rpc_mib_per_s", "rpcs_unfinished", "p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
+FIRST = ("collective_mean_us", "collective_max_us", "collective_slowest_transfer_us", "roce_rtt_p50_us", "roce_rtt_p99_us",
+         "roce_rtt_p999_us", "rpc_mean_us", "rpc_min_us", "rpc_max_us", "rpc_mib_per_s", "rpcs_unfinished", "p50_latency_us", "p99_latency_us", "p999_latency_us", "mean_latency_us", "incast_goodput_mbps",
          "incast_mean_iteration_us", "dma_write_gbytes_per_s", "dma_read_gbytes_per_s", "dma_load_mean_us",
          "dma_write_mean_us", "dma_remaps", "dma_packets_dropped", "job_seconds", "kv_write_gbps", "kv_ops_per_s", "kv_median_latency_us", "kv_p95_latency_us",
          "kv_acknowledged_writes_lost", "kv_retries", "median_inbound_gbps_per_server", "min_inbound_gbps_per_server",

@@ -225,6 +225,11 @@ impl Network {
                 self.drop_packet(now, port, pkt);
                 false
             }
+            Verdict::Bounced if self.ports[port as usize].switch == NONE => {
+                // A host's own port sends nothing back (it would reach the host itself).
+                self.drop_packet(now, port, pkt);
+                false
+            }
             Verdict::Bounced => {
                 let p = self.pool.get_mut(pkt);
                 (p.src_host, p.dst_host) = (p.dst_host, p.src_host);

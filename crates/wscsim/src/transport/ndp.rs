@@ -430,7 +430,7 @@ impl Ndp {
     }
 
     /// Flow `id` heard nothing for `rto`: every packet sent and not acknowledged goes
-    /// again (its credit grows by as many).
+    /// again (it has credit for all of them).
     fn on_timeout(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32) {
         let now = path.now();
         let f = &mut self.flows[id as usize];
@@ -446,9 +446,11 @@ impl Ndp {
         for n in 0..f.next {
             if !f.acked.has(n) && f.again.set(n) {
                 f.resend.push_back(n);
-                f.credit += 1;
             }
         }
+        // Credit for everything waiting to go again, NACKed earlier too (the pulls for
+        // those may be what was lost).
+        f.credit = f.credit.max(f.resend.len() as u32);
         if f.send_at == NEVER {
             self.pump(path, id);
         }

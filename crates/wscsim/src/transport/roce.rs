@@ -278,6 +278,9 @@ pub struct Roce {
     qps: Vec<Qp>,
     /// (time, QP, rate in bit/s) as the QPs sent, when `roce.rate_samples` asks.
     rates: Vec<(TimePs, u32, f64)>,
+    /// Round-trip times the ACKs measured (NIC to NIC: a data packet's send to its ACK;
+    /// none under HPCC, whose ACKs carry telemetry where the send time would be echoed).
+    pub rtts: super::stats::DelayHistogram,
     notes: Vec<Note>,
     pub stats: RoceStats,
 }
@@ -518,6 +521,10 @@ impl Roce {
     fn on_ack(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet, nak: bool) {
         let qp = p.flow_id;
         let now = path.now();
+        if p.int_count() == 0 {
+            // (HPCC's ACKs carry telemetry in the echo's word instead.)
+            self.rtts.add(now.saturating_sub(p.ts_echo_ps));
+        }
         let q = &mut self.qps[qp as usize];
         if p.seq > q.acked {
             q.acked = p.seq;
@@ -580,6 +587,7 @@ impl TransportKind for Roce {
             spec: b.roce.clone(),
             qps: Vec::new(),
             rates: Vec::new(),
+            rtts: Default::default(),
             notes: Vec::new(),
             stats: RoceStats::default(),
         }
@@ -732,6 +740,15 @@ impl TransportKind for Roce {
             ("roce_resent_bytes", s.resent_bytes),
         ] {
             h.insert(k.into(), v.into());
+        }
+        for (k, q) in [
+            ("roce_rtt_p50_us", 0.5),
+            ("roce_rtt_p99_us", 0.99),
+            ("roce_rtt_p999_us", 0.999),
+        ] {
+            if let Some(us) = self.rtts.quantile_us(q) {
+                h.insert(k.into(), us.into());
+            }
         }
     }
 }

@@ -64,6 +64,13 @@ impl IncastCfg {
     /// Its flows, checked against a network of `n_hosts` hosts.
     fn flows(&self, n_hosts: u32) -> Result<Vec<super::matrix::MatrixFlow>, ConfigError> {
         let n = i64::from(n_hosts);
+        if n < 2 {
+            return Err(err(
+                "workload.incast",
+                "a network of one host",
+                "a network of at least 2 hosts",
+            ));
+        }
         let dst = int_in("workload.incast.receiver", self.receiver, 0, n - 1)?;
         let senders = int_in("workload.incast.senders", self.senders, 1, (n - 1).max(1))?;
         let size = self.size.0;

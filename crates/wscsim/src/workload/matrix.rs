@@ -79,10 +79,12 @@ fn flow_line(words: &[&str], n_hosts: u32) -> Result<MatrixFlow, String> {
         match (pair[0], value) {
             ("id", Some(_)) => {}
             ("start", Some(v)) => start = Some(v),
-            ("size", Some(v)) if v > 0 => size = Some(v),
+            // At most 1 TB, as the other workloads' flows (an NDP flow numbers its
+            // packets in 32 bits).
+            ("size", Some(v)) if v > 0 && v <= 1_000_000_000_000 => size = Some(v),
             (key, _) => {
                 return Err(format!(
-                    "{allowed} (\"{key}\" with a positive integer; htsim's triggers and priorities are not modelled)"
+                    "{allowed} (\"{key}\" with a positive integer, a size at most 1 TB; htsim's triggers and priorities are not modelled)"
                 ))
             }
         }
