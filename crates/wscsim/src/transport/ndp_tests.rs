@@ -134,3 +134,35 @@ fn lost_headers_are_sent_again_after_the_timeout() {
         "{t} trims"
     );
 }
+
+#[test]
+fn a_timeout_sends_again_what_a_nack_queued_when_its_pull_was_lost() {
+    // A sender whose last packet was NACKed, and the PULL that would have let it send it
+    // again lost: the packet waits with no credit. The timeout must send it.
+    let mut s = Sim::from_json(
+        r#"{"duration":"10ms","topology":{"kind":"single_switch","hosts":2},
+        "switch":{"scheme":"trim"},"transport":{"kind":"ndp"},"workload":{"kind":"none"}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let Sim {
+        net,
+        hosts,
+        ev,
+        transports,
+        ..
+    } = &mut s;
+    let path = &mut HostPath::new(net, hosts, ev);
+    let ndp = &mut transports.ndp;
+    let id = ndp.send(path, (1, 0), None, 1000);
+    let f = &mut ndp.flows[id as usize];
+    assert_eq!((f.next, f.credit), (1, 29));
+    // As if packet 0's header came back NACKed and its PULL never did.
+    f.credit = 0;
+    assert!(f.again.set(0));
+    f.resend.push_back(0);
+    f.deadline_ps = 0;
+    let sent = ndp.stats.data_packets;
+    ndp.on_timeout(path, id);
+    assert_eq!(ndp.stats.data_packets, sent + 1, "{:?}", ndp.stats);
+    assert!(ndp.flows[id as usize].resend.is_empty());
+}
