@@ -95,6 +95,9 @@ LONG = {
     "wscsim run ramcloud_rpc": "40 points and their plots, about 25 s on 2 cores",
     "wscsim run hpcc_fct --out hpcc-fct": "8 points of RoCE flows at 100 Gbit/s, about 20 s on 2 cores",
     "wscsim run collective_allreduce --out collective": "3 points of 16 MB collectives at 100 Gbit/s, about 25 s on 2 cores",
+    "wscsim run collective_allreduce": "the same, named in docs/validation.md",
+    "wscsim run swift_latency --out swift-latency": "9 points of RoCE flows at up to 90% load, about 10 s on 2 cores",
+    "wscsim run swift_latency": "the same, named in docs/validation.md",
     "wscsim run hpcc_fct --set 'workload.size_cdf=\"hadoop\"' --out hpcc-fct-hadoop": "the same with Hadoop flows, about 20 s",
 }
 
