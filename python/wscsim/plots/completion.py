@@ -48,17 +48,9 @@ def plot_collective_sweep(collective: pd.DataFrame, points: pd.DataFrame, swept:
     if done.empty:
         return False
     fig, ax = fg.subplots(figsize=(6.4, 1.7 + 0.4 * len(t)))
-    y = np.arange(len(t))[::-1]
-    yd = y[t["iterations"].to_numpy() > 0]
-    ax.barh(yd, done["mean"], color="C0", height=0.6, label="iteration: mean, whiskers from shortest to longest")
-    ax.errorbar(done["mean"], yd, xerr=[done["mean"] - done["lo"], done["hi"] - done["mean"]], fmt="none", ecolor="0.2",
-                capsize=3, lw=0.8)
+    yd = fg.point_bars(ax, t, "iterations", "lo", "hi", lambda ms: f"{ms:.3g} ms", "no iteration finished",
+                       label="iteration: mean, whiskers from shortest to longest")
     ax.plot(done["slowest"], yd, "o", color="C3", ms=4, label="slowest transfer")
-    for yi, r in zip(y, t.itertuples()):
-        ax.text(r.hi if r.iterations else 0, yi, f"  {r.mean:.3g} ms" if r.iterations else "  no iteration finished",
-                va="center", fontsize=7)
-    ax.set_yticks(y, [f"{r.label} ({r.iterations})" for r in t.itertuples()], fontsize=7)
-    ax.set_ylim(-0.6, len(t) - 0.4)
     ax.set_xlim(0, done["hi"].max() * 1.3)
     ax.set_xlabel("time (ms)")
     fig.legend(fontsize=7, loc="outside lower center", ncols=2)

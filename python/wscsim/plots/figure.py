@@ -251,3 +251,23 @@ def sweep_points(tables: dict, swept: list[str]) -> pd.DataFrame:
 
 def in_point(df: pd.DataFrame, point) -> pd.DataFrame:
     return df[df["point"] == point]
+
+
+def point_bars(ax, t: pd.DataFrame, count: str, lo: str, hi: str, text, none_text: str, label: str | None = None) -> np.ndarray:
+    """Horizontal bars of each sweep point's `mean`, top row first (rows of `t`: `label`,
+    `count` finished, `mean`, whiskers from `lo` to `hi`), each written as `text(mean)`
+    beyond its whisker; a point with none finished says `none_text` at the left edge (in
+    axes units: a log axis has no zero). The y of the finished points' bars."""
+    y = np.arange(len(t))[::-1]
+    finished = t[count].to_numpy() > 0
+    done, yd = t[finished], y[finished]
+    ax.barh(yd, done["mean"], color="C0", height=0.6, label=label)
+    ax.errorbar(done["mean"], yd, xerr=[done["mean"] - done[lo], done[hi] - done["mean"]], fmt="none", ecolor="0.2", capsize=3, lw=0.8)
+    for yi, r in zip(y, t.itertuples()):
+        if getattr(r, count):
+            ax.text(getattr(r, hi), yi, f"  {text(r.mean)}", va="center", fontsize=7)
+        else:
+            ax.text(0.01, yi, none_text, va="center", fontsize=7, transform=ax.get_yaxis_transform())
+    ax.set_yticks(y, [f"{r.label} ({getattr(r, count):,})" for r in t.itertuples()], fontsize=7)
+    ax.set_ylim(-0.6, len(t) - 0.4)
+    return yd

@@ -149,17 +149,7 @@ def plot_incast_times(incast: pd.DataFrame, points: pd.DataFrame, swept: list[st
     if done.empty:
         return False
     fig, ax = fg.subplots(figsize=(6.4, 1.2 + 0.35 * len(t)))
-    y = np.arange(len(t))[::-1]
-    yd = y[t["iterations"].to_numpy() > 0]
-    ax.barh(yd, done["mean"], color="C0", height=0.6)
-    ax.errorbar(done["mean"], yd, xerr=[done["mean"] - done["p1"], done["p99"] - done["mean"]], fmt="none", ecolor="0.2", capsize=3, lw=0.8)
-    for yi, r in zip(y, t.itertuples()):
-        if r.iterations:
-            ax.text(r.p99, yi, f"  {_us(r.mean)}", va="center", fontsize=7)
-        else:  # at the left edge, in axes units along x (a log axis has no zero)
-            ax.text(0.01, yi, "no iteration finished", va="center", fontsize=7, transform=ax.get_yaxis_transform())
-    ax.set_yticks(y, [f"{r.label} ({r.iterations:,})" for r in t.itertuples()], fontsize=7)
-    ax.set_ylim(-0.6, len(t) - 0.4)
+    fg.point_bars(ax, t, "iterations", "p1", "p99", _us, "no iteration finished")
     log = fg.spans_decades(done["mean"])
     if log:
         ax.set_xscale("log")

@@ -155,7 +155,7 @@ impl Network {
         for i in 0..self.pack_tails.len() {
             let tail = self.pack_tails[i];
             let p = self.pool.get_mut(tail);
-            p.framing = (p.framing & !framing::PACKED) | framing::PACKED | framing::TAIL;
+            p.framing |= framing::PACKED | framing::TAIL;
             self.depart(ev, port, tail, end_ps, arrive_ps);
         }
         self.pack_tails.clear();

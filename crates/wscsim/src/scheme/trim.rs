@@ -83,17 +83,24 @@ impl Trim {
         true
     }
 
-    /// Cuts arriving packet `pkt` to its header and queues that, or (no room) sends it
-    /// back to its sender or drops it.
-    fn cut_arrival(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
-        self.cut(ctx, pkt);
+    /// Queues header `pkt`, or (no room) sends it back to its sender if it is a trimmed
+    /// header not yet sent back, or drops it (control packets).
+    fn queue_header(&self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
+        let trimmed_once =
+            ctx.packet(pkt).framing & (framing::TRIMMED | framing::BOUNCED) == framing::TRIMMED;
         if Self::push_header(ctx, pkt) {
             Verdict::Accepted
-        } else if self.spec.return_to_sender && ctx.packet(pkt).framing & framing::BOUNCED == 0 {
+        } else if self.spec.return_to_sender && trimmed_once {
             Verdict::Bounced
         } else {
             Verdict::Dropped
         }
+    }
+
+    /// Cuts arriving packet `pkt` to its header and queues that (`queue_header`).
+    fn cut_arrival(&mut self, ctx: &mut PortCtx, pkt: PktId) -> Verdict {
+        self.cut(ctx, pkt);
+        self.queue_header(ctx, pkt)
     }
 
     /// A data packet `pkt` at a full data queue: it, or the packet at the queue's tail,
@@ -163,16 +170,7 @@ impl super::SchemeKind for Trim {
     fn enqueue(&mut self, ctx: &mut PortCtx, pkt: PktId, queue: usize) -> Verdict {
         if queue == HEADERS {
             // A header trimmed upstream may go back too; control packets are dropped.
-            return if Self::push_header(ctx, pkt) {
-                Verdict::Accepted
-            } else if self.spec.return_to_sender
-                && ctx.packet(pkt).framing & (framing::TRIMMED | framing::BOUNCED)
-                    == framing::TRIMMED
-            {
-                Verdict::Bounced
-            } else {
-                Verdict::Dropped
-            };
+            return self.queue_header(ctx, pkt);
         }
         let frame = u64::from(ctx.packet(pkt).frame_bytes);
         if ctx.queues[DATA].len < self.spec.data_packets && ctx.fits(frame) {

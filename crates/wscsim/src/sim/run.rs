@@ -168,6 +168,28 @@ impl Sim {
         self.run_until(self.apps.end_ps);
     }
 
+    /// Runs `f` on the run's transports with a host path into the run: how a program (or
+    /// a test) drives a transport itself, before or between runs.
+    pub fn with_transports<R>(
+        &mut self,
+        f: impl FnOnce(
+            &mut crate::transport::Transports,
+            &mut crate::transport::HostPath<'_, EventQueue<SimEvent>>,
+        ) -> R,
+    ) -> R {
+        let Sim {
+            net,
+            hosts,
+            ev,
+            transports,
+            ..
+        } = self;
+        f(
+            transports,
+            &mut crate::transport::HostPath::new(net, hosts, ev),
+        )
+    }
+
     /// Whether the run has ended (workload done or duration reached).
     pub fn finished(&self) -> bool {
         self.finished

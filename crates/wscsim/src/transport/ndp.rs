@@ -166,6 +166,17 @@ impl Bits {
     }
 }
 
+impl Flow {
+    /// Queues packet `n` to go again, unless it was acknowledged or already waits.
+    fn queue_again(&mut self, n: u32) -> bool {
+        let queued = !self.acked.has(n) && self.again.set(n);
+        if queued {
+            self.resend.push_back(n);
+        }
+        queued
+    }
+}
+
 /// One flow, both ends.
 #[derive(Clone, Debug)]
 pub(super) struct Flow {
@@ -272,6 +283,11 @@ impl Ndp {
         self.flows[id as usize].received_ps
     }
 
+    /// The frame a full data packet makes on `host`'s link.
+    pub(super) fn full_frame(&self, path: &HostPath<'_, impl TransportSched>, host: u32) -> u32 {
+        path.frame_bytes(host, self.payload_bytes + HEADER_BYTES)
+    }
+
     /// Payload bytes of packet `n` of flow `f`.
     pub(super) fn payload_of(&self, f: &Flow, n: u32) -> u32 {
         let from = u64::from(n) * u64::from(self.payload_bytes);
@@ -287,34 +303,41 @@ impl Ndp {
             if f.credit == 0 || f.done_ps.is_some() {
                 return;
             }
-            let n = match f.resend.front() {
-                Some(&n) => n,
-                None if f.next < f.packets => f.next,
+            let (n, again) = match f.resend.front() {
+                Some(&n) => (n, true),
+                None if f.next < f.packets => (f.next, false),
                 None => return,
             };
             let nic = &path.net.ports()[path.net.nic_port(f.src) as usize];
-            let budget = 2 * u64::from(path.frame_bytes(f.src, self.payload_bytes + HEADER_BYTES));
-            if nic.bytes_queued >= budget {
+            let frame = u64::from(self.full_frame(path, f.src));
+            if nic.bytes_queued >= 2 * frame {
                 // When the frame on the wire ends and the NIC takes the next from its
                 // queue (else, a NIC held back, a full frame's time).
                 let now = path.now();
                 let at = if nic.busy_until_ps > now {
                     nic.busy_until_ps
                 } else {
-                    now + (budget * 4_000_000_000_000).div_ceil(nic.rate_bps)
+                    now + nic.wire_time_ps(frame)
                 };
                 return self.arm(path, id, Timer::Send, at);
             }
-            self.send_packet(path, id, n);
+            self.send_packet(path, id, n, again);
         }
     }
 
-    fn send_packet(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32, n: u32) {
+    /// Sends packet `n` of flow `id`: the head of its resend queue (`again`), or its next
+    /// new one.
+    fn send_packet(
+        &mut self,
+        path: &mut HostPath<'_, impl TransportSched>,
+        id: u32,
+        n: u32,
+        again: bool,
+    ) {
         let paths = self.spec.paths;
         let f = &self.flows[id as usize];
         let payload = self.payload_of(f, n);
         let f = &mut self.flows[id as usize];
-        let again = f.resend.front() == Some(&n);
         if again {
             f.resend.pop_front();
             f.again.clear(n);
@@ -396,9 +419,7 @@ impl Ndp {
             }
             NACK => {
                 self.stats.nacks += 1;
-                if !f.acked.has(n) && f.again.set(n) {
-                    f.resend.push_back(n);
-                }
+                f.queue_again(n);
             }
             _ => {
                 if p.ack > f.pull_seen {
@@ -419,10 +440,9 @@ impl Ndp {
         let n = p.seq as u32;
         self.stats.bounced += 1;
         let f = &mut self.flows[id as usize];
-        if f.done_ps.is_some() || f.acked.has(n) || !f.again.set(n) {
+        if f.done_ps.is_some() || !f.queue_again(n) {
             return;
         }
-        f.resend.push_back(n);
         f.credit += 1;
         if f.send_at == NEVER {
             self.pump(path, id);
@@ -444,9 +464,7 @@ impl Ndp {
         }
         self.stats.timeouts += 1;
         for n in 0..f.next {
-            if !f.acked.has(n) && f.again.set(n) {
-                f.resend.push_back(n);
-            }
+            f.queue_again(n);
         }
         // Credit for everything waiting to go again, NACKed earlier too (the pulls for
         // those may be what was lost).

@@ -119,9 +119,8 @@ impl Ndp {
         self.reply(path, id, PULL, (0, pulls));
         // One full data packet's time on this host's link.
         let nic = &path.net.ports()[path.net.nic_port(host) as usize];
-        let frame = path.frame_bytes(host, self.payload_bytes + HEADER_BYTES);
-        let bits = u64::from(frame + nic.wire_overhead_bytes) * 8;
-        let next = now + (bits * 1_000_000_000_000).div_ceil(nic.rate_bps);
+        let frame = self.full_frame(path, host);
+        let next = now + nic.wire_time_ps(u64::from(frame + nic.wire_overhead_bytes));
         let pacer = &mut self.pacers[host as usize];
         pacer.next_ps = next;
         if !pacer.waiting.is_empty() {

@@ -1,6 +1,5 @@
 //! NDP end to end on small networks, driven through the transport's own calls.
 
-use super::*;
 use crate::sim::Sim;
 
 /// `senders` hosts (1..) each sending `bytes` to host 0 at time 0 through one 10 Gbit/s
@@ -14,19 +13,11 @@ fn incast(senders: u32, bytes: u64, switch: &str, ndp: &str) -> (Sim, Vec<u32>) 
         senders + 1
     ))
     .unwrap_or_else(|e| panic!("{e}"));
-    let flows = {
-        let Sim {
-            net,
-            hosts,
-            ev,
-            transports,
-            ..
-        } = &mut s;
-        let path = &mut HostPath::new(net, hosts, ev);
+    let flows = s.with_transports(|t, path| {
         (1..=senders)
-            .map(|src| transports.ndp.send(path, (src, 0), None, bytes))
+            .map(|src| t.ndp.send(path, (src, 0), None, bytes))
             .collect()
-    };
+    });
     s.run();
     let inv = s.invariants();
     assert!(inv.ok(), "{inv:?}");
@@ -144,25 +135,19 @@ fn a_timeout_sends_again_what_a_nack_queued_when_its_pull_was_lost() {
         "switch":{"scheme":"trim"},"transport":{"kind":"ndp"},"workload":{"kind":"none"}}"#,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let Sim {
-        net,
-        hosts,
-        ev,
-        transports,
-        ..
-    } = &mut s;
-    let path = &mut HostPath::new(net, hosts, ev);
-    let ndp = &mut transports.ndp;
-    let id = ndp.send(path, (1, 0), None, 1000);
-    let f = &mut ndp.flows[id as usize];
-    assert_eq!((f.next, f.credit), (1, 29));
-    // As if packet 0's header came back NACKed and its PULL never did.
-    f.credit = 0;
-    assert!(f.again.set(0));
-    f.resend.push_back(0);
-    f.deadline_ps = 0;
-    let sent = ndp.stats.data_packets;
-    ndp.on_timeout(path, id);
-    assert_eq!(ndp.stats.data_packets, sent + 1, "{:?}", ndp.stats);
-    assert!(ndp.flows[id as usize].resend.is_empty());
+    s.with_transports(|t, path| {
+        let ndp = &mut t.ndp;
+        let id = ndp.send(path, (1, 0), None, 1000);
+        let f = &mut ndp.flows[id as usize];
+        assert_eq!((f.next, f.credit), (1, 29));
+        // As if packet 0's header came back NACKed and its PULL never did.
+        f.credit = 0;
+        assert!(f.again.set(0));
+        f.resend.push_back(0);
+        f.deadline_ps = 0;
+        let sent = ndp.stats.data_packets;
+        ndp.on_timeout(path, id);
+        assert_eq!(ndp.stats.data_packets, sent + 1, "{:?}", ndp.stats);
+        assert!(ndp.flows[id as usize].resend.is_empty());
+    });
 }

@@ -8,14 +8,7 @@ fn with_roce<R>(
     s: &mut Sim,
     f: impl FnOnce(&mut Roce, &mut HostPath<'_, crate::engine::EventQueue<crate::sim::SimEvent>>) -> R,
 ) -> R {
-    let Sim {
-        net,
-        hosts,
-        ev,
-        transports,
-        ..
-    } = s;
-    f(&mut transports.roce, &mut HostPath::new(net, hosts, ev))
+    s.with_transports(|t, path| f(&mut t.roce, path))
 }
 
 /// `senders` hosts (1..) each sending `bytes` to host 0 at time 0 through one 10 Gbit/s

@@ -72,7 +72,7 @@ impl IncastCfg {
             ));
         }
         let dst = int_in("workload.incast.receiver", self.receiver, 0, n - 1)?;
-        let senders = int_in("workload.incast.senders", self.senders, 1, (n - 1).max(1))?;
+        let senders = int_in("workload.incast.senders", self.senders, 1, n - 1)?;
         let size = self.size.0;
         if !(1..=1_000_000_000_000).contains(&size) {
             return Err(err("workload.incast.size", self.size, "1B to 1TB"));

@@ -207,7 +207,6 @@ impl TransportKind for StopAndWait {
 mod tests {
     use crate::engine::TimePs;
     use crate::sim::Sim;
-    use crate::transport::HostPath;
 
     /// Sends one message of `bytes` from host 0 to host 1 with the given timeout; when it
     /// was done, and the segments sent again.
@@ -218,18 +217,7 @@ mod tests {
         )
         .unwrap();
         s.transports.toy.rto_ps = rto_ps;
-        let msg = {
-            let Sim {
-                net,
-                hosts,
-                ev,
-                transports,
-                ..
-            } = &mut s;
-            transports
-                .toy
-                .send(&mut HostPath::new(net, hosts, ev), 0, 1, None, bytes)
-        };
+        let msg = s.with_transports(|t, path| t.toy.send(path, 0, 1, None, bytes));
         s.run();
         let done = s.transports.toy.done_ps(msg).expect("the message arrived");
         (done, s.transports.toy.retransmits)
