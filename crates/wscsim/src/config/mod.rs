@@ -52,6 +52,9 @@ pub struct Scenario {
     /// NDP's senders and receivers (`transport::ndp::Params`); the defaults when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ndp: Option<crate::transport::ndp::Params>,
+    /// Homa's senders and receivers (`transport::homa::Params`); the defaults when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub homa: Option<crate::transport::homa::Params>,
     /// The PCIe fabric's DMA engines and windows (`transport::dma::DmaCfg`).
     #[serde(default)]
     pub dma: crate::transport::dma::DmaCfg,

@@ -51,8 +51,8 @@ pub struct Resolved {
     pub power: super::power::PowerSpec,
     /// The PCIe fabric's DMA engines.
     pub dma: crate::transport::dma::DmaParams,
-    pub roce: crate::transport::roce::Spec,
-    pub ndp: crate::transport::ndp::Spec,
+    /// The sections of the transports that carry messages.
+    pub messages: crate::transport::MessageSpecs,
 }
 
 pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
@@ -102,8 +102,15 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     let power = super::power::resolve_power(&mut sc.power)?;
     let dma = crate::transport::dma::resolve_dma(&mut sc.dma)?;
     let kind = &sc.transport.kind;
-    let roce = transport_section(sc.roce.as_mut(), "roce", kind, |p| p.resolve())?;
-    let ndp = transport_section(sc.ndp.as_mut(), "ndp", kind, |p| p.resolve())?;
+    let mut messages = crate::transport::MessageSpecs {
+        roce: transport_section(sc.roce.as_mut(), "roce", kind, |p| p.resolve())?,
+        ndp: transport_section(sc.ndp.as_mut(), "ndp", kind, |p| p.resolve())?,
+        homa: transport_section(sc.homa.as_mut(), "homa", kind, |p| p.resolve())?,
+    };
+    // Homa's receivers would measure the workload's sizes; here they are known.
+    if let WorkloadSpec::Flows(f) = &workload {
+        messages.homa.size_quantiles = f.sizes.quantiles(1000);
+    }
     if let Some(e) = sc.emulation.as_mut() {
         super::emulation::resolve(e, n_hosts, sc.duration.0)?;
     }
@@ -122,8 +129,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
     Ok(Resolved {
         power,
         dma,
-        roce,
-        ndp,
+        messages,
         service_queues: runtime.queues,
         tunnel: runtime.tunnel,
         pack: runtime.pack,
@@ -236,7 +242,7 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// A transport's own section (`[roce]`, `[ndp]`), `name`: resolved when given with
+/// A transport's own section (`[roce]`, `[ndp]`, `[homa]`), `name`: resolved when given with
 /// `transport.kind = name`, refused with another kind, its defaults when left out.
 fn transport_section<P, S: Default>(
     section: Option<&mut P>,

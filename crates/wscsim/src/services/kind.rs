@@ -25,7 +25,7 @@ pub struct WorkloadCtx<'a> {
     pub seed: u64,
     /// `transport.kind = "udp"`.
     pub udp_transport: bool,
-    /// `transport.kind = "roce"` or `"ndp"`: flows are messages.
+    /// `transport.kind = "roce"`, `"ndp"` or `"homa"`: flows are messages.
     pub messages: Option<crate::transport::MessageTransport>,
     /// Torus servers pack packets into shared frames (`runtime.pack`).
     pub packed: bool,

@@ -63,12 +63,10 @@ impl Sim {
             python_services,
             power,
             dma,
-            roce,
-            ndp,
+            messages,
         } = r;
         let (mut net, hosts) = network_and_hosts(&graph, &switch, custom, host, pack)?;
-        crate::transport::roce::check_network(&roce, &net)?;
-        crate::transport::ndp::check_network(&ndp, &net)?;
+        messages.check_network(&net)?;
         net.track_nic_departures(tcp.tsq_limit_bytes > 0);
         let mut ev = EventQueue::new();
         // What `Sim::hosts_run_anywhere` will find, as far as the build knows it.
@@ -82,8 +80,7 @@ impl Sim {
                 end_ps: scenario.duration.0,
                 tcp,
                 dma,
-                roce,
-                ndp,
+                messages,
             });
         if let Some(t) = &scenario.metrics.trace {
             install_traces(&mut net, &mut transports.tcp, &graph, t);

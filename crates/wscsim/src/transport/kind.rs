@@ -78,8 +78,25 @@ pub struct TransportBuild<'a> {
     pub end_ps: TimePs,
     pub tcp: super::TcpParams,
     pub dma: super::dma::DmaParams,
+    pub messages: MessageSpecs,
+}
+
+/// The resolved sections of the transports that carry messages (`[roce]`, `[ndp]`,
+/// `[homa]`): the defaults for those a scenario leaves out.
+#[derive(Clone, Debug, Default)]
+pub struct MessageSpecs {
     pub roce: super::roce::Spec,
     pub ndp: super::ndp::Spec,
+    pub homa: super::homa::Spec,
+}
+
+impl MessageSpecs {
+    /// Checks what each needs of the network.
+    pub fn check_network(&self, net: &Network) -> Result<(), crate::check::ConfigError> {
+        super::roce::check_network(&self.roce, net)?;
+        super::ndp::check_network(&self.ndp, net)?;
+        super::homa::check_network(&self.homa, net)
+    }
 }
 
 /// True when no two of `protos` are equal (the list's compile-time check).

@@ -7,6 +7,7 @@
 
 pub mod dcqcn;
 pub mod dma;
+pub mod homa;
 pub mod hpcc;
 pub mod kind;
 pub mod ndp;
@@ -24,7 +25,7 @@ pub mod udp;
 pub mod wire;
 
 pub use dma::Dma;
-pub use kind::{TransportBuild, TransportKind};
+pub use kind::{MessageSpecs, TransportBuild, TransportKind};
 pub use tcp::cc::Variant;
 pub use tcp::{Tcp, TcpEvent, TcpParams};
 pub use udp::Udp;
@@ -42,6 +43,7 @@ macro_rules! builtin_transports {
             Dma(dma: $crate::transport::Dma),
             Roce(roce: $crate::transport::roce::Roce),
             Ndp(ndp: $crate::transport::ndp::Ndp),
+            Homa(homa: $crate::transport::homa::Homa),
             #[cfg(test)]
             Toy(toy: $crate::transport::toy::StopAndWait),
         }
@@ -67,6 +69,8 @@ pub enum MessageTransport {
     Roce,
     /// NDP (`transport::ndp`).
     Ndp,
+    /// Homa (`transport::homa`).
+    Homa,
 }
 
 impl MessageTransport {
@@ -75,6 +79,7 @@ impl MessageTransport {
         match kind {
             "roce" => Some(MessageTransport::Roce),
             "ndp" => Some(MessageTransport::Ndp),
+            "homa" => Some(MessageTransport::Homa),
             _ => None,
         }
     }
@@ -84,6 +89,7 @@ impl MessageTransport {
         match self {
             MessageTransport::Roce => "roce",
             MessageTransport::Ndp => "ndp",
+            MessageTransport::Homa => "homa",
         }
     }
 }
@@ -114,4 +120,28 @@ pub enum Note {
     },
     /// DMA transfer `xfer` is complete (its last byte arrived; for a load, reached the core).
     Dma { app: u32, xfer: u32, tag: u32 },
+}
+
+/// Checks that a data packet of `payload` bytes and `header` bytes of headers fits every
+/// host's link whole (`field` names the payload's parameter in the message).
+pub fn check_packet_fits(
+    field: &str,
+    payload: u32,
+    header: u32,
+    net: &crate::net::Network,
+) -> Result<(), crate::check::ConfigError> {
+    match (0..net.n_hosts() as u32)
+        .map(|h| net.host_link(h))
+        .find(|t| t.mtu_bytes < payload + header)
+    {
+        Some(tech) => Err(crate::check::err(
+            field,
+            crate::units::Bytes(u64::from(payload)),
+            format!(
+                "a payload whose packet ({header} bytes of headers more) fits the hosts' links: {} carries at most {} bytes (a jumbo-frame technology carries more)",
+                tech.name, tech.mtu_bytes
+            ),
+        )),
+        None => Ok(()),
+    }
 }

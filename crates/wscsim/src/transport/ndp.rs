@@ -110,21 +110,7 @@ pub fn check_network(spec: &Spec, net: &crate::net::Network) -> Result<(), Confi
     let Some(payload) = spec.payload_bytes else {
         return Ok(());
     };
-    let packet = payload + HEADER_BYTES;
-    match (0..net.n_hosts() as u32)
-        .map(|h| net.host_link(h))
-        .find(|t| t.mtu_bytes < packet)
-    {
-        Some(tech) => Err(crate::check::err(
-            "ndp.payload",
-            crate::units::Bytes(u64::from(payload)),
-            format!(
-                "a payload whose packet ({HEADER_BYTES} bytes of headers more) fits the hosts' links: {} carries at most {} bytes",
-                tech.name, tech.mtu_bytes
-            ),
-        )),
-        None => Ok(()),
-    }
+    super::check_packet_fits("ndp.payload", payload, HEADER_BYTES, net)
 }
 
 /// A flow's sender timers (next packet when its NIC is busy, the timeout), and a host's
@@ -148,7 +134,7 @@ pub struct NdpTimer {
 pub(super) struct Bits(Vec<u64>);
 
 impl Bits {
-    fn new(n: u32) -> Self {
+    pub(super) fn new(n: u32) -> Self {
         Bits(vec![0; n.div_ceil(64) as usize])
     }
     pub(super) fn has(&self, i: u32) -> bool {
@@ -488,8 +474,8 @@ impl TransportKind for Ndp {
             .unwrap_or(1500)
             .saturating_sub(HEADER_BYTES);
         Ndp {
-            spec: b.ndp.clone(),
-            payload_bytes: b.ndp.payload_bytes.unwrap_or(fits).max(1),
+            spec: b.messages.ndp.clone(),
+            payload_bytes: b.messages.ndp.payload_bytes.unwrap_or(fits).max(1),
             flows: Vec::new(),
             pacers: vec![rx::Pacer::default(); hosts as usize],
             notes: Vec::new(),

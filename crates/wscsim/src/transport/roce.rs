@@ -160,20 +160,7 @@ impl Params {
 /// word pFabric ranks packets by.
 pub fn check_network(spec: &Spec, net: &crate::net::Network) -> Result<(), ConfigError> {
     use crate::net::telemetry::{rate_code, RATES_BPS};
-    let packet = spec.payload_bytes + DATA_HEADER_BYTES;
-    if let Some(tech) = (0..net.n_hosts() as u32)
-        .map(|h| net.host_link(h))
-        .find(|t| t.mtu_bytes < packet)
-    {
-        return Err(err(
-            "roce.payload",
-            crate::units::Bytes(u64::from(spec.payload_bytes)),
-            format!(
-                "a payload whose packet ({DATA_HEADER_BYTES} bytes of headers more) fits the hosts' links: {} carries at most {} bytes (a jumbo-frame technology carries more)",
-                tech.name, tech.mtu_bytes
-            ),
-        ));
-    }
+    super::check_packet_fits("roce.payload", spec.payload_bytes, DATA_HEADER_BYTES, net)?;
     if !spec.congestion.wants_telemetry() {
         return Ok(());
     }
@@ -584,7 +571,7 @@ impl TransportKind for Roce {
 
     fn build(b: &TransportBuild) -> Self {
         Roce {
-            spec: b.roce.clone(),
+            spec: b.messages.roce.clone(),
             qps: Vec::new(),
             rates: Vec::new(),
             rtts: Default::default(),

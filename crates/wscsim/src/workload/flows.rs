@@ -112,6 +112,30 @@ pub struct SizeClass {
 }
 
 impl FlowSizes {
+    /// Sizes at `n` evenly spaced quantiles (the middles of `n` equal slices of
+    /// probability), ascending: what a receiver measuring the workload would see.
+    pub fn quantiles(&self, n: u32) -> Vec<u64> {
+        let mid = |i: u32| (f64::from(i) + 0.5) / f64::from(n);
+        match self {
+            FlowSizes::Cdf(c) => (0..n).map(|i| c.quantile(mid(i))).collect(),
+            FlowSizes::Classes(cl) => {
+                let mut by_size: Vec<&SizeClass> = cl.iter().collect();
+                by_size.sort_by_key(|c| c.size_bytes);
+                let mut q = Vec::with_capacity(n as usize);
+                let mut upto = 0.0;
+                for c in by_size {
+                    upto += c.probability;
+                    while q.len() < n as usize && mid(q.len() as u32) < upto {
+                        q.push(c.size_bytes);
+                    }
+                }
+                let last = q.last().copied().unwrap_or(1);
+                q.resize(n as usize, last);
+                q
+            }
+        }
+    }
+
     pub fn sample<R: Rng>(&self, rng: &mut R) -> (u64, u8) {
         match self {
             FlowSizes::Cdf(c) => (c.sample(rng), 0),
@@ -288,7 +312,7 @@ pub struct FlowsSpec {
     pub senders: Vec<u32>,
     pub receivers: Vec<u32>,
     pub max_flows: u64,
-    /// Over a transport that carries messages (`transport.kind = "roce"` or `"ndp"`).
+    /// Over a transport that carries messages (`transport.kind = "roce"`, `"ndp"` or `"homa"`).
     pub messages: Option<MessageTransport>,
     /// A connection matrix's flows (empty: Poisson arrivals from `sizes` and `rate_per_s`).
     pub matrix: Vec<super::matrix::MatrixFlow>,

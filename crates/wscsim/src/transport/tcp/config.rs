@@ -180,7 +180,11 @@ pub(crate) fn resolve_transport(
 
 /// `[transport]`'s choices and timers that depend on nothing else.
 fn check_transport(tr: &mut TransportCfg) -> Result<(), ConfigError> {
-    one_of("transport.kind", &tr.kind, &["tcp", "udp", "roce", "ndp"])?;
+    one_of(
+        "transport.kind",
+        &tr.kind,
+        &["tcp", "udp", "roce", "ndp", "homa"],
+    )?;
     one_of(
         "transport.variant",
         &tr.variant,
