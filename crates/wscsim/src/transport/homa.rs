@@ -16,6 +16,8 @@
 //! packet again (the receiver may never have heard of it). The receiver acknowledges a
 //! complete message (one ACK, which ends the sender's timer).
 //!
+//! Data packets are sprayed: each takes its own ECMP hash, so multipath fabrics spread
+//! them over their paths (the paper's simulated fabric sprays packets at random).
 //! Packets carry IPv4 and Homa's header in 64 bytes around at most `payload` bytes (as
 //! NDP's, `transport::ndp`); GRANT, RESEND and ACK are 64 bytes, sent at the highest
 //! priority. Simplified: no BUSY packets and no incast optimisation (the paper's section
@@ -216,19 +218,12 @@ impl Homa {
     /// of the message with the fewest bytes left to send (SRPT); else it tries again
     /// when the frame on the wire ends.
     fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, host: u32) {
-        let frame = u64::from(path.frame_bytes(host, self.payload_bytes + HEADER_BYTES));
+        let frame = path.frame_bytes(host, self.payload_bytes + HEADER_BYTES);
         loop {
             let Some(id) = self.shortest_sendable(host) else {
                 return;
             };
-            let nic = &path.net.ports()[path.net.nic_port(host) as usize];
-            if nic.bytes_queued >= 2 * frame {
-                let now = path.now();
-                let at = if nic.busy_until_ps > now {
-                    nic.busy_until_ps
-                } else {
-                    now + nic.wire_time_ps(frame)
-                };
+            if let Some(at) = path.nic_full_until(host, frame) {
                 return self.arm(path, host, Timer::Send, at);
             }
             let (n, again) = self.msgs[id as usize].sendable().expect("it has one");
@@ -280,7 +275,8 @@ impl Homa {
             dst_port: DATA,
             proto: PROTO,
             flow_id: id,
-            hash: m.hash,
+            // Sprayed: each packet its own path (as the paper's simulations).
+            hash: m.hash ^ n.wrapping_mul(0x9E37_79B9),
             frame_bytes: path.frame_bytes(m.src, payload + HEADER_BYTES),
             payload_bytes: payload,
             dscp: if unscheduled {

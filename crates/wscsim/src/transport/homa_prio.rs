@@ -50,7 +50,7 @@ pub struct Params {
 }
 
 /// `[homa]` resolved.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     /// None: the most the hosts' links carry.
     pub payload_bytes: Option<u32>,
@@ -63,6 +63,12 @@ pub struct Spec {
     /// The workload's message sizes at evenly spaced quantiles, ascending (empty: none
     /// known). Set from the workload, not a parameter.
     pub size_quantiles: Vec<u64>,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Params::default().resolve().expect("the defaults are valid")
+    }
 }
 
 impl Params {

@@ -113,8 +113,7 @@ pub fn check_network(spec: &Spec, net: &crate::net::Network) -> Result<(), Confi
     super::check_packet_fits("ndp.payload", payload, HEADER_BYTES, net)
 }
 
-/// A flow's sender timers (next packet when its NIC is busy, the timeout), and a host's
-/// pull pacer.
+/// A host's sender (its NIC had no room), a flow's timeout, and a host's pull pacer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timer {
     Send,
@@ -122,7 +121,7 @@ pub enum Timer {
     Pull,
 }
 
-/// One of NDP's timers: `id` is the flow's, or for `Pull` the receiving host's.
+/// One of NDP's timers: `id` is the flow's, or for `Send` and `Pull` the host's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NdpTimer {
     pub id: u32,
@@ -153,6 +152,19 @@ impl Bits {
 }
 
 impl Flow {
+    /// What it may send now, if anything: a packet asked for again first, else its next
+    /// new one, if it has credit.
+    fn sendable(&self) -> Option<(u32, bool)> {
+        if self.credit == 0 || self.done_ps.is_some() {
+            return None;
+        }
+        match self.resend.front() {
+            Some(&n) => Some((n, true)),
+            None if self.next < self.packets => Some((self.next, false)),
+            None => None,
+        }
+    }
+
     /// Queues packet `n` to go again, unless it was acknowledged or already waits.
     fn queue_again(&mut self, n: u32) -> bool {
         let queued = !self.acked.has(n) && self.again.set(n);
@@ -185,7 +197,8 @@ pub(super) struct Flow {
     pull_seen: u64,
     /// Which entropy value its next packet takes.
     path: u32,
-    send_at: TimePs,
+    /// Whether it waits in its host's send queue.
+    queued: bool,
     timeout_at: TimePs,
     deadline_ps: TimePs,
     done_ps: Option<TimePs>,
@@ -211,13 +224,22 @@ pub struct NdpStats {
     pub timeouts: u64,
 }
 
+/// A host's flows that have something to send, in the order they take their turns, and
+/// its timer for when its NIC has room.
+#[derive(Clone, Debug)]
+struct HostSender {
+    waiting: std::collections::VecDeque<u32>,
+    send_at: TimePs,
+}
+
 pub struct Ndp {
     pub spec: Spec,
     /// The payload every full packet carries.
     pub payload_bytes: u32,
     pub(super) flows: Vec<Flow>,
-    /// Each host's pull pacer.
+    /// Each host's pull pacer, and its send queue.
     pub(super) pacers: Vec<rx::Pacer>,
+    senders: Vec<HostSender>,
     pub(super) notes: Vec<Note>,
     pub stats: NdpStats,
 }
@@ -250,7 +272,7 @@ impl Ndp {
             credit: self.spec.initial_window,
             pull_seen: 0,
             path: id.wrapping_mul(0x9E37_79B9) % self.spec.paths,
-            send_at: NEVER,
+            queued: false,
             timeout_at: NEVER,
             deadline_ps: NEVER,
             done_ps: None,
@@ -280,34 +302,50 @@ impl Ndp {
         (f.size - from.min(f.size)).min(u64::from(self.payload_bytes)) as u32
     }
 
-    /// Sends what flow `id` may send: a packet asked for again first, else a new one, one
-    /// per credit, while its host's NIC holds less than two full frames (else it tries
-    /// again when it will).
+    /// Flow `id` has something to send, perhaps: it joins its host's send queue (unless
+    /// it waits there already), which the host serves now if it is not waiting for its
+    /// NIC.
     fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32) {
+        let f = &mut self.flows[id as usize];
+        if f.queued || f.sendable().is_none() {
+            return;
+        }
+        f.queued = true;
+        let host = f.src;
+        self.senders[host as usize].waiting.push_back(id);
+        if self.senders[host as usize].send_at == NEVER {
+            self.drain(path, host);
+        }
+    }
+
+    /// Host `host` sends, while its NIC holds less than two full frames, a packet of each
+    /// flow in its send queue in turn (a NIC's round robin over its queue pairs: a flow
+    /// with credit to spare cannot hold the link against a new one); else it tries again
+    /// when the NIC has room.
+    fn drain(&mut self, path: &mut HostPath<'_, impl TransportSched>, host: u32) {
+        let frame = self.full_frame(path, host);
         loop {
-            let f = &self.flows[id as usize];
-            if f.credit == 0 || f.done_ps.is_some() {
+            if self.senders[host as usize].waiting.is_empty() {
                 return;
             }
-            let (n, again) = match f.resend.front() {
-                Some(&n) => (n, true),
-                None if f.next < f.packets => (f.next, false),
-                None => return,
-            };
-            let nic = &path.net.ports()[path.net.nic_port(f.src) as usize];
-            let frame = u64::from(self.full_frame(path, f.src));
-            if nic.bytes_queued >= 2 * frame {
-                // When the frame on the wire ends and the NIC takes the next from its
-                // queue (else, a NIC held back, a full frame's time).
-                let now = path.now();
-                let at = if nic.busy_until_ps > now {
-                    nic.busy_until_ps
-                } else {
-                    now + nic.wire_time_ps(frame)
-                };
-                return self.arm(path, id, Timer::Send, at);
+            if let Some(at) = path.nic_full_until(host, frame) {
+                return self.arm(path, host, Timer::Send, at);
             }
+            let id = self.senders[host as usize]
+                .waiting
+                .pop_front()
+                .expect("not empty");
+            let f = &mut self.flows[id as usize];
+            f.queued = false;
+            let Some((n, again)) = f.sendable() else {
+                continue;
+            };
             self.send_packet(path, id, n, again);
+            let f = &mut self.flows[id as usize];
+            if f.sendable().is_some() {
+                f.queued = true;
+                self.senders[host as usize].waiting.push_back(id);
+            }
         }
     }
 
@@ -370,7 +408,7 @@ impl Ndp {
         at: TimePs,
     ) {
         let slot = match what {
-            Timer::Send => &mut self.flows[id as usize].send_at,
+            Timer::Send => &mut self.senders[id as usize].send_at,
             Timer::Timeout => &mut self.flows[id as usize].timeout_at,
             Timer::Pull => &mut self.pacers[id as usize].pull_at,
         };
@@ -414,9 +452,7 @@ impl Ndp {
                 }
             }
         }
-        if f.send_at == NEVER {
-            self.pump(path, id);
-        }
+        self.pump(path, id);
     }
 
     /// A switch sent data packet `p`'s header back (return-to-sender): the sender sends
@@ -430,9 +466,7 @@ impl Ndp {
             return;
         }
         f.credit += 1;
-        if f.send_at == NEVER {
-            self.pump(path, id);
-        }
+        self.pump(path, id);
     }
 
     /// Flow `id` heard nothing for `rto`: every packet sent and not acknowledged goes
@@ -455,9 +489,7 @@ impl Ndp {
         // Credit for everything waiting to go again, NACKed earlier too (the pulls for
         // those may be what was lost).
         f.credit = f.credit.max(f.resend.len() as u32);
-        if f.send_at == NEVER {
-            self.pump(path, id);
-        }
+        self.pump(path, id);
     }
 }
 
@@ -478,6 +510,13 @@ impl TransportKind for Ndp {
             payload_bytes: b.messages.ndp.payload_bytes.unwrap_or(fits).max(1),
             flows: Vec::new(),
             pacers: vec![rx::Pacer::default(); hosts as usize],
+            senders: vec![
+                HostSender {
+                    waiting: Default::default(),
+                    send_at: NEVER,
+                };
+                hosts as usize
+            ],
             notes: Vec::new(),
             stats: NdpStats::default(),
         }
@@ -495,9 +534,9 @@ impl TransportKind for Ndp {
     fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: NdpTimer) {
         let now = path.now();
         match e.what {
-            Timer::Send if self.flows[e.id as usize].send_at == now => {
-                self.flows[e.id as usize].send_at = NEVER;
-                self.pump(path, e.id);
+            Timer::Send if self.senders[e.id as usize].send_at == now => {
+                self.senders[e.id as usize].send_at = NEVER;
+                self.drain(path, e.id);
             }
             Timer::Timeout if self.flows[e.id as usize].timeout_at == now => {
                 self.on_timeout(path, e.id)
@@ -512,8 +551,8 @@ impl TransportKind for Ndp {
 
     fn timer_host(&self, e: NdpTimer) -> u32 {
         match e.what {
-            Timer::Pull => e.id,
-            _ => self.flows[e.id as usize].src,
+            Timer::Pull | Timer::Send => e.id,
+            Timer::Timeout => self.flows[e.id as usize].src,
         }
     }
 

@@ -42,6 +42,25 @@ impl<'a, S: super::TransportSched> HostPath<'a, S> {
         HostPath { net, hosts, ev }
     }
 
+    /// None if `host`'s NIC holds less than two frames of `frame_bytes` (a message
+    /// transport's sender offers it another then, as an RDMA NIC's scheduler takes work
+    /// when it has room); else when to try again: when the frame on the wire ends and the
+    /// NIC takes the next from its queue (a NIC held back: a frame's time from now).
+    #[inline]
+    pub fn nic_full_until(&self, host: u32, frame_bytes: u32) -> Option<TimePs> {
+        let nic = &self.net.ports()[self.net.nic_port(host) as usize];
+        let frame = u64::from(frame_bytes);
+        if nic.bytes_queued < 2 * frame {
+            return None;
+        }
+        let now = self.ev.now();
+        Some(if nic.busy_until_ps > now {
+            nic.busy_until_ps
+        } else {
+            now + nic.wire_time_ps(frame)
+        })
+    }
+
     /// The packet `pkt` that reached its transport, which frees it.
     #[inline]
     pub fn take(&mut self, pkt: crate::packet::PktId) -> Packet {
