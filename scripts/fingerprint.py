@@ -48,6 +48,7 @@ SHORTER = {
     "flexplane_priority": {"duration": "100ms"},
     "flexplane_queue_occupancy": {"duration": "100ms"},
     "hpcc_fct": {"duration": "2ms"},
+    "homa_slowdown": {"workload.flows": 300},
     "ndp_incast": {"duration": "20ms"},
     "collective_allreduce": {"workload.iterations": 1, "workload.size": "1MB"},
     "dcqcn_fairness": {"duration": "5ms", "workload.incast.stagger": "1ms"},

@@ -9,8 +9,7 @@
 //! ahead of what has arrived, one grant per data packet, and names in each grant the
 //! scheduled priority the message takes: the shortest the highest of the levels in use,
 //! the lowest levels used when fewer messages are granted. A sender sends, one packet at a
-//! time while its NIC holds less than two full frames, from the message with the fewest
-//! bytes left to send. Losses are found by timeouts: a receiver that hears nothing of a
+//! time when its NIC is idle, from the message with the fewest bytes left to send. Losses are found by timeouts: a receiver that hears nothing of a
 //! message it knows for `rto` asks again for the packets it granted and misses (RESEND);
 //! a sender that hears nothing for `rto` of a message not yet complete sends its first
 //! packet again (the receiver may never have heard of it). The receiver acknowledges a
@@ -214,16 +213,17 @@ impl Homa {
         (m.size - from.min(m.size)).min(u64::from(self.payload_bytes)) as u32
     }
 
-    /// Host `host` sends, while its NIC holds less than two full frames, the next packet
-    /// of the message with the fewest bytes left to send (SRPT); else it tries again
-    /// when the frame on the wire ends.
+    /// Host `host` sends, when its NIC is idle, the next packet of the message with the
+    /// fewest bytes left to send (SRPT); else it tries again when the frame on the wire
+    /// ends. (The paper's simulated senders choose each packet when the link frees, so a
+    /// new short message waits behind at most the frame on the wire.)
     fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, host: u32) {
         let frame = path.frame_bytes(host, self.payload_bytes + HEADER_BYTES);
         loop {
             let Some(id) = self.shortest_sendable(host) else {
                 return;
             };
-            if let Some(at) = path.nic_full_until(host, frame) {
+            if let Some(at) = path.nic_full_until(host, frame, 0) {
                 return self.arm(path, host, Timer::Send, at);
             }
             let (n, again) = self.msgs[id as usize].sendable().expect("it has one");

@@ -328,7 +328,7 @@ impl Ndp {
             if self.senders[host as usize].waiting.is_empty() {
                 return;
             }
-            if let Some(at) = path.nic_full_until(host, frame) {
+            if let Some(at) = path.nic_full_until(host, frame, 2) {
                 return self.arm(path, host, Timer::Send, at);
             }
             let id = self.senders[host as usize]

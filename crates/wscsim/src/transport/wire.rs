@@ -42,18 +42,24 @@ impl<'a, S: super::TransportSched> HostPath<'a, S> {
         HostPath { net, hosts, ev }
     }
 
-    /// None if `host`'s NIC holds less than two frames of `frame_bytes` (a message
-    /// transport's sender offers it another then, as an RDMA NIC's scheduler takes work
-    /// when it has room); else when to try again: when the frame on the wire ends and the
-    /// NIC takes the next from its queue (a NIC held back: a frame's time from now).
+    /// None if `host`'s NIC has room for another frame of `frame_bytes`: if it holds less
+    /// than `waiting` such frames besides the one on its wire (an RDMA NIC's scheduler
+    /// takes work when it has room), or, for `waiting` 0, if it is idle (a sender that
+    /// picks each packet when the link frees). Else when to try again: when the frame
+    /// on the wire ends and the NIC takes the next from its queue (a NIC held back: a
+    /// frame's time from now).
     #[inline]
-    pub fn nic_full_until(&self, host: u32, frame_bytes: u32) -> Option<TimePs> {
+    pub fn nic_full_until(&self, host: u32, frame_bytes: u32, waiting: u64) -> Option<TimePs> {
         let nic = &self.net.ports()[self.net.nic_port(host) as usize];
         let frame = u64::from(frame_bytes);
-        if nic.bytes_queued < 2 * frame {
+        let now = self.ev.now();
+        let room = match waiting {
+            0 => nic.bytes_queued == 0 && nic.busy_until_ps <= now,
+            n => nic.bytes_queued < n * frame,
+        };
+        if room {
             return None;
         }
-        let now = self.ev.now();
         Some(if nic.busy_until_ps > now {
             nic.busy_until_ps
         } else {
