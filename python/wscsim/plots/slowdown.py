@@ -33,7 +33,9 @@ def _slowdown_bars(ax, t: pd.DataFrame) -> None:
     x = np.arange(len(t))
     ax.bar(x - 0.2, t["p50"], 0.4, label="median", color="C0")
     ax.bar(x + 0.2, t["p99"], 0.4, label="99th percentile", color="C1")
-    ax.set_xticks(x, [f"{b}\n{n:,} flows" for b, n in zip(t["bucket"], t["flows"])], fontsize=7)
+    # The axis label says what the second line counts: the word itself would make
+    # neighbouring labels run into each other when panels sit side by side.
+    ax.set_xticks(x, [f"{b}\n{n:,}" for b, n in zip(t["bucket"], t["flows"])], fontsize=7)
     ax.set_yscale("log")
     ax.axhline(1, color="0.5", lw=0.6, ls=":")
 
@@ -49,7 +51,7 @@ def _slowdown_lines(ax, tables: dict, curve: str, colours: dict) -> None:
         ax.plot(xs, t["p50"], marker="o", ms=3, color=colours[v])
         ax.plot(xs, t["p99"], marker="^", ms=3, ls="--", color=colours[v])
     counts = {b: [int(n) for t in tables.values() for bb, n in zip(t["bucket"], t["flows"]) if bb == b] for b in present}
-    ticks = [f"{b}\n{min(c):,}" + (f"-{max(c):,}" if max(c) != min(c) else "") + " flows" for b, c in counts.items()]
+    ticks = [f"{b}\n{min(c):,}" + (f"-{max(c):,}" if max(c) != min(c) else "") for b, c in counts.items()]
     ax.set_xticks(range(len(present)), ticks, fontsize=6)
     ax.set_yscale("log")
     ax.axhline(1, color="0.5", lw=0.6, ls=":")
