@@ -55,6 +55,9 @@ pub struct Scenario {
     /// Homa's senders and receivers (`transport::homa::Params`); the defaults when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub homa: Option<crate::transport::homa::Params>,
+    /// EQDS's senders and receivers (`transport::eqds::Params`); the defaults when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eqds: Option<crate::transport::eqds::Params>,
     /// The PCIe fabric's DMA engines and windows (`transport::dma::DmaCfg`).
     #[serde(default)]
     pub dma: crate::transport::dma::DmaCfg,

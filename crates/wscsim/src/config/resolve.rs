@@ -106,6 +106,7 @@ pub fn resolve(mut sc: Scenario) -> Result<Resolved, ConfigError> {
         roce: transport_section(sc.roce.as_mut(), "roce", kind, |p| p.resolve())?,
         ndp: transport_section(sc.ndp.as_mut(), "ndp", kind, |p| p.resolve())?,
         homa: transport_section(sc.homa.as_mut(), "homa", kind, |p| p.resolve())?,
+        eqds: transport_section(sc.eqds.as_mut(), "eqds", kind, |p| p.resolve())?,
     };
     // Homa's receivers would measure the workload's sizes; here they are known.
     if let WorkloadSpec::Flows(f) = &workload {
@@ -242,7 +243,7 @@ fn resolve_engine(sc: &mut Scenario) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// A transport's own section (`[roce]`, `[ndp]`, `[homa]`), `name`: resolved when given with
+/// A transport's own section (`[roce]`, `[ndp]`, `[homa]`, `[eqds]`), `name`: resolved when given with
 /// `transport.kind = name`, refused with another kind, its defaults when left out.
 fn transport_section<P, S: Default>(
     section: Option<&mut P>,

@@ -161,9 +161,9 @@ pub struct Plan {
 
 impl Plan {
     pub fn build(spec: &Spec, net: &crate::net::Network, payload_bytes: u32) -> Self {
-        let rtt_bytes = spec
-            .rtt_bytes
-            .unwrap_or_else(|| round_trip_bytes(net, payload_bytes));
+        let rtt_bytes = spec.rtt_bytes.unwrap_or_else(|| {
+            super::super::round_trip_bytes(net, payload_bytes, super::HEADER_BYTES)
+        });
         Plan::new(spec, payload_bytes, rtt_bytes)
     }
 
@@ -229,21 +229,6 @@ fn even_cutoffs(q: &[u64], rtt_bytes: u64, levels: u32) -> Vec<u64> {
         }
     }
     cutoffs
-}
-
-/// Bytes host 0's link sends in the round trip of a full packet to the host farthest
-/// from it and a header back, without queueing.
-fn round_trip_bytes(net: &crate::net::Network, payload_bytes: u32) -> u64 {
-    let header = super::HEADER_BYTES;
-    let rtt_ps = (1..net.n_hosts() as u32)
-        .map(|h| {
-            net.ideal_transfer_ps((0, h), u64::from(payload_bytes), payload_bytes, header)
-                + net.ideal_transfer_ps((h, 0), 0, payload_bytes, header)
-        })
-        .max()
-        .unwrap_or(0);
-    let rate = net.ports()[net.nic_port(0) as usize].rate_bps;
-    (u128::from(rtt_ps) * u128::from(rate) / 8_000_000_000_000) as u64
 }
 
 #[cfg(test)]

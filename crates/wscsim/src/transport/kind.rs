@@ -82,12 +82,13 @@ pub struct TransportBuild<'a> {
 }
 
 /// The resolved sections of the transports that carry messages (`[roce]`, `[ndp]`,
-/// `[homa]`): the defaults for those a scenario leaves out.
+/// `[homa]`, `[eqds]`): the defaults for those a scenario leaves out.
 #[derive(Clone, Debug, Default)]
 pub struct MessageSpecs {
     pub roce: super::roce::Spec,
     pub ndp: super::ndp::Spec,
     pub homa: super::homa::Spec,
+    pub eqds: super::eqds::Spec,
 }
 
 impl MessageSpecs {
@@ -95,7 +96,8 @@ impl MessageSpecs {
     pub fn check_network(&self, net: &Network) -> Result<(), crate::check::ConfigError> {
         super::roce::check_network(&self.roce, net)?;
         super::ndp::check_network(&self.ndp, net)?;
-        super::homa::check_network(&self.homa, net)
+        super::homa::check_network(&self.homa, net)?;
+        super::eqds::check_network(&self.eqds, net)
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod dcqcn;
 pub mod dma;
+pub mod eqds;
 pub mod homa;
 pub mod hpcc;
 pub mod kind;
@@ -44,6 +45,7 @@ macro_rules! builtin_transports {
             Roce(roce: $crate::transport::roce::Roce),
             Ndp(ndp: $crate::transport::ndp::Ndp),
             Homa(homa: $crate::transport::homa::Homa),
+            Eqds(eqds: $crate::transport::eqds::Eqds),
             #[cfg(test)]
             Toy(toy: $crate::transport::toy::StopAndWait),
         }
@@ -71,6 +73,8 @@ pub enum MessageTransport {
     Ndp,
     /// Homa (`transport::homa`).
     Homa,
+    /// EQDS (`transport::eqds`).
+    Eqds,
 }
 
 impl MessageTransport {
@@ -80,6 +84,7 @@ impl MessageTransport {
             "roce" => Some(MessageTransport::Roce),
             "ndp" => Some(MessageTransport::Ndp),
             "homa" => Some(MessageTransport::Homa),
+            "eqds" => Some(MessageTransport::Eqds),
             _ => None,
         }
     }
@@ -90,6 +95,7 @@ impl MessageTransport {
             MessageTransport::Roce => "roce",
             MessageTransport::Ndp => "ndp",
             MessageTransport::Homa => "homa",
+            MessageTransport::Eqds => "eqds",
         }
     }
 }
@@ -144,4 +150,19 @@ pub fn check_packet_fits(
         )),
         None => Ok(()),
     }
+}
+
+/// Bytes host 0's link sends in the round trip of a full packet (`payload_bytes` and
+/// `header` bytes) to the host farthest from it and a header back, without queueing: a
+/// message transport's window of a round trip.
+pub fn round_trip_bytes(net: &crate::net::Network, payload_bytes: u32, header: u32) -> u64 {
+    let rtt_ps = (1..net.n_hosts() as u32)
+        .map(|h| {
+            net.ideal_transfer_ps((0, h), u64::from(payload_bytes), payload_bytes, header)
+                + net.ideal_transfer_ps((h, 0), 0, payload_bytes, header)
+        })
+        .max()
+        .unwrap_or(0);
+    let rate = net.ports()[net.nic_port(0) as usize].rate_bps;
+    (u128::from(rtt_ps) * u128::from(rate) / 8_000_000_000_000) as u64
 }

@@ -146,7 +146,7 @@ impl Bits {
         *w |= 1 << (i & 63);
         was
     }
-    fn clear(&mut self, i: u32) {
+    pub(super) fn clear(&mut self, i: u32) {
         self.0[(i >> 6) as usize] &= !(1 << (i & 63));
     }
 }

@@ -1,5 +1,5 @@
 //! One transfer of a workload's over the run's transport: a TCP connection of its own, or
-//! a message of RoCEv2, NDP or Homa (`transport.kind`), recorded in the flows table (with its
+//! a message of RoCEv2, NDP, EQDS or Homa (`transport.kind`), recorded in the flows table (with its
 //! ideal time, for the slowdown table) and followed to its last byte. The flows and
 //! collective workloads start theirs here.
 
@@ -56,6 +56,12 @@ impl Transfers {
                 t.ndp.send(&mut path, (src, dst), Some(app), size),
                 t.ndp.payload_bytes,
                 crate::transport::ndp::HEADER_BYTES,
+                0,
+            ),
+            Some(MessageTransport::Eqds) => (
+                t.eqds.send(&mut path, (src, dst), Some(app), size),
+                t.eqds.payload_bytes,
+                crate::transport::eqds::HEADER_BYTES,
                 0,
             ),
             Some(MessageTransport::Homa) => (

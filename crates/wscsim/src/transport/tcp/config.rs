@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransportCfg {
-    /// "tcp", "udp", "roce" (RoCEv2 queue pairs) or "ndp" (the last two: the flows
-    /// workload).
+    /// "tcp", "udp", "roce" (RoCEv2 queue pairs), "ndp", "homa" or "eqds" (the last four:
+    /// the flows and collective workloads).
     #[serde(default = "d_tcp")]
     pub kind: String,
     /// "newreno" or "cubic".
@@ -183,7 +183,7 @@ fn check_transport(tr: &mut TransportCfg) -> Result<(), ConfigError> {
     one_of(
         "transport.kind",
         &tr.kind,
-        &["tcp", "udp", "roce", "ndp", "homa"],
+        &["tcp", "udp", "roce", "ndp", "homa", "eqds"],
     )?;
     one_of(
         "transport.variant",
