@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""RoCEv2 over PFC, HPCC, and NDP over trimming switches, side by side in htsim and
+"""RoCEv2 over PFC, HPCC, and NDP and EQDS over trimming switches, side by side in htsim and
 wscsim: the same fat tree, the same connection matrix (a permutation, and an 8-to-1
 incast), htsim's defaults restated for wscsim. Prints each flow set's completion times in both, and both simulators' wall
 time and peak memory on the same traffic. See benchmarks/peers/README.md for building
@@ -33,12 +33,17 @@ sys.path.insert(0, str(ROOT / "python"))
 # wscsim's largest RoCE payload: 100 Gbit/s links of 1 us, no switch latency, PAUSE
 # above 15 MTUs held by an input and resume below 12.
 LINK_GBPS, HOP_US, MTU, PFC_LOW, PFC_HIGH = 100, 1, 4096, 12, 15
-HTSIM_BIN = {"roce": "htsim_roce", "hpcc": "htsim_hpcc", "ndp": "htsim_ndp"}
+HTSIM_BIN = {"roce": "htsim_roce", "hpcc": "htsim_hpcc", "ndp": "htsim_ndp", "eqds": "htsim_eqds"}
 # NDP (main_ndp.cpp): data queues of 8 MTUs, header queues of twice that served 100,000:1,
 # an initial window of 30 packets (htsim's default 15 is below a round trip at 100 Gbit/s),
 # each packet on one of 256 ECMP entropy values in turn.
 NDP_QUEUE, NDP_CWND, NDP_PATHS = 8, 30, 256
-FINISHED = re.compile(r"^Flow (\S+?)_(\d+)_(\d+) .*finished at ([\d.e+]+)")
+# EQDS (main_eqds.cpp) on the same switches, with the same window of speculative
+# packets; its -mtu is the packet with its 64-byte header, NDP's the payload. Its
+# timeout: 150 us and six drains of a switch's data queue (htsim's own rule).
+EQDS_RTO_US = 150 + 6 * NDP_QUEUE * (MTU + 64) * 8 / (LINK_GBPS * 1e3)
+# A flow's line; htsim's progress dots may sit in front of it.
+FINISHED = re.compile(r"Flow (\S+?)_(\d+)_(\d+) .*?finished at ([\d.e+]+)")
 
 
 def derangement(n: int, rng: random.Random) -> list[int]:
@@ -80,23 +85,24 @@ def timed(cmd: list[str], cwd: Path, keep=lambda line: True) -> tuple[str, float
 
 
 def htsim(proto: str, args, hosts: int, cm: Path, end_us: int, work: Path) -> dict:
+    mtu = MTU + 64 if proto == "eqds" else MTU
     cmd = [str(Path(args.htsim) / HTSIM_BIN[proto]), "-nodes", str(hosts), "-tm", str(cm), "-strat", "ecmp_host",
-           "-end", str(end_us), "-mtu", str(MTU), "-linkspeed", str(LINK_GBPS * 1000),
+           "-end", str(end_us), "-mtu", str(mtu), "-linkspeed", str(LINK_GBPS * 1000),
            "-hop_latency", str(HOP_US), "-switch_latency", "0", "-seed", str(args.seed)]
-    if proto == "ndp":
+    if proto in ("ndp", "eqds"):
         cmd += ["-paths", str(NDP_PATHS), "-q", str(NDP_QUEUE), "-cwnd", str(NDP_CWND)]
     else:
         cmd += ["-paths", "1", "-pfc_thresholds", str(PFC_LOW), str(PFC_HIGH)]
-    out, wall, rss = timed(cmd, work, keep=lambda line: line.startswith(("Flow ", "New: ")))
-    fct = [float(m.group(4)) for m in map(FINISHED.match, out.splitlines()) if m]
-    # NDP's last line counts packets sent again (each after a trim, or a timeout).
+    out, wall, rss = timed(cmd, work, keep=lambda line: "Flow " in line or line.startswith("New: "))
+    fct = [float(m.group(4)) for m in map(FINISHED.search, out.splitlines()) if m]
+    # NDP's and EQDS's last line counts packets sent again (each after a trim, or a timeout).
     rtx = re.search(r"^New: \d+ Rtx: (\d+)", out, re.M)
     return {"fct_us": fct, "wall_s": wall, "peak_mib": rss, "resent": int(rtx.group(1)) if rtx else None}
 
 
 def scenario(proto: str, k: int, cm: Path, end_us: int) -> dict:
-    if proto == "ndp":
-        return ndp_scenario(k, cm, end_us)
+    if proto in ("ndp", "eqds"):
+        return trim_scenario(proto, k, cm, end_us)
     return {
         "name": f"htsim-{proto}-k{k}", "seed": 1, "duration": f"{end_us}us",
         # Jumbo frames: a 4,096-byte RoCE payload does not fit a 1,500-byte MTU.
@@ -114,18 +120,22 @@ def scenario(proto: str, k: int, cm: Path, end_us: int) -> dict:
     }
 
 
-def ndp_scenario(k: int, cm: Path, end_us: int) -> dict:
-    frame = MTU + 64 + 18  # NDP's 64-byte header and Ethernet's
+def trim_scenario(proto: str, k: int, cm: Path, end_us: int) -> dict:
+    """NDP or EQDS over htsim's trimming switches."""
+    frame = MTU + 64 + 18  # NDP's (or EQDS's) 64-byte header and Ethernet's
+    own = {"ndp": {"payload": f"{MTU}B", "initial_window": NDP_CWND, "paths": NDP_PATHS},
+           "eqds": {"payload": f"{MTU}B", "speculative": f"{NDP_CWND * (MTU + 64)}B", "paths": NDP_PATHS,
+                    "rto": f"{EQDS_RTO_US:.3f}us"}}[proto]
     return {
-        "name": f"htsim-ndp-k{k}", "seed": 1, "duration": f"{end_us}us",
+        "name": f"htsim-{proto}-k{k}", "seed": 1, "duration": f"{end_us}us",
         "topology": {"kind": "fat_tree", "k": k, "link": {"technology": f"{LINK_GBPS}gbe_jumbo", "delay": f"{HOP_US}us"}},
         # htsim's CompositeQueue: 8 data packets, headers in twice that many bytes beside,
         # and (without htsim's -rts) a header with no room dropped.
         "switch": {"buffer_per_port": f"{3 * NDP_QUEUE * frame}B", "port_to_port_latency": "0ns",
                    "scheme": {"kind": "trim", "data_packets": NDP_QUEUE, "header_weight": 100000,
                               "return_to_sender": False}},
-        "transport": {"kind": "ndp"},
-        "ndp": {"payload": f"{MTU}B", "initial_window": NDP_CWND, "paths": NDP_PATHS},
+        "transport": {"kind": proto},
+        proto: own,
         "workload": {"kind": "flows", "matrix": str(cm)},
         "metrics": {"max_queue_samples": 0},
     }
@@ -136,7 +146,7 @@ def wscsim_runs(sc: dict, work: Path) -> dict:
     r = wscsim.run(sc, out=work / "wscsim", plots=False, overwrite=True)
     f = r.tables["flows"]
     h = r.summary["headline"]
-    resent = h.get("ndp_resent_packets")
+    resent = h.get("ndp_resent_packets", h.get("eqds_resent_packets"))
     fct = [x for x in f.fct_us if x == x]
     with open(work / "sc.json", "w") as fp:
         json.dump(sc, fp)
@@ -159,7 +169,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--htsim", required=True, help="htsim's sim/datacenter folder, built")
     ap.add_argument("--k", type=int, action="append", help="fat-tree size (4, 8 or 16; default 4 and 8)")
-    ap.add_argument("--protocol", action="append", choices=sorted(HTSIM_BIN), help="default: all three")
+    ap.add_argument("--protocol", action="append", choices=sorted(HTSIM_BIN), help="default: all four")
     ap.add_argument("--traffic", action="append", choices=["permutation", "incast"], help="default: both")
     ap.add_argument("--size", type=int, default=2_000_000, help="bytes per flow (default 2 MB)")
     ap.add_argument("--seed", type=int, default=1)
@@ -175,7 +185,7 @@ def main() -> int:
             # Time for the most bytes any host receives at line rate, four times over.
             per_dst = max(sum(1 for _, d in pairs if d == x) for x in range(hosts))
             end_us = int(4 * per_dst * args.size * 8 / (LINK_GBPS * 1e3)) + 200
-            for proto in args.protocol or ["roce", "hpcc", "ndp"]:
+            for proto in args.protocol or ["roce", "hpcc", "ndp", "eqds"]:
                 with tempfile.TemporaryDirectory() as tmp:
                     work = Path(tmp)
                     cm = work / "flows.cm"

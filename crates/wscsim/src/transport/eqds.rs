@@ -13,7 +13,8 @@
 //! acknowledges every data packet and NACKs every trimmed header at once; its host's pull
 //! pacer sends one PULL per full packet's time on the host's link, each worth a full
 //! packet's bytes, first to flows owed packets their headers were trimmed from, in turn,
-//! then in turn to flows whose target is above what they were pulled. A NACKed packet
+//! then in turn to flows whose target is above what they were pulled, and when none asks,
+//! to unfinished flows up to a window beyond their target. A NACKed packet
 //! goes again on credit. A sender that hears nothing for `rto` queues every packet sent
 //! and not acknowledged to go again, and if it has no credit sends a request to send
 //! (RTS) naming those bytes, which the receiver pulls first, as it does trims.
@@ -21,8 +22,8 @@
 //! Packets carry IPv4 and EQDS's header in 64 bytes around a payload of at most `payload`
 //! bytes; ACKs, NACKs, PULLs and RTSs are 64 bytes (htsim's sizes). A host's flows take
 //! turns at its NIC, one packet each, while the NIC holds less than two full frames.
-//! Simplified: no ACK coalescing or SACK (an ACK per data packet), no unrequested
-//! ("slow") pulls to flows with nothing to send, and no path penalties after a NACK;
+//! Simplified: no ACK coalescing or SACK (an ACK per data packet), and no path penalties
+//! after a NACK;
 //! EQDS's other back ends and its host API are left out. Protocol number 202 (one IANA
 //! leaves unassigned).
 
@@ -172,6 +173,7 @@ pub(super) struct Flow {
     pub(super) owed: u64,
     pub(super) in_rtx: bool,
     pub(super) in_active: bool,
+    pub(super) in_idle: bool,
     pub(super) received_ps: Option<TimePs>,
 }
 
@@ -279,6 +281,7 @@ impl Eqds {
             owed: 0,
             in_rtx: false,
             in_active: false,
+            in_idle: false,
             received_ps: None,
         });
         self.pump(path, id);

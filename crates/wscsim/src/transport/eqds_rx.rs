@@ -2,16 +2,21 @@
 //! trimmed header, sent at once; and the host's pull pacer, which sends one PULL per full
 //! packet's time on the host's link, each worth a full packet's bytes: first to the
 //! flows owed bytes (trimmed, or asked for by an RTS), in turn, then in turn to the flows
-//! whose pull target is above what they were pulled. And EQDS's table and headline.
+//! whose pull target is above what they were pulled, and when no flow asks for any, to
+//! unfinished flows up to a window beyond their target (unrequested "slow" pulls, as
+//! htsim's EQDS gives: a window below the round trip's bytes would otherwise hold a lone
+//! flow below line rate). And EQDS's table and headline.
 
 use super::*;
 
 /// A host's pull pacer.
 #[derive(Clone, Debug)]
 pub(crate) struct Pacer {
-    /// Flows owed bytes, and flows below their pull target, in the order they take turns.
+    /// Flows owed bytes, flows below their pull target, and unfinished flows within a
+    /// window beyond it, in the order they take turns.
     owed: std::collections::VecDeque<u32>,
     active: std::collections::VecDeque<u32>,
+    idle: std::collections::VecDeque<u32>,
     /// When it may send its next PULL, and its timer (NEVER: none set).
     next_ps: TimePs,
     pub(super) pull_at: TimePs,
@@ -22,6 +27,7 @@ impl Default for Pacer {
         Pacer {
             owed: Default::default(),
             active: Default::default(),
+            idle: Default::default(),
             next_ps: 0,
             pull_at: NEVER,
         }
@@ -128,6 +134,14 @@ impl Eqds {
                 return Some(id);
             }
         }
+        let window = self.speculative_bytes;
+        while let Some(id) = pacer.idle.pop_front() {
+            let f = &mut self.flows[id as usize];
+            f.in_idle = false;
+            if f.pulled < f.target + window && f.received_ps.is_none() {
+                return Some(id);
+            }
+        }
         None
     }
 
@@ -155,15 +169,20 @@ impl Eqds {
         let next = now + nic.wire_time_ps(u64::from(frame + nic.wire_overhead_bytes));
         let pacer = &mut self.pacers[host as usize];
         pacer.next_ps = next;
-        if !pacer.owed.is_empty() || !pacer.active.is_empty() {
+        if !(pacer.owed.is_empty() && pacer.active.is_empty() && pacer.idle.is_empty()) {
             self.arm(path, host, Timer::Pull, next);
         }
     }
 
     /// Flow `id` takes a place at the back of each list it needs and is not in.
     fn join_lists(&mut self, id: u32) {
+        let window = self.speculative_bytes;
         let f = &mut self.flows[id as usize];
         let pacer = &mut self.pacers[f.dst as usize];
+        if f.pulled < f.target + window && !f.in_idle && f.received_ps.is_none() {
+            f.in_idle = true;
+            pacer.idle.push_back(id);
+        }
         if f.owed > 0 && !f.in_rtx {
             f.in_rtx = true;
             pacer.owed.push_back(id);
