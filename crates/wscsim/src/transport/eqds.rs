@@ -15,8 +15,8 @@
 //! packet's bytes, first to flows owed packets their headers were trimmed from, in turn,
 //! then in turn to flows whose target is above what they were pulled, and when none asks,
 //! to unfinished flows up to a window beyond their target. A NACKed packet
-//! goes again on credit. A sender that hears nothing for `rto` queues every packet sent
-//! and not acknowledged to go again, and if it has no credit sends a request to send
+//! goes again on credit. A sender that hears nothing for `rto` while packets it sent are
+//! unacknowledged queues every one of them to go again, and if it has no credit sends a request to send
 //! (RTS) naming those bytes, which the receiver pulls first, as it does trims.
 //!
 //! Packets carry IPv4 and EQDS's header in 64 bytes around a payload of at most `payload`
@@ -61,8 +61,9 @@ pub struct Params {
     /// ECMP entropy values a sender's packets take in turn (default 256), 1 to 65,536.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<i64>,
-    /// Silence after which a sender sends its unacknowledged packets again (default
-    /// 150us, htsim's EQDS's base).
+    /// Silence after which a sender sends its unacknowledged packets again (default:
+    /// 150us and six times the drain of an 8-packet data queue at the hosts' rate,
+    /// htsim's EQDS's rule).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto: Option<crate::units::Duration>,
 }
@@ -75,7 +76,8 @@ pub struct Spec {
     /// None: a round trip's bytes.
     pub speculative_bytes: Option<u64>,
     pub paths: u32,
-    pub rto_ps: TimePs,
+    /// None: htsim's rule, from the hosts' links.
+    pub rto_ps: Option<TimePs>,
 }
 
 impl Default for Spec {
@@ -101,12 +103,15 @@ impl Params {
             b => b.map(|b| b.0),
         };
         let paths = int_in("eqds.paths", *self.paths.get_or_insert(256), 1, 65_536)?;
-        let rto = *self.rto.get_or_insert(crate::units::Duration(150_000_000));
+        let rto_ps = match self.rto {
+            Some(d) => Some(crate::check::positive_duration("eqds.rto", d)?),
+            None => None,
+        };
         Ok(Spec {
             payload_bytes: payload,
             speculative_bytes: speculative,
             paths,
-            rto_ps: crate::check::positive_duration("eqds.rto", rto)?,
+            rto_ps,
         })
     }
 }
@@ -233,6 +238,7 @@ pub struct Eqds {
     /// The payload every full packet carries, and the speculative window in bytes.
     pub payload_bytes: u32,
     pub speculative_bytes: u64,
+    pub rto_ps: TimePs,
     pub(super) flows: Vec<Flow>,
     pub(super) pacers: Vec<rx::Pacer>,
     senders: Vec<HostSender>,
@@ -401,7 +407,7 @@ impl Eqds {
         path.transmit(src, p);
         let f = &mut self.flows[id as usize];
         if f.timeout_at == NEVER {
-            f.deadline_ps = path.now() + self.spec.rto_ps;
+            f.deadline_ps = path.now() + self.rto_ps;
             let at = f.deadline_ps;
             self.arm(path, id, Timer::Timeout, at);
         }
@@ -433,7 +439,7 @@ impl Eqds {
     fn on_reply(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet) {
         let id = p.flow_id;
         let now = path.now();
-        let rto = self.spec.rto_ps;
+        let rto = self.rto_ps;
         let f = &mut self.flows[id as usize];
         if f.done_ps.is_some() {
             return;
@@ -488,7 +494,13 @@ impl Eqds {
         if f.done_ps.is_some() {
             return;
         }
-        if now < f.deadline_ps {
+        // Nothing in flight (all it sent acknowledged, or waiting to go again): it waits
+        // for credit, which a busy receiver may be slow to give; that is no loss.
+        let in_flight = f.next.saturating_sub(f.n_acked + f.resend.len() as u32);
+        if now < f.deadline_ps || in_flight == 0 {
+            f.deadline_ps = f
+                .deadline_ps
+                .max(now + self.rto_ps * u64::from(in_flight == 0));
             let at = f.deadline_ps;
             return self.arm(path, id, Timer::Timeout, at);
         }
@@ -508,7 +520,7 @@ impl Eqds {
             self.control(path, id, RTS, (0, owed));
         }
         let f = &mut self.flows[id as usize];
-        f.deadline_ps = now + self.spec.rto_ps;
+        f.deadline_ps = now + self.rto_ps;
         let at = f.deadline_ps;
         self.arm(path, id, Timer::Timeout, at);
         self.pump(path, id);
@@ -532,9 +544,17 @@ impl TransportKind for Eqds {
         let speculative_bytes = spec
             .speculative_bytes
             .unwrap_or_else(|| super::round_trip_bytes(b.net, payload_bytes, HEADER_BYTES));
+        // htsim's rule: 150 us and six drains of an 8-packet data queue.
+        let nic = &b.net.ports()[b.net.nic_port(0) as usize];
+        let frame =
+            u64::from(b.net.frame_bytes(0, payload_bytes + HEADER_BYTES) + nic.wire_overhead_bytes);
+        let rto_ps = spec
+            .rto_ps
+            .unwrap_or(150_000_000 + 6 * nic.wire_time_ps(8 * frame));
         Eqds {
             spec: spec.clone(),
             payload_bytes,
+            rto_ps,
             speculative_bytes: speculative_bytes.max(1),
             flows: Vec::new(),
             pacers: vec![rx::Pacer::default(); hosts as usize],

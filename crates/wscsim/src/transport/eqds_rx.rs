@@ -240,6 +240,8 @@ impl Eqds {
         for (k, v) in [
             ("eqds_flows", self.flows.len() as u64),
             ("eqds_completed", done),
+            ("eqds_speculative_bytes", self.speculative_bytes),
+            ("eqds_rto_ns", self.rto_ps / 1000),
             ("eqds_speculative_packets", s.speculative_packets),
             ("eqds_nacks", s.nacks),
             ("eqds_bounced", s.bounced),
