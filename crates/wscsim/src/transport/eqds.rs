@@ -152,7 +152,7 @@ pub(super) struct Flow {
     /// Sender: the next new packet, the packets acknowledged (and their count), those to
     /// go again (queued in `resend`), whether it still speculates and its speculative
     /// credit, its credit from pulls (bytes; below zero by less than a packet after a
-    /// send) and the pulled bytes heard of, whether it waits in its host's send queue.
+    /// send) and the pulled bytes heard of.
     next: u32,
     acked: Bits,
     n_acked: u32,
@@ -162,7 +162,6 @@ pub(super) struct Flow {
     spec_credit: i64,
     credit: i64,
     pulled_heard: u64,
-    queued: bool,
     path: u32,
     timeout_at: TimePs,
     deadline_ps: TimePs,
@@ -225,14 +224,6 @@ pub struct EqdsStats {
     pub rts: u64,
 }
 
-/// A host's flows with something to send, in turn, and its timer for when its NIC has
-/// room.
-#[derive(Clone, Debug)]
-struct HostSender {
-    waiting: std::collections::VecDeque<u32>,
-    send_at: TimePs,
-}
-
 pub struct Eqds {
     pub spec: Spec,
     /// The payload every full packet carries, and the speculative window in bytes.
@@ -241,7 +232,7 @@ pub struct Eqds {
     pub rto_ps: TimePs,
     pub(super) flows: Vec<Flow>,
     pub(super) pacers: Vec<rx::Pacer>,
-    senders: Vec<HostSender>,
+    turns: super::turns::Turns,
     pub(super) notes: Vec<Note>,
     pub stats: EqdsStats,
 }
@@ -275,7 +266,6 @@ impl Eqds {
             spec_credit: self.speculative_bytes as i64,
             credit: 0,
             pulled_heard: 0,
-            queued: false,
             path: id.wrapping_mul(0x9E37_79B9) % self.spec.paths,
             timeout_at: NEVER,
             deadline_ps: NEVER,
@@ -290,7 +280,7 @@ impl Eqds {
             in_idle: false,
             received_ps: None,
         });
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
         id
     }
 
@@ -318,44 +308,6 @@ impl Eqds {
         let want = unsent.min(self.speculative_bytes) as i64;
         let held = f.credit + if f.speculating { f.spec_credit } else { 0 };
         f.pulled_heard + (want - held).max(0) as u64
-    }
-
-    /// Flow `id` may have something to send: it joins its host's send queue (unless it
-    /// waits there already), served now unless the host waits for its NIC.
-    fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32) {
-        let f = &mut self.flows[id as usize];
-        if f.queued || f.sendable().is_none() {
-            return;
-        }
-        f.queued = true;
-        let host = f.src;
-        self.senders[host as usize].waiting.push_back(id);
-        if self.senders[host as usize].send_at == NEVER {
-            self.drain(path, host);
-        }
-    }
-
-    /// Host `host` sends a packet of each flow in its send queue in turn, while its NIC
-    /// holds less than two full frames; else it tries again when the NIC has room.
-    fn drain(&mut self, path: &mut HostPath<'_, impl TransportSched>, host: u32) {
-        let frame = self.full_frame(path, host);
-        while let Some(&id) = self.senders[host as usize].waiting.front() {
-            if let Some(at) = path.nic_full_until(host, frame, 2) {
-                return self.arm(path, host, Timer::Send, at);
-            }
-            self.senders[host as usize].waiting.pop_front();
-            let f = &mut self.flows[id as usize];
-            f.queued = false;
-            let Some((n, again)) = f.sendable() else {
-                continue;
-            };
-            self.send_packet(path, id, n, again);
-            let f = &mut self.flows[id as usize];
-            if f.sendable().is_some() {
-                f.queued = true;
-                self.senders[host as usize].waiting.push_back(id);
-            }
-        }
     }
 
     /// Sends packet `n` of flow `id` (`again`: the head of its resend queue), paid for
@@ -423,7 +375,7 @@ impl Eqds {
         at: TimePs,
     ) {
         let slot = match what {
-            Timer::Send => &mut self.senders[id as usize].send_at,
+            Timer::Send => &mut self.turns.send_at[id as usize],
             Timer::Timeout => &mut self.flows[id as usize].timeout_at,
             Timer::Pull => &mut self.pacers[id as usize].pull_at,
         };
@@ -468,7 +420,7 @@ impl Eqds {
                 }
             }
         }
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
     }
 
     /// A switch sent data packet `p`'s header back (return-to-sender): it goes again on
@@ -482,7 +434,7 @@ impl Eqds {
             return;
         }
         f.credit += i64::from(bytes);
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
     }
 
     /// Flow `id` heard nothing for `rto`: every packet sent and not acknowledged goes
@@ -523,7 +475,34 @@ impl Eqds {
         f.deadline_ps = now + self.rto_ps;
         let at = f.deadline_ps;
         self.arm(path, id, Timer::Timeout, at);
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
+    }
+}
+
+impl super::turns::TakesTurns for Eqds {
+    fn turns(&mut self) -> &mut super::turns::Turns {
+        &mut self.turns
+    }
+
+    fn can_send(&self, id: u32) -> bool {
+        self.flows[id as usize].sendable().is_some()
+    }
+
+    fn send_next<S: TransportSched>(&mut self, path: &mut HostPath<'_, S>, id: u32) {
+        let (n, again) = self.flows[id as usize].sendable().expect("it may send");
+        self.send_packet(path, id, n, again);
+    }
+
+    fn host_of(&self, id: u32) -> u32 {
+        self.flows[id as usize].src
+    }
+
+    fn frame<S: TransportSched>(&self, path: &HostPath<'_, S>, host: u32) -> u32 {
+        self.full_frame(path, host)
+    }
+
+    fn arm_send<S: TransportSched>(&mut self, path: &mut HostPath<'_, S>, host: u32, at: TimePs) {
+        self.arm(path, host, Timer::Send, at);
     }
 }
 
@@ -558,13 +537,7 @@ impl TransportKind for Eqds {
             speculative_bytes: speculative_bytes.max(1),
             flows: Vec::new(),
             pacers: vec![rx::Pacer::default(); hosts as usize],
-            senders: vec![
-                HostSender {
-                    waiting: Default::default(),
-                    send_at: NEVER,
-                };
-                hosts as usize
-            ],
+            turns: super::turns::Turns::new(hosts),
             notes: Vec::new(),
             stats: EqdsStats::default(),
         }
@@ -582,9 +555,9 @@ impl TransportKind for Eqds {
     fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: EqdsTimer) {
         let now = path.now();
         match e.what {
-            Timer::Send if self.senders[e.id as usize].send_at == now => {
-                self.senders[e.id as usize].send_at = NEVER;
-                self.drain(path, e.id);
+            Timer::Send if self.turns.send_at[e.id as usize] == now => {
+                self.turns.send_at[e.id as usize] = NEVER;
+                super::turns::drain(self, path, e.id);
             }
             Timer::Timeout if self.flows[e.id as usize].timeout_at == now => {
                 self.on_timeout(path, e.id)

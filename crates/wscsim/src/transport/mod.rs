@@ -22,6 +22,7 @@ pub mod timely;
 #[cfg(test)]
 #[path = "../../tests/toys/transport.rs"]
 pub mod toy;
+pub mod turns;
 pub mod udp;
 pub mod wire;
 

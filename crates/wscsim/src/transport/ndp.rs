@@ -197,8 +197,6 @@ pub(super) struct Flow {
     pull_seen: u64,
     /// Which entropy value its next packet takes.
     path: u32,
-    /// Whether it waits in its host's send queue.
-    queued: bool,
     timeout_at: TimePs,
     deadline_ps: TimePs,
     done_ps: Option<TimePs>,
@@ -224,14 +222,6 @@ pub struct NdpStats {
     pub timeouts: u64,
 }
 
-/// A host's flows that have something to send, in the order they take their turns, and
-/// its timer for when its NIC has room.
-#[derive(Clone, Debug)]
-struct HostSender {
-    waiting: std::collections::VecDeque<u32>,
-    send_at: TimePs,
-}
-
 pub struct Ndp {
     pub spec: Spec,
     /// The payload every full packet carries.
@@ -239,7 +229,7 @@ pub struct Ndp {
     pub(super) flows: Vec<Flow>,
     /// Each host's pull pacer, and its send queue.
     pub(super) pacers: Vec<rx::Pacer>,
-    senders: Vec<HostSender>,
+    turns: super::turns::Turns,
     pub(super) notes: Vec<Note>,
     pub stats: NdpStats,
 }
@@ -272,7 +262,6 @@ impl Ndp {
             credit: self.spec.initial_window,
             pull_seen: 0,
             path: id.wrapping_mul(0x9E37_79B9) % self.spec.paths,
-            queued: false,
             timeout_at: NEVER,
             deadline_ps: NEVER,
             done_ps: None,
@@ -282,7 +271,7 @@ impl Ndp {
             pulls_sent: 0,
             received_ps: None,
         });
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
         id
     }
 
@@ -300,53 +289,6 @@ impl Ndp {
     pub(super) fn payload_of(&self, f: &Flow, n: u32) -> u32 {
         let from = u64::from(n) * u64::from(self.payload_bytes);
         (f.size - from.min(f.size)).min(u64::from(self.payload_bytes)) as u32
-    }
-
-    /// Flow `id` has something to send, perhaps: it joins its host's send queue (unless
-    /// it waits there already), which the host serves now if it is not waiting for its
-    /// NIC.
-    fn pump(&mut self, path: &mut HostPath<'_, impl TransportSched>, id: u32) {
-        let f = &mut self.flows[id as usize];
-        if f.queued || f.sendable().is_none() {
-            return;
-        }
-        f.queued = true;
-        let host = f.src;
-        self.senders[host as usize].waiting.push_back(id);
-        if self.senders[host as usize].send_at == NEVER {
-            self.drain(path, host);
-        }
-    }
-
-    /// Host `host` sends, while its NIC holds less than two full frames, a packet of each
-    /// flow in its send queue in turn (a NIC's round robin over its queue pairs: a flow
-    /// with credit to spare cannot hold the link against a new one); else it tries again
-    /// when the NIC has room.
-    fn drain(&mut self, path: &mut HostPath<'_, impl TransportSched>, host: u32) {
-        let frame = self.full_frame(path, host);
-        loop {
-            if self.senders[host as usize].waiting.is_empty() {
-                return;
-            }
-            if let Some(at) = path.nic_full_until(host, frame, 2) {
-                return self.arm(path, host, Timer::Send, at);
-            }
-            let id = self.senders[host as usize]
-                .waiting
-                .pop_front()
-                .expect("not empty");
-            let f = &mut self.flows[id as usize];
-            f.queued = false;
-            let Some((n, again)) = f.sendable() else {
-                continue;
-            };
-            self.send_packet(path, id, n, again);
-            let f = &mut self.flows[id as usize];
-            if f.sendable().is_some() {
-                f.queued = true;
-                self.senders[host as usize].waiting.push_back(id);
-            }
-        }
     }
 
     /// Sends packet `n` of flow `id`: the head of its resend queue (`again`), or its next
@@ -408,7 +350,7 @@ impl Ndp {
         at: TimePs,
     ) {
         let slot = match what {
-            Timer::Send => &mut self.senders[id as usize].send_at,
+            Timer::Send => &mut self.turns.send_at[id as usize],
             Timer::Timeout => &mut self.flows[id as usize].timeout_at,
             Timer::Pull => &mut self.pacers[id as usize].pull_at,
         };
@@ -452,7 +394,7 @@ impl Ndp {
                 }
             }
         }
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
     }
 
     /// A switch sent data packet `p`'s header back (return-to-sender): the sender sends
@@ -466,7 +408,7 @@ impl Ndp {
             return;
         }
         f.credit += 1;
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
     }
 
     /// Flow `id` heard nothing for `rto`: every packet sent and not acknowledged goes
@@ -489,7 +431,34 @@ impl Ndp {
         // Credit for everything waiting to go again, NACKed earlier too (the pulls for
         // those may be what was lost).
         f.credit = f.credit.max(f.resend.len() as u32);
-        self.pump(path, id);
+        super::turns::pump(self, path, id);
+    }
+}
+
+impl super::turns::TakesTurns for Ndp {
+    fn turns(&mut self) -> &mut super::turns::Turns {
+        &mut self.turns
+    }
+
+    fn can_send(&self, id: u32) -> bool {
+        self.flows[id as usize].sendable().is_some()
+    }
+
+    fn send_next<S: TransportSched>(&mut self, path: &mut HostPath<'_, S>, id: u32) {
+        let (n, again) = self.flows[id as usize].sendable().expect("it may send");
+        self.send_packet(path, id, n, again);
+    }
+
+    fn host_of(&self, id: u32) -> u32 {
+        self.flows[id as usize].src
+    }
+
+    fn frame<S: TransportSched>(&self, path: &HostPath<'_, S>, host: u32) -> u32 {
+        self.full_frame(path, host)
+    }
+
+    fn arm_send<S: TransportSched>(&mut self, path: &mut HostPath<'_, S>, host: u32, at: TimePs) {
+        self.arm(path, host, Timer::Send, at);
     }
 }
 
@@ -510,13 +479,7 @@ impl TransportKind for Ndp {
             payload_bytes: b.messages.ndp.payload_bytes.unwrap_or(fits).max(1),
             flows: Vec::new(),
             pacers: vec![rx::Pacer::default(); hosts as usize],
-            senders: vec![
-                HostSender {
-                    waiting: Default::default(),
-                    send_at: NEVER,
-                };
-                hosts as usize
-            ],
+            turns: super::turns::Turns::new(hosts),
             notes: Vec::new(),
             stats: NdpStats::default(),
         }
@@ -534,9 +497,9 @@ impl TransportKind for Ndp {
     fn on_timer(&mut self, path: &mut HostPath<'_, impl TransportSched>, e: NdpTimer) {
         let now = path.now();
         match e.what {
-            Timer::Send if self.senders[e.id as usize].send_at == now => {
-                self.senders[e.id as usize].send_at = NEVER;
-                self.drain(path, e.id);
+            Timer::Send if self.turns.send_at[e.id as usize] == now => {
+                self.turns.send_at[e.id as usize] = NEVER;
+                super::turns::drain(self, path, e.id);
             }
             Timer::Timeout if self.flows[e.id as usize].timeout_at == now => {
                 self.on_timeout(path, e.id)
