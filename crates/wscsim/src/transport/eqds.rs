@@ -90,12 +90,7 @@ impl Params {
     /// Checks `[eqds]` and fills in its defaults (but those the network sets).
     pub fn resolve(&mut self) -> Result<Spec, ConfigError> {
         use crate::check::{err, int_in};
-        let payload = match self.payload {
-            Some(b) if !(256..=65_536).contains(&b.0) => {
-                return Err(err("eqds.payload", b, "256B to 64KB"))
-            }
-            b => b.map(|b| b.0 as u32),
-        };
+        let payload = super::resolve_payload("eqds.payload", self.payload)?;
         let speculative = match self.speculative {
             Some(b) if !(1..=64 << 20).contains(&b.0) => {
                 return Err(err("eqds.speculative", b, "1B to 64MB"))
@@ -514,11 +509,7 @@ impl TransportKind for Eqds {
     fn build(b: &TransportBuild) -> Self {
         let hosts = b.net.n_hosts() as u32;
         let spec = &b.messages.eqds;
-        let fits = (0..hosts)
-            .map(|h| b.net.host_link(h).mtu_bytes)
-            .min()
-            .unwrap_or(1500)
-            .saturating_sub(HEADER_BYTES);
+        let fits = super::largest_payload(b.net, HEADER_BYTES);
         let payload_bytes = spec.payload_bytes.unwrap_or(fits).max(1);
         let speculative_bytes = spec
             .speculative_bytes

@@ -392,11 +392,7 @@ impl TransportKind for Homa {
 
     fn build(b: &TransportBuild) -> Self {
         let hosts = b.net.n_hosts() as u32;
-        let fits = (0..hosts)
-            .map(|h| b.net.host_link(h).mtu_bytes)
-            .min()
-            .unwrap_or(1500)
-            .saturating_sub(HEADER_BYTES);
+        let fits = super::largest_payload(b.net, HEADER_BYTES);
         let payload_bytes = b.messages.homa.payload_bytes.unwrap_or(fits).max(1);
         Homa {
             plan: prio::Plan::build(&b.messages.homa, b.net, payload_bytes),

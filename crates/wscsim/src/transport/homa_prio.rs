@@ -75,13 +75,7 @@ impl Params {
     /// Checks `[homa]` and fills in the defaults that need neither the network nor the
     /// workload.
     pub fn resolve(&mut self) -> Result<Spec, ConfigError> {
-        let payload = match self.payload {
-            Some(b) if !(256..=65_536).contains(&b.0) => {
-                return Err(err("homa.payload", b, "256B to 64KB"))
-            }
-            Some(b) => Some(b.0 as u32),
-            None => None,
-        };
+        let payload = super::super::resolve_payload("homa.payload", self.payload)?;
         let priorities = int_in("homa.priorities", *self.priorities.get_or_insert(8), 1, 64)?;
         let most_unscheduled = (priorities - 1).max(1);
         let unscheduled = match (self.unscheduled_priorities, &self.unscheduled_cutoffs) {

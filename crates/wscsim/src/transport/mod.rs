@@ -167,3 +167,27 @@ pub fn round_trip_bytes(net: &crate::net::Network, payload_bytes: u32, header: u
     let rate = net.ports()[net.nic_port(0) as usize].rate_bps;
     (u128::from(rtt_ps) * u128::from(rate) / 8_000_000_000_000) as u64
 }
+
+/// A message transport's `payload` (`field`), checked: 256B to 64KB (None: the most the
+/// hosts' links carry, `largest_payload`).
+pub fn resolve_payload(
+    field: &str,
+    given: Option<crate::units::Bytes>,
+) -> Result<Option<u32>, crate::check::ConfigError> {
+    match given {
+        Some(b) if !(256..=65_536).contains(&b.0) => {
+            Err(crate::check::err(field, b, "256B to 64KB"))
+        }
+        b => Ok(b.map(|b| b.0 as u32)),
+    }
+}
+
+/// The largest payload that, with `header` bytes of headers, every host's link carries in
+/// one packet.
+pub fn largest_payload(net: &crate::net::Network, header: u32) -> u32 {
+    (0..net.n_hosts() as u32)
+        .map(|h| net.host_link(h).mtu_bytes)
+        .min()
+        .unwrap_or(1500)
+        .saturating_sub(header)
+}

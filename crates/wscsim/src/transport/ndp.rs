@@ -78,13 +78,7 @@ impl Params {
     /// Checks `[ndp]` and fills in its defaults (but the payload's, which the links set).
     pub fn resolve(&mut self) -> Result<Spec, ConfigError> {
         use crate::check::int_in;
-        let payload = match self.payload {
-            Some(b) if !(256..=65_536).contains(&b.0) => {
-                return Err(crate::check::err("ndp.payload", b, "256B to 64KB"))
-            }
-            Some(b) => Some(b.0 as u32),
-            None => None,
-        };
+        let payload = super::resolve_payload("ndp.payload", self.payload)?;
         let iw = int_in(
             "ndp.initial_window",
             *self.initial_window.get_or_insert(30),
@@ -469,11 +463,7 @@ impl TransportKind for Ndp {
 
     fn build(b: &TransportBuild) -> Self {
         let hosts = b.net.n_hosts() as u32;
-        let fits = (0..hosts)
-            .map(|h| b.net.host_link(h).mtu_bytes)
-            .min()
-            .unwrap_or(1500)
-            .saturating_sub(HEADER_BYTES);
+        let fits = super::largest_payload(b.net, HEADER_BYTES);
         Ndp {
             spec: b.messages.ndp.clone(),
             payload_bytes: b.messages.ndp.payload_bytes.unwrap_or(fits).max(1),
