@@ -62,6 +62,10 @@ impl<'a, S: super::TransportSched> HostPath<'a, S> {
         }
         Some(if nic.busy_until_ps > now {
             nic.busy_until_ps
+        } else if waiting == 0 {
+            // The NIC takes what it queued (a receiver's grants) at this instant: the
+            // time they take, not a whole data frame's.
+            now + nic.wire_time_ps(nic.bytes_queued.max(1))
         } else {
             now + nic.wire_time_ps(frame)
         })
