@@ -16,8 +16,11 @@
 //! then in turn to flows whose target is above what they were pulled, and when none asks,
 //! to unfinished flows up to a window beyond their target. A NACKed packet
 //! goes again on credit. A sender that hears nothing for `rto` while packets it sent are
-//! unacknowledged queues every one of them to go again, and if it has no credit sends a request to send
-//! (RTS) naming those bytes, which the receiver pulls first, as it does trims.
+//! unacknowledged queues every one of them to go again; one that waits to send again
+//! without credit after `rto` of silence sends a request to send (RTS) naming those
+//! bytes, which the receiver pulls first, as it does trims (again each `rto`: an RTS may
+//! be lost). A receiver that has the whole flow answers whatever comes late with an ACK
+//! of all of it.
 //!
 //! Packets carry IPv4 and EQDS's header in 64 bytes around a payload of at most `payload`
 //! bytes; ACKs, NACKs, PULLs and RTSs are 64 bytes (htsim's sizes). A host's flows take
@@ -45,6 +48,9 @@ const ACK: u16 = 2;
 const NACK: u16 = 3;
 const PULL: u16 = 4;
 const RTS: u16 = 5;
+/// An ACK's `seq` that acknowledges the whole flow (a receiver that has it all answers so
+/// whatever comes late: a copy, a trimmed header, an RTS).
+const ALL: u64 = u64::MAX;
 
 /// `[eqds]`: EQDS's senders and receivers.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -395,9 +401,19 @@ impl Eqds {
         f.speculating = false;
         let n = p.seq as u32;
         match p.dst_port {
+            ACK if p.seq == ALL => {
+                f.n_acked = f.packets;
+                f.done_ps = Some(now);
+                return;
+            }
             ACK => {
                 if f.acked.set(n) {
                     f.n_acked += 1;
+                }
+                // Acknowledged while it waited to go again (its ACK was late).
+                if f.again.has(n) {
+                    f.again.clear(n);
+                    f.resend.retain(|&x| x != n);
                 }
                 if f.n_acked == f.packets {
                     f.done_ps = Some(now);
@@ -441,20 +457,20 @@ impl Eqds {
         if f.done_ps.is_some() {
             return;
         }
-        // Nothing in flight (all it sent acknowledged, or waiting to go again): it waits
-        // for credit, which a busy receiver may be slow to give; that is no loss.
-        let in_flight = f.next.saturating_sub(f.n_acked + f.resend.len() as u32);
-        if now < f.deadline_ps || in_flight == 0 {
-            f.deadline_ps = f
-                .deadline_ps
-                .max(now + self.rto_ps * u64::from(in_flight == 0));
+        if now < f.deadline_ps {
             let at = f.deadline_ps;
             return self.arm(path, id, Timer::Timeout, at);
         }
-        self.stats.timeouts += 1;
-        f.speculating = false;
-        for n in 0..f.next {
-            f.queue_again(n);
+        // With nothing in flight (all it sent acknowledged, or waiting to go again) the
+        // silence is a busy receiver's, no loss; but a sender waiting to send again
+        // without credit asks again below (its RTS may have been lost).
+        let in_flight = f.next.saturating_sub(f.n_acked + f.resend.len() as u32);
+        if in_flight > 0 {
+            self.stats.timeouts += 1;
+            f.speculating = false;
+            for n in 0..f.next {
+                f.queue_again(n);
+            }
         }
         let f = &self.flows[id as usize];
         let owed: u64 = f

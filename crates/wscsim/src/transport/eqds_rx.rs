@@ -73,6 +73,9 @@ impl Eqds {
     pub(super) fn on_data(&mut self, path: &mut HostPath<'_, impl TransportSched>, p: &Packet) {
         let id = p.flow_id;
         let full = u64::from(self.payload_bytes + HEADER_BYTES);
+        if self.flows[id as usize].received_ps.is_some() {
+            return self.control(path, id, ACK, (ALL, 0));
+        }
         if p.dst_port == RTS {
             self.flows[id as usize].owed += p.ack;
         } else if p.framing & framing::TRIMMED != 0 {

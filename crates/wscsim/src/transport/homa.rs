@@ -336,8 +336,10 @@ impl Homa {
                 m.sched_prio = p.ack as u8;
             }
             RESEND => {
+                // Packets not sent yet (the receiver cannot tell them from lost ones) go
+                // in their turn.
                 let n = p.seq as u32;
-                if !m.resend.contains(&n) {
+                if n < m.next && !m.resend.contains(&n) {
                     m.resend.push_back(n);
                 }
                 let src = m.src;

@@ -52,10 +52,10 @@ impl Homa {
             }
         }
         let m = &mut self.msgs[id as usize];
-        m.rx_deadline_ps = now + rto;
         if !m.got.set(n) {
-            return; // a duplicate
+            return; // a duplicate (it does not put the silence timer off)
         }
+        m.rx_deadline_ps = now + rto;
         m.n_got += 1;
         m.got_bytes += u64::from(p.payload_bytes);
         if let Some(app) = m.app {
