@@ -297,8 +297,7 @@ impl Eqds {
 
     /// Wire bytes (payload and header) of packet `n` of flow `f`.
     fn packet_bytes(&self, f: &Flow, n: u32) -> u32 {
-        let from = u64::from(n) * u64::from(self.payload_bytes);
-        (f.size - from.min(f.size)).min(u64::from(self.payload_bytes)) as u32 + HEADER_BYTES
+        super::packet_payload(f.size, self.payload_bytes, n) + HEADER_BYTES
     }
 
     /// The pull target flow `f` announces: the bytes pulled so far plus what it has yet

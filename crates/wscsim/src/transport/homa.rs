@@ -209,8 +209,7 @@ impl Homa {
 
     /// Payload bytes of packet `n` of message `m`.
     fn payload_of(&self, m: &Msg, n: u32) -> u32 {
-        let from = u64::from(n) * u64::from(self.payload_bytes);
-        (m.size - from.min(m.size)).min(u64::from(self.payload_bytes)) as u32
+        super::packet_payload(m.size, self.payload_bytes, n)
     }
 
     /// Host `host` sends, when its NIC is idle, the next packet of the message with the

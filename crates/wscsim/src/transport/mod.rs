@@ -191,3 +191,11 @@ pub fn largest_payload(net: &crate::net::Network, header: u32) -> u32 {
         .unwrap_or(1500)
         .saturating_sub(header)
 }
+
+/// Payload bytes of packet `n` (from 0) of a message of `size` bytes cut into packets of
+/// `payload_bytes`: full ones, the last what is left (0 past the end).
+#[inline]
+pub fn packet_payload(size: u64, payload_bytes: u32, n: u32) -> u32 {
+    let from = u64::from(n) * u64::from(payload_bytes);
+    (size - from.min(size)).min(u64::from(payload_bytes)) as u32
+}

@@ -281,8 +281,7 @@ impl Ndp {
 
     /// Payload bytes of packet `n` of flow `f`.
     pub(super) fn payload_of(&self, f: &Flow, n: u32) -> u32 {
-        let from = u64::from(n) * u64::from(self.payload_bytes);
-        (f.size - from.min(f.size)).min(u64::from(self.payload_bytes)) as u32
+        super::packet_payload(f.size, self.payload_bytes, n)
     }
 
     /// Sends packet `n` of flow `id`: the head of its resend queue (`again`), or its next
