@@ -75,7 +75,7 @@ impl<E: Copy> NearFuture<E> {
         i.min(self.buckets.len() - 1)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, key: u128, val: E) {
         let i = self.index(key);
         if self.buckets[i].capacity() == 0 {
@@ -126,7 +126,7 @@ impl<E: Copy> NearFuture<E> {
         )
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(u128, E)> {
         let top = *self.buckets[self.cur].get(self.head)?;
         self.head += 1;

@@ -56,7 +56,7 @@ impl Network {
     /// The most bytes `port`'s queues may hold after this enqueue, by the switch's buffer
     /// architecture: a dynamic-threshold share of a shared buffer, what the packet's input
     /// has left of its ingress buffer, or the port's own buffer.
-    #[inline]
+    #[inline(always)]
     pub(super) fn admission_limit(&self, port: u32, in_port: u32) -> u64 {
         let pt = &self.ports[port as usize];
         if pt.switch == NONE {
@@ -312,7 +312,7 @@ impl Network {
 
     /// Books an enqueue in the switch's buffer (shared or per input); returns whether a
     /// buffer now holds more than it may (an invariant violation).
-    #[inline]
+    #[inline(always)]
     pub(super) fn account_enqueue(
         &mut self,
         port: u32,

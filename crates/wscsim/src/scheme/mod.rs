@@ -133,7 +133,7 @@ pub fn next_nonempty(nonempty: &[u64], n: usize, start: usize) -> Option<usize> 
 }
 
 impl PortCtx<'_> {
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, queue: usize, pkt: PktId) {
         let bytes = self.pool.get(pkt).frame_bytes as u64;
         self.queues[queue].push_back(self.pool, pkt);
@@ -142,7 +142,7 @@ impl PortCtx<'_> {
         *self.pkts_queued += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, queue: usize) -> Option<PktId> {
         let id = self.queues[queue].pop_front(self.pool)?;
         self.taken_out(queue, id);
@@ -165,7 +165,7 @@ impl PortCtx<'_> {
         self.taken_out(queue, pkt);
     }
 
-    #[inline]
+    #[inline(always)]
     fn taken_out(&mut self, queue: usize, id: PktId) {
         if self.queues[queue].is_empty() {
             self.nonempty[queue >> 6] &= !(1u64 << (queue & 63));

@@ -76,6 +76,13 @@ impl Scoreboard {
         (b - a) - self.bytes_in(a, b)
     }
 
+    /// Whether every byte of `[a, b)` (`a < b`) is SACKed: ranges never touch, so one range
+    /// holds all of it (one binary search, where `unsacked_in` sums over the ranges; asked
+    /// for every retransmission in flight on every ACK in recovery).
+    pub fn covers(&self, a: u64, b: u64) -> bool {
+        self.covering(a).is_some_and(|(_, e)| e >= b)
+    }
+
     /// Index of the range covering `x`, if any.
     pub fn index_covering(&self, x: u64) -> Option<usize> {
         let i = self.first_ending_above(x);
@@ -165,6 +172,16 @@ mod tests {
         assert_eq!(v.lost_boundary(1000, 3), 5000);
         assert_eq!(v.lost_boundary(1500, 3), 3000);
         assert_eq!(v.lost_boundary(2000, 3), 0);
+    }
+
+    #[test]
+    fn covers_agrees_with_counting() {
+        let v = board(&[(3000, 4000), (5000, 8000)]);
+        for a in (0..9000).step_by(250) {
+            for b in (a + 1..9500).step_by(333) {
+                assert_eq!(v.covers(a, b), v.unsacked_in(a, b) == 0, "[{a}, {b})");
+            }
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ impl Sender {
         let mut i = 0;
         while i < self.rexmits.len() {
             let (a, b, marker) = self.rexmits[i];
-            let missing = b > una && sacked.unsacked_in(a.max(una), b.max(una)) > 0;
+            let missing = b > una && !sacked.covers(a.max(una), b);
             if !missing {
                 self.rexmits.swap_remove(i);
             } else if top > marker {
