@@ -94,6 +94,9 @@ impl Sim {
                     self.net.put_remote_on_wires();
                 }
                 self.net.settle_late_drops();
+                // No partition runs until the next window opens: free packet slots go
+                // where they are short (each arena gets back only what ends in its part).
+                self.net.pool_mut().rebalance();
                 self.apps.after_window();
             }
         }
