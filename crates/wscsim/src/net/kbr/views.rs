@@ -14,7 +14,9 @@
 //! The truth (which links are down now) is a view as well, held by the network, and
 //! answers the oracle's question: which server is a key's root right now.
 
-use std::collections::HashMap;
+// Fx, not SipHash: a flood interns a view at every server it reaches (4% of a 4,096-server
+// torus under churn hashed with SipHash); nothing iterates these maps.
+use rustc_hash::FxHashMap as HashMap;
 // Shared tables: `Arc` (not `Rc`) because a simulation may run on another thread (Python
 // releases the GIL while it runs).
 use std::sync::Arc;
