@@ -44,6 +44,7 @@ SHORTER = {
     "diablo_memcached_reconnect": {"workload.requests_per_client": 100},
     "diablo_memcached_rack": {"workload.requests_per_client": 300},
     "diablo_memcached_120": {"workload.requests_per_client": 300},
+    "diablo_memcached_12k": {"workload.requests_per_client": 3},
     "flexplane_fct": {"duration": "50ms"},
     "flexplane_priority": {"duration": "100ms"},
     "flexplane_queue_occupancy": {"duration": "100ms"},
