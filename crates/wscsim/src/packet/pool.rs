@@ -17,7 +17,7 @@
 
 use super::{Packet, PktId};
 
-/// Free slots an arena keeps, and is topped up to, when free slots move between arenas
+/// Free slots an arena may keep (at least) when free slots move between arenas
 /// (`PacketPool::rebalance`).
 const KEEP_FREE: usize = 1 << 10;
 
@@ -36,6 +36,9 @@ struct Arena {
     free: Vec<PktId>,
     /// Allocations less frees in this arena (negative when it freed packets others made).
     live: i64,
+    /// `live` when free slots last moved between arenas (`PacketPool::rebalance`): what it
+    /// has grown by since is what the arena gave out beyond what came back to it.
+    live_before: i64,
 }
 
 impl Arena {
@@ -223,16 +226,19 @@ impl PacketPool {
     /// those that gave out more. A packet is freed into the arena of the partition where it
     /// ends, so an arena whose partition sends more than it receives (a sender's hosts;
     /// the global events' arena, whose UDP sources and flow starts get nothing back) would
-    /// make new chunks for ever while the receivers' free lists grew: 27 MB per 100 ms of
+    /// make new slots for ever while the receivers' free lists grew: 27 MB per 100 ms of
     /// four 10 Gbit/s flows from one pod to another, 60 MB per simulated second of a
-    /// 512-server torus under churn. So an arena holding more than `2 * KEEP_FREE` free
-    /// slots gives its oldest ones beyond `KEEP_FREE` to the pool's spares, and one holding
-    /// fewer than `KEEP_FREE / 4` takes spares up to `KEEP_FREE`.
+    /// 512-server torus under churn. So each arena is topped up from the pool's spares to
+    /// twice what it gave out beyond what came back to it since the last call (a window's
+    /// net use, with room for a busier one), and one holding more than twice what it may
+    /// keep (`KEEP_FREE`, or that top-up if larger) gives its oldest beyond that to the
+    /// spares. An arena that uses none net (a fabric partition's, a receiver's) is given
+    /// none.
     ///
-    /// Called only while no partition runs (where windows close, and from the global
-    /// events' arena, which allocates only then), so no other thread touches the arenas,
-    /// and at the same points of a run on any number of threads: which slots an arena
-    /// holds depends only on what the partitions did before. A view never rebalances.
+    /// Called only while no partition runs (where windows close), so no other thread
+    /// touches the arenas, and at the same points of a run on any number of threads and
+    /// in any slices: which slots an arena holds depends only on what the partitions did
+    /// before. A view never rebalances.
     pub fn rebalance(&mut self) {
         let n = self.n_arenas as usize;
         if self.is_view || n == 1 {
@@ -240,27 +246,31 @@ impl PacketPool {
         }
         // SAFETY: the owner's `n` arenas; no other thread touches them now (above).
         let arenas = unsafe { std::slice::from_raw_parts_mut(self.arenas, n) };
+        let want = |a: &Arena| 2 * (a.live - a.live_before).max(0) as usize;
         for a in arenas.iter_mut() {
-            if a.free.len() > 2 * KEEP_FREE {
-                let extra = a.free.len() - KEEP_FREE;
+            let keep = KEEP_FREE.max(want(a));
+            if a.free.len() > 2 * keep {
+                let extra = a.free.len() - keep;
                 self.spares.extend(a.free.drain(..extra));
             }
         }
         for a in arenas.iter_mut() {
-            if a.free.len() < KEEP_FREE / 4 {
-                let take = (KEEP_FREE - a.free.len()).min(self.spares.len());
+            let want = want(a);
+            a.live_before = a.live;
+            if a.free.len() < want {
+                let take = (want - a.free.len()).min(self.spares.len());
                 a.free.extend(self.spares.drain(self.spares.len() - take..));
             }
         }
     }
 
-    /// The global events' arena, out of free slots, first takes spares (`rebalance`).
+    /// The global events' arena, out of free slots in a global event (when no partition
+    /// runs), takes a spare before it makes a slot.
     fn take_spares_for_global(&mut self) -> Option<PktId> {
-        if self.cur + 1 != self.n_arenas || self.n_arenas == 1 {
+        if self.is_view || self.n_arenas == 1 || self.cur + 1 != self.n_arenas {
             return None;
         }
-        self.rebalance();
-        self.arena().free.pop()
+        self.spares.pop()
     }
 
     fn all_arenas(&self) -> &[Arena] {
@@ -387,18 +397,39 @@ mod tests {
         pool.enter(1);
         sent.iter().for_each(|&id| pool.free(id));
         let made = pool.capacity_used();
-        // Where a window closes: partition 1 keeps KEEP_FREE, and partition 0 and the
-        // global arena (none free) are topped up from the rest.
+        // Where a window closes: partition 1 keeps KEEP_FREE, the global arena (which made
+        // every slot it sent) takes the rest, partition 0 (which made none) nothing.
         pool.rebalance();
         let mut reused = Vec::new();
-        for a in [2, 0, 1] {
+        for (a, n) in [(2, 2 * KEEP_FREE), (1, KEEP_FREE)] {
             pool.enter(a);
-            reused.extend((0..KEEP_FREE).map(|_| pool.alloc(Packet::default())));
+            reused.extend((0..n).map(|_| pool.alloc(Packet::default())));
         }
         assert_eq!(pool.capacity_used(), made, "no new slot was made");
         assert!(reused.iter().all(|id| sent.contains(id)));
+        pool.enter(0);
         pool.alloc(Packet::default());
         assert_eq!(pool.capacity_used(), made + 1, "every spare is in use");
+    }
+
+    #[test]
+    fn a_sender_short_by_many_slots_a_window_stops_making_them() {
+        // Partition 0 sends 600 packets a window that partition 1 frees.
+        let mut pool = PacketPool::new();
+        pool.set_arenas(3);
+        for _ in 0..50 {
+            pool.enter(0);
+            let sent: Vec<PktId> = (0..600).map(|_| pool.alloc(Packet::default())).collect();
+            pool.enter(1);
+            sent.iter().for_each(|&id| pool.free(id));
+            pool.rebalance();
+        }
+        // It makes slots until partition 1's surplus reaches the spares, then lives on them.
+        assert!(
+            pool.capacity_used() <= 4 * 600,
+            "{} slots",
+            pool.capacity_used()
+        );
     }
 
     #[test]
